@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# One command from a fresh clone to a running site on the embedded defaults:
+# SQLite, no broker (Celery runs tasks in-process), real MLR-Bench data.
+# Safe to run again: it reuses the virtual environment and the database, and
+# the import changes nothing the second time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+VENV=${VENV:-.venv}
+HOST=${HOST:-127.0.0.1}
+PORT=${PORT:-8000}
+export DEBUG=${DEBUG:-1}
+export MLRBENCH_DATA=${MLRBENCH_DATA:-$(cd .. && pwd)/shared/mlrbench}
+
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+  || { echo "Python 3.11 or newer is needed (set PYTHON=...)." >&2; exit 1; }
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "==> creating the virtual environment in $VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+stamp="$VENV/.mlrbench-installed"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  echo "==> installing the project"
+  "$VENV/bin/python" -m pip install --quiet --upgrade pip
+  "$VENV/bin/python" -m pip install --quiet -e ".[dev]"
+  touch "$stamp"
+fi
+
+echo "==> migrating the database"
+"$VENV/bin/python" manage.py migrate --noinput -v 0
+
+if [ -d "$MLRBENCH_DATA" ]; then
+  echo "==> importing MLR-Bench data from $MLRBENCH_DATA"
+  "$VENV/bin/python" manage.py import_tasks "$MLRBENCH_DATA"
+else
+  echo "!! MLRBENCH_DATA=$MLRBENCH_DATA is not a folder: the site starts without tasks." >&2
+  echo "!! Clone https://github.com/chchenhui/mlrbench and set MLRBENCH_DATA to it." >&2
+fi
+
+echo "==> serving on http://$HOST:$PORT/ (Ctrl-C stops)"
+exec "$VENV/bin/python" manage.py runserver --noreload "$HOST:$PORT"

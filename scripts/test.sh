@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole test suite, against real PostgreSQL and Redis (defaults: the
+# local servers on their standard ports). Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+if [ ! -x "$VENV/bin/python" ]; then
+  python3 -m venv "$VENV"
+fi
+stamp="$VENV/.mlrbench-installed"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  "$VENV/bin/python" -m pip install --quiet --upgrade pip
+  "$VENV/bin/python" -m pip install --quiet -e ".[dev]"
+  touch "$stamp"
+fi
+export DATABASE_URL=${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/mlrbench}
+export REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}
+export CELERY_BROKER_URL=$REDIS_URL
+export MLRBENCH_DATA=${MLRBENCH_DATA:-$(cd .. && pwd)/shared/mlrbench}
+export DEBUG=0 SECRET_KEY=${SECRET_KEY:-test-only-secret-key}
+# Production-like static files: the manifest storage needs collectstatic.
+"$VENV/bin/python" manage.py collectstatic --noinput -v 0
+exec "$VENV/bin/python" -m pytest "$@"

@@ -1,0 +1,59 @@
+"""docker-compose.yml cannot be run here (no Docker), so check that what it
+names exists in the project: the WSGI module, the Celery app and its queues."""
+
+import importlib
+import re
+import shlex
+
+import pytest
+import yaml
+
+from mlrbench_site.celery import app
+from tests.conftest import PROJECT_ROOT
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load((PROJECT_ROOT / "docker-compose.yml").read_text())
+
+
+def command_of(service: dict) -> list[str]:
+    command = service["command"]
+    return shlex.split(command) if isinstance(command, str) else command
+
+
+def test_services_and_health_checks(compose):
+    services = compose["services"]
+    assert set(services) == {"web", "worker", "gpu-worker", "db", "redis"}
+    for name, service in services.items():
+        assert "healthcheck" in service, name
+    assert "media" in compose["volumes"]
+    for name in ("web", "worker", "gpu-worker"):
+        assert any(v.startswith("media:") for v in services[name]["volumes"]), name
+
+
+def test_web_serves_the_projects_wsgi_module_with_gunicorn(compose):
+    command = " ".join(command_of(compose["services"]["web"]))
+    match = re.search(r"gunicorn ([\w.]+):(\w+)", command)
+    assert match, command
+    module = importlib.import_module(match.group(1))
+    assert callable(getattr(module, match.group(2)))
+    assert "/healthz" in " ".join(compose["services"]["web"]["healthcheck"]["test"])
+
+
+@pytest.mark.parametrize(("service", "queue"), [("worker", "judge"), ("gpu-worker", "gpu")])
+def test_workers_use_the_celery_app_and_its_queues(compose, service, queue):
+    args = command_of(compose["services"][service])
+    assert args[:2] == ["celery", "-A"]
+    app_module = importlib.import_module(args[2])
+    assert app_module.celery_app is app
+    assert args[args.index("-Q") + 1] == queue
+    assert queue in {q.name for q in app.conf.task_queues}
+
+
+def test_gpu_worker_runs_one_job_at_a_time_on_reserved_gpus(compose):
+    service = compose["services"]["gpu-worker"]
+    args = command_of(service)
+    assert args[args.index("--concurrency") + 1] == "1"
+    devices = service["deploy"]["resources"]["reservations"]["devices"]
+    assert devices[0]["driver"] == "nvidia" and "gpu" in devices[0]["capabilities"]

@@ -1,0 +1,54 @@
+import pytest
+from django.db import OperationalError, connection
+
+pytestmark = pytest.mark.django_db
+
+
+def test_healthz_is_200_with_database_and_redis_up(client, settings):
+    assert settings.CELERY_BROKER_URL.startswith("redis://"), "the suite runs with a real Redis"
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    assert body["checks"]["database"] == {"ok": True}
+    assert body["checks"]["broker"] == {"ok": True}
+
+
+def test_healthz_is_503_when_the_broker_port_is_closed(client, settings, closed_port):
+    settings.CELERY_BROKER_URL = f"redis://127.0.0.1:{closed_port}/0"
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "unavailable"
+    assert body["checks"]["database"]["ok"] is True
+    assert body["checks"]["broker"]["ok"] is False
+    assert "Connection" in body["checks"]["broker"]["error"]
+
+
+def test_healthz_without_a_broker_reports_eager_mode(client, settings):
+    settings.CELERY_BROKER_URL = ""
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 200
+    assert response.json()["checks"]["broker"] == {"ok": True, "configured": False, "mode": "eager"}
+
+
+def test_healthz_is_503_when_the_database_fails(client, monkeypatch):
+    def broken_cursor(*args, **kwargs):
+        raise OperationalError("database is down")
+
+    # The database check is the only caller of cursor() during this request.
+    monkeypatch.setattr(connection, "cursor", broken_cursor)
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 503
+    assert response.json()["checks"]["database"] == {
+        "ok": False,
+        "error": "OperationalError: database is down",
+    }

@@ -1,0 +1,84 @@
+import os
+import subprocess
+import sys
+
+from django.conf import settings
+
+from mlrbench_site.celery import app
+from tests.conftest import PROJECT_ROOT
+
+
+def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
+    """Run `code` with a bare environment plus `env`, as a fresh process would."""
+    base = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=PROJECT_ROOT,
+        env={**base, "DJANGO_SETTINGS_MODULE": "mlrbench_site.settings", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_secret_key_is_required_when_debug_is_off():
+    result = run_python("import django; django.setup()", DEBUG="0")
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
+
+
+def test_bare_defaults_are_sqlite_local_cache_and_eager_celery(tmp_path):
+    code = (
+        "import django; django.setup();"
+        "from django.conf import settings as s;"
+        "from mlrbench_site.celery import app;"
+        "print(s.DATABASES['default']['ENGINE']);"
+        "print(s.CACHES['default']['BACKEND']);"
+        "print(app.conf.task_always_eager);"
+        "import os; print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'])"
+    )
+    result = run_python(code, DEBUG="1")
+    assert result.returncode == 0, result.stderr
+    engine, cache_backend, eager, cost_map = result.stdout.split()
+    assert engine == "django.db.backends.sqlite3"
+    assert cache_backend.endswith("LocMemCache")
+    assert eager == "True"
+    assert cost_map == "True"
+
+
+def test_environment_switches_to_postgresql_and_redis():
+    code = (
+        "import django; django.setup();"
+        "from django.conf import settings as s;"
+        "from mlrbench_site.celery import app;"
+        "print(s.DATABASES['default']['ENGINE'], s.CACHES['default']['BACKEND'],"
+        " app.conf.task_always_eager, app.conf.broker_url)"
+    )
+    result = run_python(
+        code,
+        DEBUG="0",
+        SECRET_KEY="x" * 50,
+        DATABASE_URL="postgres://u@db:5432/mlrbench",
+        REDIS_URL="redis://cache:6379/1",
+    )
+    assert result.returncode == 0, result.stderr
+    engine, cache_backend, eager, broker = result.stdout.split()
+    assert engine == "django.db.backends.postgresql"
+    assert cache_backend.endswith("RedisCache")
+    assert eager == "False"
+    assert broker == "redis://cache:6379/1"
+
+
+def test_celery_app_has_the_named_queues_and_safe_delivery_settings():
+    conf = app.conf
+    assert {queue.name for queue in conf.task_queues} == {"judge", "gpu"}
+    assert conf.task_default_queue == "judge"
+    assert conf.task_serializer == "json" and conf.accept_content == ["json"]
+    assert conf.task_acks_late is True
+    assert conf.worker_prefetch_multiplier == 1
+    assert 0 < conf.task_soft_time_limit < conf.task_time_limit
+    assert conf.broker_transport_options["visibility_timeout"] > conf.task_time_limit
+
+
+def test_the_suite_runs_on_postgresql():
+    assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
