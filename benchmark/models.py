@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
@@ -69,3 +70,173 @@ class Task(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("benchmark:task-detail", kwargs={"slug": self.slug})
+
+
+class Team(models.Model):
+    """A group of users that owns agents; conflicts of interest in review are per team."""
+
+    name = models.CharField(max_length=120, unique=True)
+    slug = models.SlugField(max_length=120, unique=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="teams", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ModelFamily(models.TextChoices):
+    """Who made the model; a judge of the agent's own family may be left out."""
+
+    ANTHROPIC = "anthropic", "Anthropic"
+    OPENAI = "openai", "OpenAI"
+    GOOGLE = "google", "Google"
+    DEEPSEEK = "deepseek", "DeepSeek"
+    QWEN = "qwen", "Qwen (Alibaba)"
+    MISTRAL = "mistral", "Mistral"
+    META = "meta", "Meta"
+    OTHER = "other", "Other"
+
+
+class Agent(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="agents")
+    name = models.SlugField(max_length=100, unique=True, help_text="Unique slug, e.g. `claude`.")
+    display_name = models.CharField(max_length=200)
+    base_model = models.CharField(max_length=200, blank=True)
+    coding_agent = models.CharField(max_length=200, blank=True)
+    scaffold = models.CharField(max_length=200, blank=True, help_text="e.g. MLR-Agent")
+    model_family = models.CharField(
+        max_length=32, choices=ModelFamily.choices, default=ModelFamily.OTHER
+    )
+    description = models.TextField(blank=True)
+    links = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(model_family__in=ModelFamily.values), name="agent_model_family_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Stage(models.TextChoices):
+    IDEA = "idea", "Idea"
+    PROPOSAL = "proposal", "Proposal"
+    EXPERIMENT = "experiment", "Experiment"
+    PAPER = "paper", "Paper"
+    END2END = "end2end", "End to end"
+
+
+class SubmissionSource(models.TextChoices):
+    UPLOAD = "upload", "Browser upload"
+    API = "api", "API"
+    IMPORT = "import", "Import"
+
+
+class SubmissionStatus(models.TextChoices):
+    RECEIVED = "received", "Received"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+    JUDGING = "judging", "Judging"
+    JUDGED = "judged", "Judged"
+
+
+class Submission(models.Model):
+    """One agent's output for one task and one stage; a new upload is a new version."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="submissions")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="submissions")
+    stage = models.CharField(max_length=16, choices=Stage.choices)
+    version = models.PositiveIntegerField(default=1)
+    uploader = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="submissions",
+    )
+    source = models.CharField(max_length=16, choices=SubmissionSource.choices)
+    archive_sha256 = models.CharField(max_length=64)
+    status = models.CharField(
+        max_length=16, choices=SubmissionStatus.choices, default=SubmissionStatus.RECEIVED
+    )
+    error = models.TextField(blank=True)
+    # Cost of the run as the run itself recorded it; None means unknown, never 0.
+    llm_cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    agent_cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    agent_duration_seconds = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "task", "stage", "version"], name="submission_version_unique"
+            ),
+            # The very same archive again answers with the existing submission.
+            models.UniqueConstraint(
+                fields=["agent", "task", "stage", "archive_sha256"],
+                name="submission_archive_unique",
+            ),
+            models.CheckConstraint(
+                condition=Q(stage__in=Stage.values), name="submission_stage_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(source__in=SubmissionSource.values), name="submission_source_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=SubmissionStatus.values), name="submission_status_valid"
+            ),
+            models.CheckConstraint(condition=Q(version__gte=1), name="submission_version_positive"),
+        ]
+        indexes = [models.Index(fields=["stage", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.agent} / {self.task} / {self.stage} v{self.version}"
+
+
+class ArtifactKind(models.TextChoices):
+    TASK = "task", "Task"
+    IDEA = "idea", "Idea"
+    PROPOSAL = "proposal", "Proposal"
+    RELATED_WORK = "related_work", "Related work"
+    PAPER = "paper", "Paper"
+    RESULTS = "results", "Results"
+    LOG = "log", "Execution log"
+    TRACE = "trace", "Coding-agent trace"
+    CODE = "code", "Code"
+    FIGURE = "figure", "Figure"
+    DATA = "data", "Data"
+    TOKEN_USAGE = "token_usage", "Token usage"
+    OTHER = "other", "Other"
+
+
+class Artifact(models.Model):
+    """One file of a submission, stored under the submission's own folder."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="artifacts")
+    kind = models.CharField(max_length=16, choices=ArtifactKind.choices)
+    path = models.CharField(max_length=500, help_text="Relative path inside the run.")
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    file = models.FileField(max_length=700)
+
+    class Meta:
+        ordering = ["path"]
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "path"], name="artifact_path_unique"),
+            models.CheckConstraint(
+                condition=Q(kind__in=ArtifactKind.values), name="artifact_kind_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.path

@@ -79,9 +79,7 @@ def tasks_import(
 def _tasks_upsert(
     parsed: list[ParsedTask], topics: dict[str, str], report: TaskImportReport
 ) -> None:
-    wanted = {
-        item.slug: {name: getattr(item, name) for name in _SYNCED_FIELDS} for item in parsed
-    }
+    wanted = {item.slug: {name: getattr(item, name) for name in _SYNCED_FIELDS} for item in parsed}
     # A topics file may also name tasks already in the catalogue but not in
     # this folder: those get their topic and nothing else.
     for slug, topic in topics.items():

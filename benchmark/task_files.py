@@ -58,8 +58,9 @@ def task_file_parse(path: Path) -> ParsedTask | TaskFileError:
     slug_match = _SLUG_RE.match(path.stem)
     if path.suffix != ".md" or not slug_match:
         return TaskFileError(
-            path, "the file name is not <conference><year>_<workshop>.md "
-            "(conference is iclr, icml or neurips)"
+            path,
+            "the file name is not <conference><year>_<workshop>.md "
+            "(conference is iclr, icml or neurips)",
         )
     try:
         size = path.stat().st_size

@@ -27,9 +27,7 @@ DEBUG = env.bool("DEBUG", default=False)
 SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured(
-            "SECRET_KEY must be set when DEBUG is off (see .env.example)."
-        )
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (see .env.example).")
     # Only ever used with DEBUG on, for local development.
     SECRET_KEY = "insecure-development-only-key-never-use-in-production"  # noqa: S105
 
@@ -123,9 +121,7 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int(
-        "CELERY_VISIBILITY_TIMEOUT", default=CELERY_TASK_TIME_LIMIT * 3
-    ),
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=CELERY_TASK_TIME_LIMIT * 3),
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True

@@ -25,8 +25,8 @@ def test_home_page_counts_the_catalogue(client, catalogue):
     assert response.status_code == 200
     html = response.content.decode()
     assert '<span class="number" data-testid="task-count">201</span>' in html
-    assert "<span class=\"number\">73</span> from 2023" in html
-    assert "<span class=\"number\">37</span> from 2025" in html
+    assert '<span class="number">73</span> from 2023' in html
+    assert '<span class="number">37</span> from 2025' in html
 
 
 def test_task_list_filters_by_conference_year_and_topic(client):
