@@ -33,7 +33,7 @@ echo "==> migrating the database"
 
 if [ -d "$MLRBENCH_DATA" ]; then
   echo "==> importing MLR-Bench data from $MLRBENCH_DATA"
-  "$VENV/bin/python" manage.py import_tasks "$MLRBENCH_DATA"
+  "$VENV/bin/python" manage.py import_mlrbench "$MLRBENCH_DATA"
 else
   echo "!! MLRBENCH_DATA=$MLRBENCH_DATA is not a folder: the site starts without tasks." >&2
   echo "!! Clone https://github.com/chchenhui/mlrbench and set MLRBENCH_DATA to it." >&2

@@ -81,5 +81,5 @@ def test_quickstart_serves_real_tasks_on_sqlite_and_runs_twice(
         assert "Bidirectional Human-AI Alignment" in task
         assert json.loads(api)["count"] == 73
         assert json.loads(health)["checks"]["broker"]["mode"] == "eager"
-        expected = "201 created" if run == "first" else "0 created, 0 updated, 201 unchanged"
+        expected = "tasks: 201 created" if run == "first" else "done: nothing new"
         assert expected in output, output

@@ -1,0 +1,47 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from benchmark.mlrbench_import import ImportOptions, ImportRefused, import_parts
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a clone of the MLR-Bench repository: the tasks, then every part the "
+        "installed apps register (agent runs, judge reviews, human scores). Idempotent: "
+        "a second run creates nothing and says so."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", type=Path)
+        parser.add_argument(
+            "--skip-duplicates",
+            action="store_true",
+            help="human scores: keep the first of two rows by the same reviewer for one paper",
+        )
+
+    def handle(self, *args, path: Path, skip_duplicates: bool, **options):
+        if not (path / "tasks").is_dir():
+            raise CommandError(f"{path} is not a clone of the MLR-Bench repository (no tasks/).")
+        verbosity = options["verbosity"]
+
+        def progress(message: str) -> None:
+            if verbosity >= 1:
+                self.stderr.write(message, ending="\r" if self.stderr.isatty() else "\n")
+
+        import_options = ImportOptions(skip_duplicates=skip_duplicates, progress=progress)
+        changed = 0
+        problems = 0
+        for part in import_parts():
+            try:
+                report = part.run(path, import_options)
+            except ImportRefused as exc:
+                raise CommandError(f"{part.name}: {exc}") from exc
+            counts = ", ".join(f"{n} {label}" for label, n in report.counts.items()) or "nothing"
+            self.stdout.write(f"{part.name}: {counts}")
+            for problem in report.problems:
+                self.stderr.write(self.style.WARNING(f"  could not import {problem}"))
+            changed += report.changed
+            problems += len(report.problems)
+        summary = "nothing new" if changed == 0 else f"{changed} rows created or updated"
+        self.stdout.write(self.style.SUCCESS(f"done: {summary}; {problems} problem(s)"))

@@ -1,0 +1,73 @@
+"""`import_mlrbench` loads a clone of the MLR-Bench repository in parts:
+tasks, then agent runs (benchmark), then judge reviews (judging), then human
+scores (reviews). Apps that depend on `benchmark` register their part here in
+their `AppConfig.ready()`, so the arrows between apps keep pointing one way.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class ImportRefused(Exception):
+    """A part cannot run at all (for example a missing folder); the command stops."""
+
+
+@dataclass
+class ImportPartReport:
+    """What one part did: counts by label (e.g. `end2end created`), and every
+    file it could not read, with the reason."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, label: str, n: int = 1) -> None:
+        self.counts[label] = self.counts.get(label, 0) + n
+
+    @property
+    def changed(self) -> int:
+        return sum(n for label, n in self.counts.items() if label.endswith(("created", "updated")))
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """Options of the command that a part may read (each part documents its own)."""
+
+    skip_duplicates: bool = False
+    progress: Callable[[str], None] = lambda message: None
+
+
+ImportPartFunction = Callable[[Path, ImportOptions], ImportPartReport]
+
+
+@dataclass(frozen=True)
+class ImportPart:
+    name: str
+    order: int
+    run: ImportPartFunction
+
+
+_PARTS: dict[str, ImportPart] = {}
+
+
+def import_part_register(*, name: str, order: int, run: ImportPartFunction) -> None:
+    _PARTS[name] = ImportPart(name=name, order=order, run=run)
+
+
+def import_parts() -> list[ImportPart]:
+    return sorted(_PARTS.values(), key=lambda part: part.order)
+
+
+def tasks_part(path: Path, options: ImportOptions) -> ImportPartReport:
+    """The first part: every task file; a bad one is listed and the rest imported."""
+    from .services import TaskImportError, tasks_import
+
+    try:
+        result = tasks_import(path=path, skip_invalid=True)
+    except TaskImportError as exc:
+        raise ImportRefused("; ".join(exc.problems)) from exc
+    report = ImportPartReport(problems=[str(error) for error in result.skipped])
+    report.add("created", result.created)
+    report.add("updated", result.updated)
+    report.add("unchanged", result.unchanged)
+    return report

@@ -1,0 +1,32 @@
+"""The benchmark's tables, one module per concept: the task catalogue, and
+agents with their submissions and artifacts."""
+
+from .catalogue import TASK_SLUG_PATTERN, Conference, Task, TaskKind, Topic
+from .submissions import (
+    Agent,
+    Artifact,
+    ArtifactKind,
+    ModelFamily,
+    Stage,
+    Submission,
+    SubmissionSource,
+    SubmissionStatus,
+    Team,
+)
+
+__all__ = [
+    "TASK_SLUG_PATTERN",
+    "Agent",
+    "Artifact",
+    "ArtifactKind",
+    "Conference",
+    "ModelFamily",
+    "Stage",
+    "Submission",
+    "SubmissionSource",
+    "SubmissionStatus",
+    "Task",
+    "TaskKind",
+    "Team",
+    "Topic",
+]
