@@ -1,0 +1,173 @@
+"""MLR-Judge's tables: rubrics as data, judges (LLM configurations), and
+judgments with one row per scored dimension so that scores can be range-checked
+by the database and aggregated in SQL."""
+
+from django.db import models
+from django.db.models import F, Q
+
+from benchmark.models import ModelFamily, Stage, Submission
+
+
+class Rubric(models.Model):
+    """One stage's rubric at one version.
+
+    `dimensions` is a list of `{"key", "label", "min", "max", "levels": {score: text}}`;
+    `overall_key` names the overall dimension (always `Overall`); `extra_fields`
+    names what a stage adds beyond scores (`Hallucination`, `Confidence`).
+    """
+
+    stage = models.CharField(max_length=16, choices=Stage.choices)
+    version = models.PositiveIntegerField()
+    dimensions = models.JSONField()
+    overall_key = models.CharField(max_length=64, default="Overall")
+    extra_fields = models.JSONField(default=list, blank=True)
+    prompt = models.TextField(help_text="The instructions given to the judge.")
+    source = models.CharField(max_length=300, blank=True, help_text="Where the prompt came from.")
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["stage", "-version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["stage", "version"], name="rubric_stage_version_unique"
+            ),
+            models.CheckConstraint(condition=Q(version__gte=1), name="rubric_version_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.stage} rubric v{self.version}"
+
+    @property
+    def dimension_keys(self) -> list[str]:
+        return [dimension["key"] for dimension in self.dimensions]
+
+
+class Judge(models.Model):
+    """An LLM that judges: any litellm model string, optionally behind its own
+    `api_base` (a self-hosted OpenAI-compatible server). The key itself is never
+    stored, only the name of the environment variable that holds it."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    model = models.CharField(max_length=200, help_text="litellm model string")
+    api_base = models.URLField(blank=True)
+    api_key_env = models.CharField(max_length=100, blank=True)
+    temperature = models.FloatField(default=0.0)
+    max_tokens = models.PositiveIntegerField(default=4096)
+    model_family = models.CharField(
+        max_length=32, choices=ModelFamily.choices, default=ModelFamily.OTHER
+    )
+    requests_per_minute = models.PositiveIntegerField(default=60)
+    timeout_seconds = models.FloatField(default=120.0)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(temperature__gte=0, temperature__lte=2), name="judge_temperature_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(requests_per_minute__gte=1), name="judge_rpm_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class JudgingCondition(models.TextChoices):
+    WITH_CODE = "with_code", "With code and log"
+    NO_CODE = "no_code", "Paper only"
+
+
+class JudgmentStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class Judgment(models.Model):
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="judgments")
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="judgments")
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="judgments")
+    condition = models.CharField(
+        max_length=16, choices=JudgingCondition.choices, default=JudgingCondition.WITH_CODE
+    )
+    status = models.CharField(
+        max_length=16, choices=JudgmentStatus.choices, default=JudgmentStatus.QUEUED
+    )
+    strengths = models.JSONField(default=list, blank=True)
+    weaknesses = models.JSONField(default=list, blank=True)
+    confidence = models.PositiveSmallIntegerField(null=True, blank=True)
+    has_hallucination = models.BooleanField(null=True, blank=True)
+    hallucination_details = models.TextField(blank=True)
+    raw_response = models.TextField(blank=True)
+    prompt_sha256 = models.CharField(max_length=64, blank=True)
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # None means the price is unknown (a model litellm has no price for), never 0.
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    latency_seconds = models.FloatField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    imported = models.BooleanField(default=False)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["submission", "judge__name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "judge", "rubric", "condition"],
+                name="judgment_unique_per_submission_judge_rubric_condition",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=JudgmentStatus.values), name="judgment_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(condition__in=JudgingCondition.values), name="judgment_condition_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__isnull=True) | Q(confidence__gte=1, confidence__lte=5),
+                name="judgment_confidence_range",
+            ),
+        ]
+        indexes = [models.Index(fields=["status"])]
+
+    def __str__(self) -> str:
+        return f"{self.submission} by {self.judge}"
+
+
+class DimensionScore(models.Model):
+    """One dimension's score in one judgment; the range is the rubric's,
+    copied onto the row so the database itself refuses a score outside it."""
+
+    judgment = models.ForeignKey(Judgment, on_delete=models.CASCADE, related_name="scores")
+    dimension = models.CharField(max_length=64)
+    score = models.DecimalField(max_digits=4, decimal_places=2)
+    scale_min = models.PositiveSmallIntegerField(default=1)
+    scale_max = models.PositiveSmallIntegerField(default=10)
+    justification = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["judgment", "dimension"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judgment", "dimension"], name="dimension_score_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(score__gte=F("scale_min"), score__lte=F("scale_max")),
+                name="dimension_score_within_scale",
+            ),
+            models.CheckConstraint(
+                condition=Q(scale_min__lt=F("scale_max")), name="dimension_score_scale_ordered"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dimension}={self.score}"
