@@ -59,3 +59,109 @@ def free_port() -> int:
 def closed_port() -> int:
     """A loopback port with nothing listening on it."""
     return free_port()
+
+
+def _database_url_for(db_settings: dict) -> str:
+    """The URL of the database Django is using now (the test database)."""
+    engine = db_settings["ENGINE"]
+    if engine.endswith("sqlite3"):
+        return f"sqlite:///{db_settings['NAME']}"
+    user = db_settings.get("USER") or ""
+    password = f":{db_settings['PASSWORD']}" if db_settings.get("PASSWORD") else ""
+    host = db_settings.get("HOST") or "127.0.0.1"
+    port = db_settings.get("PORT") or 5432
+    return f"postgres://{user}{password}@{host}:{port}/{db_settings['NAME']}"
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, settings):
+    """Start real Celery worker processes on the suite's Redis and test database.
+
+    Call the returned function with the queues (and optionally pool,
+    concurrency, extra environment); it waits until the worker answers a ping
+    and returns the `subprocess.Popen` (its `node` is the worker's name). All workers stop at the end of the test.
+    Tests that use it must commit their rows (this fixture implies
+    `transactional_db`), since the worker reads them from another connection.
+    """
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    from django.db import connection
+
+    from mlrbench_site.celery import app
+
+    if not settings.CELERY_BROKER_URL:
+        pytest.fail("the Celery tests need REDIS_URL / CELERY_BROKER_URL (see scripts/test.sh)")
+    started: list[subprocess.Popen] = []
+    database_url = _database_url_for(connection.settings_dict)
+
+    def start(
+        queues: str = "judge",
+        *,
+        pool: str = "prefork",
+        concurrency: int = 1,
+        env: dict[str, str] | None = None,
+        extra_args: list[str] | None = None,
+    ) -> subprocess.Popen:
+        node = f"test-{uuid.uuid4().hex[:8]}@%h"
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "mlrbench_site",
+                "worker",
+                "-Q",
+                queues,
+                "--pool",
+                pool,
+                "--concurrency",
+                str(concurrency),
+                "-n",
+                node,
+                "--without-mingle",
+                "--without-gossip",
+                "--loglevel",
+                "INFO",
+                *(extra_args or []),
+            ],
+            cwd=PROJECT_ROOT,
+            env={
+                **os.environ,
+                "DATABASE_URL": database_url,
+                "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+                "REDIS_URL": settings.CELERY_BROKER_URL,
+                **(env or {}),
+            },
+            start_new_session=True,
+        )
+        started.append(process)
+        hostname = node.replace("%h", socket.gethostname())
+        process.node = hostname  # type: ignore[attr-defined]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                pytest.fail(f"the Celery worker exited with {process.returncode}")
+            if app.control.ping(destination=[hostname], timeout=0.5):
+                return process
+        pytest.fail("the Celery worker did not answer within 60 s")
+
+    # Leftover messages from an earlier test must not reach this test's worker.
+    with app.connection_for_write() as conn:
+        for queue in ("judge", "gpu"):
+            conn.default_channel.queue_purge(queue)
+    yield start
+    for process in started:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+    for process in started:
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
