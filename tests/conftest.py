@@ -79,7 +79,8 @@ def celery_worker_process(transactional_db, settings):
 
     Call the returned function with the queues (and optionally pool,
     concurrency, extra environment); it waits until the worker answers a ping
-    and returns the `subprocess.Popen` (its `node` is the worker's name). All workers stop at the end of the test.
+    and returns the `subprocess.Popen` (its `node` is the worker's name).
+    All workers stop at the end of the test.
     Tests that use it must commit their rows (this fixture implies
     `transactional_db`), since the worker reads them from another connection.
     """
