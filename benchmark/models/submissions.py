@@ -65,6 +65,8 @@ class Stage(models.TextChoices):
     EXPERIMENT = "experiment", "Experiment"
     PAPER = "paper", "Paper"
     END2END = "end2end", "End to end"
+    # Method code for an objective (MLRC-Bench style) task, run and scored by the site.
+    METHOD = "method", "Method"
 
 
 class SubmissionSource(models.TextChoices):

@@ -1,0 +1,10 @@
+"""Signals other apps listen to, so that `benchmark` never imports them.
+
+`submission_ready` is sent (after the transaction commits) when a
+submission's intake has finished and its artifacts are in place; the judging
+app queues its judges on it. Arguments: `submission_id`.
+"""
+
+from django.dispatch import Signal
+
+submission_ready = Signal()
