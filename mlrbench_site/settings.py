@@ -179,7 +179,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-LOGIN_URL = "admin:login"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
@@ -193,3 +195,17 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+
+# Submission intake (benchmark/archives.py). Limits on an uploaded run,
+# counted on the bytes actually read, never taken from headers.
+INTAKE_MAX_ARCHIVE_BYTES = env.int("INTAKE_MAX_ARCHIVE_BYTES", default=512 * 1024 * 1024)
+INTAKE_MAX_UNPACKED_BYTES = env.int("INTAKE_MAX_UNPACKED_BYTES", default=2 * 1024 * 1024 * 1024)
+INTAKE_MAX_ENTRIES = env.int("INTAKE_MAX_ENTRIES", default=10_000)
+INTAKE_MAX_COMPRESSION_RATIO = env.int("INTAKE_MAX_COMPRESSION_RATIO", default=200)
+INTAKE_MAX_PATH_DEPTH = env.int("INTAKE_MAX_PATH_DEPTH", default=16)
+INTAKE_MAX_NESTED_ARCHIVES = env.int("INTAKE_MAX_NESTED_ARCHIVES", default=0)
+# Uploads stream to a temporary file (hashed on the way), never into memory.
+FILE_UPLOAD_HANDLERS = ["benchmark.uploads.ArchiveUploadHandler"]
+REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].append(
+    "benchmark.authentication.ApiTokenAuthentication"
+)

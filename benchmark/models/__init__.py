@@ -1,6 +1,7 @@
-"""The benchmark's tables, one module per concept: the task catalogue, and
-agents with their submissions and artifacts."""
+"""The benchmark's tables, one module per concept: the task catalogue,
+agents with their submissions and artifacts, and users' API tokens."""
 
+from .accounts import ApiToken
 from .catalogue import TASK_SLUG_PATTERN, Conference, Task, TaskKind, Topic
 from .submissions import (
     Agent,
@@ -16,6 +17,7 @@ from .submissions import (
 
 __all__ = [
     "TASK_SLUG_PATTERN",
+    "ApiToken",
     "Agent",
     "Artifact",
     "ArtifactKind",

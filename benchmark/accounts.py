@@ -1,0 +1,141 @@
+"""Teams, agents and API tokens: every write, and the token check the API uses."""
+
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+from django.utils.text import slugify
+
+from .models import Agent, ApiToken, ModelFamily, Team
+
+# Agent names are slugs, with dots allowed: the published agents are named
+# after their models (`gemini-2.5-pro-preview-03-25`).
+AGENT_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,99}$"
+_AGENT_NAME_RE = re.compile(AGENT_NAME_PATTERN)
+TOKEN_PREFIX = "mlrb_"
+
+
+class AccountError(Exception):
+    """A request about teams, agents or tokens that cannot be done; the message says why."""
+
+
+def team_create(*, name: str, creator: AbstractBaseUser) -> Team:
+    """A new team, with its creator as the first member."""
+    name = name.strip()
+    slug = slugify(name)
+    if not name or not slug:
+        raise AccountError("a team needs a name with at least one letter or digit")
+    try:
+        with transaction.atomic():
+            team = Team.objects.create(name=name, slug=slug)
+    except IntegrityError:
+        raise AccountError(f"a team named {name!r} already exists") from None
+    team.members.add(creator)
+    return team
+
+
+def teams_of(user: AbstractBaseUser) -> QuerySet[Team]:
+    if not user.is_authenticated:
+        return Team.objects.none()
+    return Team.objects.filter(members=user)
+
+
+def agents_of(user: AbstractBaseUser) -> QuerySet[Agent]:
+    """The agents the user may submit for: those of the user's teams."""
+    if not user.is_authenticated:
+        return Agent.objects.none()
+    return Agent.objects.filter(team__members=user).select_related("team").distinct()
+
+
+def user_owns_agent(*, user: AbstractBaseUser, agent: Agent) -> bool:
+    return user.is_authenticated and agent.team.members.filter(pk=user.pk).exists()
+
+
+def agent_register(
+    *,
+    user: AbstractBaseUser,
+    team: Team,
+    name: str,
+    display_name: str,
+    base_model: str = "",
+    coding_agent: str = "",
+    scaffold: str = "",
+    model_family: str = ModelFamily.OTHER,
+    description: str = "",
+    links: list[str] | None = None,
+) -> Agent:
+    if not team.members.filter(pk=user.pk).exists():
+        raise AccountError("you can only register agents for a team you belong to")
+    if not _AGENT_NAME_RE.match(name):
+        raise AccountError(
+            "the name must be lower-case letters, digits, '.', '-' or '_' "
+            "(at most 100, starting with a letter or digit)"
+        )
+    if model_family not in ModelFamily.values:
+        raise AccountError(f"unknown model family {model_family!r}")
+    try:
+        with transaction.atomic():
+            return Agent.objects.create(
+                team=team,
+                name=name,
+                display_name=display_name.strip() or name,
+                base_model=base_model.strip(),
+                coding_agent=coding_agent.strip(),
+                scaffold=scaffold.strip(),
+                model_family=model_family,
+                description=description,
+                links=links or [],
+            )
+    except IntegrityError:
+        raise AccountError(f"an agent named {name!r} already exists") from None
+
+
+@dataclass(frozen=True)
+class NewApiToken:
+    token: ApiToken
+    key: str  # shown to the user once, never stored
+
+
+def _key_sha256(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def api_token_create(*, user: AbstractBaseUser, name: str) -> NewApiToken:
+    name = name.strip()[:100]
+    if not name:
+        raise AccountError("a token needs a name, e.g. the machine it is for")
+    key = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=user, name=name, prefix=key[: len(TOKEN_PREFIX) + 6], key_sha256=_key_sha256(key)
+    )
+    return NewApiToken(token=token, key=key)
+
+
+def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> ApiToken:
+    token = ApiToken.objects.filter(pk=token_id, user=user).first()
+    if token is None:
+        raise AccountError("no such token")
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+    return token
+
+
+def api_token_authenticate(*, key: str) -> ApiToken | None:
+    """The active token with this key (and its user), or None."""
+    token = (
+        ApiToken.objects.select_related("user")
+        .filter(key_sha256=_key_sha256(key), revoked_at__isnull=True, user__is_active=True)
+        .first()
+    )
+    if token is not None:
+        now = timezone.now()
+        # One write a minute at most, however busy the client.
+        if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token

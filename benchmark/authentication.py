@@ -1,0 +1,30 @@
+"""API tokens for the REST API: `Authorization: Token <key>` (or `Bearer <key>`)."""
+
+from rest_framework import authentication, exceptions
+
+from .accounts import api_token_authenticate
+
+
+class ApiTokenAuthentication(authentication.BaseAuthentication):
+    keywords = ("token", "bearer")
+
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).split()
+        if not header or header[0].decode("latin-1").lower() not in self.keywords:
+            return None
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed(
+                "Give the token as 'Authorization: Token <key>', without spaces in the key."
+            )
+        try:
+            key = header[1].decode("ascii")
+        except UnicodeDecodeError:
+            raise exceptions.AuthenticationFailed("The token is not valid.") from None
+        token = api_token_authenticate(key=key)
+        if token is None:
+            raise exceptions.AuthenticationFailed("The token is not valid or has been revoked.")
+        return token.user, token
+
+    def authenticate_header(self, request) -> str:
+        # Makes DRF answer 401 (not 403) to a request without credentials.
+        return 'Token realm="api"'

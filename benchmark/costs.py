@@ -1,0 +1,168 @@
+"""What a run cost: the LLM steps from `<step>_token_usage.json`, priced with
+litellm's own model price table, and the coding agent's own figures from its
+trace (`claude_output.json`: the last message has `cost_usd` and
+`duration_ms`).
+
+A model litellm does not know gives an unknown cost (None), never 0: a
+benchmark that prices an unknown model at zero makes that agent look cheap.
+"""
+
+import json
+import logging
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+# Large traces are not worth parsing for two numbers at the end.
+MAX_TRACE_BYTES = 64 * 1024 * 1024
+MAX_USAGE_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class StepCost:
+    step: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_creation_tokens: int
+    cost_usd: Decimal | None  # None: litellm does not know the model's price
+
+    @property
+    def total_tokens(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_creation_tokens
+        )
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    cost_usd: Decimal | None
+    duration_seconds: float | None
+
+
+def _int(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return 0
+    return int(value)
+
+
+def token_usage_read(path: Path) -> dict | None:
+    """The usage record in a token-usage file, or None when it is not one."""
+    try:
+        if path.stat().st_size > MAX_USAGE_BYTES:
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("usage"), dict):
+        data = {**data["usage"], "model": data.get("model", data["usage"].get("model"))}
+    keys = {"input_tokens", "output_tokens", "prompt_tokens", "completion_tokens"}
+    return data if keys & data.keys() else None
+
+
+def model_price_known(model: str) -> bool:
+    import litellm
+
+    if not model:
+        return False
+    try:
+        litellm.get_model_info(model=model)
+    except Exception:  # litellm raises several types for an unknown model
+        return False
+    return True
+
+
+def step_cost(*, step: str, usage: dict, default_model: str) -> StepCost:
+    """Price one step. Two usage formats occur: Anthropic's (`input_tokens`,
+    `output_tokens`, cache counts kept apart) and OpenAI's (`prompt_tokens`,
+    `completion_tokens`). A `model` in the file wins over the agent's."""
+    import litellm
+
+    model = str(usage.get("model") or default_model or "")
+    if "input_tokens" in usage or "output_tokens" in usage:
+        inputs, outputs = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
+    else:
+        inputs, outputs = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
+    cache_read = _int(usage.get("cache_read_input_tokens"))
+    cache_creation = _int(usage.get("cache_creation_input_tokens"))
+    cost: Decimal | None = None
+    if model_price_known(model):
+        try:
+            prompt_cost, completion_cost = litellm.cost_per_token(
+                model=model,
+                # litellm counts cached tokens inside the prompt and prices
+                # them apart; Anthropic reports them beside input_tokens.
+                prompt_tokens=inputs + cache_read + cache_creation,
+                completion_tokens=outputs,
+                cache_read_input_tokens=cache_read,
+                cache_creation_input_tokens=cache_creation,
+            )
+            cost = Decimal(str(round(prompt_cost + completion_cost, 6)))
+        except Exception:  # an entry without prices: unknown, not zero
+            logger.info("litellm could not price %s", model, exc_info=True)
+    return StepCost(
+        step=step,
+        model=model,
+        input_tokens=inputs,
+        output_tokens=outputs,
+        cache_read_tokens=cache_read,
+        cache_creation_tokens=cache_creation,
+        cost_usd=cost,
+    )
+
+
+def steps_cost(files: list[tuple[str, Path]], *, default_model: str) -> list[StepCost]:
+    """Price every `<step>_token_usage.json` among (relative path, file)."""
+    steps = []
+    for relative, path in sorted(files):
+        usage = token_usage_read(path)
+        if usage is None:
+            continue
+        step = relative.rsplit("/", 1)[-1].removesuffix("_token_usage.json")
+        steps.append(step_cost(step=step, usage=usage, default_model=default_model))
+    return steps
+
+
+def steps_total(steps: list[StepCost]) -> Decimal | None:
+    """The LLM cost of the run: None when there are no steps or any is unknown."""
+    if not steps or any(step.cost_usd is None for step in steps):
+        return None
+    return sum((step.cost_usd for step in steps), Decimal(0))
+
+
+def trace_summary(path: Path) -> TraceSummary:
+    """The coding agent's own cost and duration, from the last message of its trace."""
+    empty = TraceSummary(cost_usd=None, duration_seconds=None)
+    try:
+        if path.stat().st_size > MAX_TRACE_BYTES:
+            return empty
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return empty
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        return empty
+    for message in reversed(data):
+        if not isinstance(message, dict):
+            continue
+        cost = message.get("cost_usd", message.get("total_cost_usd"))
+        duration = message.get("duration_ms")
+        if cost is None and duration is None:
+            continue
+        cost_value = None
+        if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+            cost_value = Decimal(str(round(cost, 6)))
+        duration_value = None
+        if isinstance(duration, int | float) and not isinstance(duration, bool) and duration >= 0:
+            duration_value = duration / 1000
+        return TraceSummary(cost_usd=cost_value, duration_seconds=duration_value)
+    return empty

@@ -1,0 +1,268 @@
+"""Submission intake: every write that turns an uploaded run into a submission
+with its artifacts.
+
+An intake is all or nothing. The run is unpacked into a folder of its own
+under `submissions/.incoming/`, checked (limits, names, the stage's needs),
+and only then are the rows written and the folder renamed into
+`submissions/<id>/` in one transaction. A refused or failed intake leaves no
+rows and no files.
+"""
+
+import logging
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+from .archives import (
+    ArchiveRefused,
+    IntakeLimits,
+    UnpackedFile,
+    archive_format,
+    archive_unpack,
+    file_sha256,
+    markdown_unpack,
+)
+from .costs import steps_cost, steps_total, trace_summary
+from .models import (
+    Agent,
+    Artifact,
+    ArtifactKind,
+    Stage,
+    Submission,
+    SubmissionStatus,
+    Task,
+)
+from .run_layout import artifact_kind, run_root, stage_check
+from .signals import submission_ready
+
+logger = logging.getLogger(__name__)
+
+SUBMISSIONS_FOLDER = "submissions"
+
+
+class IntakeRefused(Exception):
+    """The upload is refused; the message tells the user what is wrong."""
+
+
+class DuplicateSubmission(Exception):
+    """The very same archive was already submitted for this agent, task and stage."""
+
+    def __init__(self, submission: Submission):
+        self.submission = submission
+        super().__init__(
+            f"this archive was already submitted as submission {submission.pk} "
+            f"(version {submission.version})"
+        )
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """A checked run on disk, waiting to become a submission."""
+
+    folder: Path
+    files: list[UnpackedFile]
+    digest: str
+
+
+def submissions_root() -> Path:
+    return Path(settings.MEDIA_ROOT) / SUBMISSIONS_FOLDER
+
+
+def submission_folder(submission_id: int) -> Path:
+    return submissions_root() / str(submission_id)
+
+
+def incoming_folder() -> Path:
+    """A fresh folder for one intake, on the same file system as the store so
+    the final move is a rename."""
+    folder = submissions_root() / ".incoming" / uuid.uuid4().hex
+    folder.mkdir(parents=True)
+    return folder
+
+
+def submission_intake(
+    *,
+    agent: Agent,
+    task: Task,
+    stage: str,
+    archive: Path,
+    archive_name: str,
+    uploader: AbstractBaseUser | None,
+    source: str,
+    archive_sha256: str | None = None,
+    limits: IntakeLimits | None = None,
+) -> Submission:
+    """Create a submission from an uploaded archive (or a single markdown file
+    for the idea and proposal stages).
+
+    Raises IntakeRefused with a message for the user, or DuplicateSubmission
+    when the same archive was already submitted. `archive_sha256` may come
+    from the upload handler, which hashed the upload while receiving it.
+    """
+    if stage not in Stage.values:
+        raise IntakeRefused(f"unknown stage {stage!r}")
+    limits = limits or IntakeLimits.from_settings()
+    sha256 = archive_sha256 or file_sha256(archive)
+    existing = Submission.objects.filter(
+        agent=agent, task=task, stage=stage, archive_sha256=sha256
+    ).first()
+    if existing is not None:
+        raise DuplicateSubmission(existing)
+
+    staging = incoming_folder()
+    try:
+        unpacked = staging / "run"
+        unpacked.mkdir()
+        try:
+            if archive_format(archive) is not None:
+                files = archive_unpack(source=archive, dest=unpacked, limits=limits)
+            elif stage in (Stage.IDEA, Stage.PROPOSAL) and archive_name.lower().endswith(".md"):
+                files = markdown_unpack(
+                    source=archive, dest=unpacked, name=f"{stage}.md", limits=limits
+                )
+            else:
+                also = " or a markdown file" if stage in (Stage.IDEA, Stage.PROPOSAL) else ""
+                raise ArchiveRefused(f"the file is not a zip or tar.gz archive{also}")
+            run = _run_files(unpacked, files, digest=sha256)
+            problem = stage_check(stage, (artifact_kind(item.path) for item in run.files))
+            if problem:
+                raise ArchiveRefused(problem)
+        except ArchiveRefused as exc:
+            raise IntakeRefused(str(exc)) from None
+        return submission_store(
+            agent=agent,
+            task=task,
+            stage=stage,
+            uploader=uploader,
+            source=source,
+            run=run,
+            notify=True,
+        )
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _run_files(unpacked: Path, files: list[UnpackedFile], *, digest: str) -> RunFiles:
+    """Drop the folder that wraps the whole run, if any."""
+    prefix = run_root(item.path for item in files)
+    if not prefix:
+        return RunFiles(folder=unpacked, files=files, digest=digest)
+    folder = unpacked / prefix.rstrip("/")
+    stripped = [
+        UnpackedFile(path=item.path.removeprefix(prefix), size=item.size, sha256=item.sha256)
+        for item in files
+    ]
+    return RunFiles(folder=folder, files=stripped, digest=digest)
+
+
+@dataclass(frozen=True)
+class _Costs:
+    llm_cost_usd: Decimal | None
+    agent_cost_usd: Decimal | None
+    agent_duration_seconds: float | None
+
+
+def _run_costs(run: RunFiles, agent: Agent) -> _Costs:
+    usage = [
+        (item.path, run.folder / item.path)
+        for item in run.files
+        if artifact_kind(item.path) == ArtifactKind.TOKEN_USAGE
+    ]
+    llm = steps_total(steps_cost(usage, default_model=agent.base_model))
+    traces = sorted(
+        item.path for item in run.files if artifact_kind(item.path) == ArtifactKind.TRACE
+    )
+    agent_cost = duration = None
+    if traces:
+        summary = trace_summary(run.folder / traces[0])
+        agent_cost, duration = summary.cost_usd, summary.duration_seconds
+    return _Costs(llm, agent_cost, duration)
+
+
+def submission_store(
+    *,
+    agent: Agent,
+    task: Task,
+    stage: str,
+    uploader: AbstractBaseUser | None,
+    source: str,
+    run: RunFiles,
+    notify: bool,
+) -> Submission:
+    """Write the rows of a checked run and move its folder into the store.
+
+    The agent's row is locked so two uploads for one agent get consecutive
+    versions; the unique constraint on the archive digest settles a race
+    between two uploads of the same archive.
+    """
+    costs = _run_costs(run, agent)
+    final: Path | None = None
+    try:
+        with transaction.atomic():
+            Agent.objects.select_for_update().filter(pk=agent.pk).first()
+            existing = Submission.objects.filter(
+                agent=agent, task=task, stage=stage, archive_sha256=run.digest
+            ).first()
+            if existing is not None:
+                raise DuplicateSubmission(existing)
+            latest = Submission.objects.filter(agent=agent, task=task, stage=stage).aggregate(
+                latest=Max("version")
+            )["latest"]
+            submission = Submission.objects.create(
+                agent=agent,
+                task=task,
+                stage=stage,
+                version=(latest or 0) + 1,
+                uploader=uploader,
+                source=source,
+                archive_sha256=run.digest,
+                status=SubmissionStatus.READY,
+                llm_cost_usd=costs.llm_cost_usd,
+                agent_cost_usd=costs.agent_cost_usd,
+                agent_duration_seconds=costs.agent_duration_seconds,
+            )
+            base = f"{SUBMISSIONS_FOLDER}/{submission.pk}"
+            Artifact.objects.bulk_create(
+                Artifact(
+                    submission=submission,
+                    kind=artifact_kind(item.path),
+                    path=item.path,
+                    size=item.size,
+                    sha256=item.sha256,
+                    file=f"{base}/{item.path}",
+                )
+                for item in run.files
+            )
+            final = submission_folder(submission.pk)
+            # A folder left by a crash between a rename and a rollback must
+            # not mix with this submission's files.
+            if final.exists():
+                shutil.rmtree(final)
+            os.rename(run.folder, final)
+            if notify:
+                transaction.on_commit(
+                    lambda: submission_ready.send(sender=Submission, submission_id=submission.pk)
+                )
+    except IntegrityError:
+        if final is not None:
+            shutil.rmtree(final, ignore_errors=True)
+        existing = Submission.objects.filter(
+            agent=agent, task=task, stage=stage, archive_sha256=run.digest
+        ).first()
+        if existing is not None:
+            raise DuplicateSubmission(existing) from None
+        raise
+    except BaseException:
+        if final is not None:
+            shutil.rmtree(final, ignore_errors=True)
+        raise
+    return submission
+
