@@ -69,15 +69,14 @@ def token_usage_read(path: Path) -> dict | None:
 
 
 def model_price_known(model: str) -> bool:
+    """Whether litellm's price table has the model under exactly this name.
+    No guessing of providers or aliases: a near miss prices the wrong model."""
     import litellm
 
-    if not model:
-        return False
-    try:
-        litellm.get_model_info(model=model)
-    except Exception:  # litellm raises several types for an unknown model
-        return False
-    return True
+    entry = litellm.model_cost.get(model) if model else None
+    return bool(entry) and (
+        "input_cost_per_token" in entry or "output_cost_per_token" in entry
+    )
 
 
 def step_cost(*, step: str, usage: dict, default_model: str) -> StepCost:
@@ -106,8 +105,8 @@ def step_cost(*, step: str, usage: dict, default_model: str) -> StepCost:
                 cache_creation_input_tokens=cache_creation,
             )
             cost = Decimal(str(round(prompt_cost + completion_cost, 6)))
-        except Exception:  # an entry without prices: unknown, not zero
-            logger.info("litellm could not price %s", model, exc_info=True)
+        except Exception as exc:  # an entry litellm cannot use: unknown, not zero
+            logger.info("litellm could not price %s: %s", model, exc)
     return StepCost(
         step=step,
         model=model,
