@@ -4,11 +4,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from benchmark.apis import TaskViewSet
+from benchmark.submission_apis import AgentViewSet, SubmissionViewSet
 
 from . import views
 
 router = DefaultRouter()
 router.register("tasks", TaskViewSet, basename="task")
+router.register("submissions", SubmissionViewSet, basename="submission")
+router.register("agents", AgentViewSet, basename="agent")
 
 api_patterns = [
     path("", include(router.urls)),
@@ -22,4 +25,5 @@ urlpatterns = [
     path("", include("benchmark.urls")),
     path("api/", include((api_patterns, "api"))),
     path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
 ]

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
 
 from .catalogue import Task
 
@@ -57,6 +58,9 @@ class Agent(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("benchmark:agent-detail", kwargs={"name": self.name})
 
 
 class Stage(models.TextChoices):
@@ -136,6 +140,9 @@ class Submission(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent} / {self.task} / {self.stage} v{self.version}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("benchmark:submission-detail", kwargs={"submission_id": self.pk})
 
 
 class ArtifactKind(models.TextChoices):

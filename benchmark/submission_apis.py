@@ -1,0 +1,135 @@
+from pathlib import Path
+
+import django_filters
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticatedOrReadOnly
+from rest_framework.response import Response
+
+from .accounts import user_owns_agent
+from .authentication import ApiTokenAuthentication
+from .intake import DuplicateSubmission, IntakeRefused, submission_intake
+from .models import ModelFamily, Stage, SubmissionSource, SubmissionStatus
+from .submission_selectors import agent_list, submission_list
+from .submission_serializers import (
+    AgentSerializer,
+    SubmissionDetailSerializer,
+    SubmissionSerializer,
+    SubmissionUploadSerializer,
+)
+from .uploads import upload_refusal
+
+
+class SubmissionFilter(django_filters.FilterSet):
+    agent = django_filters.CharFilter(field_name="agent__name")
+    task = django_filters.CharFilter(field_name="task__slug")
+    stage = django_filters.ChoiceFilter(choices=Stage.choices)
+    status = django_filters.ChoiceFilter(choices=SubmissionStatus.choices)
+
+
+class SubmissionViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    """Agent submissions. Filter the list with `agent`, `task`, `stage`, `status`.
+
+    Upload with a token: `curl -H "Authorization: Token $KEY" -F agent=NAME
+    -F task=SLUG -F stage=end2end -F archive=@run.zip .../api/submissions/`.
+    """
+
+    authentication_classes = [ApiTokenAuthentication, SessionAuthentication]
+    permission_classes = [IsAuthenticatedOrReadOnly]
+    filterset_class = SubmissionFilter
+    parser_classes = [MultiPartParser, FormParser]
+
+    def get_queryset(self):
+        queryset = submission_list()
+        if self.action == "retrieve":
+            queryset = queryset.prefetch_related("artifacts")
+        return queryset
+
+    def get_serializer_class(self):
+        if self.action == "create":
+            return SubmissionUploadSerializer
+        return SubmissionDetailSerializer if self.action == "retrieve" else SubmissionSerializer
+
+    @extend_schema(
+        request={"multipart/form-data": SubmissionUploadSerializer},
+        responses={
+            201: OpenApiResponse(description="Stored: `id`, `url`, `page_url`, `version`."),
+            400: OpenApiResponse(description="Bad input; the errors name the fields."),
+            401: OpenApiResponse(description="No or bad token."),
+            403: OpenApiResponse(description="The agent belongs to another team."),
+            409: OpenApiResponse(description="The same archive again; `id` is the existing one."),
+        },
+    )
+    def create(self, request, *args, **kwargs):
+        serializer = SubmissionUploadSerializer(data=request.data)
+        refusal = upload_refusal(request, "archive")
+        if refusal:
+            return Response({"archive": [refusal]}, status=status.HTTP_400_BAD_REQUEST)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        if not user_owns_agent(user=request.user, agent=data["agent"]):
+            raise PermissionDenied(f"agent {data['agent'].name!r} belongs to another team")
+        archive = data["archive"]
+        try:
+            submission = submission_intake(
+                agent=data["agent"],
+                task=data["task"],
+                stage=data["stage"],
+                archive=_upload_path(archive),
+                archive_name=archive.name,
+                archive_sha256=getattr(archive, "sha256", None),
+                uploader=request.user,
+                source=SubmissionSource.API,
+            )
+        except IntakeRefused as exc:
+            return Response({"archive": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        except DuplicateSubmission as exc:
+            return Response(
+                {
+                    "detail": str(exc),
+                    "id": exc.submission.pk,
+                    "url": self._url(exc.submission.pk),
+                },
+                status=status.HTTP_409_CONFLICT,
+            )
+        return Response(
+            {
+                "id": submission.pk,
+                "url": self._url(submission.pk),
+                "page_url": request.build_absolute_uri(submission.get_absolute_url()),
+                "version": submission.version,
+                "status": submission.status,
+                "artifacts": submission.artifacts.count(),
+            },
+            status=status.HTTP_201_CREATED,
+        )
+
+    def _url(self, pk: int) -> str:
+        return self.request.build_absolute_uri(reverse("api:submission-detail", args=[pk]))
+
+
+def _upload_path(archive) -> Path:
+    return Path(archive.temporary_file_path())
+
+
+class AgentFilter(django_filters.FilterSet):
+    team = django_filters.CharFilter(field_name="team__slug")
+    model_family = django_filters.ChoiceFilter(choices=ModelFamily.choices)
+
+
+class AgentViewSet(viewsets.ReadOnlyModelViewSet):
+    """Registered agents. Filter with `team` (the team's slug) or `model_family`."""
+
+    serializer_class = AgentSerializer
+    lookup_field = "name"
+    lookup_value_regex = "[^/]+"
+    filterset_class = AgentFilter
+
+    def get_queryset(self):
+        return agent_list()

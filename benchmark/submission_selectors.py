@@ -1,0 +1,242 @@
+"""Reads of submissions and their artifacts that the pages and the API share."""
+
+import posixpath
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.urls import reverse
+from django.utils.safestring import SafeString
+
+from .costs import StepCost, steps_cost, steps_total
+from .models import Agent, Artifact, ArtifactKind, Submission
+from .rendering import markdown_render
+from .run_layout import TEXT_SUFFIXES, primary_path
+
+LOG_TAIL_LINES = 200
+LOG_TAIL_BYTES = 64 * 1024
+MAX_RENDERED_MARKDOWN_BYTES = 2 * 1024 * 1024
+INLINE_IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+
+
+def submission_list() -> QuerySet[Submission]:
+    return Submission.objects.select_related("agent", "task", "uploader")
+
+
+def agent_list() -> QuerySet[Agent]:
+    return Agent.objects.select_related("team")
+
+
+def artifact_file_path(artifact: Artifact) -> Path:
+    return Path(settings.MEDIA_ROOT) / artifact.file.name
+
+
+def artifact_raw_url(artifact: Artifact) -> str:
+    return reverse(
+        "benchmark:artifact-raw",
+        kwargs={"submission_id": artifact.submission_id, "path": artifact.path},
+    )
+
+
+def artifact_page_url(artifact: Artifact) -> str:
+    return reverse(
+        "benchmark:artifact-detail",
+        kwargs={"submission_id": artifact.submission_id, "path": artifact.path},
+    )
+
+
+@dataclass(frozen=True)
+class ArtifactDelivery:
+    """How to serve an artifact: inline only for images and plain text."""
+
+    content_type: str
+    inline: bool
+
+
+def artifact_delivery(artifact: Artifact) -> ArtifactDelivery:
+    suffix = posixpath.splitext(artifact.path.lower())[1]
+    if suffix in INLINE_IMAGE_TYPES:
+        # Checked at intake: the content is what the extension says.
+        return ArtifactDelivery(INLINE_IMAGE_TYPES[suffix], True)
+    if suffix in TEXT_SUFFIXES or artifact.kind in (ArtifactKind.LOG, ArtifactKind.CODE):
+        return ArtifactDelivery("text/plain; charset=utf-8", True)
+    return ArtifactDelivery("application/octet-stream", False)
+
+
+def artifact_text(artifact: Artifact, *, limit: int = MAX_RENDERED_MARKDOWN_BYTES) -> str | None:
+    """The artifact as text, or None when it is too large or unreadable."""
+    if artifact.size > limit:
+        return None
+    try:
+        return artifact_file_path(artifact).read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _tail(artifact: Artifact) -> str:
+    try:
+        with artifact_file_path(artifact).open("rb") as handle:
+            handle.seek(max(0, artifact.size - LOG_TAIL_BYTES))
+            data = handle.read()
+    except OSError:
+        return ""
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    if artifact.size > LOG_TAIL_BYTES:
+        lines = lines[1:]  # the first line is probably cut
+    return "\n".join(lines[-LOG_TAIL_LINES:])
+
+
+@dataclass
+class TreeNode:
+    name: str
+    path: str
+    artifact: Artifact | None = None
+    children: dict[str, "TreeNode"] = field(default_factory=dict)
+
+    @property
+    def folders(self) -> list["TreeNode"]:
+        return sorted((c for c in self.children.values() if c.artifact is None), key=_by_name)
+
+    @property
+    def files(self) -> list["TreeNode"]:
+        return sorted((c for c in self.children.values() if c.artifact is not None), key=_by_name)
+
+
+def _by_name(node: TreeNode) -> str:
+    return node.name.lower()
+
+
+def artifact_tree(artifacts: list[Artifact]) -> TreeNode:
+    root = TreeNode(name="", path="")
+    for artifact in artifacts:
+        node = root
+        parts = artifact.path.split("/")
+        for depth, part in enumerate(parts[:-1], start=1):
+            node = node.children.setdefault(
+                part, TreeNode(name=part, path="/".join(parts[:depth]))
+            )
+        node.children[parts[-1]] = TreeNode(name=parts[-1], path=artifact.path, artifact=artifact)
+    return root
+
+
+@dataclass
+class SubmissionCosts:
+    steps: list[StepCost]
+    llm_total: Decimal | None
+    agent_cost_usd: Decimal | None
+    agent_duration_seconds: float | None
+
+
+@dataclass
+class RenderedDocument:
+    title: str
+    artifact: Artifact
+    html: SafeString | None  # None: too large to render; offer the download
+
+
+@dataclass
+class SubmissionPage:
+    submission: Submission
+    artifacts: list[Artifact]
+    paper: RenderedDocument | None
+    documents: list[RenderedDocument]
+    tree: TreeNode
+    log: Artifact | None
+    log_tail: str
+    logs: list[Artifact]
+    costs: SubmissionCosts
+
+
+def _image_resolver(document: Artifact, by_path: dict[str, Artifact]):
+    """Figures load from the artifact store only; any other image is dropped."""
+    base = posixpath.dirname(document.path)
+
+    def resolve(src: str) -> str | None:
+        parts = urlsplit(src)
+        if parts.scheme or parts.netloc or src.startswith("/"):
+            return None
+        path = posixpath.normpath(posixpath.join(base, unquote(parts.path)))
+        target = by_path.get(path)
+        if target is None or target.kind != ArtifactKind.FIGURE:
+            return None
+        if posixpath.splitext(path.lower())[1] not in INLINE_IMAGE_TYPES:
+            return None
+        return artifact_raw_url(target)
+
+    return resolve
+
+
+def _render(title: str, artifact: Artifact, by_path: dict[str, Artifact]) -> RenderedDocument:
+    text = artifact_text(artifact)
+    html = None
+    if text is not None:
+        html = markdown_render(text, math=True, image_src=_image_resolver(artifact, by_path))
+    return RenderedDocument(title=title, artifact=artifact, html=html)
+
+
+def submission_costs(submission: Submission, artifacts: list[Artifact]) -> SubmissionCosts:
+    usage = [
+        (artifact.path, artifact_file_path(artifact))
+        for artifact in artifacts
+        if artifact.kind == ArtifactKind.TOKEN_USAGE
+    ]
+    steps = steps_cost(usage, default_model=submission.agent.base_model)
+    return SubmissionCosts(
+        steps=steps,
+        llm_total=steps_total(steps),
+        agent_cost_usd=submission.agent_cost_usd,
+        agent_duration_seconds=submission.agent_duration_seconds,
+    )
+
+
+def submission_page(submission: Submission) -> SubmissionPage:
+    artifacts = list(submission.artifacts.all())
+    by_path = {artifact.path: artifact for artifact in artifacts}
+    paths = list(by_path)
+
+    def primary(kind: str) -> Artifact | None:
+        path = primary_path(paths, kind)
+        return by_path[path] if path else None
+
+    paper_artifact = primary(ArtifactKind.PAPER)
+    paper = _render("Paper", paper_artifact, by_path) if paper_artifact else None
+    documents = []
+    for kind, title in (
+        (ArtifactKind.IDEA, "Idea"),
+        (ArtifactKind.PROPOSAL, "Proposal"),
+        (ArtifactKind.RELATED_WORK, "Related work"),
+        (ArtifactKind.RESULTS, "Results"),
+    ):
+        artifact = primary(kind)
+        if artifact is not None:
+            documents.append(_render(title, artifact, by_path))
+    log = primary(ArtifactKind.LOG)
+    logs = [a for a in artifacts if a.kind in (ArtifactKind.LOG, ArtifactKind.TRACE)]
+    return SubmissionPage(
+        submission=submission,
+        artifacts=artifacts,
+        paper=paper,
+        documents=documents,
+        tree=artifact_tree(artifacts),
+        log=log,
+        log_tail=_tail(log) if log else "",
+        logs=logs,
+        costs=submission_costs(submission, artifacts),
+    )
+
+
+def artifact_get(*, submission_id: int, path: str) -> Artifact | None:
+    return (
+        Artifact.objects.select_related("submission")
+        .filter(submission_id=submission_id, path=path)
+        .first()
+    )

@@ -1,0 +1,82 @@
+from rest_framework import serializers
+
+from .models import Agent, Artifact, Stage, Submission, Task
+from .submission_selectors import artifact_raw_url
+
+
+class AgentSerializer(serializers.ModelSerializer):
+    team = serializers.CharField(source="team.name", read_only=True)
+    page_url = serializers.CharField(source="get_absolute_url", read_only=True)
+
+    class Meta:
+        model = Agent
+        fields = [
+            "name",
+            "display_name",
+            "team",
+            "base_model",
+            "coding_agent",
+            "scaffold",
+            "model_family",
+            "description",
+            "links",
+            "page_url",
+            "created_at",
+        ]
+
+
+class ArtifactSerializer(serializers.ModelSerializer):
+    download_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Artifact
+        fields = ["path", "kind", "size", "sha256", "download_url"]
+
+    def get_download_url(self, artifact: Artifact) -> str:
+        url = artifact_raw_url(artifact) + "?download=1"
+        request = self.context.get("request")
+        return request.build_absolute_uri(url) if request else url
+
+
+class SubmissionSerializer(serializers.HyperlinkedModelSerializer):
+    url = serializers.HyperlinkedIdentityField(view_name="api:submission-detail")
+    page_url = serializers.CharField(source="get_absolute_url", read_only=True)
+    agent = serializers.CharField(source="agent.name", read_only=True)
+    task = serializers.CharField(source="task.slug", read_only=True)
+    uploader = serializers.CharField(source="uploader.get_username", read_only=True, default=None)
+
+    class Meta:
+        model = Submission
+        fields = [
+            "id",
+            "url",
+            "page_url",
+            "agent",
+            "task",
+            "stage",
+            "version",
+            "status",
+            "source",
+            "uploader",
+            "archive_sha256",
+            "llm_cost_usd",
+            "agent_cost_usd",
+            "agent_duration_seconds",
+            "created_at",
+        ]
+
+
+class SubmissionDetailSerializer(SubmissionSerializer):
+    artifacts = ArtifactSerializer(many=True, read_only=True)
+
+    class Meta(SubmissionSerializer.Meta):
+        fields = [*SubmissionSerializer.Meta.fields, "error", "artifacts"]
+
+
+class SubmissionUploadSerializer(serializers.Serializer):
+    agent = serializers.SlugRelatedField(slug_field="name", queryset=Agent.objects.all())
+    task = serializers.SlugRelatedField(slug_field="slug", queryset=Task.objects.all())
+    stage = serializers.ChoiceField(choices=Stage.choices)
+    archive = serializers.FileField(
+        help_text="zip or tar.gz of the run; a single .md file for the idea and proposal stages"
+    )

@@ -1,0 +1,283 @@
+"""Pages for agent builders: upload a run, see a submission, browse its files,
+manage teams, agents and API tokens. Thin: forms, then services or selectors."""
+
+import posixpath
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import TextLexer, get_lexer_for_filename
+from pygments.util import ClassNotFound
+
+from .accounts import (
+    AccountError,
+    agent_register,
+    agents_of,
+    api_token_create,
+    api_token_revoke,
+    team_create,
+    teams_of,
+)
+from .forms import AgentForm, ApiTokenForm, SubmissionUploadForm, TeamForm
+from .intake import DuplicateSubmission, IntakeRefused, submission_intake
+from .models import Agent, Stage, SubmissionSource, Task
+from .submission_selectors import (
+    artifact_delivery,
+    artifact_file_path,
+    artifact_get,
+    artifact_raw_url,
+    artifact_text,
+    submission_list,
+    submission_page,
+)
+from .uploads import upload_refusal
+
+SUBMISSIONS_PER_PAGE = 50
+MAX_HIGHLIGHT_BYTES = 1024 * 1024
+
+# Submission pages show untrusted content: even if something slipped past the
+# sanitiser, the browser would run no script but the site's own files.
+SUBMISSION_PAGE_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+# Artifacts themselves are never a page that runs anything.
+ARTIFACT_CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox"
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
+
+
+@login_required
+def submission_upload_view(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        form = SubmissionUploadForm(request.POST, request.FILES, user=request.user)
+        refusal = upload_refusal(request, "archive")
+        if refusal:
+            form.add_error(None, f"Upload refused: {refusal}.")
+        elif form.is_valid():
+            archive = form.cleaned_data["archive"]
+            try:
+                submission = submission_intake(
+                    agent=form.cleaned_data["agent"],
+                    task=form.cleaned_data["task"],
+                    stage=form.cleaned_data["stage"],
+                    archive=Path(archive.temporary_file_path()),
+                    archive_name=archive.name,
+                    archive_sha256=getattr(archive, "sha256", None),
+                    uploader=request.user,
+                    source=SubmissionSource.UPLOAD,
+                )
+            except IntakeRefused as exc:
+                form.add_error("archive", f"Upload refused: {exc}.")
+            except DuplicateSubmission as exc:
+                form.add_error("archive", f"Not stored again: {exc}.")
+                if _wants_json(request):
+                    return JsonResponse(
+                        {
+                            "errors": {"archive": [f"Not stored again: {exc}."]},
+                            "existing_url": exc.submission.get_absolute_url(),
+                        },
+                        status=409,
+                    )
+            else:
+                messages.success(
+                    request,
+                    f"Submission {submission.pk} stored: version {submission.version}, "
+                    f"{submission.artifacts.count()} files.",
+                )
+                url = submission.get_absolute_url()
+                if _wants_json(request):
+                    return JsonResponse({"id": submission.pk, "url": url}, status=201)
+                return redirect(url)
+        if _wants_json(request):
+            return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
+        status = 400
+    else:
+        form = SubmissionUploadForm(user=request.user, initial=request.GET.dict())
+        status = 200
+    return render(
+        request,
+        "benchmark/submission_upload.html",
+        {"form": form, "tasks": Task.objects.only("slug", "title"), "has_agents": form.fields["agent"].queryset.exists()},
+        status=status,
+    )
+
+
+def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResponse:
+    submission = get_object_or_404(submission_list(), pk=submission_id)
+    response = render(
+        request, "benchmark/submission_detail.html", {"page": submission_page(submission)}
+    )
+    response["Content-Security-Policy"] = SUBMISSION_PAGE_CSP
+    return response
+
+
+def submission_list_view(request: HttpRequest) -> HttpResponse:
+    submissions = submission_list()
+    chosen = {}
+    for name in ("agent", "task", "stage"):
+        value = request.GET.get(name, "").strip()
+        if value:
+            chosen[name] = value
+    if "agent" in chosen:
+        submissions = submissions.filter(agent__name=chosen["agent"])
+    if "task" in chosen:
+        submissions = submissions.filter(task__slug=chosen["task"])
+    if "stage" in chosen:
+        submissions = submissions.filter(stage=chosen["stage"])
+    page = Paginator(submissions, SUBMISSIONS_PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "benchmark/submission_list.html",
+        {"page": page, "chosen": chosen, "stages": Stage.choices, "query": query.urlencode()},
+    )
+
+
+def _artifact_or_404(submission_id: int, path: str):
+    artifact = artifact_get(submission_id=submission_id, path=path)
+    if artifact is None:
+        raise Http404("No such file in this submission.")
+    return artifact
+
+
+def artifact_detail_view(request: HttpRequest, submission_id: int, path: str) -> HttpResponse:
+    artifact = _artifact_or_404(submission_id, path)
+    delivery = artifact_delivery(artifact)
+    highlighted = None
+    if delivery.content_type.startswith("text/"):
+        text = artifact_text(artifact, limit=MAX_HIGHLIGHT_BYTES)
+        if text is not None:
+            try:
+                lexer = get_lexer_for_filename(posixpath.basename(path), stripnl=False)
+            except ClassNotFound:
+                lexer = TextLexer(stripnl=False)
+            highlighted = highlight(text, lexer, HtmlFormatter(cssclass="highlight", linenos="table"))
+    response = render(
+        request,
+        "benchmark/artifact_detail.html",
+        {
+            "artifact": artifact,
+            "submission": artifact.submission,
+            "raw_url": artifact_raw_url(artifact),
+            "is_image": delivery.inline and delivery.content_type.startswith("image/"),
+            "highlighted": highlighted,
+        },
+    )
+    response["Content-Security-Policy"] = SUBMISSION_PAGE_CSP
+    return response
+
+
+def artifact_raw_view(request: HttpRequest, submission_id: int, path: str) -> FileResponse:
+    artifact = _artifact_or_404(submission_id, path)
+    delivery = artifact_delivery(artifact)
+    inline = delivery.inline and request.GET.get("download") is None
+    try:
+        handle = artifact_file_path(artifact).open("rb")
+    except OSError:
+        raise Http404("The file is missing from the artifact store.") from None
+    response = FileResponse(
+        handle,
+        as_attachment=not inline,
+        filename=posixpath.basename(artifact.path),
+        content_type=delivery.content_type,
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = ARTIFACT_CSP
+    return response
+
+
+def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
+    agent = get_object_or_404(Agent.objects.select_related("team"), name=name)
+    submissions = submission_list().filter(agent=agent)[:200]
+    return render(
+        request, "benchmark/agent_detail.html", {"agent": agent, "submissions": submissions}
+    )
+
+
+@login_required
+def account_view(request: HttpRequest) -> HttpResponse:
+    return _account_render(request)
+
+
+def _account_render(request, *, status=200, new_key=None, **forms) -> HttpResponse:
+    user = request.user
+    context = {
+        "teams": teams_of(user).prefetch_related("members"),
+        "agents": agents_of(user),
+        "tokens": user.api_tokens.all(),
+        "team_form": forms.get("team_form") or TeamForm(),
+        "agent_form": forms.get("agent_form") or AgentForm(user=user),
+        "token_form": forms.get("token_form") or ApiTokenForm(),
+        "new_key": new_key,
+    }
+    return render(request, "benchmark/account.html", context, status=status)
+
+
+@login_required
+@require_POST
+def team_create_view(request: HttpRequest) -> HttpResponse:
+    form = TeamForm(request.POST)
+    if form.is_valid():
+        try:
+            team = team_create(name=form.cleaned_data["name"], creator=request.user)
+        except AccountError as exc:
+            form.add_error("name", str(exc))
+        else:
+            messages.success(request, f"Team {team.name} created.")
+            return redirect("benchmark:account")
+    return _account_render(request, status=400, team_form=form)
+
+
+@login_required
+@require_POST
+def agent_register_view(request: HttpRequest) -> HttpResponse:
+    form = AgentForm(request.POST, user=request.user)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            agent = agent_register(user=request.user, **data)
+        except AccountError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Agent {agent.name} registered.")
+            return redirect("benchmark:account")
+    return _account_render(request, status=400, agent_form=form)
+
+
+@login_required
+@require_POST
+def token_create_view(request: HttpRequest) -> HttpResponse:
+    form = ApiTokenForm(request.POST)
+    if form.is_valid():
+        try:
+            created = api_token_create(user=request.user, name=form.cleaned_data["name"])
+        except AccountError as exc:
+            form.add_error("name", str(exc))
+        else:
+            # Shown in this response only; never stored, never shown again.
+            response = _account_render(request, new_key=created.key)
+            response["Cache-Control"] = "no-store"
+            return response
+    return _account_render(request, status=400, token_form=form)
+
+
+@login_required
+@require_POST
+def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
+    try:
+        token = api_token_revoke(user=request.user, token_id=token_id)
+    except AccountError as exc:
+        raise Http404(str(exc)) from None
+    messages.success(request, f"Token {token.name} revoked.")
+    return redirect("benchmark:account")
