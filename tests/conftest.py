@@ -32,6 +32,15 @@ def _clear_cache():
 
 
 @pytest.fixture
+def media_root(tmp_path, settings) -> Path:
+    """A fresh, empty artifact store for the test."""
+    root = tmp_path / "media"
+    root.mkdir()
+    settings.MEDIA_ROOT = root
+    return root
+
+
+@pytest.fixture
 def write_task_file(tmp_path: Path) -> Callable[..., Path]:
     """Write `<slug>.md` into a fresh folder and return its path."""
     folder = tmp_path / "tasks"

@@ -14,3 +14,39 @@ class TaskFactory(factory.django.DjangoModelFactory):
     title = factory.Sequence(lambda n: f"Generated workshop {n}")
     description = factory.LazyAttribute(lambda task: f"# {task.title}\n\nA generated task.")
     kind = TaskKind.OPEN_ENDED
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "auth.User"
+        django_get_or_create = ("username",)
+        skip_postgeneration_save = True
+
+    username = factory.Sequence(lambda n: f"builder{n}")
+    email = factory.LazyAttribute(lambda user: f"{user.username}@example.org")
+    password = factory.PostGenerationMethodCall("set_password", "a-long-test-password")
+
+
+class TeamFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "benchmark.Team"
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"Team {n}")
+    slug = factory.Sequence(lambda n: f"team-{n}")
+
+    @factory.post_generation
+    def members(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.members.add(*extracted)
+
+
+class AgentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "benchmark.Agent"
+
+    team = factory.SubFactory(TeamFactory)
+    name = factory.Sequence(lambda n: f"agent-{n}")
+    display_name = factory.LazyAttribute(lambda agent: agent.name.title())
+    base_model = "o4-mini-2025-04-16"
+    model_family = "openai"
