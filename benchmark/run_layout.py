@@ -130,7 +130,7 @@ def stage_check(stage: str, kinds: Iterable[str]) -> str | None:
     )
     return (
         f"the {Stage(stage).label.lower()} stage needs {description}; "
-        f"the upload has {found or 'no files'}"
+        f"found {found or 'no files'}"
     )
 
 

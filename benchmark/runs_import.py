@@ -27,7 +27,7 @@ from django.db import transaction
 
 from .archives import IntakeLimits, folder_unpack, files_digest
 from .intake import DuplicateSubmission, RunFiles, incoming_folder, submission_store
-from .mlrbench_import import ImportOptions, ImportPartReport, ImportRefused
+from .mlrbench_import import ImportOptions, ImportPartReport
 from .models import Agent, ModelFamily, Stage, Submission, SubmissionSource, Task, Team
 from .run_layout import artifact_kind, stage_check
 
@@ -259,6 +259,14 @@ class _Agents:
         self.cache: dict[str, Agent] = {}
         self.team: Team | None = None
 
+    def existing(self, name: str) -> Agent | None:
+        if name not in self.cache:
+            agent = Agent.objects.filter(name=name).first()
+            if agent is None:
+                return None
+            self.cache[name] = agent
+        return self.cache[name]
+
     def get(self, name: str) -> Agent:
         if name not in self.cache:
             agent = Agent.objects.filter(name=name).first()
@@ -288,12 +296,14 @@ class _Agents:
 
 
 def run_import(
-    *, run: PublishedRun, agent: Agent, task: Task, limits: IntakeLimits, problems: list[str]
+    *, run: PublishedRun, agents: _Agents, task: Task, limits: IntakeLimits, problems: list[str]
 ) -> str:
     """Store one published run: `created`, `unchanged` or `skipped`."""
     quick = _quick_digest(run.files)
+    agent = agents.existing(run.agent)
     if (
         quick is not None
+        and agent is not None
         and Submission.objects.filter(
             agent=agent, task=task, stage=run.stage, archive_sha256=quick
         ).exists()
@@ -315,7 +325,7 @@ def run_import(
             return "skipped"
         try:
             submission_store(
-                agent=agent,
+                agent=agents.get(run.agent),
                 task=task,
                 stage=run.stage,
                 uploader=None,
@@ -334,7 +344,8 @@ def runs_part(path: Path, options: ImportOptions) -> ImportPartReport:
     """The `runs` part of import_mlrbench (order 20)."""
     report = ImportPartReport()
     if not (path / "agent_results").is_dir():
-        raise ImportRefused(f"{path} has no agent_results/ folder")
+        # A folder of tasks alone is a valid, if small, clone.
+        return report
     runs = list(published_runs(path))
     tasks = {task.slug: task for task in Task.objects.filter(slug__in={r.task for r in runs})}
     agents = _Agents(report)
@@ -352,7 +363,7 @@ def runs_part(path: Path, options: ImportOptions) -> ImportPartReport:
         try:
             outcome = run_import(
                 run=run,
-                agent=agents.get(run.agent),
+                agents=agents,
                 task=task,
                 limits=limits,
                 problems=report.problems,

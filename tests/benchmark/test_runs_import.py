@@ -1,0 +1,134 @@
+"""`import_mlrbench`'s runs part on the sample data and on broken clones."""
+
+import os
+import shutil
+from collections import Counter
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from benchmark.models import Agent, Artifact, ArtifactKind, Submission
+
+from .runs import SAMPLE_TASK
+
+pytestmark = pytest.mark.django_db
+
+END2END_AGENTS = ["claude", "codex", "gemini", "gemini-cli", "o4-mini"]
+
+
+def run_import(path: Path) -> str:
+    out = StringIO()
+    call_command("import_mlrbench", str(path), stdout=out, stderr=out)
+    return out.getvalue()
+
+
+def store_files(media_root: Path) -> list[str]:
+    return sorted(str(p.relative_to(media_root)) for p in media_root.rglob("*") if p.is_file())
+
+
+def test_the_sample_imports_every_run_and_a_second_import_changes_nothing(
+    mlrbench_data, media_root
+):
+    output = run_import(mlrbench_data)
+
+    assert (
+        "runs: 18 idea created, 0 idea unchanged, 18 proposal created, 0 proposal unchanged, "
+        "2 experiment created, 0 experiment unchanged, 3 paper created, 0 paper unchanged, "
+        "5 end2end created, 0 end2end unchanged, 12 agents created"
+    ) in output
+    end2end = Submission.objects.filter(stage="end2end", source="import")
+    assert sorted(end2end.values_list("agent__name", flat=True)) == END2END_AGENTS
+    for submission in end2end:
+        kinds = Counter(submission.artifacts.values_list("kind", flat=True))
+        for kind in ("task", "idea", "proposal", "related_work", "paper", "log", "code"):
+            assert kinds[kind] >= 1, (submission.agent.name, kind)
+        assert kinds[ArtifactKind.TOKEN_USAGE] == 4
+        assert kinds[ArtifactKind.FIGURE] >= 2
+        assert submission.task.slug == SAMPLE_TASK
+    by_agent = {s.agent.name: s for s in end2end}
+    # Runs with Claude Code carry its trace; its last message has the cost.
+    for name in ("claude", "gemini", "o4-mini"):
+        assert by_agent[name].artifacts.filter(kind="trace", path="claude_output.json").exists()
+        assert by_agent[name].agent_cost_usd is not None
+    assert by_agent["codex"].artifacts.get(path="codex_log.log").kind == ArtifactKind.LOG
+    assert by_agent["gemini-cli"].artifacts.filter(path__startswith="gemini/", kind="code")
+    # claude-3-7-sonnet is not in this litellm's price table: unknown, not 0.
+    assert by_agent["claude"].llm_cost_usd is None
+    assert by_agent["o4-mini"].llm_cost_usd > 0
+
+    experiment = Submission.objects.get(stage="experiment", agent__name="claude")
+    assert not experiment.artifacts.filter(kind="paper").exists()
+    papers = Submission.objects.filter(stage="paper")
+    assert sorted(papers.values_list("agent__name", flat=True)) == [
+        "claude-3-7-sonnet-20250219",
+        "gemini-2.5-pro-preview",
+        "o4-mini-2025-04-16",
+    ]
+    for paper in papers:
+        assert paper.artifacts.filter(path="results/paper.md", kind="paper").exists()
+        assert paper.artifacts.filter(kind="figure").exists()  # the figures it links
+    ideas = Submission.objects.filter(stage="idea")
+    assert ideas.filter(agent__name="deepseek-r1").count() == 3
+    assert Agent.objects.get(name="deepseek-r1").model_family == "deepseek"
+    assert Agent.objects.get(name="claude").model_family == "anthropic"
+
+    rows = (Submission.objects.count(), Artifact.objects.count(), Agent.objects.count())
+    files = store_files(media_root)
+
+    second = run_import(mlrbench_data)
+
+    assert "0 end2end created, 5 end2end unchanged" in second
+    assert "done: nothing new" in second
+    assert (Submission.objects.count(), Artifact.objects.count(), Agent.objects.count()) == rows
+    assert store_files(media_root) == files
+
+
+@pytest.fixture
+def small_clone(tmp_path, mlrbench_data) -> Path:
+    """A clone with the one sample task and one end-to-end run."""
+    clone = tmp_path / "clone"
+    (clone / "tasks").mkdir(parents=True)
+    shutil.copy(mlrbench_data / "tasks" / f"{SAMPLE_TASK}.md", clone / "tasks")
+    run = clone / "agent_results" / "end2end_codex" / SAMPLE_TASK
+    shutil.copytree(mlrbench_data / "agent_results" / "end2end_codex" / SAMPLE_TASK, run)
+    return clone
+
+
+def test_a_bad_file_is_named_and_the_rest_of_the_run_imported(small_clone, media_root):
+    run = small_clone / "agent_results" / "end2end_codex" / SAMPLE_TASK
+    os.symlink("/etc/passwd", run / "results" / "passwd")
+    (run / "results" / "fake.png").write_bytes(b"not an image")
+    # A run for a task the catalogue does not have, and one without a paper.
+    shutil.copytree(run, run.parent / "iclr2025_unknown_task")
+    nopaper = small_clone / "agent_results" / "end2end_o4-mini" / SAMPLE_TASK
+    nopaper.mkdir(parents=True)
+    (nopaper / "idea.md").write_text("# Idea")
+
+    output = run_import(small_clone)
+
+    assert "results/passwd is a symbolic link" in output
+    assert "results/fake.png is not a PNG image" in output
+    assert "end2end_codex/iclr2025_unknown_task: no task 'iclr2025_unknown_task'" in output
+    assert (
+        "end2end_o4-mini/iclr2025_bi_align: skipped, the end to end stage needs a paper"
+        " (results/paper.md); found 1 idea"
+    ) in output
+    assert not Agent.objects.filter(name="o4-mini").exists()
+    submission = Submission.objects.get()
+    assert submission.agent.name == "codex"
+    assert submission.artifacts.filter(path="results/paper.md").exists()
+    assert not submission.artifacts.filter(path__in=["results/passwd", "results/fake.png"])
+    assert "done: 3 rows created or updated; 4 problem(s)" in output
+
+
+def test_a_changed_run_is_a_new_version(small_clone, media_root):
+    run_import(small_clone)
+    paper = small_clone / "agent_results" / "end2end_codex" / SAMPLE_TASK / "results" / "paper.md"
+    paper.write_text(paper.read_text() + "\nA correction.\n")
+
+    output = run_import(small_clone)
+
+    assert "1 end2end created" in output
+    assert list(Submission.objects.order_by("version").values_list("version", flat=True)) == [1, 2]
