@@ -60,7 +60,7 @@ class AgentForm(forms.Form):
 
     def clean_links(self) -> list[str]:
         links = [line.strip() for line in self.cleaned_data["links"].splitlines() if line.strip()]
-        validator = forms.URLField()
+        validator = forms.URLField(assume_scheme="https")
         return [validator.clean(link) for link in links]
 
 

@@ -20,11 +20,10 @@ class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = "auth.User"
         django_get_or_create = ("username",)
-        skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"builder{n}")
     email = factory.LazyAttribute(lambda user: f"{user.username}@example.org")
-    password = factory.PostGenerationMethodCall("set_password", "a-long-test-password")
+    password = factory.django.Password("a-long-test-password")
 
 
 class TeamFactory(factory.django.DjangoModelFactory):
