@@ -37,7 +37,7 @@ def markdown_render(
 
     `math`: keep `$...$`, `$$...$$`, `\\(...\\)` and `\\[...\\]` away from
     markdown (which would eat `_` and `*` in formulas) and emit them as
-    `<span class="math inline|display">` text for KaTeX in the browser.
+    `<span class="math math-inline|math-display">` text for KaTeX in the browser.
     `image_src`: maps each image's `src` to the URL to load it from, or None
     to drop the image (e.g. figures served from the artifact store only).
     """
@@ -96,4 +96,4 @@ def _math_protect(text: str, formulas: list[tuple[str, bool]]) -> str:
 
 def _math_html(formula: str, display: bool) -> str:
     kind = "display" if display else "inline"
-    return f'<span class="math {kind}">{html_lib.escape(formula, quote=False)}</span>'
+    return f'<span class="math math-{kind}">{html_lib.escape(formula, quote=False)}</span>'

@@ -152,7 +152,7 @@ class SubmissionPage:
     tree: TreeNode
     log: Artifact | None
     log_tail: str
-    logs: list[Artifact]
+    other_logs: list[Artifact]  # further logs and coding-agent traces
     costs: SubmissionCosts
 
 
@@ -220,7 +220,9 @@ def submission_page(submission: Submission) -> SubmissionPage:
         if artifact is not None:
             documents.append(_render(title, artifact, by_path))
     log = primary(ArtifactKind.LOG)
-    logs = [a for a in artifacts if a.kind in (ArtifactKind.LOG, ArtifactKind.TRACE)]
+    other_logs = [
+        a for a in artifacts if a.kind in (ArtifactKind.LOG, ArtifactKind.TRACE) and a != log
+    ]
     return SubmissionPage(
         submission=submission,
         artifacts=artifacts,
@@ -229,7 +231,7 @@ def submission_page(submission: Submission) -> SubmissionPage:
         tree=artifact_tree(artifacts),
         log=log,
         log_tail=_tail(log) if log else "",
-        logs=logs,
+        other_logs=other_logs,
         costs=submission_costs(submission, artifacts),
     )
 

@@ -1,12 +1,12 @@
 // Typesets the formulas that the server marked up as <span class="math
-// inline|display">; the text is untrusted, so KaTeX runs with trust off.
+// math-inline|math-display">; the text is untrusted, so KaTeX runs with trust off.
 (function () {
   "use strict";
   if (!window.katex) return;
   document.querySelectorAll(".markdown .math").forEach(function (element) {
     try {
       window.katex.render(element.textContent, element, {
-        displayMode: element.classList.contains("display"),
+        displayMode: element.classList.contains("math-display"),
         throwOnError: false,
         trust: false,
         maxExpand: 1000,

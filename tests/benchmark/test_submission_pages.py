@@ -79,7 +79,7 @@ def test_the_submission_page_shows_paper_figures_documents_tree_log_and_cost(
     figure = client.get(figures[0])
     assert figure["Content-Type"] == "image/png"
     assert figure["X-Content-Type-Options"] == "nosniff"
-    assert 'class="math inline"' in paper  # formulas left for KaTeX
+    assert 'class="math math-inline"' in paper  # formulas left for KaTeX
     assert 'data-testid="document-idea"' in html and 'data-testid="document-proposal"' in html
     assert "claude_code/run_experiments.py" in html  # in the file tree
     tail = html.split('data-testid="log-tail">', 1)[1].split("</pre>", 1)[0]
