@@ -17,7 +17,7 @@ from .models import Agent, ApiToken, ModelFamily, Team
 # after their models (`gemini-2.5-pro-preview-03-25`).
 AGENT_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,99}$"
 _AGENT_NAME_RE = re.compile(AGENT_NAME_PATTERN)
-TOKEN_PREFIX = "mlrb_"
+TOKEN_PREFIX = "mlrb_"  # noqa: S105 - a label that makes keys recognisable, not a secret
 
 
 class AccountError(Exception):

@@ -74,9 +74,7 @@ def model_price_known(model: str) -> bool:
     import litellm
 
     entry = litellm.model_cost.get(model) if model else None
-    return bool(entry) and (
-        "input_cost_per_token" in entry or "output_cost_per_token" in entry
-    )
+    return bool(entry) and ("input_cost_per_token" in entry or "output_cost_per_token" in entry)
 
 
 def step_cost(*, step: str, usage: dict, default_model: str) -> StepCost:

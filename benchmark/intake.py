@@ -265,4 +265,3 @@ def submission_store(
             shutil.rmtree(final, ignore_errors=True)
         raise
     return submission
-

@@ -85,8 +85,14 @@ def _math_protect(text: str, formulas: list[tuple[str, bool]]) -> str:
         if match.group("code"):
             return match.group(0)
         display = match.group("display") or match.group("display2")
-        formula = display if display is not None else (
-            match.group("inline2") if match.group("inline2") is not None else match.group("inline")
+        formula = (
+            display
+            if display is not None
+            else (
+                match.group("inline2")
+                if match.group("inline2") is not None
+                else match.group("inline")
+            )
         )
         formulas.append((formula.strip(), display is not None))
         return f"MLRBMATH{len(formulas) - 1}X"

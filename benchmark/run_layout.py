@@ -104,8 +104,10 @@ _NEEDS = {
     Stage.EXPERIMENT: (
         "code and an execution log or results (e.g. claude_code/ with results/log.txt, "
         "<agent>_log.log, claude_output.json or results.md)",
-        lambda k: k[ArtifactKind.CODE] > 0
-        and (k[ArtifactKind.LOG] + k[ArtifactKind.TRACE] + k[ArtifactKind.RESULTS]) > 0,
+        lambda k: (
+            k[ArtifactKind.CODE] > 0
+            and (k[ArtifactKind.LOG] + k[ArtifactKind.TRACE] + k[ArtifactKind.RESULTS]) > 0
+        ),
     ),
     Stage.PAPER: ("a paper (results/paper.md)", lambda k: k[ArtifactKind.PAPER] > 0),
     Stage.END2END: ("a paper (results/paper.md)", lambda k: k[ArtifactKind.PAPER] > 0),
@@ -129,8 +131,7 @@ def stage_check(stage: str, kinds: Iterable[str]) -> str | None:
         f"{n} {labels[kind].lower()}" for kind, n in sorted(counts.items(), key=lambda kv: kv[0])
     )
     return (
-        f"the {Stage(stage).label.lower()} stage needs {description}; "
-        f"found {found or 'no files'}"
+        f"the {Stage(stage).label.lower()} stage needs {description}; found {found or 'no files'}"
     )
 
 

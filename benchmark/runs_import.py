@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlsplit
 
 from django.db import transaction
 
-from .archives import IntakeLimits, folder_unpack, files_digest
+from .archives import IntakeLimits, files_digest, folder_unpack
 from .intake import DuplicateSubmission, RunFiles, incoming_folder, submission_store
 from .mlrbench_import import ImportOptions, ImportPartReport
 from .models import Agent, ModelFamily, Stage, Submission, SubmissionSource, Task, Team

@@ -31,9 +31,7 @@ class SubmissionFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=SubmissionStatus.choices)
 
 
-class SubmissionViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
-):
+class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Agent submissions. Filter the list with `agent`, `task`, `stage`, `status`.
 
     Upload with a token: `curl -H "Authorization: Token $KEY" -F agent=NAME

@@ -121,9 +121,7 @@ def artifact_tree(artifacts: list[Artifact]) -> TreeNode:
         node = root
         parts = artifact.path.split("/")
         for depth, part in enumerate(parts[:-1], start=1):
-            node = node.children.setdefault(
-                part, TreeNode(name=part, path="/".join(parts[:depth]))
-            )
+            node = node.children.setdefault(part, TreeNode(name=part, path="/".join(parts[:depth])))
         node.children[parts[-1]] = TreeNode(name=parts[-1], path=artifact.path, artifact=artifact)
     return root
 

@@ -107,7 +107,11 @@ def submission_upload_view(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "benchmark/submission_upload.html",
-        {"form": form, "tasks": Task.objects.only("slug", "title"), "has_agents": form.fields["agent"].queryset.exists()},
+        {
+            "form": form,
+            "tasks": Task.objects.only("slug", "title"),
+            "has_agents": form.fields["agent"].queryset.exists(),
+        },
         status=status,
     )
 
@@ -162,7 +166,9 @@ def artifact_detail_view(request: HttpRequest, submission_id: int, path: str) ->
                 lexer = get_lexer_for_filename(posixpath.basename(path), stripnl=False)
             except ClassNotFound:
                 lexer = TextLexer(stripnl=False)
-            highlighted = highlight(text, lexer, HtmlFormatter(cssclass="highlight", linenos="table"))
+            highlighted = highlight(
+                text, lexer, HtmlFormatter(cssclass="highlight", linenos="table")
+            )
     response = render(
         request,
         "benchmark/artifact_detail.html",

@@ -91,13 +91,14 @@ def test_the_submission_page_shows_paper_figures_documents_tree_log_and_cost(
     assert re.search(r'<script src="/static/vendor/katex/katex\.min\.[0-9a-f]+\.js">', html)
 
 
-def test_a_model_litellm_does_not_know_costs_unknown_not_zero(
-    client, media_root, task, tmp_path
-):
+def test_a_model_litellm_does_not_know_costs_unknown_not_zero(client, media_root, task, tmp_path):
     agent = AgentFactory(base_model="some-private-model-v0")
     archive = zip_entries(
         tmp_path / "run.zip",
-        {"results/paper.md": PAPER, "idea_token_usage.json": b'{"input_tokens": 5, "output_tokens": 7}'},
+        {
+            "results/paper.md": PAPER,
+            "idea_token_usage.json": b'{"input_tokens": 5, "output_tokens": 7}',
+        },
     )
     submission = intake(agent, task, archive)
 
@@ -108,7 +109,9 @@ def test_a_model_litellm_does_not_know_costs_unknown_not_zero(
     assert "some-private-model-v0" in html
 
 
-def test_uploaded_html_never_reaches_the_page_as_live_html(client, media_root, agent, task, tmp_path):
+def test_uploaded_html_never_reaches_the_page_as_live_html(
+    client, media_root, agent, task, tmp_path
+):
     archive = zip_entries(
         tmp_path / "run.zip", {"results/paper.md": MALICIOUS_PAPER, "results/fig.png": PNG}
     )
@@ -117,8 +120,19 @@ def test_uploaded_html_never_reaches_the_page_as_live_html(client, media_root, a
     html = client.get(f"/submissions/{submission.pk}/").content.decode()
     paper = html.split('data-testid="paper"', 1)[1].split("</article>", 1)[0]
 
-    for needle in ("<script", "onerror", "onload", "onclick", "javascript:", "data:", "<iframe",
-                   "<svg", "<object", "style=", "tracker.example.org"):
+    for needle in (
+        "<script",
+        "onerror",
+        "onload",
+        "onclick",
+        "javascript:",
+        "data:",
+        "<iframe",
+        "<svg",
+        "<object",
+        "style=",
+        "tracker.example.org",
+    ):
         assert needle not in paper.lower(), needle
     assert f'src="/submissions/{submission.pk}/raw/results/fig.png"' in paper
     assert "&lt;script&gt;" in paper  # the formula's text, escaped

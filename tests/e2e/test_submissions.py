@@ -56,7 +56,9 @@ def test_a_builder_signs_in_uploads_a_run_and_sees_the_paper_with_its_figures(
     assert "Uncertainty" in paper.inner_text() or paper.inner_text().strip()
     figure = paper.locator("img").first
     figure.scroll_into_view_if_needed()
-    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=figure.element_handle())
+    page.wait_for_function(
+        "img => img.complete && img.naturalWidth > 0", arg=figure.element_handle()
+    )
     assert "/raw/results/" in figure.get_attribute("src")
     assert page.get_by_test_id("log-tail").inner_text().strip()
 
