@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Task
+from .models import Agent, ApiToken, Artifact, Submission, Task, Team
 
 
 @admin.register(Task)
@@ -11,3 +11,45 @@ class TaskAdmin(admin.ModelAdmin):
     readonly_fields = ["created_at", "updated_at"]
     list_editable = ["topic"]
     list_per_page = 50
+
+
+# Teams, agents, submissions and tokens: organisers add members to teams and
+# look into submissions here; uploads themselves go through the intake.
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "created_at"]
+    search_fields = ["name", "slug", "members__username"]
+    prepopulated_fields = {"slug": ["name"]}
+    filter_horizontal = ["members"]
+
+
+@admin.register(Agent)
+class AgentAdmin(admin.ModelAdmin):
+    list_display = ["name", "display_name", "team", "base_model", "model_family", "created_at"]
+    list_filter = ["model_family", "team"]
+    search_fields = ["name", "display_name", "base_model"]
+
+
+class ArtifactInline(admin.TabularInline):
+    model = Artifact
+    fields = ["path", "kind", "size", "sha256"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = ["id", "agent", "task", "stage", "version", "status", "source", "created_at"]
+    list_filter = ["stage", "status", "source"]
+    search_fields = ["agent__name", "task__slug", "archive_sha256"]
+    readonly_fields = ["archive_sha256", "version", "source", "uploader", "created_at"]
+    inlines = [ArtifactInline]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
+    search_fields = ["name", "user__username", "prefix"]
+    readonly_fields = ["prefix", "key_sha256", "created_at", "last_used_at"]

@@ -1,5 +1,6 @@
 """API tokens for the REST API: `Authorization: Token <key>` (or `Bearer <key>`)."""
 
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from .accounts import api_token_authenticate
@@ -28,3 +29,18 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
     def authenticate_header(self, request) -> str:
         # Makes DRF answer 401 (not 403) to a request without credentials.
         return 'Token realm="api"'
+
+
+class ApiTokenScheme(OpenApiAuthenticationExtension):
+    """Describes the token in the OpenAPI schema (and the docs' Authorize button)."""
+
+    target_class = ApiTokenAuthentication
+    name = "apiToken"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "`Token <key>`; create keys on /account/.",
+        }
