@@ -31,9 +31,10 @@ def _clear_cache():
     cache.clear()
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def media_root(tmp_path, settings) -> Path:
-    """A fresh, empty artifact store for the test."""
+    """A fresh, empty artifact store for every test: imports and uploads
+    never write into the project's own media/ folder."""
     root = tmp_path / "media"
     root.mkdir()
     settings.MEDIA_ROOT = root
