@@ -137,7 +137,7 @@ def test_the_command_carries_skip_duplicates(tmp_path, end2end_runs, mlrbench_da
     assert "appears more than once" in err.getvalue()
     call_command("import_mlrbench", str(clone), "--skip-duplicates", stdout=out, stderr=err)
     assert HumanReview.objects.count() == 3
-    assert "human scores: 3 reviews created, 1 duplicate rows skipped" in out.getvalue()
+    assert "human scores: 1 duplicate rows skipped, 3 reviews created" in out.getvalue()
 
 
 def test_unknown_agents_tasks_and_bad_scores_are_listed_not_guessed(tmp_path, end2end_runs):
