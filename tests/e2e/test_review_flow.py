@@ -45,8 +45,9 @@ def world(settings, tmp_path):
     papers = [SubmissionFactory(agent=AgentFactory(name=f"hidden-agent-{i}")) for i in range(4)]
     for i, paper in enumerate(papers):
         for judge in judges:
-            judgment_record(paper, judge, rubric, {d: 5 + (i + len(judge.name)) % 4
-                                                   for d in END2END_DIMENSIONS})
+            judgment_record(
+                paper, judge, rubric, {d: 5 + (i + len(judge.name)) % 4 for d in END2END_DIMENSIONS}
+            )
         for j, expert in enumerate(experts):
             review_import_record(
                 submission=paper,
@@ -95,7 +96,9 @@ def test_reviewer_drafts_reloads_submits_and_the_dashboard_changes(page, world):
     assert page.locator("main > h1").inner_text() == f"Paper {world.code}"
     assert "Our method adapts." in page.get_by_test_id("submission-paper").inner_text()
     figure = page.locator('[data-testid="submission-paper"] img')
-    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=figure.element_handle())
+    page.wait_for_function(
+        "img => img.complete && img.naturalWidth > 0", arg=figure.element_handle()
+    )
     assert "hidden-agent-0" not in page.content()
 
     page.get_by_label("Strengths").fill("Careful ablations of the drift model.")

@@ -79,9 +79,7 @@ def scenario_build() -> Scenario:
         b"# Adaptive alignment\n\nWe study drift.\n\n![Loss curve](./figures/loss.png)\n",
     )
     artifact_add(submission, "results/figures/loss.png", ArtifactKind.FIGURE, PNG)
-    artifact_add(
-        submission, f"{AGENT_NAME}_code/main.py", ArtifactKind.CODE, b"print('train')\n"
-    )
+    artifact_add(submission, f"{AGENT_NAME}_code/main.py", ArtifactKind.CODE, b"print('train')\n")
     artifact_add(
         submission,
         "results/log.txt",
@@ -119,8 +117,9 @@ def scenario_build() -> Scenario:
     review_submit(assignment=assignments["b"], data=review_data())
     review_submit(
         assignment=assignments["d"],
-        data=review_data({"Clarity": 3, "Novelty": 3, "Soundness": 3, "Significance": 3,
-                          "Overall": 3}),
+        data=review_data(
+            {"Clarity": 3, "Novelty": 3, "Soundness": 3, "Significance": 3, "Overall": 3}
+        ),
     )
     return Scenario(
         submission=submission,

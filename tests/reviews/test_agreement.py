@@ -49,7 +49,7 @@ def submitted_review(submission, reviewer, scores: dict[str, int]) -> HumanRevie
 def generated():
     """25 papers, 1-4 reviewers each out of 8, two judges on 20 of them
     (means land on halves), small integer scores so that ties abound."""
-    rng = random.Random(7)
+    rng = random.Random(7)  # noqa: S311 - reproducible test data
     rubric = RubricFactory()
     judges = [JudgeFactory(name="judge-a"), JudgeFactory(name="judge-b")]
     reviewers = [UserFactory() for _ in range(8)]
@@ -190,8 +190,14 @@ def test_a_dimension_with_one_reviewer_per_paper_says_why_instead_of_nan(db):
     assert row["n_human_human"] == 0
     assert row["n_human_llm"] == 4
     assert row["mean_abs_diff_human_llm"] == pytest.approx(np.mean(expected_hl))
-    for key in ("u_statistic", "p_value", "p_value_holm", "mean_abs_diff_human_human",
-                "krippendorff_alpha_humans", "ci_mean_abs_diff_human_human"):
+    for key in (
+        "u_statistic",
+        "p_value",
+        "p_value_holm",
+        "mean_abs_diff_human_human",
+        "krippendorff_alpha_humans",
+        "ci_mean_abs_diff_human_human",
+    ):
         assert row[key] is None
         assert row["unavailable"][key]
     assert "human-human 0" in row["unavailable"]["p_value"]
@@ -226,9 +232,17 @@ def test_api_shape_and_bad_parameters(client, generated):
     body = client.get("/api/agreement/?stage=end2end").json()
     assert set(body) == {"stage", "judge", "dimensions"}
     assert body["stage"] == "end2end" and body["judge"] is None
-    for key in ("dimension", "n_human_human", "n_human_llm", "u_statistic", "p_value",
-                "mean_abs_diff_human_human", "mean_abs_diff_human_llm",
-                "krippendorff_alpha_humans", "spearman_rho"):
+    for key in (
+        "dimension",
+        "n_human_human",
+        "n_human_llm",
+        "u_statistic",
+        "p_value",
+        "mean_abs_diff_human_human",
+        "mean_abs_diff_human_llm",
+        "krippendorff_alpha_humans",
+        "spearman_rho",
+    ):
         assert key in body["dimensions"][0]
     assert client.get("/api/agreement/?stage=end2end&judge=judge-b").json()["judge"] == "judge-b"
     unknown = client.get("/api/agreement/?stage=end2end&judge=nobody")

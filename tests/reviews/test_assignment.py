@@ -39,7 +39,7 @@ def _round(submissions, n=2, stage=Stage.END2END):
 
 
 def test_generated_data_respects_n_load_and_team_conflicts(make_reviewer):
-    rng = random.Random(3)
+    rng = random.Random(3)  # noqa: S311 - reproducible test data
     reviewers = [make_reviewer(max_load=rng.choice([3, 4, 5])) for _ in range(14)]
     teams = [TeamFactory(members=rng.sample(reviewers, 3)) for _ in range(4)]
     papers = [SubmissionFactory(agent=AgentFactory(team=rng.choice(teams))) for _ in range(18)]

@@ -28,7 +28,9 @@ HEADER = "reviewer_id,model_name,workshop_name,Novelty,Clarity,Soundness,Signifi
 @pytest.fixture
 def end2end_runs():
     """What the runs part (order 20) would have made: one end2end submission per agent."""
-    task = TaskFactory(slug="iclr2025_bi_align", title="Workshop on Bidirectional Human-AI Alignment")
+    task = TaskFactory(
+        slug="iclr2025_bi_align", title="Workshop on Bidirectional Human-AI Alignment"
+    )
     team = TeamFactory(name="MLR-Agent", slug="mlr-agent")
     return {
         name: SubmissionFactory(agent=AgentFactory(name=name, team=team), task=task)
@@ -187,4 +189,4 @@ def test_export_escapes_spreadsheet_formulas(tmp_path, organiser, client):
     assert human_scores_part(tmp_path, ImportOptions()).counts == {"reviews created": 1}
     client.force_login(organiser)
     rows = list(csv.reader(io.StringIO(client.get("/reviews/export.csv").content.decode())))
-    assert rows[1][1] == "'=HYPERLINK(\"http://x\")"
+    assert rows[1][1] == '\'=HYPERLINK("http://x")'

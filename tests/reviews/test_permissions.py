@@ -44,33 +44,88 @@ def _urls(s) -> dict[str, tuple[str, str]]:
 # Expected status per role and URL; 302 = sent to sign in, 404 = "no such paper".
 MATRIX = {
     "anonymous": {
-        "queue": 302, "paper": 302, "figure": 302, "draft": 302, "rounds": 302, "round": 302,
-        "export": 302, "agreement": 200, "api_agreement": 200, "api_assignments": 403,
-        "api_assignment": 403, "api_submit": 403, "api_round": 403, "api_export": 403,
+        "queue": 302,
+        "paper": 302,
+        "figure": 302,
+        "draft": 302,
+        "rounds": 302,
+        "round": 302,
+        "export": 302,
+        "agreement": 200,
+        "api_agreement": 200,
+        "api_assignments": 403,
+        "api_assignment": 403,
+        "api_submit": 403,
+        "api_round": 403,
+        "api_export": 403,
         "admin_reviews": 302,
     },
     "submitter": {
-        "queue": 403, "paper": 403, "figure": 403, "draft": 403, "rounds": 403, "round": 403,
-        "export": 403, "agreement": 200, "api_agreement": 200, "api_assignments": 403,
-        "api_assignment": 403, "api_submit": 403, "api_round": 403, "api_export": 403,
+        "queue": 403,
+        "paper": 403,
+        "figure": 403,
+        "draft": 403,
+        "rounds": 403,
+        "round": 403,
+        "export": 403,
+        "agreement": 200,
+        "api_agreement": 200,
+        "api_assignments": 403,
+        "api_assignment": 403,
+        "api_submit": 403,
+        "api_round": 403,
+        "api_export": 403,
         "admin_reviews": 302,
     },
     "unassigned": {
-        "queue": 200, "paper": 404, "figure": 404, "draft": 404, "rounds": 403, "round": 403,
-        "export": 403, "agreement": 200, "api_agreement": 200, "api_assignments": 200,
-        "api_assignment": 404, "api_submit": 404, "api_round": 403, "api_export": 403,
+        "queue": 200,
+        "paper": 404,
+        "figure": 404,
+        "draft": 404,
+        "rounds": 403,
+        "round": 403,
+        "export": 403,
+        "agreement": 200,
+        "api_agreement": 200,
+        "api_assignments": 200,
+        "api_assignment": 404,
+        "api_submit": 404,
+        "api_round": 403,
+        "api_export": 403,
         "admin_reviews": 302,
     },
     "assigned": {
-        "queue": 200, "paper": 200, "figure": 200, "draft": 200, "rounds": 403, "round": 403,
-        "export": 403, "agreement": 200, "api_agreement": 200, "api_assignments": 200,
-        "api_assignment": 200, "api_submit": 400, "api_round": 403, "api_export": 403,
+        "queue": 200,
+        "paper": 200,
+        "figure": 200,
+        "draft": 200,
+        "rounds": 403,
+        "round": 403,
+        "export": 403,
+        "agreement": 200,
+        "api_agreement": 200,
+        "api_assignments": 200,
+        "api_assignment": 200,
+        "api_submit": 400,
+        "api_round": 403,
+        "api_export": 403,
         "admin_reviews": 302,
     },
     "organiser": {
-        "queue": 200, "paper": 404, "figure": 404, "draft": 404, "rounds": 200, "round": 200,
-        "export": 200, "agreement": 200, "api_agreement": 200, "api_assignments": 200,
-        "api_assignment": 404, "api_submit": 404, "api_round": 200, "api_export": 200,
+        "queue": 200,
+        "paper": 404,
+        "figure": 404,
+        "draft": 404,
+        "rounds": 200,
+        "round": 200,
+        "export": 200,
+        "agreement": 200,
+        "api_agreement": 200,
+        "api_assignments": 200,
+        "api_assignment": 404,
+        "api_submit": 404,
+        "api_round": 200,
+        "api_export": 200,
         "admin_reviews": 302,
     },
 }
@@ -94,7 +149,9 @@ def test_permission_matrix(client, scenario, role):
     got = {}
     for name, (method, url) in _urls(scenario).items():
         if method == "post" and name == "api_submit":
-            response = client.post(url, data=json.dumps({"scores": {}}), content_type="application/json")
+            response = client.post(
+                url, data=json.dumps({"scores": {}}), content_type="application/json"
+            )
         elif method == "post":
             response = client.post(url, {"strengths": "typing"})
         else:
@@ -128,10 +185,17 @@ def test_nothing_an_unsubmitted_reviewer_receives_names_the_agent(client, scenar
     _assert_blind(html, s)
 
     # Every link and image of the page stays on the site's blind or public pages.
-    allowed_prefixes = (f"/reviews/papers/{code}/", "/static/", "/reviews/", "/agreement/",
-                        "/tasks/", "/api/docs/", "/admin/login/",
-                        # the site footer's credit to the MLR-Bench repository
-                        "https://github.com/chchenhui/mlrbench")
+    allowed_prefixes = (
+        f"/reviews/papers/{code}/",
+        "/static/",
+        "/reviews/",
+        "/agreement/",
+        "/tasks/",
+        "/api/docs/",
+        "/admin/login/",
+        # the site footer's credit to the MLR-Bench repository
+        "https://github.com/chchenhui/mlrbench",
+    )
     links = re.findall(r'(?:href|src)="([^"#]*)"', html)
     assert links
     for link in links:
@@ -163,7 +227,10 @@ def test_nothing_an_unsubmitted_reviewer_receives_names_the_agent(client, scenar
     detail = client.get(f"/api/reviews/assignments/{code}/").json()
     assert detail["revealed"] is None
     assert {a["path"] for a in detail["artifacts"]} == {
-        "results/paper.md", "results/figures/loss.png", "agent_code/main.py", "results/log.txt"
+        "results/paper.md",
+        "results/figures/loss.png",
+        "agent_code/main.py",
+        "results/log.txt",
     }
     # The real, agent-revealing path is not served either.
     assert client.get(f"/reviews/papers/{code}/zephyr-secret_code/main.py").status_code == 404
@@ -182,9 +249,12 @@ def test_after_submitting_the_reviewer_sees_agent_llm_and_anonymous_others(clien
     assert detail["revealed"]["agent"] == "zephyr-secret"
     assert detail["revealed"]["llm_scores"]["Overall"] == 7.5
     assert detail["revealed"]["other_reviews"] == [
-        {"reviewer": "Reviewer 1", "scores": {d: 3 for d in
-                                              ["Clarity", "Novelty", "Soundness",
-                                               "Significance", "Overall"]}}
+        {
+            "reviewer": "Reviewer 1",
+            "scores": {
+                d: 3 for d in ["Clarity", "Novelty", "Soundness", "Significance", "Overall"]
+            },
+        }
     ]
 
 
@@ -193,9 +263,14 @@ def test_a_reviewer_cannot_reach_another_reviewers_paper_code(client, scenario):
     code_b = scenario.assignment_b.code
     assert client.get(reverse("reviews:paper", args=[code_b])).status_code == 404
     assert client.get(f"/api/reviews/assignments/{code_b}/").status_code == 404
-    assert client.post(f"/api/reviews/assignments/{code_b}/review/",
-                       data=json.dumps(review_data()), content_type="application/json"
-                       ).status_code == 404
+    assert (
+        client.post(
+            f"/api/reviews/assignments/{code_b}/review/",
+            data=json.dumps(review_data()),
+            content_type="application/json",
+        ).status_code
+        == 404
+    )
 
 
 def test_the_organiser_sees_who_reviews_what(client, scenario):
@@ -205,5 +280,7 @@ def test_the_organiser_sees_who_reviews_what(client, scenario):
     assert "2 of 3 reviews submitted" in html
     data = client.get(f"/api/reviews/rounds/{scenario.review_round.pk}/assignments/").json()
     assert {(r["reviewer"], r["status"]) for r in data["results"]} == {
-        ("reviewer-a", "assigned"), ("reviewer-b", "submitted"), ("reviewer-d", "submitted")
+        ("reviewer-a", "assigned"),
+        ("reviewer-b", "submitted"),
+        ("reviewer-d", "submitted"),
     }

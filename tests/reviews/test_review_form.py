@@ -38,7 +38,9 @@ pytestmark = pytest.mark.django_db
 def assignment(make_reviewer, rubric):
     submission = SubmissionFactory()
     review_round = review_round_create(
-        name="r", stage=Stage.END2END, due_at=timezone.now() + timedelta(days=3),
+        name="r",
+        stage=Stage.END2END,
+        due_at=timezone.now() + timedelta(days=3),
         submissions=[submission],
     )
     return assignment_add(
@@ -119,8 +121,10 @@ def test_submit_then_edit_until_closed_with_history(client, assignment):
     assert 'data-testid="history"' in page.content.decode()
 
     # A late autosave of what was just submitted is not an edit...
-    review_draft_save(assignment=assignment, data=review_data({**scores, "Overall": 7},
-                                                              weaknesses="W, on reflection"))
+    review_draft_save(
+        assignment=assignment,
+        data=review_data({**scores, "Overall": 7}, weaknesses="W, on reflection"),
+    )
     review.refresh_from_db()
     assert review.draft == {}
     # ...but a real change is kept as pending edits.
@@ -129,9 +133,15 @@ def test_submit_then_edit_until_closed_with_history(client, assignment):
     assert 'data-testid="pending-edits"' in html
 
     review_round_close(review_round=assignment.review_round)
-    assert client.post(url, data=json.dumps(body), content_type="application/json").status_code == 409
-    assert client.post(reverse("reviews:draft", args=[assignment.code]), {"strengths": "x"}
-                       ).status_code == 409
+    assert (
+        client.post(url, data=json.dumps(body), content_type="application/json").status_code == 409
+    )
+    assert (
+        client.post(
+            reverse("reviews:draft", args=[assignment.code]), {"strengths": "x"}
+        ).status_code
+        == 409
+    )
     with pytest.raises(AssignmentClosed):
         review_submit(assignment=assignment, data=review_data())
     html = client.get(reverse("reviews:paper", args=[assignment.code])).content.decode()
@@ -180,8 +190,13 @@ def test_an_organiser_creates_a_round_in_the_browser_form(client, organiser, mak
     client.force_login(organiser)
     response = client.post(
         reverse("reviews:rounds"),
-        {"name": "June", "stage": "end2end", "reviewers_per_paper": "2",
-         "due_at": "2030-06-30T18:00", "submissions": []},
+        {
+            "name": "June",
+            "stage": "end2end",
+            "reviewers_per_paper": "2",
+            "due_at": "2030-06-30T18:00",
+            "submissions": [],
+        },
         follow=True,
     )
     assert "Round “June” created." in response.content.decode()
@@ -189,8 +204,13 @@ def test_an_organiser_creates_a_round_in_the_browser_form(client, organiser, mak
     assert set(review_round.submissions.all()) == set(papers)
     bad = client.post(
         reverse("reviews:rounds"),
-        {"name": "Mixed", "stage": "idea", "reviewers_per_paper": "2",
-         "due_at": "2030-06-30T18:00", "submissions": [papers[0].pk]},
+        {
+            "name": "Mixed",
+            "stage": "idea",
+            "reviewers_per_paper": "2",
+            "due_at": "2030-06-30T18:00",
+            "submissions": [papers[0].pk],
+        },
     )
     assert bad.status_code == 400
     assert "not of the idea stage" in bad.content.decode()
