@@ -24,9 +24,9 @@ plain Python data, so it can be checked against a direct scipy computation.
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import combinations
 from math import isfinite
+from typing import NamedTuple
 
 import krippendorff
 import numpy as np
@@ -40,8 +40,9 @@ BOOTSTRAP_SEED = 20250
 HISTOGRAM_BIN_WIDTH = 1.0
 
 
-@dataclass(frozen=True)
-class HumanScore:
+class HumanScore(NamedTuple):
+    """One submitted score; plain tuples of the same shape are accepted too."""
+
     paper: int
     reviewer: int
     dimension: str
@@ -90,9 +91,11 @@ def _bootstrap_weights(n_papers: int, cache: dict[int, np.ndarray]) -> np.ndarra
         rng = np.random.default_rng(BOOTSTRAP_SEED)
         draws = rng.integers(0, n_papers, size=(BOOTSTRAP_RESAMPLES, n_papers))
         offsets = (np.arange(BOOTSTRAP_RESAMPLES) * n_papers)[:, None]
-        cache[n_papers] = np.bincount(
-            (draws + offsets).ravel(), minlength=BOOTSTRAP_RESAMPLES * n_papers
-        ).reshape(BOOTSTRAP_RESAMPLES, n_papers)
+        cache[n_papers] = (
+            np.bincount((draws + offsets).ravel(), minlength=BOOTSTRAP_RESAMPLES * n_papers)
+            .reshape(BOOTSTRAP_RESAMPLES, n_papers)
+            .astype(np.float64)
+        )
     return cache[n_papers]
 
 
@@ -261,9 +264,11 @@ def dimension_agreement(
     n_hl_papers = int((hl_n > 0).sum())
     if n_papers:
         weights = _bootstrap_weights(n_papers, weights_cache)
+        # One matrix product for all four per-paper vectors.
+        sums = weights @ np.column_stack([hh_sum, hh_n, hl_sum, hl_n])
         with np.errstate(invalid="ignore", divide="ignore"):
-            boot_hh = (weights @ hh_sum) / (weights @ hh_n)
-            boot_hl = (weights @ hl_sum) / (weights @ hl_n)
+            boot_hh = sums[:, 0] / sums[:, 1]
+            boot_hl = sums[:, 2] / sums[:, 3]
     for key, n_contributing, boot in (
         (ci_keys[0], n_hh_papers, "hh"),
         (ci_keys[1], n_hl_papers, "hl"),
@@ -299,7 +304,7 @@ def dimension_agreement(
 
 
 def agreement_compute(
-    human: Iterable[HumanScore],
+    human: Iterable[HumanScore | tuple[int, int, str, float]],
     llm: Mapping[int, Mapping[str, float]],
     *,
     dimensions: Sequence[str],
@@ -307,8 +312,8 @@ def agreement_compute(
     """Every dimension's statistics (in `dimensions` order) and plot data,
     with Holm-corrected p-values across the dimensions that have a p-value."""
     by_dimension: dict[str, list[tuple[int, float]]] = defaultdict(list)
-    for row in human:
-        by_dimension[row.dimension].append((row.paper, float(row.score)))
+    for paper, _reviewer, dimension, score in human:
+        by_dimension[dimension].append((paper, score))
     weights_cache: dict[int, np.ndarray] = {}
     rows: list[dict] = []
     plots: dict[str, dict] = {}

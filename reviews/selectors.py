@@ -14,7 +14,7 @@ from benchmark.models import Stage
 from judging.models import Judge, Rubric
 from judging.selectors import stage_scores
 
-from .agreement import HumanScore, agreement_compute
+from .agreement import agreement_compute
 from .agreement_cache import ENTRY_TIMEOUT_SECONDS, agreement_cache_key
 from .models import (
     Assignment,
@@ -219,7 +219,7 @@ def agreement_compute_for_stage(*, stage: str, judge: str | None = None) -> dict
     llm_dimensions = {d for scores in llm.values() for d in scores}
     dimensions = agreement_dimensions(stage, human_dimensions, llm_dimensions)
     rows, plots = agreement_compute(
-        (HumanScore(*row) for row in human_rows),
+        human_rows,
         {paper: {d: float(v) for d, v in scores.items()} for paper, scores in llm.items()},
         dimensions=dimensions,
     )
