@@ -72,6 +72,8 @@ def _rows_read(
                     )
                     continue
                 scores, errors = {}, []
+                if len(reviewer_id) > 100 or not reviewer_id.isprintable():
+                    errors.append("reviewer_id must be printable and at most 100 characters")
                 for dimension in dimensions:
                     text = raw.get(dimension, "")
                     if text == "":
