@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Count, Max, Prefetch, QuerySet
 
 from benchmark.models import Stage
-from judging.models import Judge, Rubric
+from judging.models import Judge, Judgment, JudgmentStatus, Rubric
 from judging.selectors import stage_scores
 
 from .agreement import agreement_compute
@@ -233,6 +233,18 @@ def agreement_compute_for_stage(*, stage: str, judge: str | None = None) -> dict
     }
 
 
+def _judgments_fingerprint(stage: str) -> str:
+    """A cheap summary of the stage's finished judgments. Judge runs may
+    claim and finish rows with queryset updates and bulk inserts, which send
+    no signals; any judgment finished, re-run or removed still changes this."""
+    summary = Judgment.objects.filter(
+        submission__stage=stage, status=JudgmentStatus.DONE
+    ).aggregate(
+        n=Count("id"), last_id=Max("id"), finished=Max("finished_at"), updated=Max("updated_at")
+    )
+    return "{n}:{last_id}:{finished}:{updated}".format(**summary).replace(" ", "_")
+
+
 def agreement_for_stage(*, stage: str, judge: str | None = None) -> dict:
     """The agreement statistics of a stage against the mean of the judges (or
     one judge), from the cache when nothing changed since they were computed."""
@@ -241,7 +253,7 @@ def agreement_for_stage(*, stage: str, judge: str | None = None) -> dict:
     judge = judge or None
     if judge is not None and not Judge.objects.filter(name=judge).exists():
         raise UnknownJudge(f"unknown judge {judge!r}")
-    key = agreement_cache_key(stage, judge)
+    key = f"{agreement_cache_key(stage, judge)}:{_judgments_fingerprint(stage)}"
     result = cache.get(key)
     if result is None:
         result = agreement_compute_for_stage(stage=stage, judge=judge)
