@@ -16,6 +16,7 @@ router.register("agents", AgentViewSet, basename="agent")
 api_patterns = [
     path("", include(router.urls)),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("", include("reviews.api_urls")),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
 ]
 
@@ -23,6 +24,7 @@ urlpatterns = [
     path("", views.home_view, name="home"),
     path("healthz", views.healthz_view, name="healthz"),
     path("", include("benchmark.urls")),
+    path("", include("reviews.urls")),
     path("api/", include((api_patterns, "api"))),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),

@@ -1,0 +1,77 @@
+"""Organiser tools in the admin. The admin is for staff only (Django refuses
+everyone else), so reviewers, who are not staff, never reach these lists."""
+
+from django.contrib import admin
+
+from .models import (
+    Assignment,
+    HumanReview,
+    HumanReviewScore,
+    ReviewerProfile,
+    ReviewRevision,
+    ReviewRound,
+)
+
+
+@admin.register(ReviewerProfile)
+class ReviewerProfileAdmin(admin.ModelAdmin):
+    list_display = ["user", "affiliation", "max_load", "is_placeholder"]
+    list_filter = ["is_placeholder"]
+    search_fields = ["user__username", "user__email", "affiliation"]
+
+
+class AssignmentInline(admin.TabularInline):
+    model = Assignment
+    extra = 0
+    fields = ["code", "reviewer", "submission", "due_at", "status", "closed_at"]
+    readonly_fields = ["code", "status"]
+    raw_id_fields = ["reviewer", "submission"]
+
+
+@admin.register(ReviewRound)
+class ReviewRoundAdmin(admin.ModelAdmin):
+    list_display = ["name", "stage", "reviewers_per_paper", "due_at", "closed_at"]
+    list_filter = ["stage"]
+    filter_horizontal = ["submissions"]
+    inlines = [AssignmentInline]
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["code", "reviewer", "submission", "due_at", "status", "closed_at"]
+    list_filter = ["status", "review_round"]
+    search_fields = ["code", "reviewer__username"]
+    raw_id_fields = ["reviewer", "submission", "review_round"]
+
+
+class HumanReviewScoreInline(admin.TabularInline):
+    model = HumanReviewScore
+    extra = 0
+
+
+class ReviewRevisionInline(admin.TabularInline):
+    model = ReviewRevision
+    extra = 0
+    can_delete = False
+    readonly_fields = [
+        "number",
+        "scores",
+        "confidence",
+        "strengths",
+        "weaknesses",
+        "comments",
+        "created_at",
+    ]
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(HumanReview)
+class HumanReviewAdmin(admin.ModelAdmin):
+    list_display = ["submission", "reviewer", "status", "imported", "submitted_at"]
+    list_filter = ["status", "imported", "submission__stage"]
+    search_fields = ["reviewer__username", "submission__agent__name", "submission__task__slug"]
+    raw_id_fields = ["submission", "reviewer", "assignment"]
+    readonly_fields = ["draft", "draft_saved_at", "created_at", "updated_at"]
+    inlines = [HumanReviewScoreInline, ReviewRevisionInline]

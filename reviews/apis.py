@@ -1,0 +1,319 @@
+"""REST API of human review: the public agreement statistics, a reviewer's
+own assignments (blind until they submit), drafts and review submission,
+and for organisers a round's assignments and the CSV export."""
+
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import permissions, renderers, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from benchmark.models import Stage
+
+from . import selectors, services
+from .blind import submission_blind
+from .forms import score_field_name
+from .models import Assignment, ReviewRound, ReviewStatus
+from .roles import is_organiser, is_reviewer
+from .views import reviews_csv_response
+
+
+class IsReviewer(permissions.BasePermission):
+    message = "Only reviewers and organisers may use this endpoint."
+
+    def has_permission(self, request, view) -> bool:
+        return is_reviewer(request.user) or is_organiser(request.user)
+
+
+class IsOrganiser(permissions.BasePermission):
+    message = "Only organisers may use this endpoint."
+
+    def has_permission(self, request, view) -> bool:
+        return is_organiser(request.user)
+
+
+class AgreementApi(APIView):
+    """Agreement between expert reviewers and the LLM judges, per dimension
+    of the stage's rubric: the mean of the judges, or one judge (`judge`)."""
+
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("stage", str, enum=Stage.values, default=Stage.END2END),
+            OpenApiParameter("judge", str, description="a judge's name; empty: mean of judges"),
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request) -> Response:
+        stage = request.query_params.get("stage") or Stage.END2END
+        judge = request.query_params.get("judge") or None
+        try:
+            result = selectors.agreement_for_stage(stage=stage, judge=judge)
+        except (selectors.UnknownStage, selectors.UnknownJudge) as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            {"stage": result["stage"], "judge": result["judge"], "dimensions": result["dimensions"]}
+        )
+
+
+def _assignment_data(request: Request, assignment: Assignment, *, detail: bool = False) -> dict:
+    review = selectors.review_of_assignment(assignment)
+    submitted = selectors.identity_visible(assignment=assignment, review=review)
+    data = {
+        "code": assignment.code,
+        "stage": assignment.review_round.stage,
+        "task": {
+            "slug": assignment.submission.task.slug,
+            "title": assignment.submission.task.title,
+        },
+        "due_at": assignment.due_at,
+        "status": assignment.status,
+        "closed": assignment.is_closed,
+        "paper_url": request.build_absolute_uri(
+            reverse("reviews:paper", kwargs={"code": assignment.code})
+        ),
+        "review": None,
+        "revealed": None,
+    }
+    if review is not None:
+        data["review"] = {
+            "status": review.status,
+            "scores": {s.dimension: s.score for s in review.scores.all()},
+            "confidence": review.confidence,
+            "strengths": review.strengths,
+            "weaknesses": review.weaknesses,
+            "comments": review.comments,
+            "submitted_at": review.submitted_at,
+            "draft": review.draft,
+            "draft_saved_at": review.draft_saved_at,
+            "revisions": review.revisions.count(),
+        }
+    if submitted:
+        reveal = selectors.assignment_reveal(assignment=assignment)
+        data["revealed"] = {
+            "agent": reveal.agent_name,
+            "agent_display_name": reveal.agent_display_name,
+            "team": reveal.team,
+            "base_model": reveal.base_model,
+            "llm_scores": reveal.llm_scores,
+            "other_reviews": [
+                {"reviewer": label, "scores": scores} for label, scores in reveal.other_reviews
+            ],
+        }
+    if detail:
+        rubric = (
+            review.rubric
+            if review and review.rubric_id
+            else selectors.rubric_for_stage(assignment.review_round.stage)
+        )
+        data["rubric"] = rubric.dimensions if rubric else []
+        blind = submission_blind(assignment.submission)
+        data["artifacts"] = [
+            {
+                "path": artifact.path,
+                "kind": artifact.kind,
+                "size": artifact.size,
+                "url": data["paper_url"] + artifact.path,
+            }
+            for artifact in blind.artifacts.all()
+        ]
+    return data
+
+
+def _own(request: Request, code: str) -> Assignment:
+    try:
+        return selectors.assignment_of_reviewer(user=request.user, code=code)
+    except Assignment.DoesNotExist as exc:
+        raise Http404 from exc
+
+
+class MyAssignmentsApi(APIView):
+    """The signed-in reviewer's assignments, blind until their review is submitted."""
+
+    permission_classes = [permissions.IsAuthenticated, IsReviewer]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        assignments = selectors.reviewer_assignments(user=request.user)
+        return Response({"results": [_assignment_data(request, a) for a in assignments]})
+
+
+class MyAssignmentApi(APIView):
+    """One of the reviewer's assignments with the rubric and the paper's files (blind paths)."""
+
+    permission_classes = [permissions.IsAuthenticated, IsReviewer]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, code: str) -> Response:
+        return Response(_assignment_data(request, _own(request, code), detail=True))
+
+
+_REVIEW_INPUT = inline_serializer(
+    "ReviewInput",
+    {
+        "scores": serializers.DictField(child=serializers.IntegerField()),
+        "confidence": serializers.IntegerField(min_value=1, max_value=5),
+        "strengths": serializers.CharField(),
+        "weaknesses": serializers.CharField(),
+        "comments": serializers.CharField(required=False, allow_blank=True),
+    },
+)
+
+
+def _form_data(request: Request, rubric_keys: list[str]) -> tuple[dict, dict]:
+    """The JSON body as the review form's fields, and errors about its shape."""
+    body = request.data if isinstance(request.data, dict) else {}
+    scores = body.get("scores") or {}
+    errors: dict[str, list[str]] = {}
+    if not isinstance(scores, dict):
+        errors["scores"] = ["scores must be an object {dimension: score}"]
+        scores = {}
+    unknown = sorted(set(scores) - set(rubric_keys))
+    if unknown:
+        errors["scores"] = [f"unknown dimension(s): {', '.join(map(str, unknown))}"]
+    data = {score_field_name(key): scores.get(key) for key in rubric_keys}
+    for name in ("confidence", "strengths", "weaknesses", "comments"):
+        data[name] = body.get(name)
+    return {k: ("" if v is None else v) for k, v in data.items()}, errors
+
+
+def _rubric_keys(assignment: Assignment) -> list[str]:
+    review = selectors.review_of_assignment(assignment)
+    rubric = (
+        review.rubric
+        if review and review.rubric_id
+        else selectors.rubric_for_stage(assignment.review_round.stage)
+    )
+    return rubric.dimension_keys if rubric else []
+
+
+def _api_errors(errors: dict) -> dict:
+    """Form field names back to the API's: `score_Novelty` is `scores.Novelty`."""
+    renamed = {}
+    for name, messages in errors.items():
+        key = f"scores.{name[len('score_') :]}" if name.startswith("score_") else name
+        key = "non_field_errors" if key == "__all__" else key
+        renamed[key] = list(messages)
+    return renamed
+
+
+class ReviewDraftApi(APIView):
+    """Save what the reviewer has typed so far (any subset of the review's fields)."""
+
+    permission_classes = [permissions.IsAuthenticated, IsReviewer]
+
+    @extend_schema(request=_REVIEW_INPUT, responses={200: OpenApiTypes.OBJECT})
+    def put(self, request: Request, code: str) -> Response:
+        assignment = _own(request, code)
+        data, _errors = _form_data(request, _rubric_keys(assignment))
+        try:
+            review = services.review_draft_save(
+                assignment=assignment, data={k: v for k, v in data.items() if v != ""}
+            )
+        except services.AssignmentClosed as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(
+            {"saved_at": review.draft_saved_at or review.updated_at, "draft": review.draft}
+        )
+
+    post = put
+
+
+class ReviewSubmitApi(APIView):
+    """Submit the review, or edit it after submitting until the assignment closes."""
+
+    permission_classes = [permissions.IsAuthenticated, IsReviewer]
+
+    @extend_schema(request=_REVIEW_INPUT, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request: Request, code: str) -> Response:
+        assignment = _own(request, code)
+        data, errors = _form_data(request, _rubric_keys(assignment))
+        if errors:
+            return Response({"errors": errors}, status=status.HTTP_400_BAD_REQUEST)
+        first = not (
+            (review := selectors.review_of_assignment(assignment))
+            and review.status == ReviewStatus.SUBMITTED
+        )
+        try:
+            services.review_submit(assignment=assignment, data=data)
+        except services.ReviewInvalid as exc:
+            return Response({"errors": _api_errors(exc.errors)}, status=status.HTTP_400_BAD_REQUEST)
+        except services.AssignmentClosed as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        assignment.refresh_from_db()
+        return Response(
+            _assignment_data(request, assignment),
+            status=status.HTTP_201_CREATED if first else status.HTTP_200_OK,
+        )
+
+    put = post
+
+
+class RoundAssignmentsApi(APIView):
+    """Every assignment of a round, with who reviews what and whether they submitted."""
+
+    permission_classes = [permissions.IsAuthenticated, IsOrganiser]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, pk: int) -> Response:
+        review_round = get_object_or_404(ReviewRound, pk=pk)
+        progress = selectors.round_progress(review_round=review_round)
+        return Response(
+            {
+                "round": {
+                    "id": review_round.pk,
+                    "name": review_round.name,
+                    "stage": review_round.stage,
+                    "reviewers_per_paper": review_round.reviewers_per_paper,
+                    "due_at": review_round.due_at,
+                    "closed": review_round.is_closed,
+                },
+                "submitted": progress.n_submitted,
+                "total": progress.n_total,
+                "results": [
+                    {
+                        "code": a.code,
+                        "reviewer": a.reviewer.get_username(),
+                        "submission": a.submission_id,
+                        "agent": a.submission.agent.name,
+                        "task": a.submission.task.slug,
+                        "status": a.status,
+                        "due_at": a.due_at,
+                        "closed": a.is_closed,
+                        "reminded_at": a.reminded_at,
+                    }
+                    for a in progress.assignments
+                ],
+            }
+        )
+
+
+class _CsvRenderer(renderers.BaseRenderer):
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return data
+
+
+class ReviewExportApi(APIView):
+    """Submitted reviews of a stage as CSV in human_review.csv's columns, reviewers numbered."""
+
+    permission_classes = [permissions.IsAuthenticated, IsOrganiser]
+    renderer_classes = [renderers.JSONRenderer, _CsvRenderer]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("stage", str, enum=Stage.values, default=Stage.END2END)],
+        responses={(200, "text/csv"): OpenApiTypes.STR},
+    )
+    def get(self, request: Request):
+        stage = request.query_params.get("stage") or Stage.END2END
+        if stage not in Stage.values:
+            return Response({"detail": f"unknown stage {stage!r}"}, status=400)
+        return reviews_csv_response(stage)

@@ -1,0 +1,135 @@
+"""The review form is built from the rubric of the paper's stage: one score
+per dimension within the rubric's range, confidence, strengths, weaknesses
+and comments. The same form validates the page, the API and the import."""
+
+from django import forms
+from django.utils.text import slugify
+
+from benchmark.models import Stage, Submission
+
+TEXT_LIMIT = 20_000
+CONFIDENCE_MIN, CONFIDENCE_MAX = 1, 5
+CONFIDENCE_LEVELS = {
+    1: "Educated guess",
+    2: "Somewhat unsure",
+    3: "Fairly confident",
+    4: "Confident",
+    5: "Certain: I checked the details",
+}
+
+
+def score_field_name(dimension_key: str) -> str:
+    return f"score_{dimension_key}"
+
+
+def dimension_levels(dimension: dict) -> list[tuple[str, str]]:
+    """The rubric's level descriptions, lowest score first."""
+    levels = dimension.get("levels") or {}
+    if isinstance(levels, list):
+        return [(str(item.get("score", "")), str(item.get("text", ""))) for item in levels]
+
+    def order(key: str):
+        head = str(key).split("-")[0].strip()
+        return (0, int(head)) if head.isdigit() else (1, str(key))
+
+    return [(str(key), str(levels[key])) for key in sorted(levels, key=order)]
+
+
+class ReviewForm(forms.Form):
+    confidence = forms.IntegerField(
+        min_value=CONFIDENCE_MIN,
+        max_value=CONFIDENCE_MAX,
+        widget=forms.RadioSelect(choices=[(i, str(i)) for i in range(1, 6)]),
+        error_messages={
+            "required": "Say how confident you are (1 to 5).",
+            "invalid": "Confidence is a whole number from 1 to 5.",
+            "min_value": "Confidence is a whole number from 1 to 5.",
+            "max_value": "Confidence is a whole number from 1 to 5.",
+        },
+    )
+    strengths = forms.CharField(
+        max_length=TEXT_LIMIT,
+        widget=forms.Textarea(attrs={"rows": 5}),
+        error_messages={"required": "Name at least one strength of the paper."},
+    )
+    weaknesses = forms.CharField(
+        max_length=TEXT_LIMIT,
+        widget=forms.Textarea(attrs={"rows": 5}),
+        error_messages={"required": "Name at least one weakness of the paper."},
+    )
+    comments = forms.CharField(
+        max_length=TEXT_LIMIT, required=False, widget=forms.Textarea(attrs={"rows": 4})
+    )
+
+    def __init__(self, *args, dimensions: list[dict], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.dimensions = dimensions
+        score_fields = {}
+        for dimension in dimensions:
+            low, high = int(dimension.get("min", 1)), int(dimension.get("max", 10))
+            label = dimension.get("label") or dimension["key"]
+            message = f"{label}: give a whole-number score from {low} to {high}."
+            score_fields[score_field_name(dimension["key"])] = forms.IntegerField(
+                label=label,
+                min_value=low,
+                max_value=high,
+                widget=forms.RadioSelect(
+                    choices=[(i, str(i)) for i in range(low, high + 1)],
+                    attrs={"data-dimension": slugify(dimension["key"])},
+                ),
+                error_messages={
+                    "required": message,
+                    "invalid": message,
+                    "min_value": message,
+                    "max_value": message,
+                },
+            )
+        # Scores first, in the rubric's order, as the reviewer reads them.
+        self.fields = {**score_fields, **self.fields}
+
+    def score_fields(self):
+        """(bound field, dimension) pairs for the template."""
+        return [
+            (self[score_field_name(dimension["key"])], dimension, dimension_levels(dimension))
+            for dimension in self.dimensions
+        ]
+
+    def cleaned_scores(self) -> dict[str, int]:
+        return {
+            dimension["key"]: self.cleaned_data[score_field_name(dimension["key"])]
+            for dimension in self.dimensions
+        }
+
+
+class ReviewRoundForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    stage = forms.ChoiceField(choices=Stage.choices, initial=Stage.END2END)
+    reviewers_per_paper = forms.IntegerField(min_value=1, max_value=20, initial=2)
+    due_at = forms.DateTimeField(
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        help_text="When reviews are due.",
+    )
+    submissions = forms.ModelMultipleChoiceField(
+        queryset=Submission.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Leave empty to take every submission of the stage.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["submissions"].queryset = Submission.objects.select_related(
+            "agent", "task"
+        ).order_by("stage", "task__slug", "agent__name", "-version")
+
+
+class AssignmentAddForm(forms.Form):
+    reviewer = forms.ModelChoiceField(queryset=None)
+    submission = forms.ModelChoiceField(queryset=None)
+
+    def __init__(self, *args, review_round, reviewers, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["reviewer"].queryset = reviewers
+        self.fields["submission"].queryset = review_round.submissions.select_related(
+            "agent", "task"
+        )

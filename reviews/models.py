@@ -1,0 +1,239 @@
+"""Human review's tables: reviewer profiles, review rounds with their
+assignments, reviews with one row per scored dimension (range-checked by the
+database, as judging's DimensionScore), and the history of every submitted
+version of a review.
+
+Roles are Django groups (`reviewers`, `organisers`, created by a data
+migration); teams, and so conflicts of interest, come from `benchmark.Team`.
+"""
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from benchmark.models import Stage, Submission
+
+REVIEWERS_GROUP = "reviewers"
+ORGANISERS_GROUP = "organisers"
+
+# Codes avoid letters and digits that read alike (0/O, 1/I/L).
+_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+
+
+def paper_code_new() -> str:
+    """An anonymous paper code such as `P-7KQ3XM`; it says nothing about the submission."""
+    return "P-" + "".join(secrets.choice(_CODE_ALPHABET) for _ in range(6))
+
+
+class ReviewerProfile(models.Model):
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviewer_profile"
+    )
+    affiliation = models.CharField(max_length=200, blank=True)
+    # Topic keys (benchmark.models.Topic); assignment prefers papers on these topics.
+    expertise = models.JSONField(default=list, blank=True)
+    max_load = models.PositiveSmallIntegerField(
+        default=6, help_text="Most open assignments this reviewer takes at once."
+    )
+    # Accounts made by the import for published human scores: never sign in, never assigned.
+    is_placeholder = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["user__username"]
+
+    def __str__(self) -> str:
+        return f"reviewer {self.user}"
+
+
+class ReviewRound(models.Model):
+    """An organiser's batch: a stage, a set of its submissions, N reviewers per paper."""
+
+    name = models.CharField(max_length=200)
+    stage = models.CharField(max_length=16, choices=Stage.choices)
+    submissions = models.ManyToManyField(Submission, related_name="review_rounds", blank=True)
+    reviewers_per_paper = models.PositiveSmallIntegerField(default=2)
+    due_at = models.DateTimeField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    closed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(stage__in=Stage.values), name="round_stage_valid"),
+            models.CheckConstraint(
+                condition=Q(reviewers_per_paper__gte=1, reviewers_per_paper__lte=20),
+                name="round_reviewers_per_paper_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_closed(self) -> bool:
+        return self.closed_at is not None
+
+
+class AssignmentStatus(models.TextChoices):
+    ASSIGNED = "assigned", "Not started"
+    IN_PROGRESS = "in_progress", "Draft saved"
+    SUBMITTED = "submitted", "Submitted"
+
+
+class Assignment(models.Model):
+    """One reviewer, one paper. The reviewer only ever sees the paper under `code`."""
+
+    review_round = models.ForeignKey(
+        ReviewRound, on_delete=models.CASCADE, related_name="assignments"
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_assignments"
+    )
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="review_assignments"
+    )
+    code = models.CharField(max_length=16, unique=True, default=paper_code_new)
+    due_at = models.DateTimeField()
+    status = models.CharField(
+        max_length=16, choices=AssignmentStatus.choices, default=AssignmentStatus.ASSIGNED
+    )
+    closed_at = models.DateTimeField(null=True, blank=True)
+    reminded_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["due_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["reviewer", "submission"], name="assignment_unique_reviewer_submission"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=AssignmentStatus.values), name="assignment_status_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["reviewer", "closed_at"])]
+
+    def __str__(self) -> str:
+        return self.code
+
+    @property
+    def is_closed(self) -> bool:
+        return self.closed_at is not None
+
+
+class ReviewStatus(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    SUBMITTED = "submitted", "Submitted"
+
+
+class HumanReview(models.Model):
+    """A reviewer's review of a submission: the submitted values live in the
+    columns and in `scores`; `draft` holds what the reviewer is typing, raw,
+    until they submit (it may be incomplete or out of range)."""
+
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="human_reviews"
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="human_reviews"
+    )
+    assignment = models.OneToOneField(
+        Assignment, on_delete=models.SET_NULL, null=True, blank=True, related_name="review"
+    )
+    rubric = models.ForeignKey(
+        "judging.Rubric", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    status = models.CharField(
+        max_length=16, choices=ReviewStatus.choices, default=ReviewStatus.DRAFT
+    )
+    confidence = models.PositiveSmallIntegerField(null=True, blank=True)
+    strengths = models.TextField(blank=True)
+    weaknesses = models.TextField(blank=True)
+    comments = models.TextField(blank=True)
+    draft = models.JSONField(default=dict, blank=True)
+    draft_saved_at = models.DateTimeField(null=True, blank=True)
+    imported = models.BooleanField(default=False)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["submission", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "reviewer"], name="human_review_unique_per_reviewer"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=ReviewStatus.values), name="human_review_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__isnull=True) | Q(confidence__gte=1, confidence__lte=5),
+                name="human_review_confidence_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(status=ReviewStatus.DRAFT) | Q(submitted_at__isnull=False),
+                name="human_review_submitted_has_time",
+            ),
+        ]
+        indexes = [models.Index(fields=["status"])]
+
+    def __str__(self) -> str:
+        return f"review of {self.submission_id} by {self.reviewer_id}"
+
+
+class HumanReviewScore(models.Model):
+    """One dimension's submitted score; the range is the rubric's, copied onto
+    the row so the database refuses a score outside it."""
+
+    review = models.ForeignKey(HumanReview, on_delete=models.CASCADE, related_name="scores")
+    dimension = models.CharField(max_length=64)
+    score = models.PositiveSmallIntegerField()
+    scale_min = models.PositiveSmallIntegerField(default=1)
+    scale_max = models.PositiveSmallIntegerField(default=10)
+
+    class Meta:
+        ordering = ["review", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["review", "dimension"], name="human_review_score_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(score__gte=F("scale_min"), score__lte=F("scale_max")),
+                name="human_review_score_within_scale",
+            ),
+            models.CheckConstraint(
+                condition=Q(scale_min__lt=F("scale_max")), name="human_review_score_scale_ordered"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dimension}={self.score}"
+
+
+class ReviewRevision(models.Model):
+    """Every submitted version of a review, the first one included, kept as it was."""
+
+    review = models.ForeignKey(HumanReview, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    scores = models.JSONField()
+    confidence = models.PositiveSmallIntegerField(null=True, blank=True)
+    strengths = models.TextField(blank=True)
+    weaknesses = models.TextField(blank=True)
+    comments = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["review", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["review", "number"], name="review_revision_unique"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="review_revision_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.review} r{self.number}"

@@ -1,0 +1,37 @@
+"""Keep the cached agreement statistics current: any saved or deleted
+judgment, judge score, submitted review or review score moves the cache
+generation on once the transaction commits."""
+
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+
+from judging.models import DimensionScore, Judgment
+
+from .agreement_cache import agreement_invalidate
+from .models import HumanReview, HumanReviewScore, ReviewStatus
+
+# A draft autosave touches only these; it cannot change any statistic.
+_DRAFT_FIELDS = frozenset({"draft", "draft_saved_at", "updated_at"})
+
+
+def _invalidate_on_commit(**kwargs) -> None:
+    transaction.on_commit(agreement_invalidate)
+
+
+def _review_saved(sender, instance: HumanReview, update_fields=None, **kwargs) -> None:
+    if update_fields is not None and set(update_fields) <= _DRAFT_FIELDS:
+        return
+    if instance.status == ReviewStatus.SUBMITTED:
+        transaction.on_commit(agreement_invalidate)
+
+
+def receivers_connect() -> None:
+    for model in (Judgment, DimensionScore, HumanReviewScore):
+        post_save.connect(
+            _invalidate_on_commit, sender=model, dispatch_uid=f"agreement-save-{model.__name__}"
+        )
+    for model in (Judgment, DimensionScore, HumanReview, HumanReviewScore):
+        post_delete.connect(
+            _invalidate_on_commit, sender=model, dispatch_uid=f"agreement-delete-{model.__name__}"
+        )
+    post_save.connect(_review_saved, sender=HumanReview, dispatch_uid="agreement-save-review")

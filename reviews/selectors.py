@@ -1,0 +1,261 @@
+"""Reads of human review: a reviewer's queue, what a reviewer may see of a
+paper, an organiser's progress view, the CSV export and the agreement
+statistics (cached)."""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
+from django.db.models import Count, Max, Prefetch, QuerySet
+
+from benchmark.models import Stage
+from judging.models import Judge, Judgment, JudgmentStatus, Rubric
+from judging.selectors import stage_scores
+
+from .agreement import agreement_compute
+from .agreement_cache import ENTRY_TIMEOUT_SECONDS, agreement_cache_key
+from .models import (
+    Assignment,
+    AssignmentStatus,
+    HumanReview,
+    HumanReviewScore,
+    ReviewRound,
+    ReviewStatus,
+)
+
+# The column order of MLR-Bench's human_eval/human_review.csv.
+HUMAN_REVIEW_CSV_DIMENSIONS = ["Novelty", "Clarity", "Soundness", "Significance", "Overall"]
+
+
+def rubric_for_stage(stage: str) -> Rubric | None:
+    """The newest active rubric of the stage: the one reviewers fill in."""
+    return Rubric.objects.filter(stage=stage, is_active=True).order_by("-version").first()
+
+
+def reviewer_assignments(*, user: AbstractBaseUser) -> QuerySet[Assignment]:
+    """A reviewer's queue. Only blind fields are loaded with it: the task, never the agent."""
+    return (
+        Assignment.objects.filter(reviewer=user)
+        .select_related("submission__task", "review_round")
+        .order_by("closed_at", "due_at", "id")
+    )
+
+
+def assignment_of_reviewer(*, user: AbstractBaseUser, code: str) -> Assignment:
+    """The reviewer's own assignment with this code; anybody else's does not exist."""
+    return (
+        Assignment.objects.select_related("submission__task", "review_round")
+        .filter(reviewer=user)
+        .get(code=code)
+    )
+
+
+def assignment_by_code(*, code: str) -> Assignment:
+    return Assignment.objects.select_related(
+        "submission__task", "submission__agent__team", "review_round", "reviewer"
+    ).get(code=code)
+
+
+def review_of_assignment(assignment: Assignment) -> HumanReview | None:
+    return (
+        HumanReview.objects.filter(
+            submission_id=assignment.submission_id, reviewer_id=assignment.reviewer_id
+        )
+        .prefetch_related("scores", "revisions")
+        .first()
+    )
+
+
+def identity_visible(*, assignment: Assignment, review: HumanReview | None) -> bool:
+    """A reviewer learns who wrote the paper, what the judges and the other
+    reviewers scored, only once their own review is submitted."""
+    return review is not None and review.status == ReviewStatus.SUBMITTED
+
+
+@dataclass(frozen=True)
+class Reveal:
+    agent_name: str
+    agent_display_name: str
+    team: str
+    base_model: str
+    llm_scores: dict[str, float]
+    # ("Reviewer 1", {dimension: score}) for every other submitted review, never who wrote it.
+    other_reviews: list[tuple[str, dict[str, int]]]
+
+
+def assignment_reveal(*, assignment: Assignment) -> Reveal:
+    """What a reviewer who has submitted may now see about the paper."""
+    submission = assignment.submission
+    agent = submission.agent
+    llm = stage_scores(submission_ids=[submission.id]).get(submission.id, {})
+    others = (
+        HumanReview.objects.filter(submission=submission, status=ReviewStatus.SUBMITTED)
+        .exclude(reviewer_id=assignment.reviewer_id)
+        .prefetch_related("scores")
+        .order_by("id")
+    )
+    return Reveal(
+        agent_name=agent.name,
+        agent_display_name=agent.display_name,
+        team=agent.team.name,
+        base_model=agent.base_model,
+        llm_scores={dimension: float(score) for dimension, score in llm.items()},
+        other_reviews=[
+            (f"Reviewer {n}", {s.dimension: s.score for s in review.scores.all()})
+            for n, review in enumerate(others, start=1)
+        ],
+    )
+
+
+def review_rounds() -> QuerySet[ReviewRound]:
+    return ReviewRound.objects.all()
+
+
+@dataclass(frozen=True)
+class RoundProgress:
+    assignments: list[Assignment]
+    n_submitted: int
+    n_total: int
+    papers_short: list[tuple[object, int]]
+
+
+def round_progress(*, review_round: ReviewRound) -> RoundProgress:
+    """Who has and has not submitted, and which papers still lack reviewers."""
+    assignments = list(
+        review_round.assignments.select_related(
+            "reviewer", "submission__agent", "submission__task"
+        ).order_by("submission__task__slug", "submission__agent__name", "reviewer__username")
+    )
+    per_paper: dict[int, int] = {}
+    for assignment in assignments:
+        per_paper[assignment.submission_id] = per_paper.get(assignment.submission_id, 0) + 1
+    short = [
+        (submission, review_round.reviewers_per_paper - per_paper.get(submission.id, 0))
+        for submission in review_round.submissions.select_related("agent", "task")
+        if per_paper.get(submission.id, 0) < review_round.reviewers_per_paper
+    ]
+    return RoundProgress(
+        assignments=assignments,
+        n_submitted=sum(a.status == AssignmentStatus.SUBMITTED for a in assignments),
+        n_total=len(assignments),
+        papers_short=short,
+    )
+
+
+def export_dimensions(stage: str, present: Iterable[str]) -> list[str]:
+    """CSV columns: human_review.csv's own order first, then the rubric's, then any other."""
+    present = list(dict.fromkeys(present))
+    rubric = rubric_for_stage(stage)
+    order = [*HUMAN_REVIEW_CSV_DIMENSIONS, *(rubric.dimension_keys if rubric else [])]
+    ranked = [d for d in dict.fromkeys(order) if d in present]
+    return ranked + sorted(d for d in present if d not in ranked)
+
+
+def reviews_export(*, stage: str) -> tuple[list[str], list[list]]:
+    """Submitted reviews of a stage in human_review.csv's columns; reviewers
+    are numbered 1, 2, ... in order of their first review, never named."""
+    reviews = list(
+        HumanReview.objects.filter(submission__stage=stage, status=ReviewStatus.SUBMITTED)
+        .select_related("submission__agent", "submission__task")
+        .prefetch_related(Prefetch("scores", queryset=HumanReviewScore.objects.order_by()))
+        .order_by("submission__task__slug", "submission__agent__name", "id")
+    )
+    dimensions = export_dimensions(
+        stage, (score.dimension for review in reviews for score in review.scores.all())
+    )
+    numbers: dict[int, int] = {}
+    for review in sorted(reviews, key=lambda r: r.id):
+        numbers.setdefault(review.reviewer_id, len(numbers) + 1)
+    header = ["reviewer_id", "model_name", "workshop_name", *dimensions]
+    rows = []
+    for review in reviews:
+        scores = {score.dimension: score.score for score in review.scores.all()}
+        rows.append(
+            [
+                numbers[review.reviewer_id],
+                review.submission.agent.name,
+                review.submission.task.slug,
+                *(scores.get(d, "") for d in dimensions),
+            ]
+        )
+    return header, rows
+
+
+class UnknownJudge(LookupError):
+    pass
+
+
+class UnknownStage(LookupError):
+    pass
+
+
+def agreement_judges() -> list[str]:
+    return list(Judge.objects.order_by("name").values_list("name", flat=True))
+
+
+def agreement_dimensions(stage: str, human: set[str], llm: set[str]) -> list[str]:
+    """The rubric's dimensions (always shown, so an empty stage says why it
+    is empty), plus any dimension both humans and judges scored."""
+    rubric = rubric_for_stage(stage)
+    keys = list(rubric.dimension_keys) if rubric else []
+    extra = sorted((human & llm) - set(keys))
+    return keys + extra
+
+
+def agreement_compute_for_stage(*, stage: str, judge: str | None = None) -> dict:
+    """Recompute from the database (no cache)."""
+    human_rows = list(
+        HumanReviewScore.objects.filter(
+            review__status=ReviewStatus.SUBMITTED, review__submission__stage=stage
+        )
+        .values_list("review__submission_id", "review__reviewer_id", "dimension", "score")
+        .order_by()
+    )
+    papers = {row[0] for row in human_rows}
+    llm = stage_scores(submission_ids=papers, judge=judge) if papers else {}
+    human_dimensions = {row[2] for row in human_rows}
+    llm_dimensions = {d for scores in llm.values() for d in scores}
+    dimensions = agreement_dimensions(stage, human_dimensions, llm_dimensions)
+    rows, plots = agreement_compute(
+        human_rows,
+        {paper: {d: float(v) for d, v in scores.items()} for paper, scores in llm.items()},
+        dimensions=dimensions,
+    )
+    return {
+        "stage": stage,
+        "judge": judge,
+        "dimensions": rows,
+        "plots": plots,
+        "n_reviews": len({(row[0], row[1]) for row in human_rows}),
+        "computed_at": datetime.now(UTC).isoformat(),
+    }
+
+
+def _judgments_fingerprint(stage: str) -> str:
+    """A cheap summary of the stage's finished judgments. Judge runs may
+    claim and finish rows with queryset updates and bulk inserts, which send
+    no signals; any judgment finished, re-run or removed still changes this."""
+    summary = Judgment.objects.filter(
+        submission__stage=stage, status=JudgmentStatus.DONE
+    ).aggregate(
+        n=Count("id"), last_id=Max("id"), finished=Max("finished_at"), updated=Max("updated_at")
+    )
+    return "{n}:{last_id}:{finished}:{updated}".format(**summary).replace(" ", "_")
+
+
+def agreement_for_stage(*, stage: str, judge: str | None = None) -> dict:
+    """The agreement statistics of a stage against the mean of the judges (or
+    one judge), from the cache when nothing changed since they were computed."""
+    if stage not in Stage.values:
+        raise UnknownStage(f"unknown stage {stage!r}; one of {', '.join(Stage.values)}")
+    judge = judge or None
+    if judge is not None and not Judge.objects.filter(name=judge).exists():
+        raise UnknownJudge(f"unknown judge {judge!r}")
+    key = f"{agreement_cache_key(stage, judge)}:{_judgments_fingerprint(stage)}"
+    result = cache.get(key)
+    if result is None:
+        result = agreement_compute_for_stage(stage=stage, judge=judge)
+        cache.set(key, result, timeout=ENTRY_TIMEOUT_SECONDS)
+    return result

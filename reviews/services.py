@@ -1,0 +1,571 @@
+"""Every write of human review: reviewers, rounds, assignments, drafts,
+reviews, reminders. Views, the API, the admin and the import call these."""
+
+import random
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, Group
+from django.core.mail import send_mass_mail
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Max
+from django.utils import timezone
+
+from benchmark.models import Submission, Team, Topic
+
+from .agreement_cache import agreement_invalidate
+from .forms import TEXT_LIMIT, ReviewForm, score_field_name
+from .models import (
+    ORGANISERS_GROUP,
+    REVIEWERS_GROUP,
+    Assignment,
+    AssignmentStatus,
+    HumanReview,
+    HumanReviewScore,
+    ReviewerProfile,
+    ReviewRevision,
+    ReviewRound,
+    ReviewStatus,
+    paper_code_new,
+)
+from .selectors import rubric_for_stage
+
+User = get_user_model()
+
+
+class ReviewError(Exception):
+    """A request that cannot be done; the message says why, for the user."""
+
+
+class ReviewInvalid(ReviewError):
+    def __init__(self, errors: Mapping[str, list[str]]):
+        self.errors = {key: list(messages) for key, messages in errors.items()}
+        super().__init__("; ".join(m for messages in self.errors.values() for m in messages))
+
+
+class AssignmentClosed(ReviewError):
+    pass
+
+
+class AssignmentRefused(ReviewError):
+    pass
+
+
+# Reviewers ---------------------------------------------------------------------------------
+
+
+def reviewer_register(
+    *,
+    user: AbstractBaseUser,
+    affiliation: str = "",
+    expertise: Iterable[str] = (),
+    max_load: int = 6,
+) -> ReviewerProfile:
+    """Make `user` a reviewer (the `reviewers` group) with this profile."""
+    expertise = list(dict.fromkeys(expertise))
+    unknown = [topic for topic in expertise if topic not in Topic.values]
+    if unknown:
+        raise ReviewInvalid({"expertise": [f"unknown topic(s): {', '.join(unknown)}"]})
+    if max_load < 0:
+        raise ReviewInvalid({"max_load": ["the maximum load cannot be negative"]})
+    with transaction.atomic():
+        user.groups.add(Group.objects.get_or_create(name=REVIEWERS_GROUP)[0])
+        profile, _ = ReviewerProfile.objects.update_or_create(
+            user=user,
+            defaults={"affiliation": affiliation, "expertise": expertise, "max_load": max_load},
+        )
+    return profile
+
+
+def organiser_register(*, user: AbstractBaseUser) -> None:
+    user.groups.add(Group.objects.get_or_create(name=ORGANISERS_GROUP)[0])
+
+
+# Rounds and assignments -------------------------------------------------------------------
+
+
+def review_round_create(
+    *,
+    name: str,
+    stage: str,
+    due_at: datetime,
+    reviewers_per_paper: int = 2,
+    submissions: Iterable[Submission] | None = None,
+    created_by: AbstractBaseUser | None = None,
+) -> ReviewRound:
+    """A round over the given submissions of `stage` (all of the stage when None)."""
+    chosen = (
+        list(Submission.objects.filter(stage=stage)) if submissions is None else list(submissions)
+    )
+    wrong = [s for s in chosen if s.stage != stage]
+    if wrong:
+        raise ReviewInvalid(
+            {"submissions": [f"{len(wrong)} chosen submission(s) are not of the {stage} stage"]}
+        )
+    if not chosen:
+        raise ReviewInvalid({"submissions": [f"there is no {stage} submission to review"]})
+    if not 1 <= reviewers_per_paper <= 20:
+        raise ReviewInvalid({"reviewers_per_paper": ["between 1 and 20 reviewers per paper"]})
+    with transaction.atomic():
+        review_round = ReviewRound.objects.create(
+            name=name,
+            stage=stage,
+            due_at=due_at,
+            reviewers_per_paper=reviewers_per_paper,
+            created_by=created_by,
+        )
+        review_round.submissions.set(chosen)
+    return review_round
+
+
+@dataclass
+class AssignmentPlan:
+    created: list[Assignment] = field(default_factory=list)
+    # submission id -> how many reviewers it still lacks (no eligible reviewer left)
+    short: dict[int, int] = field(default_factory=dict)
+
+
+def _reviewer_pool() -> list[AbstractBaseUser]:
+    return list(
+        User.objects.filter(is_active=True, groups__name=REVIEWERS_GROUP)
+        .select_related("reviewer_profile")
+        .order_by("id")
+        .distinct()
+    )
+
+
+def _open_loads(user_ids: Iterable[int]) -> dict[int, int]:
+    rows = (
+        Assignment.objects.filter(reviewer_id__in=list(user_ids), closed_at__isnull=True)
+        .values_list("reviewer_id")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return dict(rows)
+
+
+def _max_load(user: AbstractBaseUser) -> int:
+    profile = getattr(user, "reviewer_profile", None)
+    return profile.max_load if profile else ReviewerProfile._meta.get_field("max_load").default
+
+
+def _expertise(user: AbstractBaseUser) -> set[str]:
+    profile = getattr(user, "reviewer_profile", None)
+    return set(profile.expertise or []) if profile else set()
+
+
+def _codes_new(n: int) -> list[str]:
+    codes: set[str] = set()
+    while len(codes) < n:
+        codes |= {paper_code_new() for _ in range(n - len(codes))}
+        codes -= set(Assignment.objects.filter(code__in=codes).values_list("code", flat=True))
+    return list(codes)
+
+
+def assignments_generate(*, review_round: ReviewRound, seed: int = 0) -> AssignmentPlan:
+    """Give every paper of the round its N reviewers.
+
+    Rules, in order: never a reviewer of the team that owns the agent, never
+    the same paper twice, never above a reviewer's maximum load (open
+    assignments of every round count). Among the eligible, a reviewer whose
+    expertise covers the task's topic comes first, then the least loaded
+    (ties broken by a seeded shuffle, so the result is reproducible). Papers
+    with the fewest eligible reviewers are served first, so scarce reviewers
+    go where nobody else can.
+    """
+    if review_round.is_closed:
+        raise AssignmentRefused("this round is closed")
+    with transaction.atomic():
+        # One generation at a time per round: two organisers clicking at once
+        # must not both fill the same papers.
+        ReviewRound.objects.select_for_update().get(pk=review_round.pk)
+        papers = list(review_round.submissions.select_related("agent__team", "task").order_by("id"))
+        pool = _reviewer_pool()
+        loads = defaultdict(int, _open_loads(u.id for u in pool))
+        team_members: dict[int, set[int]] = defaultdict(set)
+        for team_id, user_id in Team.members.through.objects.filter(
+            team_id__in={p.agent.team_id for p in papers}
+        ).values_list("team_id", "user_id"):
+            team_members[team_id].add(user_id)
+        taken: dict[int, set[int]] = defaultdict(set)
+        for submission_id, reviewer_id in Assignment.objects.filter(
+            submission__in=papers
+        ).values_list("submission_id", "reviewer_id"):
+            taken[submission_id].add(reviewer_id)
+        in_round = dict(
+            Assignment.objects.filter(review_round=review_round)
+            .values_list("submission_id")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+        rng = random.Random(seed)  # noqa: S311 - a reproducible tie-break, not a secret
+        tiebreak = {user.id: rng.random() for user in pool}
+
+        def eligible(paper: Submission) -> list[AbstractBaseUser]:
+            return [
+                user
+                for user in pool
+                if user.id not in team_members[paper.agent.team_id]
+                and user.id not in taken[paper.id]
+            ]
+
+        plan = AssignmentPlan()
+        pending: list[tuple[AbstractBaseUser, Submission]] = []
+        candidates = {paper.id: eligible(paper) for paper in papers}
+        for paper in sorted(papers, key=lambda p: (len(candidates[p.id]), p.id)):
+            need = review_round.reviewers_per_paper - in_round.get(paper.id, 0)
+            if need <= 0:
+                continue
+            open_candidates = [u for u in candidates[paper.id] if loads[u.id] < _max_load(u)]
+            open_candidates.sort(
+                key=lambda u: (
+                    0 if paper.task.topic and paper.task.topic in _expertise(u) else 1,
+                    loads[u.id],
+                    tiebreak[u.id],
+                )
+            )
+            chosen = open_candidates[:need]
+            for user in chosen:
+                loads[user.id] += 1
+                taken[paper.id].add(user.id)
+                pending.append((user, paper))
+            if len(chosen) < need:
+                plan.short[paper.id] = need - len(chosen)
+        codes = _codes_new(len(pending))
+        plan.created = Assignment.objects.bulk_create(
+            Assignment(
+                review_round=review_round,
+                reviewer=user,
+                submission=paper,
+                code=code,
+                due_at=review_round.due_at,
+            )
+            for (user, paper), code in zip(pending, codes, strict=True)
+        )
+    return plan
+
+
+def assignment_add(
+    *,
+    review_round: ReviewRound,
+    reviewer: AbstractBaseUser,
+    submission: Submission,
+    due_at: datetime | None = None,
+) -> Assignment:
+    """An organiser's manual assignment; the same rules as the automatic one."""
+    if review_round.is_closed:
+        raise AssignmentRefused("this round is closed")
+    if submission.stage != review_round.stage:
+        raise AssignmentRefused(f"this paper is not of the round's stage ({review_round.stage})")
+    if not (reviewer.is_active and reviewer.groups.filter(name=REVIEWERS_GROUP).exists()):
+        raise AssignmentRefused(f"{reviewer} is not an active reviewer")
+    if submission.agent.team.members.filter(pk=reviewer.pk).exists():
+        raise AssignmentRefused(
+            f"{reviewer} is in the team that owns this paper's agent (conflict of interest)"
+        )
+    load = _open_loads([reviewer.id]).get(reviewer.id, 0)
+    if load >= _max_load(reviewer):
+        raise AssignmentRefused(f"{reviewer} already has {load} open assignments (their maximum)")
+    try:
+        with transaction.atomic():
+            assignment = Assignment.objects.create(
+                review_round=review_round,
+                reviewer=reviewer,
+                submission=submission,
+                code=_codes_new(1)[0],
+                due_at=due_at or review_round.due_at,
+            )
+            review_round.submissions.add(submission)
+    except IntegrityError as exc:
+        raise AssignmentRefused(f"{reviewer} is already assigned to this paper") from exc
+    return assignment
+
+
+def assignment_remove(*, assignment: Assignment) -> None:
+    """Take a paper off a reviewer's queue; a submitted review is never thrown away."""
+    with transaction.atomic():
+        assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        review = HumanReview.objects.filter(assignment=assignment).first()
+        if review and review.status == ReviewStatus.SUBMITTED:
+            raise AssignmentRefused(
+                "this reviewer has submitted a review of this paper; close the assignment instead"
+            )
+        if review:
+            review.delete()
+        assignment.delete()
+
+
+def assignment_due_set(*, assignment: Assignment, due_at: datetime) -> Assignment:
+    assignment.due_at = due_at
+    assignment.save(update_fields=["due_at"])
+    return assignment
+
+
+def review_round_close(*, review_round: ReviewRound) -> int:
+    """Close the round: no review of it can be started or edited any more."""
+    now = timezone.now()
+    with transaction.atomic():
+        ReviewRound.objects.filter(pk=review_round.pk, closed_at__isnull=True).update(closed_at=now)
+        closed = Assignment.objects.filter(
+            review_round=review_round, closed_at__isnull=True
+        ).update(closed_at=now)
+    review_round.refresh_from_db()
+    return closed
+
+
+def assignment_close(*, assignment: Assignment) -> None:
+    Assignment.objects.filter(pk=assignment.pk, closed_at__isnull=True).update(
+        closed_at=timezone.now()
+    )
+    assignment.refresh_from_db()
+
+
+def reminders_send(*, review_round: ReviewRound, queue_url: str) -> int:
+    """One email per reviewer who still owes reviews in this round, listing
+    the papers by their anonymous codes. Returns how many were sent."""
+    owed = (
+        Assignment.objects.filter(review_round=review_round, closed_at__isnull=True)
+        .exclude(status=AssignmentStatus.SUBMITTED)
+        .select_related("reviewer", "submission__task")
+        .order_by("reviewer_id", "due_at")
+    )
+    by_reviewer: dict[int, list[Assignment]] = defaultdict(list)
+    for assignment in owed:
+        if assignment.reviewer.email:
+            by_reviewer[assignment.reviewer_id].append(assignment)
+    messages = []
+    for assignments in by_reviewer.values():
+        reviewer = assignments[0].reviewer
+        lines = [
+            f"- {a.code} ({a.submission.task.title}), due {a.due_at:%Y-%m-%d %H:%M} UTC"
+            for a in assignments
+        ]
+        body = (
+            f"Hello {reviewer.get_username()},\n\n"
+            f'you still have {len(assignments)} review(s) to submit in "{review_round.name}":\n'
+            + "\n".join(lines)
+            + f"\n\nYour queue: {queue_url}\n\nThank you for reviewing for MLR-Bench.\n"
+        )
+        messages.append(
+            (
+                f"[MLR-Bench] {len(assignments)} review(s) due",
+                body,
+                settings.DEFAULT_FROM_EMAIL,
+                [reviewer.email],
+            )
+        )
+    sent = send_mass_mail(messages, fail_silently=False) if messages else 0
+    Assignment.objects.filter(pk__in=[a.pk for a in owed if a.reviewer_id in by_reviewer]).update(
+        reminded_at=timezone.now()
+    )
+    return sent
+
+
+# Reviews ------------------------------------------------------------------------------------
+
+
+def _review_rubric_dimensions(review: HumanReview | None, stage: str):
+    rubric = review.rubric if review and review.rubric_id else rubric_for_stage(stage)
+    return rubric, (rubric.dimensions if rubric else [])
+
+
+def review_form_fields(dimensions: list[dict]) -> set[str]:
+    return {score_field_name(d["key"]) for d in dimensions} | {
+        "confidence",
+        "strengths",
+        "weaknesses",
+        "comments",
+    }
+
+
+def _submitted_as_draft(review: HumanReview) -> dict[str, str]:
+    values = {
+        score_field_name(d): str(s) for d, s in review.scores.values_list("dimension", "score")
+    }
+    values["confidence"] = "" if review.confidence is None else str(review.confidence)
+    values.update(
+        strengths=review.strengths, weaknesses=review.weaknesses, comments=review.comments
+    )
+    return values
+
+
+def review_draft_save(*, assignment: Assignment, data: Mapping[str, Any]) -> HumanReview:
+    """Keep what the reviewer has typed so far, as typed (a draft may be
+    incomplete). Unknown fields are dropped and long texts cut to the limit."""
+    with transaction.atomic():
+        assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if assignment.is_closed:
+            raise AssignmentClosed("this assignment is closed; the review can no longer change")
+        review = HumanReview.objects.filter(
+            submission_id=assignment.submission_id, reviewer_id=assignment.reviewer_id
+        ).first()
+        rubric, dimensions = _review_rubric_dimensions(review, assignment.review_round.stage)
+        allowed = review_form_fields(dimensions)
+        draft = {key: str(data[key])[:TEXT_LIMIT] for key in allowed if data.get(key) is not None}
+        if review is None:
+            review = HumanReview.objects.create(
+                submission_id=assignment.submission_id,
+                reviewer_id=assignment.reviewer_id,
+                assignment=assignment,
+                rubric=rubric,
+            )
+        if review.status == ReviewStatus.SUBMITTED and draft == _submitted_as_draft(review):
+            # A late autosave of exactly what was just submitted is not an edit.
+            draft = {}
+        review.draft = draft
+        review.draft_saved_at = timezone.now() if draft else None
+        review.save(update_fields=["draft", "draft_saved_at", "updated_at"])
+        if assignment.status == AssignmentStatus.ASSIGNED:
+            assignment.status = AssignmentStatus.IN_PROGRESS
+            assignment.save(update_fields=["status"])
+    return review
+
+
+def _review_write(
+    *,
+    review: HumanReview,
+    scores: Mapping[str, int],
+    ranges: Mapping[str, tuple[int, int]],
+    confidence: int | None,
+    strengths: str,
+    weaknesses: str,
+    comments: str,
+) -> bool:
+    """Write the submitted values and a revision; False when nothing changed."""
+    current = dict(review.scores.values_list("dimension", "score"))
+    unchanged = (
+        review.status == ReviewStatus.SUBMITTED
+        and current == dict(scores)
+        and (review.confidence, review.strengths, review.weaknesses, review.comments)
+        == (confidence, strengths, weaknesses, comments)
+    )
+    if unchanged:
+        return False
+    now = timezone.now()
+    review.status = ReviewStatus.SUBMITTED
+    review.confidence = confidence
+    review.strengths, review.weaknesses, review.comments = strengths, weaknesses, comments
+    review.submitted_at = now
+    review.save()
+    review.scores.exclude(dimension__in=list(scores)).delete()
+    for dimension, score in scores.items():
+        low, high = ranges[dimension]
+        HumanReviewScore.objects.update_or_create(
+            review=review,
+            dimension=dimension,
+            defaults={"score": score, "scale_min": low, "scale_max": high},
+        )
+    number = (review.revisions.aggregate(n=Max("number"))["n"] or 0) + 1
+    ReviewRevision.objects.create(
+        review=review,
+        number=number,
+        scores=dict(scores),
+        confidence=confidence,
+        strengths=strengths,
+        weaknesses=weaknesses,
+        comments=comments,
+    )
+    transaction.on_commit(agreement_invalidate)
+    return True
+
+
+def review_submit(*, assignment: Assignment, data: Mapping[str, Any]) -> HumanReview:
+    """Validate every field against the stage's rubric and submit (or, after a
+    first submission, edit) the review. Each submission is kept as a revision."""
+    with transaction.atomic():
+        assignment = (
+            Assignment.objects.select_for_update()
+            .select_related("review_round")
+            .get(pk=assignment.pk)
+        )
+        if assignment.is_closed:
+            raise AssignmentClosed("this assignment is closed; the review can no longer change")
+        review = HumanReview.objects.filter(
+            submission_id=assignment.submission_id, reviewer_id=assignment.reviewer_id
+        ).first()
+        rubric, dimensions = _review_rubric_dimensions(review, assignment.review_round.stage)
+        if not dimensions:
+            raise ReviewInvalid(
+                {
+                    "__all__": [
+                        f"there is no active rubric for the {assignment.review_round.stage} "
+                        "stage yet; an organiser must add one"
+                    ]
+                }
+            )
+        form = ReviewForm(data, dimensions=dimensions)
+        if not form.is_valid():
+            raise ReviewInvalid(form.errors)
+        if review is None:
+            review = HumanReview.objects.create(
+                submission_id=assignment.submission_id,
+                reviewer_id=assignment.reviewer_id,
+                assignment=assignment,
+                rubric=rubric,
+            )
+        ranges = {d["key"]: (int(d.get("min", 1)), int(d.get("max", 10))) for d in dimensions}
+        _review_write(
+            review=review,
+            scores=form.cleaned_scores(),
+            ranges=ranges,
+            confidence=form.cleaned_data["confidence"],
+            strengths=form.cleaned_data["strengths"],
+            weaknesses=form.cleaned_data["weaknesses"],
+            comments=form.cleaned_data["comments"],
+        )
+        review.draft = {}
+        review.draft_saved_at = None
+        review.save(update_fields=["draft", "draft_saved_at", "updated_at"])
+        if assignment.status != AssignmentStatus.SUBMITTED:
+            assignment.status = AssignmentStatus.SUBMITTED
+            assignment.save(update_fields=["status"])
+    return review
+
+
+def review_import_record(
+    *,
+    submission: Submission,
+    reviewer: AbstractBaseUser,
+    scores: Mapping[str, int],
+    ranges: Mapping[str, tuple[int, int]],
+    rubric=None,
+) -> str:
+    """A published human review as a submitted review: `created`, `updated`
+    (its scores changed since the last import) or `unchanged`."""
+    with transaction.atomic():
+        review, created = HumanReview.objects.get_or_create(
+            submission=submission,
+            reviewer=reviewer,
+            defaults={"imported": True, "rubric": rubric},
+        )
+        changed = _review_write(
+            review=review,
+            scores=scores,
+            ranges=ranges,
+            confidence=review.confidence,
+            strengths=review.strengths,
+            weaknesses=review.weaknesses,
+            comments=review.comments,
+        )
+    if created:
+        return "created"
+    return "updated" if changed else "unchanged"
+
+
+def placeholder_reviewer(*, reviewer_id: str) -> AbstractBaseUser:
+    """The inactive account that stands for a published reviewer: no password
+    that could ever match, never active, never assigned."""
+    user, created = User.objects.get_or_create(
+        username=f"mlrbench-reviewer-{reviewer_id}",
+        defaults={"is_active": False},
+    )
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+        ReviewerProfile.objects.get_or_create(user=user, defaults={"is_placeholder": True})
+    return user

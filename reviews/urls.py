@@ -1,0 +1,24 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from . import views
+
+app_name = "reviews"
+
+urlpatterns = [
+    path("reviews/", views.queue_view, name="queue"),
+    path(
+        "reviews/login/",
+        auth_views.LoginView.as_view(template_name="reviews/login.html"),
+        name="login",
+    ),
+    path("reviews/logout/", auth_views.LogoutView.as_view(next_page="home"), name="logout"),
+    path("reviews/papers/<str:code>/", views.paper_view, name="paper"),
+    # Relative links in a paper (figures, code) resolve under the paper's blind URL.
+    path("reviews/papers/<str:code>/<path:path>", views.paper_file_view, name="paper-file"),
+    path("reviews/drafts/<str:code>", views.draft_view, name="draft"),
+    path("reviews/rounds/", views.rounds_view, name="rounds"),
+    path("reviews/rounds/<int:pk>/", views.round_view, name="round"),
+    path("reviews/export.csv", views.export_view, name="export"),
+    path("agreement/", views.agreement_view, name="agreement"),
+]

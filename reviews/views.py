@@ -1,0 +1,415 @@
+"""Pages of human review: the reviewer's queue and paper, the organiser's
+rounds, the CSV export and the public agreement dashboard. Thin: each parses
+the request, calls a service or selector, renders."""
+
+import csv
+import mimetypes
+import posixpath
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+)
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.dateparse import parse_datetime
+from django.utils.timezone import make_aware
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
+
+from benchmark.models import Stage
+from benchmark.rendering import markdown_render
+
+from . import selectors, services
+from .blind import artifact_for_blind_path, submission_blind
+from .charts import agreement_charts
+from .forms import AssignmentAddForm, ReviewForm, ReviewRoundForm, score_field_name
+from .models import REVIEWERS_GROUP, Assignment, ReviewRound, ReviewStatus
+from .roles import is_organiser, is_reviewer
+
+LOGIN_URL = "reviews:login"
+# Files a reviewer's browser may display inline; anything else is shown as text.
+_INLINE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"}
+
+
+def _role_required(check):
+    def decorator(view):
+        @wraps(view)
+        @login_required(login_url=LOGIN_URL)
+        def wrapped(request, *args, **kwargs):
+            if not check(request.user):
+                raise PermissionDenied("This page is for reviewers and organisers.")
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+reviewer_required = _role_required(lambda user: is_reviewer(user) or is_organiser(user))
+organiser_required = _role_required(is_organiser)
+
+
+def _own_assignment(request: HttpRequest, code: str) -> Assignment:
+    try:
+        return selectors.assignment_of_reviewer(user=request.user, code=code)
+    except Assignment.DoesNotExist as exc:
+        # Somebody else's code is answered exactly like a code that does not exist.
+        raise Http404("No such paper in your queue.") from exc
+
+
+# Reviewer -----------------------------------------------------------------------------------
+
+
+@never_cache
+@reviewer_required
+def queue_view(request: HttpRequest) -> HttpResponse:
+    assignments = list(selectors.reviewer_assignments(user=request.user))
+    done = sum(a.status == "submitted" for a in assignments)
+    return render(
+        request,
+        "reviews/queue.html",
+        {
+            "assignments": assignments,
+            "n_done": done,
+            "n_total": len(assignments),
+            "is_organiser": is_organiser(request.user),
+        },
+    )
+
+
+def _form_initial(review, dimensions) -> dict:
+    if review is None:
+        return {}
+    if review.draft:
+        return dict(review.draft)
+    if review.status == ReviewStatus.SUBMITTED:
+        initial = {
+            "confidence": review.confidence,
+            "strengths": review.strengths,
+            "weaknesses": review.weaknesses,
+            "comments": review.comments,
+        }
+        for score in review.scores.all():
+            initial[score_field_name(score.dimension)] = score.score
+        return initial
+    return {}
+
+
+@never_cache
+@reviewer_required
+def paper_view(request: HttpRequest, code: str) -> HttpResponse:
+    assignment = _own_assignment(request, code)
+    status = 200
+    form = None
+    review = selectors.review_of_assignment(assignment)
+    rubric = (
+        review.rubric
+        if review and review.rubric_id
+        else selectors.rubric_for_stage(assignment.review_round.stage)
+    )
+    dimensions = rubric.dimensions if rubric else []
+    if request.method == "POST":
+        try:
+            review = services.review_submit(assignment=assignment, data=request.POST)
+        except services.ReviewInvalid as exc:
+            form = ReviewForm(request.POST, dimensions=dimensions)
+            form.is_valid()
+            for message in exc.errors.get("__all__", []):
+                form.add_error(None, message)
+            status = 400
+        except services.AssignmentClosed as exc:
+            messages.error(request, str(exc))
+            return redirect("reviews:paper", code=code)
+        else:
+            messages.success(
+                request,
+                "Review updated." if review.revisions.count() > 1 else "Review submitted.",
+            )
+            return redirect("reviews:paper", code=code)
+        review = selectors.review_of_assignment(assignment)
+    if form is None:
+        form = ReviewForm(initial=_form_initial(review, dimensions), dimensions=dimensions)
+    submission = submission_blind(assignment.submission)
+    revealed = selectors.identity_visible(assignment=assignment, review=review)
+    context = {
+        "assignment": assignment,
+        "submission": submission,
+        "task": submission.task,
+        "task_html": markdown_render(submission.task.description),
+        "rubric": rubric,
+        "form": form,
+        "review": review,
+        "submitted": revealed,
+        "revisions": list(review.revisions.all()) if review else [],
+        "reveal": selectors.assignment_reveal(assignment=assignment) if revealed else None,
+        "closed": assignment.is_closed,
+    }
+    return render(request, "reviews/paper.html", context, status=status)
+
+
+@never_cache
+@reviewer_required
+def paper_file_view(request: HttpRequest, code: str, path: str) -> HttpResponse:
+    """A file of the paper, by its blind path: the only way a reviewer reaches artifacts."""
+    assignment = _own_assignment(request, code)
+    artifact = artifact_for_blind_path(assignment.submission, path)
+    if artifact is None or not artifact.file:
+        raise Http404("No such file in this paper.")
+    content_type, _ = mimetypes.guess_type(posixpath.basename(path))
+    if content_type not in _INLINE_TYPES:
+        # Never let the site's origin run an uploaded HTML or SVG file.
+        content_type = "text/plain; charset=utf-8"
+    response = FileResponse(artifact.file.open("rb"), content_type=content_type)
+    response["Content-Disposition"] = f'inline; filename="{posixpath.basename(path)}"'
+    response["Content-Security-Policy"] = "sandbox; default-src 'none'"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+@never_cache
+@require_POST
+@reviewer_required
+def draft_view(request: HttpRequest, code: str) -> JsonResponse:
+    assignment = _own_assignment(request, code)
+    try:
+        review = services.review_draft_save(assignment=assignment, data=request.POST)
+    except services.AssignmentClosed as exc:
+        return JsonResponse({"error": str(exc)}, status=409)
+    saved_at = review.draft_saved_at or review.updated_at
+    return JsonResponse({"saved_at": saved_at.isoformat(), "pending_edits": bool(review.draft)})
+
+
+# Organiser ----------------------------------------------------------------------------------
+
+
+@never_cache
+@organiser_required
+def rounds_view(request: HttpRequest) -> HttpResponse:
+    form = ReviewRoundForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            review_round = services.review_round_create(
+                name=data["name"],
+                stage=data["stage"],
+                due_at=data["due_at"],
+                reviewers_per_paper=data["reviewers_per_paper"],
+                submissions=list(data["submissions"]) or None,
+                created_by=request.user,
+            )
+        except services.ReviewInvalid as exc:
+            for field_name, field_errors in exc.errors.items():
+                for message in field_errors:
+                    form.add_error(field_name if field_name in form.fields else None, message)
+        else:
+            messages.success(request, f"Round “{review_round.name}” created.")
+            return redirect("reviews:round", pk=review_round.pk)
+    return render(
+        request,
+        "reviews/rounds.html",
+        {"rounds": selectors.review_rounds(), "form": form},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+def _reviewers():
+    return (
+        get_user_model()
+        .objects.filter(is_active=True, groups__name=REVIEWERS_GROUP)
+        .order_by("username")
+        .distinct()
+    )
+
+
+@never_cache
+@organiser_required
+def round_view(request: HttpRequest, pk: int) -> HttpResponse:
+    review_round = get_object_or_404(ReviewRound, pk=pk)
+    add_form = AssignmentAddForm(review_round=review_round, reviewers=_reviewers())
+    if request.method == "POST":
+        action = request.POST.get("action")
+        try:
+            if action == "generate":
+                plan = services.assignments_generate(review_round=review_round)
+                messages.success(request, f"{len(plan.created)} assignment(s) made.")
+                if plan.short:
+                    messages.warning(
+                        request,
+                        f"{len(plan.short)} paper(s) still lack reviewers: no eligible "
+                        "reviewer has room (team conflicts or maximum loads).",
+                    )
+            elif action == "add":
+                add_form = AssignmentAddForm(
+                    request.POST, review_round=review_round, reviewers=_reviewers()
+                )
+                if add_form.is_valid():
+                    services.assignment_add(
+                        review_round=review_round,
+                        reviewer=add_form.cleaned_data["reviewer"],
+                        submission=add_form.cleaned_data["submission"],
+                    )
+                    messages.success(request, "Assignment added.")
+                else:
+                    messages.error(request, "Choose a reviewer and a paper of this round.")
+            elif action == "remove":
+                assignment = get_object_or_404(
+                    Assignment, pk=request.POST.get("assignment"), review_round=review_round
+                )
+                services.assignment_remove(assignment=assignment)
+                messages.success(request, f"Assignment {assignment.code} removed.")
+            elif action == "due":
+                assignment = get_object_or_404(
+                    Assignment, pk=request.POST.get("assignment"), review_round=review_round
+                )
+                due = parse_datetime(request.POST.get("due_at", ""))
+                if due is None:
+                    messages.error(request, "The due date must look like 2025-06-30T18:00.")
+                else:
+                    services.assignment_due_set(
+                        assignment=assignment, due_at=due if due.tzinfo else make_aware(due)
+                    )
+                    messages.success(request, f"{assignment.code} is now due {due:%Y-%m-%d %H:%M}.")
+            elif action == "remind":
+                sent = services.reminders_send(
+                    review_round=review_round,
+                    queue_url=request.build_absolute_uri(reverse("reviews:queue")),
+                )
+                messages.success(request, f"{sent} reminder(s) sent.")
+            elif action == "close":
+                services.review_round_close(review_round=review_round)
+                messages.success(request, "Round closed: reviews can no longer change.")
+            else:
+                messages.error(request, "Unknown action.")
+        except services.ReviewError as exc:
+            messages.error(request, str(exc))
+        return redirect("reviews:round", pk=review_round.pk)
+    return render(
+        request,
+        "reviews/round.html",
+        {
+            "round": review_round,
+            "progress": selectors.round_progress(review_round=review_round),
+            "add_form": add_form,
+        },
+    )
+
+
+class _Escaped:
+    """csv writer target that neutralises spreadsheet formulas in text cells."""
+
+    _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+    @classmethod
+    def cell(cls, value):
+        if isinstance(value, str) and value.startswith(cls._FORMULA_START):
+            return "'" + value
+        return value
+
+
+def reviews_csv_response(stage: str) -> HttpResponse:
+    header, rows = selectors.reviews_export(stage=stage)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="human_review_{stage}.csv"'
+    writer = csv.writer(response, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([_Escaped.cell(value) for value in row])
+    return response
+
+
+@never_cache
+@organiser_required
+def export_view(request: HttpRequest) -> HttpResponse:
+    stage = request.GET.get("stage", Stage.END2END)
+    if stage not in Stage.values:
+        return HttpResponse(f"Unknown stage {stage!r}.", status=400, content_type="text/plain")
+    return reviews_csv_response(stage)
+
+
+# Public -------------------------------------------------------------------------------------
+
+
+_AGREEMENT_COLUMNS = [
+    ("n_human_human", "human-human gaps", "d"),
+    ("n_human_llm", "human-LLM gaps", "d"),
+    ("mean_abs_diff_human_human", "mean |h−h|", "f"),
+    ("ci_mean_abs_diff_human_human", "95% CI", "ci"),
+    ("median_abs_diff_human_human", "median |h−h|", "f"),
+    ("mean_abs_diff_human_llm", "mean |h−LLM|", "f"),
+    ("ci_mean_abs_diff_human_llm", "95% CI", "ci"),
+    ("median_abs_diff_human_llm", "median |h−LLM|", "f"),
+    ("ci_mean_abs_diff_difference", "CI of difference", "ci"),
+    ("u_statistic", "U", "u"),
+    ("p_value", "p", "p"),
+    ("p_value_holm", "p (Holm)", "p"),
+    ("rank_biserial", "rank-biserial", "f"),
+    ("krippendorff_alpha_humans", "α humans", "f"),
+    ("krippendorff_alpha_humans_llm", "α humans+LLM", "f"),
+    ("spearman_rho", "Spearman ρ", "f"),
+]
+
+
+def _cell(value, kind: str) -> str:
+    if value is None:
+        return "—"
+    if kind == "d":
+        return str(value)
+    if kind == "u":
+        return f"{value:g}"
+    if kind == "p":
+        return f"{value:.3g}"
+    if kind == "ci":
+        return f"[{value[0]:.2f}, {value[1]:.2f}]"
+    return f"{value:.3f}"
+
+
+def _agreement_rows(result: dict) -> list[dict]:
+    """Table rows: each cell's text, and why it is empty when it is."""
+    rows = []
+    for row in result["dimensions"]:
+        cells = [
+            {
+                "key": key,
+                "text": _cell(row.get(key), kind),
+                "reason": row["unavailable"].get(key, ""),
+            }
+            for key, _label, kind in _AGREEMENT_COLUMNS
+        ]
+        rows.append({"dimension": row["dimension"], "cells": cells, "row": row})
+    return rows
+
+
+def agreement_view(request: HttpRequest) -> HttpResponse:
+    stage = request.GET.get("stage") or Stage.END2END
+    judge = request.GET.get("judge") or None
+    error = ""
+    try:
+        result = selectors.agreement_for_stage(stage=stage, judge=judge)
+    except (selectors.UnknownStage, selectors.UnknownJudge) as exc:
+        error = str(exc)
+        result = None
+    return render(
+        request,
+        "reviews/agreement.html",
+        {
+            "stage": stage,
+            "judge": judge or "",
+            "stages": Stage.choices,
+            "judges": selectors.agreement_judges(),
+            "result": result,
+            "charts": agreement_charts(result) if result else [],
+            "columns": [label for _key, label, _fmt in _AGREEMENT_COLUMNS],
+            "rows": _agreement_rows(result) if result else [],
+            "error": error,
+        },
+        status=400 if error else 200,
+    )

@@ -1,0 +1,103 @@
+// The review form: drafts saved on the server while the reviewer types
+// (debounced), and keyboard shortcuts for scores and submitting.
+(function () {
+  "use strict";
+  var form = document.getElementById("review-form");
+  if (!form) return;
+  var status = document.getElementById("draft-status");
+  var draftUrl = form.dataset.draftUrl;
+  var DELAY_MS = 700;
+  var timer = null;
+  var dirty = false;
+  var submitting = false;
+
+  function show(text, state) {
+    if (!status) return;
+    status.textContent = text;
+    status.dataset.state = state;
+  }
+
+  function save() {
+    timer = null;
+    if (submitting) return Promise.resolve();
+    dirty = false;
+    show("Saving draft…", "saving");
+    // The form's own fields, CSRF token included, exactly as a submit would send them.
+    return fetch(draftUrl, { method: "POST", body: new FormData(form), credentials: "same-origin" })
+      .then(function (response) {
+        if (!response.ok) {
+          return response.json().then(function (body) { throw new Error(body.error || response.statusText); });
+        }
+        return response.json();
+      })
+      .then(function (body) {
+        show("Draft saved " + new Date(body.saved_at).toLocaleTimeString(), "saved");
+      })
+      .catch(function (error) {
+        dirty = true;
+        show("Draft not saved: " + error.message, "error");
+      });
+  }
+
+  function schedule() {
+    dirty = true;
+    show("Unsaved changes…", "pending");
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(save, DELAY_MS);
+  }
+
+  form.addEventListener("input", schedule);
+  form.addEventListener("change", schedule);
+  form.addEventListener("submit", function () {
+    submitting = true;
+    if (timer) clearTimeout(timer);
+  });
+  // Leaving the page with unsaved typing: send it anyway.
+  window.addEventListener("pagehide", function () {
+    if (dirty && !submitting && navigator.sendBeacon) {
+      navigator.sendBeacon(draftUrl, new FormData(form));
+    }
+  });
+
+  // Shortcuts: [ and ] move between score groups, 1-9 and 0 (=10) score the
+  // current group and move on, Ctrl/Cmd+Enter submits from anywhere.
+  var groups = Array.prototype.slice.call(form.querySelectorAll("fieldset[data-shortcut-group]"));
+  var current = 0;
+
+  function focusGroup(index) {
+    if (!groups.length) return;
+    current = Math.max(0, Math.min(groups.length - 1, index));
+    groups.forEach(function (group, i) { group.classList.toggle("current", i === current); });
+    groups[current].scrollIntoView({ block: "nearest" });
+  }
+
+  groups.forEach(function (group, i) {
+    group.addEventListener("focusin", function () { focusGroup(i); });
+  });
+  focusGroup(0);
+
+  document.addEventListener("keydown", function (event) {
+    if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
+      event.preventDefault();
+      submitting = true;
+      if (timer) clearTimeout(timer);
+      form.requestSubmit();
+      return;
+    }
+    var target = event.target;
+    if (target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text"))) return;
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key === "]") { focusGroup(current + 1); event.preventDefault(); return; }
+    if (event.key === "[") { focusGroup(current - 1); event.preventDefault(); return; }
+    if (/^[0-9]$/.test(event.key) && groups.length) {
+      var value = event.key === "0" ? "10" : event.key;
+      var input = groups[current].querySelector('input[type="radio"][value="' + value + '"]');
+      if (input && !input.disabled) {
+        input.checked = true;
+        input.dispatchEvent(new Event("change", { bubbles: true }));
+        focusGroup(current + 1);
+        event.preventDefault();
+      }
+    }
+  });
+})();

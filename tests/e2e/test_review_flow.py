@@ -1,0 +1,127 @@
+"""A reviewer in a real Chromium: signs in, opens an assigned paper (its
+figure loads through the blind URL), types, reloads and finds the draft,
+scores with the keyboard, submits, and the agreement dashboard changes."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from benchmark.models import ArtifactKind, Stage
+from reviews.services import (
+    assignment_add,
+    review_import_record,
+    review_round_create,
+    reviewer_register,
+)
+from tests.reviews.factories import (
+    END2END_DIMENSIONS,
+    AgentFactory,
+    JudgeFactory,
+    RubricFactory,
+    SubmissionFactory,
+    UserFactory,
+    artifact_add,
+    judgment_record,
+)
+from tests.reviews.scenario import PNG
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def world(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # The live server serves static files from the finders, by their source
+    # names: hashed manifest names would 404 and the page would run no script.
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    rubric = RubricFactory()
+    judges = [JudgeFactory(name="judge-a"), JudgeFactory(name="judge-b")]
+    experts = [UserFactory(username=f"expert-{i}") for i in range(2)]
+    papers = [SubmissionFactory(agent=AgentFactory(name=f"hidden-agent-{i}")) for i in range(4)]
+    for i, paper in enumerate(papers):
+        for judge in judges:
+            judgment_record(
+                paper, judge, rubric, {d: 5 + (i + len(judge.name)) % 4 for d in END2END_DIMENSIONS}
+            )
+        for j, expert in enumerate(experts):
+            review_import_record(
+                submission=paper,
+                reviewer=expert,
+                scores={d: 3 + (i * 2 + j) % 5 for d in END2END_DIMENSIONS},
+                ranges={d: (1, 10) for d in END2END_DIMENSIONS},
+            )
+    target = papers[0]
+    artifact_add(
+        target,
+        "results/paper.md",
+        ArtifactKind.PAPER,
+        b"# Value drift under feedback\n\nOur method adapts.\n\n![Loss](./figures/loss.png)\n",
+    )
+    artifact_add(target, "results/figures/loss.png", ArtifactKind.FIGURE, PNG)
+    reviewer = UserFactory(username="alice")
+    reviewer_register(user=reviewer)
+    review_round = review_round_create(
+        name="Browser round",
+        stage=Stage.END2END,
+        due_at=timezone.now() + timedelta(days=5),
+        submissions=[target],
+        reviewers_per_paper=3,
+    )
+    assignment = assignment_add(review_round=review_round, reviewer=reviewer, submission=target)
+    return assignment
+
+
+def _n_human_llm(page) -> int:
+    page.goto("/agreement/?stage=end2end")
+    cell = page.locator('tr[data-dimension="Overall"] td[data-key="n_human_llm"]')
+    return int(cell.inner_text())
+
+
+def test_reviewer_drafts_reloads_submits_and_the_dashboard_changes(page, world):
+    before = _n_human_llm(page)
+    assert before == 8
+
+    page.goto("/reviews/")
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill("pw-for-tests")
+    page.get_by_role("button", name="Sign in").click()
+    assert page.get_by_test_id("progress").inner_text() == "0 of 1 submitted."
+    page.get_by_role("link", name=world.code).click()
+
+    assert page.locator("main > h1").inner_text() == f"Paper {world.code}"
+    assert "Our method adapts." in page.get_by_test_id("submission-paper").inner_text()
+    figure = page.locator('[data-testid="submission-paper"] img')
+    page.wait_for_function(
+        "img => img.complete && img.naturalWidth > 0", arg=figure.element_handle()
+    )
+    assert "hidden-agent-0" not in page.content()
+
+    page.get_by_label("Strengths").fill("Careful ablations of the drift model.")
+    page.locator('input[name="score_Novelty"][value="8"]').check()
+    status = page.get_by_test_id("draft-status")
+    status.filter(has_text="Draft saved").wait_for()
+
+    page.reload()
+    assert page.get_by_label("Strengths").input_value() == "Careful ablations of the drift model."
+    assert page.locator('input[name="score_Novelty"][value="8"]').is_checked()
+
+    # Keyboard: the first score group is current; each digit scores it and moves on.
+    page.locator("main > h1").click()
+    for key in ["7", "6", "5", "4", "6", "4"]:  # five dimensions, then confidence
+        page.keyboard.press(key)
+    assert page.locator('input[name="score_Clarity"][value="7"]').is_checked()
+    assert page.locator('input[name="score_Overall"][value="6"]').is_checked()
+    assert page.locator('input[name="confidence"][value="4"]').is_checked()
+    page.get_by_label("Weaknesses").fill("Only one synthetic environment.")
+    page.keyboard.press("Control+Enter")
+    page.get_by_text("Review submitted.").wait_for()
+    assert page.get_by_test_id("assignment-status").inner_text() == "Submitted"
+    # Now, and only now, the paper's agent is revealed.
+    assert "hidden-agent-0" in page.get_by_test_id("reveal").inner_text()
+
+    assert _n_human_llm(page) == before + 1

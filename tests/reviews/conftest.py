@@ -1,0 +1,34 @@
+import pytest
+
+from reviews.services import organiser_register, reviewer_register
+
+from .factories import RubricFactory, UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _media_root(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    # Test accounts need no slow password hashing.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def rubric(db):
+    return RubricFactory()
+
+
+@pytest.fixture
+def make_reviewer(db):
+    def make(username: str | None = None, **profile):
+        user = UserFactory(**({"username": username} if username else {}))
+        reviewer_register(user=user, **profile)
+        return user
+
+    return make
+
+
+@pytest.fixture
+def organiser(db):
+    user = UserFactory(username="organiser")
+    organiser_register(user=user)
+    return user
