@@ -120,7 +120,11 @@ def test_a_bad_file_is_named_and_the_rest_of_the_run_imported(small_clone, media
     assert submission.agent.name == "codex"
     assert submission.artifacts.filter(path="results/paper.md").exists()
     assert not submission.artifacts.filter(path__in=["results/passwd", "results/fake.png"])
-    assert "done: 3 rows created or updated; 4 problem(s)" in output
+    # The four problems above; parts of other apps may add their own (this
+    # clone has no human_eval/, for one).
+    runs_problems = [line for line in output.splitlines() if "runs: could not import" in line]
+    assert len(runs_problems) == 4, output
+    assert "done: 3 rows created or updated;" in output
 
 
 def test_a_changed_run_is_a_new_version(small_clone, media_root):

@@ -193,6 +193,10 @@ def test_nothing_an_unsubmitted_reviewer_receives_names_the_agent(client, scenar
         "/tasks/",
         "/api/docs/",
         "/admin/login/",
+        # the site navigation: public lists, the reviewer's own account, signing out
+        "/submissions/",
+        "/account/",
+        "/accounts/",
         # the site footer's credit to the MLR-Bench repository
         "https://github.com/chchenhui/mlrbench",
     )

@@ -40,7 +40,7 @@ class Command(BaseCommand):
             counts = ", ".join(f"{n} {label}" for label, n in report.counts.items()) or "nothing"
             self.stdout.write(f"{part.name}: {counts}")
             for problem in report.problems:
-                self.stderr.write(self.style.WARNING(f"  could not import {problem}"))
+                self.stderr.write(self.style.WARNING(f"  {part.name}: could not import {problem}"))
             changed += report.changed
             problems += len(report.problems)
         summary = "nothing new" if changed == 0 else f"{changed} rows created or updated"
