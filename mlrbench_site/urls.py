@@ -4,16 +4,20 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from benchmark.apis import TaskViewSet
+from leaderboard.apis import ExportAPIView, JudgmentViewSet, LeaderboardAPIView
 
 from . import views
 
 router = DefaultRouter()
 router.register("tasks", TaskViewSet, basename="task")
+router.register("judgments", JudgmentViewSet, basename="judgment")
 
 api_patterns = [
     path("", include(router.urls)),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("leaderboard/", LeaderboardAPIView.as_view(), name="leaderboard"),
+    path("export/", ExportAPIView.as_view(), name="export"),
 ]
 
 urlpatterns = [
@@ -21,5 +25,6 @@ urlpatterns = [
     path("healthz", views.healthz_view, name="healthz"),
     path("", include("benchmark.urls")),
     path("api/", include((api_patterns, "api"))),
+    path("", include("leaderboard.urls")),
     path("admin/", admin.site.urls),
 ]
