@@ -8,6 +8,7 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import viewsets
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
 from rest_framework.request import Request
@@ -139,15 +140,22 @@ class JudgmentFilter(django_filters.FilterSet):
         ]
 
 
+class JudgmentPagination(PageNumberPagination):
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
 class JudgmentViewSet(viewsets.ReadOnlyModelViewSet):
     """Finished judgments: every dimension's score and justification, the
     judge, the condition, tokens and cost. Filter with `stage`, `agent`,
-    `task`, `submission`, `judge`, `condition`, `has_hallucination`."""
+    `task`, `submission`, `judge`, `condition`, `has_hallucination`; pages of
+    `page_size` (default 50, at most 500)."""
 
     permission_classes = [AllowAny]
     throttle_classes = [PublicAnonThrottle]
     serializer_class = JudgmentSerializer
     filterset_class = JudgmentFilter
+    pagination_class = JudgmentPagination
 
     def get_queryset(self):
         return (

@@ -133,7 +133,7 @@ def judge_submission(
             judgment=judgment,
             dimension=dimension,
             score=Decimal(str(score)),
-            justification=f"{dimension}: {justification}",
+            justification=justification,
         )
         for dimension, score in scores.items()
     )
