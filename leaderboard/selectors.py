@@ -25,11 +25,12 @@ heavy work happens in a handful of grouped queries.
 import importlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db import connection
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db import connection, transaction
+from django.db.models import Count, Q, QuerySet
 
 from benchmark.models import Agent, Stage, Submission, SubmissionStatus, Task
 from judging.models import JudgingCondition, Judgment, JudgmentStatus, Rubric
@@ -116,49 +117,91 @@ FIXED_SORT_KEYS = ("rank", "agent", "n_tasks", "cost", "fabrication", "human")
 # --- which submission counts ------------------------------------------------
 
 
-def fully_judged_q(condition: str) -> Q:
-    """Submissions fully judged in `condition` (see the module docstring)."""
-    judgments = Judgment.objects.filter(submission=OuterRef("pk"), condition=condition)
-    return Exists(judgments.filter(status=JudgmentStatus.DONE)) & (
-        Q(status=SubmissionStatus.JUDGED) | ~Exists(judgments.exclude(status=JudgmentStatus.DONE))
-    )
-
-
-def scored_submissions(
+def stage_submissions(
     *,
     stage: str | None,
-    condition: str = JudgingCondition.WITH_CODE,
     conference: str = "",
     year: int | None = None,
     topic: str = "",
     task: str = "",
     agent: str = "",
 ) -> QuerySet[Submission]:
-    """The submission that counts for each (agent, task, stage): the newest
-    fully judged version. `stage=None` means every leaderboard stage."""
-    candidates = Submission.objects.filter(fully_judged_q(condition))
+    """Every version of every submission of `stage` (None: every leaderboard
+    stage) on the tasks the filters choose."""
+    submissions = Submission.objects.all()
     if stage is None:
-        candidates = candidates.filter(stage__in=LEADERBOARD_STAGES)
+        submissions = submissions.filter(stage__in=LEADERBOARD_STAGES)
     else:
-        candidates = candidates.filter(stage=stage)
+        submissions = submissions.filter(stage=stage)
     if conference:
-        candidates = candidates.filter(task__conference=conference)
+        submissions = submissions.filter(task__conference=conference)
     if year:
-        candidates = candidates.filter(task__year=year)
+        submissions = submissions.filter(task__year=year)
     if topic:
-        candidates = candidates.filter(task__topic=topic)
+        submissions = submissions.filter(task__topic=topic)
     if task:
-        candidates = candidates.filter(task__slug=task)
+        submissions = submissions.filter(task__slug=task)
     if agent:
-        candidates = candidates.filter(agent__name=agent)
-    newer = Submission.objects.filter(
-        fully_judged_q(condition),
-        agent=OuterRef("agent"),
-        task=OuterRef("task"),
-        stage=OuterRef("stage"),
-        version__gt=OuterRef("version"),
-    )
-    return candidates.exclude(Exists(newer))
+        submissions = submissions.filter(agent__name=agent)
+    return submissions.order_by()
+
+
+@dataclass(frozen=True)
+class SubmissionFacts:
+    id: int
+    agent_id: int
+    task_id: int
+    stage: str
+    version: int
+    status: str
+    cost_usd: float | None
+
+
+def _task_cost(llm: Decimal | None, agent: Decimal | None) -> float | None:
+    known = [float(value) for value in (llm, agent) if value is not None]
+    return sum(known) if known else None
+
+
+def counted_submissions(
+    submissions: QuerySet[Submission], *, condition: str = JudgingCondition.WITH_CODE
+) -> dict[int, SubmissionFacts]:
+    """Of `submissions`, the one that counts for each (agent, task, stage): the
+    newest fully judged version (see the module docstring). Two queries,
+    whatever the number of submissions."""
+    facts = [
+        SubmissionFacts(sid, agent_id, task_id, stage, version, status, _task_cost(llm, coding))
+        for sid, agent_id, task_id, stage, version, status, llm, coding in submissions.values_list(
+            "id",
+            "agent_id",
+            "task_id",
+            "stage",
+            "version",
+            "status",
+            "llm_cost_usd",
+            "agent_cost_usd",
+        )
+    ]
+    judgment_counts = {
+        sid: (done, pending)
+        for sid, done, pending in Judgment.objects.filter(
+            submission_id__in=submissions.values("id"), condition=condition
+        )
+        .values("submission_id")
+        .annotate(
+            done=Count("id", filter=Q(status=JudgmentStatus.DONE)),
+            pending=Count("id", filter=~Q(status=JudgmentStatus.DONE)),
+        )
+        .values_list("submission_id", "done", "pending")
+        .order_by()
+    }
+    newest: dict[tuple[int, int, str], SubmissionFacts] = {}
+    for fact in facts:
+        done, pending = judgment_counts.get(fact.id, (0, 0))
+        fully_judged = done > 0 and (fact.status == SubmissionStatus.JUDGED or pending == 0)
+        key = (fact.agent_id, fact.task_id, fact.stage)
+        if fully_judged and (key not in newest or newest[key].version < fact.version):
+            newest[key] = fact
+    return {fact.id: fact for fact in newest.values()}
 
 
 # --- the ranking ------------------------------------------------------------
@@ -186,39 +229,15 @@ def stage_dimensions(stage: str) -> tuple[str, list[Dimension]]:
     return overall_key, overall + [d for d in dimensions if d.key != overall_key]
 
 
-def _agent_dimension_means(
-    means: QuerySet, task_ids: set[int] | None
-) -> dict[int, dict[str, float]]:
-    """Average the per-submission stage scores over each agent's tasks, in the database."""
-    inner_sql, params = means.query.sql_with_params()
-    submission_table = connection.ops.quote_name(Submission._meta.db_table)
-    where = ""
-    params = list(params)
-    if task_ids is not None:
-        where = f"WHERE s.task_id IN ({', '.join(['%s'] * len(task_ids))})"
-        params.extend(sorted(task_ids))
-    # Only identifiers quoted by the backend and Django's own compiled SQL go
-    # into the text; every value is a parameter.
-    sql = (
-        f"SELECT s.agent_id, m.dimension, AVG(m.mean) FROM ({inner_sql}) m "  # noqa: S608
-        f"JOIN {submission_table} s ON s.id = m.submission_id {where} "
-        "GROUP BY s.agent_id, m.dimension"
-    )
-    result: dict[int, dict[str, float]] = defaultdict(dict)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        for agent_id, dimension, mean in cursor.fetchall():
-            result[agent_id][dimension] = float(mean)
-    return result
-
-
 def human_overall_provider() -> Callable[..., dict[int, float]] | None:
     """The reviews app's per-submission human Overall, once it exists.
 
     Expected: `reviews.selectors.human_overall_by_submission(*, submission_ids)`
-    taking an iterable of ids or a `values("id")` queryset and answering
-    `{submission_id: mean human Overall over submitted, released reviews}` in
-    a constant number of queries. Until then the column stays hidden.
+    taking a `Submission` `values("id")` queryset (every version of the
+    stage's submissions on the chosen tasks; use it as a subquery) and
+    answering `{submission_id: mean human Overall over submitted, released
+    reviews}` in a constant number of queries. The leaderboard keeps the
+    submissions that count. Until the function exists the column stays hidden.
     """
     try:
         module = importlib.import_module("reviews.selectors")
@@ -227,80 +246,111 @@ def human_overall_provider() -> Callable[..., dict[int, float]] | None:
     return getattr(module, "human_overall_by_submission", None)
 
 
-def _task_cost(llm: Decimal | None, agent: Decimal | None) -> float | None:
-    known = [float(value) for value in (llm, agent) if value is not None]
-    return sum(known) if known else None
-
-
 def _mean(values: Iterable[float]) -> float | None:
     values = list(values)
     return sum(values) / len(values) if values else None
 
 
+@contextmanager
+def _analytic_reads():
+    """One transaction for the leaderboard's few large reads. On PostgreSQL,
+    JIT compilation is turned off inside it: it costs more than it saves on
+    these sub-second aggregates (measured by perf/leaderboard.py)."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL jit = off")
+        yield
+
+
+def _raw_rows(queryset: QuerySet, fields: tuple[str, ...]) -> list[tuple]:
+    """Rows of a values() queryset as plain tuples in the order of `fields`,
+    without Django's per-value converters (a stage has about 100,000 rows
+    and the converters cost more than the query)."""
+    query = queryset.query
+    names = [*query.extra_select, *query.values_select, *query.annotation_select]
+    order = [names.index(name) for name in fields]
+    sql, params = query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if order == list(range(len(order))) and len(names) == len(order):
+        return rows
+    return [tuple(row[i] for i in order) for row in rows]
+
+
+@dataclass
+class _TaskResult:
+    submission_id: int
+    overall: float
+    n_verdicts: int
+    n_flags: int
+    n_same_family: int
+
+
 def leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
+    with _analytic_reads():
+        return _leaderboard_compute(query)
+
+
+def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
     overall_key, dimensions = stage_dimensions(query.stage)
-    chosen = scored_submissions(
+    candidates = stage_submissions(
         stage=query.stage,
-        condition=query.condition,
         conference=query.conference,
         year=query.year,
         topic=query.topic,
         task=query.task,
     )
-    chosen_ids = chosen.values("id")
-    judging_filters = {
-        "condition": query.condition,
-        "judge": query.judge or None,
-        "exclude_same_family": query.exclude_same_family,
-    }
-    submissions = {
-        sid: (agent_id, task_id, _task_cost(llm, agent_cost))
-        for sid, agent_id, task_id, llm, agent_cost in chosen.values_list(
-            "id", "agent_id", "task_id", "llm_cost_usd", "agent_cost_usd"
-        )
-    }
-    overall_rows = (
-        dimension_means(submission_ids=chosen_ids, **judging_filters)
-        .filter(dimension=overall_key)
-        .annotate(
-            n_verdicts=Count("judgment_id", filter=Q(judgment__has_hallucination__isnull=False)),
-            n_flags=Count("judgment_id", filter=Q(judgment__has_hallucination=True)),
-            n_same_family=Count("judgment_id", filter=same_family_judgment_q("judgment__")),
-        )
+    counted = counted_submissions(candidates, condition=query.condition)
+    # The stage scores of every candidate in one grouped query; the ones that
+    # do not count are dropped here rather than by a costlier join in SQL.
+    means = dimension_means(
+        submission_ids=candidates.values("id"),
+        condition=query.condition,
+        judge=query.judge or None,
+        exclude_same_family=query.exclude_same_family,
+    ).annotate(
+        n_verdicts=Count("judgment_id", filter=Q(judgment__has_hallucination__isnull=False)),
+        n_flags=Count("judgment_id", filter=Q(judgment__has_hallucination=True)),
+        n_same_family=Count("judgment_id", filter=same_family_judgment_q("judgment__")),
     )
-    # {agent_id: {task_id: (submission_id, overall, n_verdicts, n_flags, n_same_family)}}
-    per_task: dict[int, dict[int, tuple]] = defaultdict(dict)
-    for row in overall_rows:
-        agent_id, task_id, _cost = submissions[row["submission_id"]]
-        per_task[agent_id][task_id] = (
-            row["submission_id"],
-            float(row["mean"]),
-            row["n_verdicts"],
-            row["n_flags"],
-            row["n_same_family"],
-        )
+    means_fields = ("submission_id", "dimension", "mean", "n_verdicts", "n_flags", "n_same_family")
+    # {agent_id: {task_id: {dimension: stage score}}}, and the Overall facts per task.
+    scores: dict[int, dict[int, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    per_task: dict[int, dict[int, _TaskResult]] = defaultdict(dict)
+    for sid, dimension, mean, n_verdicts, n_flags, n_same_family in _raw_rows(means, means_fields):
+        fact = counted.get(sid)
+        if fact is None:
+            continue
+        scores[fact.agent_id][fact.task_id][dimension] = float(mean)
+        if dimension == overall_key:
+            per_task[fact.agent_id][fact.task_id] = _TaskResult(
+                sid, float(mean), n_verdicts, n_flags, n_same_family
+            )
 
-    task_ids: set[int] | None = None
     if query.common_tasks and per_task:
-        task_ids = set.intersection(*(set(tasks) for tasks in per_task.values()))
+        common = set.intersection(*(set(tasks) for tasks in per_task.values()))
         per_task = {
-            agent_id: {t: v for t, v in tasks.items() if t in task_ids}
+            agent_id: {t: r for t, r in tasks.items() if t in common}
             for agent_id, tasks in per_task.items()
         }
+    # An agent's tasks are those with an Overall score (in common-tasks mode,
+    # the shared ones); every dimension is averaged over those same tasks.
     per_task = {agent_id: tasks for agent_id, tasks in per_task.items() if tasks}
     board = Leaderboard(query=query, overall_key=overall_key, dimensions=dimensions)
     if not per_task:
         return board
 
-    dimension_scores = _agent_dimension_means(
-        dimension_means(submission_ids=chosen_ids, **judging_filters), task_ids
-    )
     known = {d.key for d in dimensions}
-    extra = sorted({k for scores in dimension_scores.values() for k in scores} - known)
+    extra = sorted(
+        {k for agent_id in per_task for by_task in scores[agent_id].values() for k in by_task}
+        - known
+    )
     board.dimensions = dimensions + [Dimension(k, k) for k in extra]
 
     provider = human_overall_provider()
-    human = provider(submission_ids=chosen_ids) if provider else {}
+    human = provider(submission_ids=candidates.values("id")) if provider else {}
     agents = {
         agent.id: agent
         for agent in Agent.objects.filter(id__in=list(per_task)).only(
@@ -308,17 +358,22 @@ def leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
         )
     }
     intervals = bootstrap_intervals(
-        {agent_id: [tasks[t][1] for t in sorted(tasks)] for agent_id, tasks in per_task.items()}
+        {
+            agent_id: [tasks[t].overall for t in sorted(tasks)]
+            for agent_id, tasks in per_task.items()
+        }
     )
 
     rows: list[LeaderboardRow] = []
     for agent_id, tasks in per_task.items():
         agent = agents[agent_id]
-        entries = tasks.values()
-        with_verdict = [e for e in entries if e[2] > 0]
-        scores = dict(dimension_scores.get(agent_id, {}))
-        # Overall comes from the same per-task values as its interval.
-        scores[overall_key] = sum(e[1] for e in entries) / len(tasks)
+        results = list(tasks.values())
+        dimension_values: dict[str, list[float]] = defaultdict(list)
+        for task_id in tasks:
+            for dimension, value in scores[agent_id][task_id].items():
+                dimension_values[dimension].append(value)
+        with_verdict = [r for r in results if r.n_verdicts > 0]
+        overall = sum(r.overall for r in results) / len(results)
         rows.append(
             LeaderboardRow(
                 rank=0,
@@ -328,22 +383,22 @@ def leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
                 coding_agent=agent.coding_agent,
                 scaffold=agent.scaffold,
                 model_family=agent.model_family,
-                n_tasks=len(tasks),
-                scores=scores,
-                overall=scores[overall_key],
+                n_tasks=len(results),
+                scores={k: sum(v) / len(v) for k, v in dimension_values.items()},
+                overall=overall,
                 overall_ci=intervals[agent_id],
                 fabrication_rate=(
-                    sum(1 for e in with_verdict if 2 * e[3] > e[2]) / len(with_verdict)
+                    sum(1 for r in with_verdict if 2 * r.n_flags > r.n_verdicts) / len(with_verdict)
                     if with_verdict
                     else None
                 ),
                 cost_usd_per_task=_mean(
-                    c for e in entries if (c := submissions[e[0]][2]) is not None
+                    c for r in results if (c := counted[r.submission_id].cost_usd) is not None
                 ),
                 human_overall=_mean(
-                    float(h) for e in entries if (h := human.get(e[0])) is not None
+                    float(h) for r in results if (h := human.get(r.submission_id)) is not None
                 ),
-                same_family_judge=any(e[4] > 0 for e in entries),
+                same_family_judge=any(r.n_same_family > 0 for r in results),
             )
         )
     rows.sort(key=lambda row: (-row.overall, row.agent))
@@ -489,12 +544,13 @@ def _by_stage(rows: list[SubmissionScores]) -> list[StageResults]:
 
 def agent_task_results(*, agent: Agent) -> list[StageResults]:
     """Per stage, the agent's counted submission for each task with its scores."""
-    counted = (
-        scored_submissions(stage=None, agent=agent.name)
+    counted = counted_submissions(stage_submissions(stage=None, agent=agent.name))
+    submissions = (
+        Submission.objects.filter(id__in=list(counted))
         .select_related("task")
         .order_by("task__slug")
     )
-    return _by_stage(submission_scores(counted))
+    return _by_stage(submission_scores(submissions))
 
 
 @dataclass
@@ -527,7 +583,7 @@ def agent_leaderboard_rows(*, agent: Agent) -> list[AgentStageSummary]:
 def task_results(*, task: Task) -> list[StageResults]:
     """Per stage, every agent's submissions for the task (all versions), with
     the one that counts on the leaderboard marked."""
-    counted_ids = set(scored_submissions(stage=None, task=task.slug).values_list("id", flat=True))
+    counted_ids = set(counted_submissions(stage_submissions(stage=None, task=task.slug)))
     submissions = (
         Submission.objects.filter(task=task, stage__in=LEADERBOARD_STAGES)
         .select_related("agent")

@@ -2,12 +2,15 @@
 
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
+from django.utils.safestring import mark_safe
 
 from benchmark.models import Agent, Stage, Submission, Task
 from judging.models import JudgingCondition
 from judging.selectors import stage_scores
 
+from .caching import cached
 from .charts import heatmap, interval_chart
 from .forms import STAGE_CHOICES, LeaderboardQueryForm
 from .selectors import (
@@ -75,62 +78,91 @@ def _charts(board: Leaderboard, rows: list[LeaderboardRow]):
     return overall, heat
 
 
+def canonical_params(query: LeaderboardQuery, sort: str = "") -> QueryDict:
+    """The view as URL parameters, always written the same way, so that links
+    and cached fragments do not depend on how a visitor spelled the URL."""
+    params = QueryDict(mutable=True)
+    params["stage"] = query.stage
+    for name in ("conference", "year", "topic", "task", "judge"):
+        value = getattr(query, name)
+        if value:
+            params[name] = str(value)
+    if query.condition != JudgingCondition.WITH_CODE:
+        params["condition"] = query.condition
+    if query.exclude_same_family:
+        params["exclude_same_family"] = "1"
+    if query.common_tasks:
+        params["common_tasks"] = "1"
+    if sort:
+        params["sort"] = sort
+    return params
+
+
+def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str:
+    """The ranking, its summary and its charts, rendered once per view and data
+    version (rendering a hundred rows and two charts costs more than reading
+    the cached ranking). Raises ValueError for a column it cannot sort by."""
+
+    def render_board() -> str:
+        board = leaderboard_get(query)
+        rows = leaderboard_sort(board, sort) if sort else board.rows
+        params = canonical_params(query, sort)
+        download = _query_string(params, format=None)
+        api = reverse("api:leaderboard")
+        context = {
+            "board": board,
+            "rows": rows,
+            "query": query,
+            "stage_label": dict(Stage.choices)[query.stage],
+            "condition_label": dict(JudgingCondition.choices)[query.condition],
+            "acceptance_line": ACCEPTANCE_LINE,
+            "columns": {
+                "rank": _column("rank", "Rank", params, sort, ascending_first=True),
+                "agent": _column("agent", "Agent", params, sort, ascending_first=True),
+                "n_tasks": _column("n_tasks", "Tasks", params, sort),
+                "cost": _column("cost", "Cost / task", params, sort),
+                "fabrication": _column("fabrication", "Fabrication", params, sort),
+                "human": _column("human", "Human Overall", params, sort),
+            },
+            "dimension_columns": [_column(d.key, d.label, params, sort) for d in board.dimensions],
+            "line_index": _acceptance_index(rows, sort, board.overall_key),
+            "csv_url": f"{api}?{download}&format=csv",
+            "json_url": f"{api}?{download}&format=json",
+        }
+        if rows:
+            context["overall_chart"], context["heatmap"] = _charts(board, rows)
+        return render_to_string("leaderboard/_board.html", context, request=request)
+
+    return cached("page", (query, sort), render_board)
+
+
 def leaderboard_view(request: HttpRequest) -> HttpResponse:
     form = LeaderboardQueryForm(request.GET)
     status = 200
     sort = ""
+    board_html = ""
     if form.is_valid():
         query = form.leaderboard_query()
         sort = form.cleaned_data.get("sort") or ""
+        try:
+            board_html = _board_html(request, query, sort)
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+            status = 400
     else:
         query = LeaderboardQuery()
         status = 400
-    board = leaderboard_get(query) if status == 200 else None
-    rows: list[LeaderboardRow] = []
-    if board is not None:
-        try:
-            rows = leaderboard_sort(board, sort) if sort else board.rows
-        except ValueError as exc:
-            form.add_error(None, str(exc))
-            status, sort, rows = 400, "", board.rows
-    params = request.GET.copy()
+    params = canonical_params(query)
     context = {
         "form": form,
-        "board": board,
-        "rows": rows,
         "query": query,
-        "sort": sort,
+        "board_html": mark_safe(board_html),  # noqa: S308 - our own template's output
         "stage_label": dict(Stage.choices)[query.stage],
-        "condition_label": dict(JudgingCondition.choices)[query.condition],
         "stage_tabs": [
-            (value, label, "?" + _query_string(params, stage=value, sort=None))
+            (value, label, "?" + _query_string(params, stage=value))
             for value, label in STAGE_CHOICES
         ],
-        "acceptance_line": ACCEPTANCE_LINE,
     }
-    if board is not None:
-        download = _query_string(params, format=None)
-        api = reverse("api:leaderboard")
-        context.update(
-            {
-                "columns": {
-                    "rank": _column("rank", "Rank", params, sort, ascending_first=True),
-                    "agent": _column("agent", "Agent", params, sort, ascending_first=True),
-                    "n_tasks": _column("n_tasks", "Tasks", params, sort),
-                    "cost": _column("cost", "Cost / task", params, sort),
-                    "fabrication": _column("fabrication", "Fabrication", params, sort),
-                    "human": _column("human", "Human Overall", params, sort),
-                },
-                "dimension_columns": [
-                    _column(d.key, d.label, params, sort) for d in board.dimensions
-                ],
-                "line_index": _acceptance_index(rows, sort, board.overall_key),
-                "csv_url": f"{api}?{download}{'&' if download else ''}format=csv",
-                "json_url": f"{api}?{download}{'&' if download else ''}format=json",
-            }
-        )
-        if rows:
-            context["overall_chart"], context["heatmap"] = _charts(board, rows)
     return render(request, "leaderboard/leaderboard.html", context, status=status)
 
 

@@ -69,8 +69,8 @@ def test_the_leaderboard_page_ranks_agents_with_interval_charts_and_the_acceptan
     assert 'data-testid="overall-chart"' in html
     assert 'data-testid="dimension-heatmap"' in html
     assert "<circle" in html and 'class="whisker"' in html
-    assert 'href="/api/leaderboard/?format=csv"' in html
-    assert 'href="/api/leaderboard/?format=json"' in html
+    assert 'href="/api/leaderboard/?stage=end2end&amp;format=csv"' in html
+    assert 'href="/api/leaderboard/?stage=end2end&amp;format=json"' in html
     assert "3 agents on 2 tasks" in html
     assert "cdn" not in html.lower()
 
@@ -78,7 +78,10 @@ def test_the_leaderboard_page_ranks_agents_with_interval_charts_and_the_acceptan
 def test_the_page_filters_sorts_and_keeps_the_choices_in_its_links(client, board):
     icml = client.get(PAGE, {"conference": "icml"})
     assert agents_in_order(icml) == ["claude", "o4-mini"]
-    assert 'href="/api/leaderboard/?conference=icml&amp;format=csv"' in icml.content.decode()
+    assert (
+        'href="/api/leaderboard/?stage=end2end&amp;conference=icml&amp;format=csv"'
+        in icml.content.decode()
+    )
 
     common = client.get(PAGE, {"common_tasks": "on"})
     assert agents_in_order(common) == ["gemini", "claude", "o4-mini"]
