@@ -18,7 +18,8 @@ its own database in it):
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mlrbench \\
     REDIS_URL=redis://127.0.0.1:6379/4 .venv/bin/python perf/leaderboard.py
 
-Options: `--agents`, `--tasks`, `--repeat`, `--keep` (leave the database).
+Options: `--agents`, `--tasks`, `--repeat`, `--export-repeat`, `--keep` (leave the
+database), `--reuse NAME` (measure a database kept earlier).
 """
 
 import argparse
@@ -326,15 +327,19 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=201)
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--export-repeat", type=int, default=2)
-    parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="leave the database")
+    parser.add_argument("--reuse", metavar="NAME", help="measure a database kept earlier")
     args = parser.parse_args()
 
     if not os.environ.get("REDIS_URL"):
         raise SystemExit("set REDIS_URL: the server's workers must share one cache (Redis)")
     base_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/mlrbench")
     admin, name = admin_conninfo(base_url)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+    if args.reuse:
+        name, args.keep = args.reuse, True
+    else:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
     static_root = tempfile.mkdtemp(prefix="mlrbench-perf-static-")
     env = {
         **os.environ,
@@ -353,7 +358,10 @@ def main() -> None:
     try:
         python = sys.executable
         manage = [python, "manage.py"]
-        subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
+        if not args.reuse:
+            subprocess.run(
+                [*manage, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
+            )
         subprocess.run(
             [*manage, "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
         )
@@ -362,13 +370,15 @@ def main() -> None:
         import django
 
         django.setup()
-        started = time.perf_counter()
-        counts = fill(args.agents, args.tasks)
-        print(
-            "filled in {:.0f} s: {}".format(
-                time.perf_counter() - started, ", ".join(f"{v:,} {k}" for k, v in counts.items())
+        if not args.reuse:
+            started = time.perf_counter()
+            counts = fill(args.agents, args.tasks)
+            print(
+                "filled in {:.0f} s: {}".format(
+                    time.perf_counter() - started,
+                    ", ".join(f"{v:,} {k}" for k, v in counts.items()),
+                )
             )
-        )
         from django.db import connection
 
         connection.close()
@@ -396,14 +406,15 @@ def main() -> None:
 
         healthz = median_of(base, "/healthz", args.repeat)
         print(f"\n/healthz median: {healthz * 1000:.1f} ms ({args.repeat} requests)\n")
+        print("computed: the first request after a data change; median: the next ones")
         print(f"{'stage':<11} {'what':<5} {'computed ms':>12} {'median ms':>10} {'x healthz':>10}")
         worst = 0.0
         for stage in STAGES:
-            bump_cache(env)
             for what, path in (
                 ("page", f"/leaderboard/?stage={stage}"),
                 ("api", f"/api/leaderboard/?stage={stage}"),
             ):
+                bump_cache(env)
                 first, status, _ = fetch(base, path)
                 assert status == 200, (path, status)
                 median = median_of(base, path, args.repeat)
