@@ -111,9 +111,11 @@ class LeaderboardAPIView(APIView):
         except ValueError as exc:
             return Response({"errors": {"sort": [{"message": str(exc)}]}}, status=400)
         response = Response(payload)
-        if request.accepted_renderer.format == "csv":
+        # An explicit format is a download (the page's links): name the file.
+        chosen = request.query_params.get("format")
+        if chosen in ("csv", "json") and request.accepted_renderer.format == chosen:
             response["Content-Disposition"] = (
-                f'attachment; filename="leaderboard-{query.stage}.csv"'
+                f'attachment; filename="leaderboard-{query.stage}.{chosen}"'
             )
         return response
 

@@ -76,6 +76,9 @@ def test_the_csv_has_the_same_rows(client, two_agents):
     assert 'filename="leaderboard-end2end.csv"' in response["Content-Disposition"]
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert [r["agent"] for r in rows] == [r["agent"] for r in json_rows]
+    json_download = client.get(LEADERBOARD, {"stage": "end2end", "format": "json"})
+    assert 'filename="leaderboard-end2end.json"' in json_download["Content-Disposition"]
+    assert json_download.json()["rows"] == json_rows
     for csv_row, json_row in zip(rows, json_rows, strict=True):
         assert int(csv_row["rank"]) == json_row["rank"]
         for key, value in json_row["scores"].items():
