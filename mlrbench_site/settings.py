@@ -168,6 +168,14 @@ REST_FRAMEWORK = {
     ],
 }
 
+# Anonymous API clients are throttled per scope (signed-in users are not).
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
+    "public_api": env.str("API_ANON_RATE", default="600/minute"),
+    "export": env.str("EXPORT_ANON_RATE", default="30/hour"),
+}
+# Cached leaderboards expire after this even when no write signalled a change.
+LEADERBOARD_CACHE_SECONDS = env.int("LEADERBOARD_CACHE_SECONDS", default=15 * 60)
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "MLR-Bench site API",
     "DESCRIPTION": "Tasks, submissions, judgments, reviews and leaderboards of MLR-Bench.",

@@ -5,6 +5,7 @@ from rest_framework.routers import DefaultRouter
 
 from benchmark.apis import TaskViewSet
 from benchmark.submission_apis import AgentViewSet, SubmissionViewSet
+from leaderboard.apis import ExportAPIView, JudgmentViewSet, LeaderboardAPIView
 
 from . import views
 
@@ -12,12 +13,15 @@ router = DefaultRouter()
 router.register("tasks", TaskViewSet, basename="task")
 router.register("submissions", SubmissionViewSet, basename="submission")
 router.register("agents", AgentViewSet, basename="agent")
+router.register("judgments", JudgmentViewSet, basename="judgment")
 
 api_patterns = [
     path("", include(router.urls)),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("", include("reviews.api_urls")),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("leaderboard/", LeaderboardAPIView.as_view(), name="leaderboard"),
+    path("export/", ExportAPIView.as_view(), name="export"),
 ]
 
 urlpatterns = [
@@ -26,6 +30,7 @@ urlpatterns = [
     path("", include("benchmark.urls")),
     path("", include("reviews.urls")),
     path("api/", include((api_patterns, "api"))),
+    path("", include("leaderboard.urls")),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
 ]

@@ -1,0 +1,219 @@
+"""The public, read-only API: the leaderboard, judgments, and the full export."""
+
+import datetime as dt
+import json
+
+import django_filters
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import viewsets
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.permissions import AllowAny
+from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from benchmark.models import Conference, Topic
+from judging.models import JudgingCondition, Judgment, JudgmentStatus
+
+from .caching import cached
+from .exports import EXPORT_FORMATS, csv_text, export_stream
+from .forms import STAGE_CHOICES, LeaderboardQueryForm
+from .payloads import leaderboard_payload, payload_table
+from .serializers import JudgmentSerializer, LeaderboardSerializer
+from .throttling import ExportAnonThrottle, PublicAnonThrottle
+
+
+class LeaderboardCSVRenderer(BaseRenderer):
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+        if isinstance(data, dict) and "rows" in data and "dimensions" in data:
+            header, rows = payload_table(data)
+            return csv_text(header, rows).encode("utf-8")
+        # An error answer (bad parameter, throttled) stays readable as CSV.
+        return csv_text(["error"], [[json.dumps(data)]]).encode("utf-8")
+
+
+class ZipRenderer(BaseRenderer):
+    """Lets clients ask for `application/zip`; errors are then written as JSON."""
+
+    media_type = "application/zip"
+    format = "zip"
+    charset = None
+
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+        return json.dumps(data).encode("utf-8")
+
+
+def _choices(pairs) -> list[str]:
+    return [value for value, _label in pairs]
+
+
+LEADERBOARD_PARAMETERS = [
+    OpenApiParameter("stage", str, enum=_choices(STAGE_CHOICES), description="Default `end2end`."),
+    OpenApiParameter("conference", str, enum=_choices(Conference.choices)),
+    OpenApiParameter("year", int),
+    OpenApiParameter("topic", str, enum=_choices(Topic.choices)),
+    OpenApiParameter("task", str, description="Only this task (its slug)."),
+    OpenApiParameter("judge", str, description="One judge by name instead of the mean."),
+    OpenApiParameter(
+        "condition",
+        str,
+        enum=_choices(JudgingCondition.choices),
+        description="Default `with_code`.",
+    ),
+    OpenApiParameter(
+        "exclude_same_family",
+        bool,
+        description="Leave out judges of the agent's own model family.",
+    ),
+    OpenApiParameter("common_tasks", bool, description="Only tasks that every listed agent has."),
+    OpenApiParameter(
+        "sort",
+        str,
+        description=(
+            "Column to order by: `rank`, `agent`, `n_tasks`, `cost`, `fabrication`, "
+            "`human` or a dimension key; `-` first for descending."
+        ),
+    ),
+    OpenApiParameter("format", str, enum=["json", "csv"]),
+]
+
+
+class LeaderboardAPIView(APIView):
+    """Agents ranked by their mean Overall score over tasks for one stage."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [PublicAnonThrottle]
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, LeaderboardCSVRenderer]
+
+    @extend_schema(
+        operation_id="leaderboard",
+        parameters=LEADERBOARD_PARAMETERS,
+        responses={
+            (200, "application/json"): LeaderboardSerializer,
+            (200, "text/csv"): OpenApiTypes.STR,
+            400: OpenApiResponse(description="A parameter is not valid; `errors` says which."),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        form = LeaderboardQueryForm(request.query_params)
+        if not form.is_valid():
+            return Response({"errors": form.errors.get_json_data()}, status=400)
+        query = form.leaderboard_query()
+        try:
+            payload = leaderboard_payload(query, sort=form.cleaned_data.get("sort") or "")
+        except ValueError as exc:
+            return Response({"errors": {"sort": [{"message": str(exc)}]}}, status=400)
+        response = Response(payload)
+        # An explicit format is a download (the page's links): name the file.
+        chosen = request.query_params.get("format")
+        if chosen in ("csv", "json") and request.accepted_renderer.format == chosen:
+            response["Content-Disposition"] = (
+                f'attachment; filename="leaderboard-{query.stage}.{chosen}"'
+            )
+        return response
+
+
+class JudgmentFilter(django_filters.FilterSet):
+    stage = django_filters.ChoiceFilter(field_name="submission__stage", choices=STAGE_CHOICES)
+    agent = django_filters.CharFilter(field_name="submission__agent__name")
+    task = django_filters.CharFilter(field_name="submission__task__slug")
+    submission = django_filters.NumberFilter(field_name="submission_id")
+    judge = django_filters.CharFilter(field_name="judge__name")
+    condition = django_filters.ChoiceFilter(choices=JudgingCondition.choices)
+    has_hallucination = django_filters.BooleanFilter()
+
+    class Meta:
+        model = Judgment
+        fields = [
+            "stage",
+            "agent",
+            "task",
+            "submission",
+            "judge",
+            "condition",
+            "has_hallucination",
+        ]
+
+
+class JudgmentPagination(PageNumberPagination):
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class JudgmentViewSet(viewsets.ReadOnlyModelViewSet):
+    """Finished judgments: every dimension's score and justification, the
+    judge, the condition, tokens and cost. Filter with `stage`, `agent`,
+    `task`, `submission`, `judge`, `condition`, `has_hallucination`; pages of
+    `page_size` (default 50, at most 500)."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [PublicAnonThrottle]
+    serializer_class = JudgmentSerializer
+    filterset_class = JudgmentFilter
+    pagination_class = JudgmentPagination
+
+    def get_queryset(self):
+        return (
+            Judgment.objects.filter(status=JudgmentStatus.DONE)
+            .select_related("submission__agent", "submission__task", "judge", "rubric")
+            .prefetch_related("scores")
+            .order_by("id")
+        )
+
+    def list(self, request, *args, **kwargs):
+        # Public data, the same for everyone: cache the page until data changes.
+        key = (request.build_absolute_uri(), request.accepted_renderer.format)
+        data = cached("judgments", key, lambda: super(JudgmentViewSet, self).list(request).data)
+        return Response(data)
+
+
+class ExportAPIView(APIView):
+    """The whole public dataset as a zip, streamed: tasks, agents, submissions,
+    judgments and scores (plus released human reviews when there are any), each
+    as CSV and as JSON Lines."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [ExportAnonThrottle]
+    renderer_classes = [JSONRenderer, ZipRenderer]
+
+    @extend_schema(
+        operation_id="export",
+        parameters=[
+            OpenApiParameter(
+                "formats",
+                str,
+                description="Comma-separated: `csv`, `jsonl` (default both).",
+            )
+        ],
+        responses={
+            (200, "application/zip"): OpenApiTypes.BINARY,
+            400: OpenApiResponse(description="An unknown format."),
+        },
+    )
+    def get(self, request: Request):
+        raw = request.query_params.get("formats") or ",".join(EXPORT_FORMATS)
+        formats = list(dict.fromkeys(f.strip() for f in raw.split(",") if f.strip()))
+        unknown = [f for f in formats if f not in EXPORT_FORMATS]
+        if unknown or not formats:
+            return Response(
+                {
+                    "errors": {
+                        "formats": [
+                            f"unknown format {', '.join(unknown) or '(none)'}; "
+                            f"choose from {', '.join(EXPORT_FORMATS)}"
+                        ]
+                    }
+                },
+                status=400,
+            )
+        response = StreamingHttpResponse(export_stream(formats), content_type="application/zip")
+        today = dt.datetime.now(tz=dt.UTC).date().isoformat()
+        response["Content-Disposition"] = f'attachment; filename="mlrbench-export-{today}.zip"'
+        return response

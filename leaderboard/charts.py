@@ -1,0 +1,183 @@
+"""Charts drawn on the server as SVG geometry that the templates render:
+no JavaScript, no CDN, readable without scripts and printable.
+
+Scores are on the rubric's 1-10 scale.
+"""
+
+from dataclasses import dataclass
+
+SCALE_MIN = 1.0
+SCALE_MAX = 10.0
+
+
+@dataclass(frozen=True)
+class IntervalPoint:
+    label: str
+    href: str
+    y: float
+    x: float
+    low: float | None
+    high: float | None
+    value: float
+    interval: tuple[float, float] | None
+    above_line: bool
+
+
+@dataclass(frozen=True)
+class IntervalChart:
+    width: int
+    height: int
+    left: int
+    right: int
+    points: list[IntervalPoint]
+    ticks: list[tuple[float, int]]
+    line_x: float | None
+    line_value: float | None
+    axis_y: float
+
+    @property
+    def label_x(self) -> int:
+        return self.left - 8
+
+    @property
+    def tick_y(self) -> float:
+        return self.axis_y + 14
+
+
+def _x(value: float, left: int, right: int) -> float:
+    clamped = min(max(value, SCALE_MIN), SCALE_MAX)
+    return round(left + (clamped - SCALE_MIN) / (SCALE_MAX - SCALE_MIN) * (right - left), 1)
+
+
+def interval_chart(
+    items: list[tuple[str, str, float, tuple[float, float] | None]],
+    *,
+    line: float | None = None,
+    width: int = 720,
+    row_height: int = 22,
+    label_width: int = 200,
+) -> IntervalChart:
+    """One row per `(label, href, value, interval)`: a dot at the value and
+    whiskers over the interval, with an optional vertical line (6.0)."""
+    left, right = label_width, width - 20
+    points = []
+    for i, (label, href, value, interval) in enumerate(items):
+        points.append(
+            IntervalPoint(
+                label=label,
+                href=href,
+                y=10 + i * row_height + row_height / 2,
+                x=_x(value, left, right),
+                low=_x(interval[0], left, right) if interval else None,
+                high=_x(interval[1], left, right) if interval else None,
+                value=value,
+                interval=interval,
+                above_line=line is not None and value >= line,
+            )
+        )
+    axis_y = 10 + len(items) * row_height + 4
+    return IntervalChart(
+        width=width,
+        height=int(axis_y + 24),
+        left=left,
+        right=right,
+        points=points,
+        ticks=[(_x(v, left, right), v) for v in range(1, 11)],
+        line_x=_x(line, left, right) if line is not None else None,
+        line_value=line,
+        axis_y=axis_y,
+    )
+
+
+@dataclass(frozen=True)
+class HeatCell:
+    x: int
+    y: int
+    width: int
+    height: int
+    value: float | None
+    fill: str
+    text_fill: str
+
+    @property
+    def centre_x(self) -> float:
+        return self.x + self.width / 2
+
+    @property
+    def centre_y(self) -> float:
+        return self.y + self.height / 2
+
+
+@dataclass(frozen=True)
+class Heatmap:
+    width: int
+    height: int
+    columns: list[tuple[float, str]]
+    rows: list[tuple[float, str, str]]
+    cells: list[HeatCell]
+    cell_width: int
+    cell_height: int
+    label_width: int
+
+    @property
+    def label_x(self) -> int:
+        return self.label_width - 8
+
+
+def heat_colour(value: float | None) -> tuple[str, str]:
+    """Fill and text colour: red below the acceptance line, blue above, white around 5.5."""
+    if value is None:
+        return "#f1f2f5", "#5b6475"
+    t = (min(max(value, SCALE_MIN), SCALE_MAX) - SCALE_MIN) / (SCALE_MAX - SCALE_MIN)
+    low, mid, high = (178, 54, 44), (247, 247, 247), (41, 82, 163)
+    if t < 0.5:
+        a, b, u = low, mid, t / 0.5
+    else:
+        a, b, u = mid, high, (t - 0.5) / 0.5
+    r, g, bl = (round(a[i] + (b[i] - a[i]) * u) for i in range(3))
+    text = "#ffffff" if abs(t - 0.5) > 0.3 else "#1d2330"
+    return f"rgb({r},{g},{bl})", text
+
+
+def heatmap(
+    row_labels: list[tuple[str, str]],
+    column_labels: list[str],
+    values: list[list[float | None]],
+    *,
+    label_width: int = 200,
+    cell_width: int = 84,
+    cell_height: int = 24,
+    header_height: int = 28,
+) -> Heatmap:
+    """Rows (e.g. agents, with a link) by columns (dimensions), coloured by score."""
+    cells = []
+    for r, row in enumerate(values):
+        for c, value in enumerate(row):
+            fill, text = heat_colour(value)
+            cells.append(
+                HeatCell(
+                    x=label_width + c * cell_width,
+                    y=header_height + r * cell_height,
+                    width=cell_width - 2,
+                    height=cell_height - 2,
+                    value=value,
+                    fill=fill,
+                    text_fill=text,
+                )
+            )
+    return Heatmap(
+        width=label_width + len(column_labels) * cell_width + 4,
+        height=header_height + len(row_labels) * cell_height + 4,
+        columns=[
+            (label_width + c * cell_width + cell_width / 2, label)
+            for c, label in enumerate(column_labels)
+        ],
+        rows=[
+            (header_height + r * cell_height + cell_height / 2, label, href)
+            for r, (label, href) in enumerate(row_labels)
+        ],
+        cells=cells,
+        cell_width=cell_width,
+        cell_height=cell_height,
+        label_width=label_width,
+    )

@@ -1,0 +1,330 @@
+"""CSV and JSON Lines writers, and the streamed zip of the whole public dataset.
+
+Every CSV the site writes goes through `csv_cell`, so a cell that a
+spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, carriage return
+first) is written with a leading `'` and shown as text instead.
+"""
+
+import csv
+import datetime as dt
+import importlib
+import io
+import json
+import zipfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db.models import F, QuerySet
+
+from benchmark.models import Agent, Submission, Task
+from judging.models import DimensionScore, Judgment, JudgmentStatus
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+ROWS_PER_CHUNK = 5000
+_FORMULA_FIRST = frozenset(FORMULA_PREFIXES)
+# Types written as they are: numbers cannot start a formula.
+_PLAIN = frozenset({int, float, Decimal})
+
+
+def csv_cell(value: object) -> object:
+    """A value as a CSV cell: text that starts like a formula is escaped, numbers stay."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, list | dict):
+        value = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def csv_row(row: Iterable[object]) -> list[object]:
+    """`csv_cell` of every value; the common types are handled inline, since
+    the full export writes about ten million cells."""
+    return [
+        value
+        if (kind := type(value)) in _PLAIN
+        else (
+            ("'" + value if value[:1] in _FORMULA_FIRST else value)
+            if kind is str
+            else csv_cell(value)
+        )
+        for value in row
+    ]
+
+
+def csv_lines(header: Sequence[str], rows: Iterable[Sequence[object]]) -> Iterator[str]:
+    """CSV text in chunks of many rows, header first."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(csv_row(header))
+    for n, row in enumerate(rows, start=1):
+        writer.writerow(csv_row(row))
+        if n % ROWS_PER_CHUNK == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    return "".join(csv_lines(header, rows))
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def jsonl_lines(header: Sequence[str], rows: Iterable[Sequence[object]]) -> Iterator[str]:
+    """JSON Lines in chunks: one object per row, keyed by the header."""
+    lines: list[str] = []
+    for row in rows:
+        lines.append(json.dumps(dict(zip(header, row, strict=True)), default=_json_default) + "\n")
+        if len(lines) == ROWS_PER_CHUNK:
+            yield "".join(lines)
+            lines.clear()
+    yield "".join(lines)
+
+
+# --- the tables of the public dataset ----------------------------------------
+
+
+@dataclass(frozen=True)
+class ExportTable:
+    name: str
+    header: tuple[str, ...]
+    rows: Callable[[], Iterable[Sequence[object]]]
+
+
+def _stream(queryset: QuerySet, fields: Sequence[str]) -> Iterator[tuple]:
+    # A server-side cursor on PostgreSQL: the export never holds a table in memory.
+    return queryset.values_list(*fields).iterator(chunk_size=ROWS_PER_CHUNK)
+
+
+def _public_judgments() -> QuerySet[Judgment]:
+    return Judgment.objects.filter(status=JudgmentStatus.DONE)
+
+
+TASK_FIELDS = ("slug", "title", "conference", "year", "topic", "kind", "description")
+AGENT_FIELDS = (
+    "name",
+    "display_name",
+    "team__name",
+    "base_model",
+    "coding_agent",
+    "scaffold",
+    "model_family",
+    "description",
+)
+SUBMISSION_FIELDS = (
+    "id",
+    "agent__name",
+    "task__slug",
+    "stage",
+    "version",
+    "source",
+    "status",
+    "llm_cost_usd",
+    "agent_cost_usd",
+    "agent_duration_seconds",
+    "created_at",
+)
+JUDGMENT_FIELDS = (
+    "id",
+    "submission_id",
+    "submission__agent__name",
+    "submission__task__slug",
+    "submission__stage",
+    "submission__version",
+    "judge__name",
+    "judge__model",
+    "judge__model_family",
+    "rubric__version",
+    "condition",
+    "confidence",
+    "has_hallucination",
+    "hallucination_details",
+    "strengths",
+    "weaknesses",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "latency_seconds",
+    "imported",
+    "finished_at",
+)
+SCORE_FIELDS = (
+    "judgment_id",
+    "judgment__submission_id",
+    "judgment__judge__name",
+    "judgment__condition",
+    "dimension",
+    "score",
+    "scale_min",
+    "scale_max",
+    "justification",
+)
+
+
+def _header(fields: Sequence[str], renames: dict[str, str]) -> tuple[str, ...]:
+    return tuple(renames.get(f, f) for f in fields)
+
+
+def public_review_table() -> ExportTable | None:
+    """Released human reviews, once the reviews app provides them.
+
+    Expected: `reviews.selectors.released_review_export()` answering
+    `(header, rows)`: column names and an iterable of rows, reviewers already
+    anonymised and only reviews of papers an organiser has released.
+    """
+    try:
+        module = importlib.import_module("reviews.selectors")
+    except ImportError:
+        return None
+    provider = getattr(module, "released_review_export", None)
+    if provider is None:
+        return None
+    header, rows = provider()
+    return ExportTable("reviews", tuple(header), lambda: rows)
+
+
+def export_tables() -> list[ExportTable]:
+    tables = [
+        ExportTable(
+            "tasks",
+            TASK_FIELDS,
+            lambda: _stream(Task.objects.order_by("slug"), TASK_FIELDS),
+        ),
+        ExportTable(
+            "agents",
+            _header(AGENT_FIELDS, {"team__name": "team"}),
+            lambda: _stream(Agent.objects.order_by("name"), AGENT_FIELDS),
+        ),
+        ExportTable(
+            "submissions",
+            _header(SUBMISSION_FIELDS, {"agent__name": "agent", "task__slug": "task"}),
+            lambda: _stream(Submission.objects.order_by("id"), SUBMISSION_FIELDS),
+        ),
+        ExportTable(
+            "judgments",
+            _header(
+                JUDGMENT_FIELDS,
+                {
+                    "submission__agent__name": "agent",
+                    "submission__task__slug": "task",
+                    "submission__stage": "stage",
+                    "submission__version": "version",
+                    "judge__name": "judge",
+                    "judge__model": "judge_model",
+                    "judge__model_family": "judge_model_family",
+                    "rubric__version": "rubric_version",
+                },
+            ),
+            lambda: _stream(_public_judgments().order_by("id"), JUDGMENT_FIELDS),
+        ),
+        ExportTable(
+            "scores",
+            _header(
+                SCORE_FIELDS,
+                {
+                    "judgment__submission_id": "submission_id",
+                    "judgment__judge__name": "judge",
+                    "judgment__condition": "condition",
+                },
+            ),
+            lambda: _stream(
+                DimensionScore.objects.filter(judgment__status=JudgmentStatus.DONE).order_by(
+                    F("judgment_id"), "dimension"
+                ),
+                SCORE_FIELDS,
+            ),
+        ),
+    ]
+    reviews = public_review_table()
+    if reviews is not None:
+        tables.append(reviews)
+    return tables
+
+
+EXPORT_FORMATS = {"csv": csv_lines, "jsonl": jsonl_lines}
+
+
+# --- a zip written as it is sent ----------------------------------------------
+
+
+class _Sink:
+    """A write-only file for `zipfile`: it has no `tell`/`seek`, so zipfile
+    writes data descriptors and never goes back, and the bytes can be sent as
+    soon as they are written."""
+
+    def __init__(self) -> None:
+        self._chunks: list[bytes] = []
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self._chunks.append(bytes(data))
+        self.size += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def drain(self) -> bytes:
+        data = b"".join(self._chunks)
+        self._chunks.clear()
+        self.size = 0
+        return data
+
+
+def zip_stream(files: Iterable[tuple[str, Iterable[str]]]) -> Iterator[bytes]:
+    """A zip archive of `(name, text chunks)` files, produced piece by piece."""
+    sink = _Sink()
+    now = dt.datetime.now(tz=dt.UTC).timetuple()[:6]
+    with zipfile.ZipFile(sink, mode="w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, chunks in files:
+            info = zipfile.ZipInfo(name, date_time=now)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with archive.open(info, mode="w", force_zip64=True) as entry:
+                for chunk in chunks:
+                    entry.write(chunk.encode("utf-8"))
+                    if sink.size >= 256 * 1024:
+                        yield sink.drain()
+            yield sink.drain()
+    yield sink.drain()
+
+
+def export_files(formats: Sequence[str]) -> Iterator[tuple[str, Iterable[str]]]:
+    for table in export_tables():
+        for fmt in formats:
+            yield f"{table.name}.{fmt}", EXPORT_FORMATS[fmt](table.header, table.rows())
+
+
+def export_readme(formats: Sequence[str]) -> str:
+    names = ", ".join(f"`<table>.{fmt}`" for fmt in formats)
+    return (
+        "MLR-Bench site: public dataset export\n\n"
+        f"Each table is written as {names}. Tables: tasks, agents, submissions, "
+        "judgments (finished judgments only) and scores (one row per judgment and "
+        "dimension; join on judgment_id / submission_id), plus released human reviews "
+        "when the site has them.\n"
+        "A submission's stage score on a dimension is the mean of its judges' scores "
+        "in one condition (with_code by default).\n"
+        "CSV cells that began with =, +, -, @, tab or carriage return start with an "
+        "added ' so that spreadsheets do not run them as formulas.\n"
+    )
+
+
+def export_stream(formats: Sequence[str]) -> Iterator[bytes]:
+    def files():
+        yield "README.txt", [export_readme(formats)]
+        yield from export_files(formats)
+
+    return zip_stream(files())

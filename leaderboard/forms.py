@@ -1,0 +1,48 @@
+"""The leaderboard's controls, one form for the page and the API, so that
+`?stage=paper&judge=...&common_tasks=1` means the same in both."""
+
+from django import forms
+
+from benchmark.models import Conference, Stage, Topic
+from judging.models import Judge, JudgingCondition
+
+from .selectors import LEADERBOARD_STAGES, LeaderboardQuery
+
+STAGE_CHOICES = [(s, label) for s, label in Stage.choices if s in LEADERBOARD_STAGES]
+
+
+class LeaderboardQueryForm(forms.Form):
+    stage = forms.ChoiceField(choices=STAGE_CHOICES, required=False)
+    conference = forms.ChoiceField(choices=[("", "Any")] + Conference.choices, required=False)
+    year = forms.IntegerField(required=False, min_value=2000, max_value=2100)
+    topic = forms.ChoiceField(choices=[("", "Any")] + Topic.choices, required=False)
+    judge = forms.ModelChoiceField(
+        queryset=Judge.objects.order_by("name"),
+        to_field_name="name",
+        required=False,
+        empty_label="Mean of judges",
+    )
+    condition = forms.ChoiceField(
+        choices=JudgingCondition.choices, required=False, label="Judged with"
+    )
+    exclude_same_family = forms.BooleanField(required=False, label="Leave out same-family judges")
+    common_tasks = forms.BooleanField(required=False, label="Only tasks every listed agent has")
+    task = forms.SlugField(required=False, widget=forms.HiddenInput)
+    sort = forms.RegexField(
+        regex=r"^-?[A-Za-z0-9_.-]{1,64}$", required=False, widget=forms.HiddenInput
+    )
+
+    def leaderboard_query(self) -> LeaderboardQuery:
+        data = self.cleaned_data
+        judge = data.get("judge")
+        return LeaderboardQuery(
+            stage=data.get("stage") or Stage.END2END,
+            condition=data.get("condition") or JudgingCondition.WITH_CODE,
+            conference=data.get("conference") or "",
+            year=data.get("year"),
+            topic=data.get("topic") or "",
+            task=data.get("task") or "",
+            judge=judge.name if judge else "",
+            exclude_same_family=bool(data.get("exclude_same_family")),
+            common_tasks=bool(data.get("common_tasks")),
+        )

@@ -1,0 +1,112 @@
+"""The leaderboard as plain data: the JSON the API answers and the rows of
+its CSV, built once per view and data version and cached."""
+
+from django.urls import reverse
+
+from .caching import cached
+from .selectors import (
+    ACCEPTANCE_LINE,
+    Leaderboard,
+    LeaderboardQuery,
+    LeaderboardRow,
+    leaderboard_get,
+    leaderboard_sort,
+)
+
+DECIMALS = 4
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, DECIMALS)
+
+
+def row_payload(board: Leaderboard, row: LeaderboardRow) -> dict:
+    return {
+        "rank": row.rank,
+        "agent": row.agent,
+        "display_name": row.display_name,
+        "base_model": row.base_model,
+        "coding_agent": row.coding_agent,
+        "scaffold": row.scaffold,
+        "model_family": row.model_family,
+        "n_tasks": row.n_tasks,
+        "scores": {
+            d.key: _round(row.scores[d.key]) for d in board.dimensions if d.key in row.scores
+        },
+        "overall_ci": [_round(v) for v in row.overall_ci] if row.overall_ci else None,
+        "fabrication_rate": _round(row.fabrication_rate),
+        "cost_usd_per_task": _round(row.cost_usd_per_task),
+        "human_overall": _round(row.human_overall),
+        "same_family_judge": row.same_family_judge,
+        "url": reverse("leaderboard:agent-detail", kwargs={"name": row.agent}),
+    }
+
+
+def _build(query: LeaderboardQuery, sort: str) -> dict:
+    board = leaderboard_get(query)
+    rows = leaderboard_sort(board, sort) if sort else board.rows
+    return {
+        "stage": query.stage,
+        "condition": query.condition,
+        "filters": {
+            "conference": query.conference or None,
+            "year": query.year,
+            "topic": query.topic or None,
+            "task": query.task or None,
+            "judge": query.judge or None,
+            "exclude_same_family": query.exclude_same_family,
+            "common_tasks": query.common_tasks,
+            "sort": sort or None,
+        },
+        "acceptance_line": ACCEPTANCE_LINE,
+        "n_tasks": board.n_tasks,
+        "dimensions": [{"key": d.key, "label": d.label} for d in board.dimensions],
+        "rows": [row_payload(board, row) for row in rows],
+    }
+
+
+def leaderboard_payload(query: LeaderboardQuery, *, sort: str = "") -> dict:
+    """The API's answer; raises ValueError for a column it cannot sort by."""
+    return cached("payload", (query, sort), lambda: _build(query, sort))
+
+
+FIXED_LEADING = [
+    "rank",
+    "agent",
+    "display_name",
+    "base_model",
+    "coding_agent",
+    "scaffold",
+    "model_family",
+    "n_tasks",
+]
+FIXED_TRAILING = [
+    "overall_ci_low",
+    "overall_ci_high",
+    "fabrication_rate",
+    "cost_usd_per_task",
+    "human_overall",
+    "same_family_judge",
+]
+
+
+def payload_table(payload: dict) -> tuple[list[str], list[list[object]]]:
+    """The same rows as a flat table (the CSV download): one column per dimension."""
+    keys = [d["key"] for d in payload["dimensions"]]
+    header = [*FIXED_LEADING, *keys, *FIXED_TRAILING]
+    rows = []
+    for row in payload["rows"]:
+        ci = row["overall_ci"] or [None, None]
+        rows.append(
+            [
+                *(row[k] for k in FIXED_LEADING),
+                *(row["scores"].get(k) for k in keys),
+                ci[0],
+                ci[1],
+                row["fabrication_rate"],
+                row["cost_usd_per_task"],
+                row["human_overall"],
+                row["same_family_judge"],
+            ]
+        )
+    return header, rows

@@ -1,0 +1,602 @@
+"""Leaderboard reads: rankings per stage, an agent's results, a task's results.
+
+Definitions (the README repeats them for users):
+
+- A submission is *fully judged* in a judging condition when at least one of
+  its judgments in that condition is done and either the submission's status
+  says `judged`, or none of its judgments in that condition is still queued,
+  running or failed. The second clause covers imported results, whose
+  submissions may keep an intake status while their judgments are all done.
+- A task's score for an agent and stage is the stage score (the mean over
+  judges, `judging.selectors.dimension_means`) of the newest fully judged
+  version of the agent's submission for that task and stage.
+- An agent's score on a dimension is the mean over its tasks; Overall carries
+  a 95% percentile bootstrap interval over tasks.
+- A task counts as fabricated when a majority of the judges that gave a
+  hallucination verdict flagged it; the fabrication rate is the share of the
+  agent's tasks with a verdict that count as fabricated.
+- A task's cost is what the run recorded (LLM plus coding agent, whichever is
+  known); unknown costs are left out of the mean, never taken as zero.
+
+The number of queries does not depend on the number of agents or tasks: the
+heavy work happens in a handful of grouped queries.
+"""
+
+import importlib
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.db import connection, transaction
+from django.db.models import Count, Q, QuerySet
+
+from benchmark.models import Agent, Stage, Submission, SubmissionStatus, Task
+from judging.models import JudgingCondition, Judgment, JudgmentStatus, Rubric
+from judging.selectors import dimension_means, same_family_judgment_q, stage_scores
+
+from .caching import cached
+from .statistics import bootstrap_intervals
+
+LEADERBOARD_STAGES: tuple[str, ...] = (
+    Stage.IDEA,
+    Stage.PROPOSAL,
+    Stage.EXPERIMENT,
+    Stage.PAPER,
+    Stage.END2END,
+)
+# MLR-Judge's acceptance line: 6 is "marginally above the acceptance threshold".
+ACCEPTANCE_LINE = 6.0
+DEFAULT_OVERALL_KEY = "Overall"
+
+
+@dataclass(frozen=True)
+class LeaderboardQuery:
+    """What a visitor chose; also the cache key of the result."""
+
+    stage: str = Stage.END2END
+    condition: str = JudgingCondition.WITH_CODE
+    conference: str = ""
+    year: int | None = None
+    topic: str = ""
+    task: str = ""
+    judge: str = ""
+    exclude_same_family: bool = False
+    common_tasks: bool = False
+
+
+@dataclass(frozen=True)
+class Dimension:
+    key: str
+    label: str
+
+
+@dataclass
+class LeaderboardRow:
+    rank: int
+    agent: str
+    display_name: str
+    base_model: str
+    coding_agent: str
+    scaffold: str
+    model_family: str
+    n_tasks: int
+    scores: dict[str, float]
+    overall: float
+    overall_ci: tuple[float, float] | None
+    fabrication_rate: float | None
+    cost_usd_per_task: float | None
+    human_overall: float | None
+    # A judge of the agent's own model family contributed to these scores.
+    same_family_judge: bool
+
+
+@dataclass
+class Leaderboard:
+    query: LeaderboardQuery
+    overall_key: str
+    dimensions: list[Dimension]
+    rows: list[LeaderboardRow] = field(default_factory=list)
+    n_tasks: int = 0
+    has_fabrication: bool = False
+    has_cost: bool = False
+    has_human: bool = False
+
+    @property
+    def other_dimensions(self) -> list[Dimension]:
+        return [d for d in self.dimensions if d.key != self.overall_key]
+
+    def sort_keys(self) -> list[str]:
+        return [*FIXED_SORT_KEYS, *(d.key for d in self.dimensions)]
+
+
+FIXED_SORT_KEYS = ("rank", "agent", "n_tasks", "cost", "fabrication", "human")
+
+
+# --- which submission counts ------------------------------------------------
+
+
+def stage_submissions(
+    *,
+    stage: str | None,
+    conference: str = "",
+    year: int | None = None,
+    topic: str = "",
+    task: str = "",
+    agent: str = "",
+) -> QuerySet[Submission]:
+    """Every version of every submission of `stage` (None: every leaderboard
+    stage) on the tasks the filters choose."""
+    submissions = Submission.objects.all()
+    if stage is None:
+        submissions = submissions.filter(stage__in=LEADERBOARD_STAGES)
+    else:
+        submissions = submissions.filter(stage=stage)
+    if conference:
+        submissions = submissions.filter(task__conference=conference)
+    if year:
+        submissions = submissions.filter(task__year=year)
+    if topic:
+        submissions = submissions.filter(task__topic=topic)
+    if task:
+        submissions = submissions.filter(task__slug=task)
+    if agent:
+        submissions = submissions.filter(agent__name=agent)
+    return submissions.order_by()
+
+
+@dataclass(frozen=True)
+class SubmissionFacts:
+    id: int
+    agent_id: int
+    task_id: int
+    stage: str
+    version: int
+    status: str
+    cost_usd: float | None
+
+
+def _task_cost(llm: Decimal | None, agent: Decimal | None) -> float | None:
+    known = [float(value) for value in (llm, agent) if value is not None]
+    return sum(known) if known else None
+
+
+def counted_submissions(
+    submissions: QuerySet[Submission], *, condition: str = JudgingCondition.WITH_CODE
+) -> dict[int, SubmissionFacts]:
+    """Of `submissions`, the one that counts for each (agent, task, stage): the
+    newest fully judged version (see the module docstring). Two queries,
+    whatever the number of submissions."""
+    facts = [
+        SubmissionFacts(sid, agent_id, task_id, stage, version, status, _task_cost(llm, coding))
+        for sid, agent_id, task_id, stage, version, status, llm, coding in submissions.values_list(
+            "id",
+            "agent_id",
+            "task_id",
+            "stage",
+            "version",
+            "status",
+            "llm_cost_usd",
+            "agent_cost_usd",
+        )
+    ]
+    judgment_counts = {
+        sid: (done, pending)
+        for sid, done, pending in Judgment.objects.filter(
+            submission_id__in=submissions.values("id"), condition=condition
+        )
+        .values("submission_id")
+        .annotate(
+            done=Count("id", filter=Q(status=JudgmentStatus.DONE)),
+            pending=Count("id", filter=~Q(status=JudgmentStatus.DONE)),
+        )
+        .values_list("submission_id", "done", "pending")
+        .order_by()
+    }
+    newest: dict[tuple[int, int, str], SubmissionFacts] = {}
+    for fact in facts:
+        done, pending = judgment_counts.get(fact.id, (0, 0))
+        fully_judged = done > 0 and (fact.status == SubmissionStatus.JUDGED or pending == 0)
+        key = (fact.agent_id, fact.task_id, fact.stage)
+        if fully_judged and (key not in newest or newest[key].version < fact.version):
+            newest[key] = fact
+    return {fact.id: fact for fact in newest.values()}
+
+
+# --- the ranking ------------------------------------------------------------
+
+
+def stage_dimensions(stage: str) -> tuple[str, list[Dimension]]:
+    """The overall key and the dimensions of the stage's newest rubric, Overall first."""
+    rubric = (
+        Rubric.objects.filter(stage=stage)
+        .order_by("-is_active", "-version")
+        .only("dimensions", "overall_key")
+        .first()
+    )
+    if rubric is None:
+        return DEFAULT_OVERALL_KEY, []
+    overall_key = rubric.overall_key or DEFAULT_OVERALL_KEY
+    dimensions = [
+        Dimension(key=d["key"], label=d.get("label") or d["key"])
+        for d in rubric.dimensions
+        if isinstance(d, dict) and d.get("key")
+    ]
+    overall = [d for d in dimensions if d.key == overall_key] or [
+        Dimension(overall_key, overall_key)
+    ]
+    return overall_key, overall + [d for d in dimensions if d.key != overall_key]
+
+
+def human_overall_provider() -> Callable[..., dict[int, float]] | None:
+    """The reviews app's per-submission human Overall, once it exists.
+
+    Expected: `reviews.selectors.human_overall_by_submission(*, submission_ids)`
+    taking a `Submission` `values("id")` queryset (every version of the
+    stage's submissions on the chosen tasks; use it as a subquery) and
+    answering `{submission_id: mean human Overall over submitted, released
+    reviews}` in a constant number of queries. The leaderboard keeps the
+    submissions that count. Until the function exists the column stays hidden.
+    """
+    try:
+        module = importlib.import_module("reviews.selectors")
+    except ImportError:
+        return None
+    return getattr(module, "human_overall_by_submission", None)
+
+
+def _mean(values: Iterable[float]) -> float | None:
+    values = list(values)
+    return sum(values) / len(values) if values else None
+
+
+@contextmanager
+def _analytic_reads():
+    """One transaction for the leaderboard's few large reads. On PostgreSQL,
+    JIT compilation is turned off inside it: it costs more than it saves on
+    these sub-second aggregates (measured by perf/leaderboard.py)."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL jit = off")
+        yield
+
+
+def _raw_rows(queryset: QuerySet, fields: tuple[str, ...]) -> list[tuple]:
+    """Rows of a values() queryset as plain tuples in the order of `fields`,
+    without Django's per-value converters (a stage has about 100,000 rows
+    and the converters cost more than the query)."""
+    query = queryset.query
+    names = [*query.extra_select, *query.values_select, *query.annotation_select]
+    order = [names.index(name) for name in fields]
+    sql, params = query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if order == list(range(len(order))) and len(names) == len(order):
+        return rows
+    return [tuple(row[i] for i in order) for row in rows]
+
+
+@dataclass
+class _TaskResult:
+    submission_id: int
+    overall: float
+    n_verdicts: int
+    n_flags: int
+    n_same_family: int
+
+
+def leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
+    with _analytic_reads():
+        return _leaderboard_compute(query)
+
+
+def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
+    overall_key, dimensions = stage_dimensions(query.stage)
+    candidates = stage_submissions(
+        stage=query.stage,
+        conference=query.conference,
+        year=query.year,
+        topic=query.topic,
+        task=query.task,
+    )
+    counted = counted_submissions(candidates, condition=query.condition)
+    # The stage scores of every candidate in one grouped query; the ones that
+    # do not count are dropped here rather than by a costlier join in SQL.
+    means = dimension_means(
+        submission_ids=candidates.values("id"),
+        condition=query.condition,
+        judge=query.judge or None,
+        exclude_same_family=query.exclude_same_family,
+    ).annotate(
+        n_verdicts=Count("judgment_id", filter=Q(judgment__has_hallucination__isnull=False)),
+        n_flags=Count("judgment_id", filter=Q(judgment__has_hallucination=True)),
+        n_same_family=Count("judgment_id", filter=same_family_judgment_q("judgment__")),
+    )
+    means_fields = ("submission_id", "dimension", "mean", "n_verdicts", "n_flags", "n_same_family")
+    # {agent_id: {task_id: {dimension: stage score}}}, and the Overall facts per task.
+    scores: dict[int, dict[int, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    per_task: dict[int, dict[int, _TaskResult]] = defaultdict(dict)
+    for sid, dimension, mean, n_verdicts, n_flags, n_same_family in _raw_rows(means, means_fields):
+        fact = counted.get(sid)
+        if fact is None:
+            continue
+        scores[fact.agent_id][fact.task_id][dimension] = float(mean)
+        if dimension == overall_key:
+            per_task[fact.agent_id][fact.task_id] = _TaskResult(
+                sid, float(mean), n_verdicts, n_flags, n_same_family
+            )
+
+    if query.common_tasks and per_task:
+        common = set.intersection(*(set(tasks) for tasks in per_task.values()))
+        per_task = {
+            agent_id: {t: r for t, r in tasks.items() if t in common}
+            for agent_id, tasks in per_task.items()
+        }
+    # An agent's tasks are those with an Overall score (in common-tasks mode,
+    # the shared ones); every dimension is averaged over those same tasks.
+    per_task = {agent_id: tasks for agent_id, tasks in per_task.items() if tasks}
+    board = Leaderboard(query=query, overall_key=overall_key, dimensions=dimensions)
+    if not per_task:
+        return board
+
+    known = {d.key for d in dimensions}
+    extra = sorted(
+        {k for agent_id in per_task for by_task in scores[agent_id].values() for k in by_task}
+        - known
+    )
+    board.dimensions = dimensions + [Dimension(k, k) for k in extra]
+
+    provider = human_overall_provider()
+    human = provider(submission_ids=candidates.values("id")) if provider else {}
+    agents = {
+        agent.id: agent
+        for agent in Agent.objects.filter(id__in=list(per_task)).only(
+            "name", "display_name", "base_model", "coding_agent", "scaffold", "model_family"
+        )
+    }
+    intervals = bootstrap_intervals(
+        {
+            agent_id: [tasks[t].overall for t in sorted(tasks)]
+            for agent_id, tasks in per_task.items()
+        }
+    )
+
+    rows: list[LeaderboardRow] = []
+    for agent_id, tasks in per_task.items():
+        agent = agents[agent_id]
+        results = list(tasks.values())
+        dimension_values: dict[str, list[float]] = defaultdict(list)
+        for task_id in tasks:
+            for dimension, value in scores[agent_id][task_id].items():
+                dimension_values[dimension].append(value)
+        with_verdict = [r for r in results if r.n_verdicts > 0]
+        overall = sum(r.overall for r in results) / len(results)
+        rows.append(
+            LeaderboardRow(
+                rank=0,
+                agent=agent.name,
+                display_name=agent.display_name,
+                base_model=agent.base_model,
+                coding_agent=agent.coding_agent,
+                scaffold=agent.scaffold,
+                model_family=agent.model_family,
+                n_tasks=len(results),
+                scores={k: sum(v) / len(v) for k, v in dimension_values.items()},
+                overall=overall,
+                overall_ci=intervals[agent_id],
+                fabrication_rate=(
+                    sum(1 for r in with_verdict if 2 * r.n_flags > r.n_verdicts) / len(with_verdict)
+                    if with_verdict
+                    else None
+                ),
+                cost_usd_per_task=_mean(
+                    c for r in results if (c := counted[r.submission_id].cost_usd) is not None
+                ),
+                human_overall=_mean(
+                    float(h) for r in results if (h := human.get(r.submission_id)) is not None
+                ),
+                same_family_judge=any(r.n_same_family > 0 for r in results),
+            )
+        )
+    rows.sort(key=lambda row: (-row.overall, row.agent))
+    previous = None
+    for position, row in enumerate(rows, start=1):
+        # Competition ranking: ties share a rank, the next rank skips.
+        key = round(row.overall, 9)
+        row.rank = rows[position - 2].rank if key == previous else position
+        previous = key
+    board.rows = rows
+    board.n_tasks = len({t for tasks in per_task.values() for t in tasks})
+    board.has_fabrication = any(r.fabrication_rate is not None for r in rows)
+    board.has_cost = any(r.cost_usd_per_task is not None for r in rows)
+    board.has_human = any(r.human_overall is not None for r in rows)
+    return board
+
+
+def leaderboard_get(query: LeaderboardQuery) -> Leaderboard:
+    """The leaderboard for `query`, from the cache while no judgment has landed."""
+    return cached("board", (query,), lambda: leaderboard_compute(query))
+
+
+def _sort_value(row: LeaderboardRow, key: str):
+    match key:
+        case "rank":
+            return row.rank
+        case "agent":
+            return row.agent
+        case "n_tasks":
+            return row.n_tasks
+        case "cost":
+            return row.cost_usd_per_task
+        case "fabrication":
+            return row.fabrication_rate
+        case "human":
+            return row.human_overall
+        case _:
+            return row.scores.get(key)
+
+
+def leaderboard_sort(board: Leaderboard, sort: str) -> list[LeaderboardRow]:
+    """Rows ordered by `sort` (a sort key, `-` first for descending); rows
+    without a value go last either way. Unknown keys raise ValueError."""
+    descending = sort.startswith("-")
+    key = sort.lstrip("-")
+    if key not in board.sort_keys():
+        raise ValueError(f"cannot sort by {key!r}; choose one of {', '.join(board.sort_keys())}")
+    present = [r for r in board.rows if _sort_value(r, key) is not None]
+    missing = [r for r in board.rows if _sort_value(r, key) is None]
+    present.sort(key=lambda r: r.agent)
+    present.sort(key=lambda r: _sort_value(r, key), reverse=descending)
+    return present + missing
+
+
+# --- an agent, a task, a submission ----------------------------------------
+
+
+@dataclass
+class SubmissionScores:
+    submission: Submission
+    scores: dict[str, float]
+    counted: bool
+
+
+def submission_scores(
+    submissions: Iterable[Submission],
+    *,
+    counted_ids: set[int] | None = None,
+    condition: str = JudgingCondition.WITH_CODE,
+) -> list[SubmissionScores]:
+    submissions = list(submissions)
+    means = stage_scores(submission_ids=[s.id for s in submissions], condition=condition)
+    return [
+        SubmissionScores(
+            submission=s,
+            scores={k: float(v) for k, v in means.get(s.id, {}).items()},
+            counted=counted_ids is None or s.id in counted_ids,
+        )
+        for s in submissions
+    ]
+
+
+def stage_dimension_keys() -> dict[str, list[Dimension]]:
+    """Every leaderboard stage's dimensions, in one query."""
+    result: dict[str, list[Dimension]] = {}
+    rubrics = Rubric.objects.filter(stage__in=LEADERBOARD_STAGES).order_by(
+        "stage", "-is_active", "-version"
+    )
+    for rubric in rubrics:
+        if rubric.stage in result:
+            continue
+        overall = rubric.overall_key or DEFAULT_OVERALL_KEY
+        dims = [
+            Dimension(d["key"], d.get("label") or d["key"])
+            for d in rubric.dimensions
+            if isinstance(d, dict) and d.get("key")
+        ]
+        result[rubric.stage] = [d for d in dims if d.key == overall] + [
+            d for d in dims if d.key != overall
+        ]
+    return result
+
+
+def _ordered_keys(rows: list[SubmissionScores], known: list[Dimension]) -> list[Dimension]:
+    seen = {d.key for d in known}
+    extra = sorted({k for r in rows for k in r.scores} - seen)
+    overall = [d for d in known if d.key == DEFAULT_OVERALL_KEY]
+    if not overall and DEFAULT_OVERALL_KEY in extra:
+        extra.remove(DEFAULT_OVERALL_KEY)
+        overall = [Dimension(DEFAULT_OVERALL_KEY, DEFAULT_OVERALL_KEY)]
+    return (
+        overall
+        + [d for d in known if d.key != DEFAULT_OVERALL_KEY]
+        + [Dimension(k, k) for k in extra]
+    )
+
+
+@dataclass
+class StageResults:
+    stage: str
+    label: str
+    dimensions: list[Dimension]
+    rows: list[SubmissionScores]
+
+
+def _by_stage(rows: list[SubmissionScores]) -> list[StageResults]:
+    dims = stage_dimension_keys()
+    labels = dict(Stage.choices)
+    result = []
+    for stage in LEADERBOARD_STAGES:
+        stage_rows = [r for r in rows if r.submission.stage == stage]
+        if stage_rows:
+            result.append(
+                StageResults(
+                    stage=stage,
+                    label=labels[stage],
+                    dimensions=_ordered_keys(stage_rows, dims.get(stage, [])),
+                    rows=stage_rows,
+                )
+            )
+    return result
+
+
+def agent_task_results(*, agent: Agent) -> list[StageResults]:
+    """Per stage, the agent's counted submission for each task with its scores."""
+    counted = counted_submissions(stage_submissions(stage=None, agent=agent.name))
+    submissions = (
+        Submission.objects.filter(id__in=list(counted))
+        .select_related("task")
+        .order_by("task__slug")
+    )
+    return _by_stage(submission_scores(submissions))
+
+
+@dataclass
+class AgentStageSummary:
+    stage: str
+    label: str
+    dimensions: list[Dimension]
+    row: LeaderboardRow | None
+    n_agents: int
+
+
+def agent_leaderboard_rows(*, agent: Agent) -> list[AgentStageSummary]:
+    """The agent's row in each stage's default leaderboard (None where it has none)."""
+    labels = dict(Stage.choices)
+    result = []
+    for stage in LEADERBOARD_STAGES:
+        board = leaderboard_get(LeaderboardQuery(stage=stage))
+        result.append(
+            AgentStageSummary(
+                stage=stage,
+                label=labels[stage],
+                dimensions=board.dimensions,
+                row=next((r for r in board.rows if r.agent == agent.name), None),
+                n_agents=len(board.rows),
+            )
+        )
+    return result
+
+
+def task_results(*, task: Task) -> list[StageResults]:
+    """Per stage, every agent's submissions for the task (all versions), with
+    the one that counts on the leaderboard marked."""
+    counted_ids = set(counted_submissions(stage_submissions(stage=None, task=task.slug)))
+    submissions = (
+        Submission.objects.filter(task=task, stage__in=LEADERBOARD_STAGES)
+        .select_related("agent")
+        .order_by("agent__name", "-version")
+    )
+    return _by_stage(submission_scores(submissions, counted_ids=counted_ids))
+
+
+def submission_judgments(*, submission: Submission) -> QuerySet[Judgment]:
+    """A submission's finished judgments with their scores, for its public page."""
+    return (
+        Judgment.objects.filter(submission=submission, status=JudgmentStatus.DONE)
+        .select_related("judge", "rubric")
+        .prefetch_related("scores")
+        .order_by("condition", "judge__name")
+    )

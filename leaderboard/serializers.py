@@ -1,0 +1,88 @@
+from rest_framework import serializers
+
+from judging.models import DimensionScore, Judgment
+
+
+class DimensionScoreSerializer(serializers.ModelSerializer):
+    score = serializers.FloatField()
+
+    class Meta:
+        model = DimensionScore
+        fields = ["dimension", "score", "scale_min", "scale_max", "justification"]
+
+
+class JudgmentSerializer(serializers.ModelSerializer):
+    submission = serializers.IntegerField(source="submission_id", read_only=True)
+    agent = serializers.CharField(source="submission.agent.name")
+    task = serializers.CharField(source="submission.task.slug")
+    stage = serializers.CharField(source="submission.stage")
+    version = serializers.IntegerField(source="submission.version")
+    judge = serializers.CharField(source="judge.name")
+    judge_model = serializers.CharField(source="judge.model")
+    judge_model_family = serializers.CharField(source="judge.model_family")
+    rubric_version = serializers.IntegerField(source="rubric.version")
+    cost_usd = serializers.FloatField(allow_null=True)
+    scores = DimensionScoreSerializer(many=True)
+
+    class Meta:
+        model = Judgment
+        fields = [
+            "id",
+            "submission",
+            "agent",
+            "task",
+            "stage",
+            "version",
+            "judge",
+            "judge_model",
+            "judge_model_family",
+            "rubric_version",
+            "condition",
+            "scores",
+            "strengths",
+            "weaknesses",
+            "confidence",
+            "has_hallucination",
+            "hallucination_details",
+            "input_tokens",
+            "output_tokens",
+            "cost_usd",
+            "latency_seconds",
+            "imported",
+            "finished_at",
+        ]
+
+
+class LeaderboardRowSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    agent = serializers.CharField()
+    display_name = serializers.CharField()
+    base_model = serializers.CharField()
+    coding_agent = serializers.CharField()
+    scaffold = serializers.CharField()
+    model_family = serializers.CharField()
+    n_tasks = serializers.IntegerField()
+    scores = serializers.DictField(child=serializers.FloatField())
+    overall_ci = serializers.ListField(
+        child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True
+    )
+    fabrication_rate = serializers.FloatField(allow_null=True)
+    cost_usd_per_task = serializers.FloatField(allow_null=True)
+    human_overall = serializers.FloatField(allow_null=True)
+    same_family_judge = serializers.BooleanField()
+    url = serializers.CharField(help_text="The agent's page.")
+
+
+class LeaderboardDimensionSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()
+
+
+class LeaderboardSerializer(serializers.Serializer):
+    stage = serializers.CharField()
+    condition = serializers.CharField()
+    filters = serializers.DictField()
+    acceptance_line = serializers.FloatField()
+    n_tasks = serializers.IntegerField(help_text="Tasks that count in this view.")
+    dimensions = LeaderboardDimensionSerializer(many=True)
+    rows = LeaderboardRowSerializer(many=True)

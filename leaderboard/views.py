@@ -1,0 +1,267 @@
+"""Public pages: the leaderboard, an agent, a task's results, a submission's judgments."""
+
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
+from django.urls import NoReverseMatch, reverse
+from django.utils.safestring import mark_safe
+
+from benchmark.models import Agent, Stage, Submission, Task
+from judging.models import JudgingCondition
+from judging.selectors import stage_scores
+
+from .caching import cached
+from .charts import heatmap, interval_chart
+from .forms import STAGE_CHOICES, LeaderboardQueryForm
+from .selectors import (
+    ACCEPTANCE_LINE,
+    Leaderboard,
+    LeaderboardQuery,
+    LeaderboardRow,
+    agent_leaderboard_rows,
+    agent_task_results,
+    leaderboard_get,
+    leaderboard_sort,
+    submission_judgments,
+    task_results,
+)
+
+
+def _query_string(params: QueryDict, **changes: str | None) -> str:
+    query = params.copy()
+    for key, value in changes.items():
+        if value is None:
+            query.pop(key, None)
+        else:
+            query[key] = value
+    return query.urlencode()
+
+
+def _column(key: str, label: str, params: QueryDict, sort: str, *, ascending_first=False):
+    current = sort.lstrip("-") if sort else ""
+    descending_now = sort.startswith("-")
+    if current == key:
+        next_sort = key if descending_now else f"-{key}"
+        state = "descending" if descending_now else "ascending"
+    else:
+        next_sort = key if ascending_first else f"-{key}"
+        state = ""
+    return {
+        "key": key,
+        "label": label,
+        "state": state,
+        "url": "?" + _query_string(params, sort=next_sort),
+    }
+
+
+def _acceptance_index(rows: list[LeaderboardRow], sort: str, overall_key: str) -> int | None:
+    """Where the 6.0 line falls, when the rows are in Overall order."""
+    if sort not in ("", "rank", f"-{overall_key}"):
+        return None
+    for i, row in enumerate(rows):
+        if row.overall < ACCEPTANCE_LINE:
+            return i
+    return len(rows)
+
+
+def _charts(board: Leaderboard, rows: list[LeaderboardRow]):
+    agent_url = {r.agent: reverse("leaderboard:agent-detail", args=[r.agent]) for r in rows}
+    overall = interval_chart(
+        [(r.display_name or r.agent, agent_url[r.agent], r.overall, r.overall_ci) for r in rows],
+        line=ACCEPTANCE_LINE,
+    )
+    heat = heatmap(
+        [(r.display_name or r.agent, agent_url[r.agent]) for r in rows],
+        [d.label for d in board.dimensions],
+        [[r.scores.get(d.key) for d in board.dimensions] for r in rows],
+    )
+    return overall, heat
+
+
+def canonical_params(query: LeaderboardQuery, sort: str = "") -> QueryDict:
+    """The view as URL parameters, always written the same way, so that links
+    and cached fragments do not depend on how a visitor spelled the URL."""
+    params = QueryDict(mutable=True)
+    params["stage"] = query.stage
+    for name in ("conference", "year", "topic", "task", "judge"):
+        value = getattr(query, name)
+        if value:
+            params[name] = str(value)
+    if query.condition != JudgingCondition.WITH_CODE:
+        params["condition"] = query.condition
+    if query.exclude_same_family:
+        params["exclude_same_family"] = "1"
+    if query.common_tasks:
+        params["common_tasks"] = "1"
+    if sort:
+        params["sort"] = sort
+    return params
+
+
+def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str:
+    """The ranking, its summary and its charts, rendered once per view and data
+    version (rendering a hundred rows and two charts costs more than reading
+    the cached ranking). Raises ValueError for a column it cannot sort by."""
+
+    def render_board() -> str:
+        board = leaderboard_get(query)
+        rows = leaderboard_sort(board, sort) if sort else board.rows
+        params = canonical_params(query, sort)
+        download = _query_string(params, format=None)
+        api = reverse("api:leaderboard")
+        context = {
+            "board": board,
+            "rows": rows,
+            "query": query,
+            "stage_label": dict(Stage.choices)[query.stage],
+            "condition_label": dict(JudgingCondition.choices)[query.condition],
+            "acceptance_line": ACCEPTANCE_LINE,
+            "columns": {
+                "rank": _column("rank", "Rank", params, sort, ascending_first=True),
+                "agent": _column("agent", "Agent", params, sort, ascending_first=True),
+                "n_tasks": _column("n_tasks", "Tasks", params, sort),
+                "cost": _column("cost", "Cost / task", params, sort),
+                "fabrication": _column("fabrication", "Fabrication", params, sort),
+                "human": _column("human", "Human Overall", params, sort),
+            },
+            "dimension_columns": [_column(d.key, d.label, params, sort) for d in board.dimensions],
+            "line_index": _acceptance_index(rows, sort, board.overall_key),
+            "csv_url": f"{api}?{download}&format=csv",
+            "json_url": f"{api}?{download}&format=json",
+        }
+        if rows:
+            context["overall_chart"], context["heatmap"] = _charts(board, rows)
+        return render_to_string("leaderboard/_board.html", context, request=request)
+
+    return cached("page", (query, sort), render_board)
+
+
+def leaderboard_view(request: HttpRequest) -> HttpResponse:
+    form = LeaderboardQueryForm(request.GET)
+    status = 200
+    sort = ""
+    board_html = ""
+    if form.is_valid():
+        query = form.leaderboard_query()
+        sort = form.cleaned_data.get("sort") or ""
+        try:
+            board_html = _board_html(request, query, sort)
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+            status = 400
+    else:
+        query = LeaderboardQuery()
+        status = 400
+    params = canonical_params(query)
+    context = {
+        "form": form,
+        "query": query,
+        "board_html": mark_safe(board_html),  # noqa: S308 - our own template's output
+        "stage_label": dict(Stage.choices)[query.stage],
+        "stage_tabs": [
+            (value, label, "?" + _query_string(params, stage=value))
+            for value, label in STAGE_CHOICES
+        ],
+    }
+    return render(request, "leaderboard/leaderboard.html", context, status=status)
+
+
+def _agent_links(agent: Agent) -> list[tuple[str, str]]:
+    """The agent's links as (label, url), web addresses only (they are user input)."""
+    links = []
+    for link in agent.links if isinstance(agent.links, list) else []:
+        if isinstance(link, dict):
+            url, label = str(link.get("url", "")), str(link.get("label") or link.get("url", ""))
+        else:
+            url = label = str(link)
+        if url.startswith(("https://", "http://")):
+            links.append((label, url))
+    return links
+
+
+def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
+    agent = get_object_or_404(Agent.objects.select_related("team"), name=name)
+    summaries = agent_leaderboard_rows(agent=agent)
+    charts = []
+    for summary in summaries:
+        if summary.row is None:
+            continue
+        items = [
+            (
+                d.label,
+                "",
+                summary.row.scores[d.key],
+                summary.row.overall_ci if i == 0 else None,
+            )
+            for i, d in enumerate(summary.dimensions)
+            if d.key in summary.row.scores
+        ]
+        charts.append((summary.label, interval_chart(items, line=ACCEPTANCE_LINE)))
+    return render(
+        request,
+        "leaderboard/agent_detail.html",
+        {
+            "agent": agent,
+            "links": _agent_links(agent),
+            "summaries": summaries,
+            "stage_results": agent_task_results(agent=agent),
+            "charts": charts,
+            "acceptance_line": ACCEPTANCE_LINE,
+        },
+    )
+
+
+def task_results_view(request: HttpRequest, slug: str) -> HttpResponse:
+    task = get_object_or_404(Task, slug=slug)
+    return render(
+        request,
+        "leaderboard/task_results.html",
+        {"task": task, "stage_results": task_results(task=task)},
+    )
+
+
+def _submission_page_url(submission: Submission) -> str | None:
+    # The submission's own page belongs to the benchmark app; link to it when it exists.
+    try:
+        return reverse("benchmark:submission-detail", args=[submission.pk])
+    except NoReverseMatch:
+        return None
+
+
+def submission_scores_view(request: HttpRequest, pk: int) -> HttpResponse:
+    submission = get_object_or_404(Submission.objects.select_related("agent", "task"), pk=pk)
+    judgments = list(submission_judgments(submission=submission))
+    conditions = []
+    labels = dict(JudgingCondition.choices)
+    for condition in JudgingCondition.values:
+        in_condition = [j for j in judgments if j.condition == condition]
+        if not in_condition:
+            continue
+        means = stage_scores(submission_ids=[submission.pk], condition=condition).get(
+            submission.pk, {}
+        )
+        dimensions = sorted(
+            {s.dimension for j in in_condition for s in j.scores.all()},
+            key=lambda k: (k != "Overall", k),
+        )
+        conditions.append(
+            {
+                "condition": condition,
+                "label": labels[condition],
+                "dimensions": dimensions,
+                "judgments": [
+                    (j, [{s.dimension: s for s in j.scores.all()}.get(k) for k in dimensions])
+                    for j in in_condition
+                ],
+                "means": [means.get(k) for k in dimensions],
+            }
+        )
+    return render(
+        request,
+        "leaderboard/submission_scores.html",
+        {
+            "submission": submission,
+            "conditions": conditions,
+            "submission_page_url": _submission_page_url(submission),
+        },
+    )

@@ -1,0 +1,464 @@
+"""Leaderboard and export latency at full MLR-Bench scale, against /healthz.
+
+Fills a fresh PostgreSQL database with a synthetic benchmark (201 tasks x 100
+agents x 5 stages x 2 judges = 201,000 judgments, about 1.1 million dimension
+scores) with COPY, serves the site with gunicorn on a loopback port, and
+measures in the same run, over HTTP:
+
+- the median latency of `/healthz` (the reference);
+- for each stage, the leaderboard page and `/api/leaderboard/`: the first
+  request after a data change (computed) and the median of repeated requests
+  (cached until a judgment lands); goal: each median within 10x of /healthz;
+- the full export as CSV files against the same export as JSON Lines; goal:
+  CSV within 2x of JSON.
+
+Usage (the database server from DATABASE_URL; the script creates and drops
+its own database in it):
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/mlrbench \\
+    REDIS_URL=redis://127.0.0.1:6379/4 .venv/bin/python perf/leaderboard.py
+
+Options: `--agents`, `--tasks`, `--repeat`, `--export-repeat`, `--keep` (leave the
+database), `--reuse NAME` (measure a database kept earlier).
+"""
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from decimal import Decimal
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+STAGES = ["idea", "proposal", "experiment", "paper", "end2end"]
+DIMENSIONS = {
+    "idea": ["Overall", "Consistency", "Clarity", "Novelty", "Feasibility", "Significance"],
+    "proposal": ["Overall", "Consistency", "Clarity", "Novelty", "Soundness", "Feasibility"],
+    "experiment": ["Overall", "Consistency", "Completeness", "Novelty", "Soundness"],
+    "paper": ["Overall", "Consistency", "Clarity", "Completeness", "Soundness"],
+    "end2end": ["Overall", "Clarity", "Novelty", "Soundness", "Significance"],
+}
+FAMILIES = ["anthropic", "openai", "google", "deepseek", "qwen", "other"]
+CONFERENCES = ["iclr", "icml", "neurips"]
+TOPICS = ["llm_vlm", "ai_for_science", "ml_theory", "trustworthy_ai", "computer_vision"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def admin_conninfo(url: str) -> tuple[str, str]:
+    """(conninfo of the server's `postgres` database, name for the perf database)."""
+    parts = urllib.parse.urlsplit(url)
+    admin = parts._replace(path="/postgres").geturl().replace("postgres://", "postgresql://", 1)
+    return admin, f"mlrbench_perf_leaderboard_{os.getpid()}"
+
+
+def database_url(url: str, name: str) -> str:
+    return urllib.parse.urlsplit(url)._replace(path=f"/{name}").geturl()
+
+
+# --- filling ------------------------------------------------------------------
+
+
+def copy_rows(cursor, model, rows, *, with_id: bool = True) -> int:
+    """COPY dicts of attribute values into the model's table; missing
+    attributes take the field's default (Django defaults live in Python).
+    Without `with_id` the database numbers the rows."""
+    from django.db.models import JSONField
+
+    now = dt.datetime.now(tz=dt.UTC)
+    fields = [f for f in model._meta.concrete_fields if with_id or not f.primary_key]
+    columns = ", ".join(f'"{f.column}"' for f in fields)
+    defaults = {}
+    for f in fields:
+        if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
+            defaults[f.attname] = now
+        else:
+            # "" for text columns, None for nullable ones, the declared default otherwise.
+            defaults[f.attname] = f.get_default()
+    json_fields = {f.attname for f in fields if isinstance(f, JSONField)}
+    n = 0
+    with cursor.copy(f'COPY "{model._meta.db_table}" ({columns}) FROM STDIN') as copy:
+        for row in rows:
+            values = []
+            for f in fields:
+                value = row.get(f.attname, defaults[f.attname])
+                if f.attname in json_fields and value is not None:
+                    value = json.dumps(value)
+                values.append(value)
+            copy.write_row(values)
+            n += 1
+    return n
+
+
+def fill(n_agents: int, n_tasks: int, seed: int = 7) -> dict[str, int]:
+    from django.db import connection
+
+    from benchmark.models import Agent, Submission, Task, Team
+    from judging.models import DimensionScore, Judge, Judgment, Rubric
+
+    rnd = random.Random(seed)
+    counts: dict[str, int] = {}
+    connection.ensure_connection()
+    with connection.connection.cursor() as cur:
+        counts["tasks"] = copy_rows(
+            cur,
+            Task,
+            (
+                {
+                    "id": t + 1,
+                    "slug": f"{CONFERENCES[t % 3]}{2023 + t % 3}_workshop{t}",
+                    "title": f"Workshop {t}",
+                    "conference": CONFERENCES[t % 3],
+                    "year": 2023 + t % 3,
+                    "topic": TOPICS[t % len(TOPICS)],
+                    "description": f"# Workshop {t}\n\nA synthetic task.",
+                }
+                for t in range(n_tasks)
+            ),
+        )
+        copy_rows(cur, Team, [{"id": 1, "name": "Synthetic", "slug": "synthetic"}])
+        counts["agents"] = copy_rows(
+            cur,
+            Agent,
+            (
+                {
+                    "id": a + 1,
+                    "team_id": 1,
+                    "name": f"agent-{a}",
+                    "display_name": f"Agent {a}",
+                    "base_model": f"model-{a}",
+                    "scaffold": "MLR-Agent",
+                    "model_family": FAMILIES[a % len(FAMILIES)],
+                }
+                for a in range(n_agents)
+            ),
+        )
+        copy_rows(
+            cur,
+            Judge,
+            [
+                {
+                    "id": 1,
+                    "name": "claude-judge",
+                    "model": "anthropic/claude-3-7-sonnet",
+                    "model_family": "anthropic",
+                },
+                {
+                    "id": 2,
+                    "name": "gemini-judge",
+                    "model": "gemini/gemini-2.5-pro",
+                    "model_family": "google",
+                },
+            ],
+        )
+        copy_rows(
+            cur,
+            Rubric,
+            (
+                {
+                    "id": i + 1,
+                    "stage": stage,
+                    "version": 1,
+                    "dimensions": [
+                        {"key": k, "label": k, "min": 1, "max": 10, "levels": {}}
+                        for k in DIMENSIONS[stage]
+                    ],
+                    "overall_key": "Overall",
+                    "extra_fields": ["Hallucination"] if stage == "experiment" else [],
+                    "prompt": f"Judge the {stage}.",
+                }
+                for i, stage in enumerate(STAGES)
+            ),
+        )
+        submissions = []
+        sid = 0
+        for s_index, stage in enumerate(STAGES):
+            for a in range(n_agents):
+                for t in range(n_tasks):
+                    sid += 1
+                    submissions.append((sid, a, t, stage, s_index))
+        counts["submissions"] = copy_rows(
+            cur,
+            Submission,
+            (
+                {
+                    "id": sid,
+                    "agent_id": a + 1,
+                    "task_id": t + 1,
+                    "stage": stage,
+                    "version": 1,
+                    "source": "import",
+                    "archive_sha256": hashlib.sha256(f"{sid}".encode()).hexdigest(),
+                    "status": "judged",
+                    "llm_cost_usd": Decimal(f"{rnd.uniform(0.2, 4):.6f}"),
+                    "agent_cost_usd": (
+                        Decimal(f"{rnd.uniform(0.5, 9):.6f}") if stage == "experiment" else None
+                    ),
+                }
+                for sid, a, t, stage, _ in submissions
+            ),
+        )
+        judgments = []
+        jid = 0
+        for sid, a, _t, stage, s_index in submissions:
+            skill = 3 + (a % 10) * 0.5
+            for judge in (1, 2):
+                jid += 1
+                judgments.append((jid, sid, judge, s_index, stage, skill))
+        counts["judgments"] = copy_rows(
+            cur,
+            Judgment,
+            (
+                {
+                    "id": jid,
+                    "submission_id": sid,
+                    "judge_id": judge,
+                    "rubric_id": s_index + 1,
+                    "condition": "with_code",
+                    "status": "done",
+                    "strengths": ["synthetic strength"],
+                    "weaknesses": ["synthetic weakness"],
+                    "has_hallucination": (rnd.random() < 0.3) if stage == "experiment" else None,
+                    "input_tokens": 12000,
+                    "output_tokens": 900,
+                    "cost_usd": Decimal("0.050000"),
+                    "imported": True,
+                }
+                for jid, sid, judge, s_index, stage, skill in judgments
+            ),
+        )
+        counts["scores"] = copy_rows(
+            cur,
+            DimensionScore,
+            (
+                {
+                    "judgment_id": jid,
+                    "dimension": dimension,
+                    "score": Decimal(max(1, min(10, round(skill + rnd.uniform(-3, 3))))),
+                    "justification": f"Synthetic justification of {dimension}.",
+                }
+                for jid, sid, judge, s_index, stage, skill in judgments
+                for dimension in DIMENSIONS[stage]
+            ),
+            with_id=False,
+        )
+        for model in (Task, Team, Agent, Judge, Rubric, Submission, Judgment, DimensionScore):
+            table = model._meta.db_table
+            cur.execute(
+                f"SELECT setval(pg_get_serial_sequence('\"{table}\"', 'id'), "  # noqa: S608
+                f'(SELECT COALESCE(MAX(id), 1) FROM "{table}"))'
+            )
+    connection.connection.commit()
+    connection.connection.autocommit = True
+    with connection.connection.cursor() as cur:
+        cur.execute("VACUUM ANALYZE")
+    return counts
+
+
+# --- measuring ----------------------------------------------------------------
+
+
+def fetch(base: str, path: str) -> tuple[float, int, int]:
+    started = time.perf_counter()
+    with urllib.request.urlopen(base + path, timeout=600) as response:
+        size = 0
+        while chunk := response.read(1 << 20):
+            size += len(chunk)
+        status = response.status
+    return time.perf_counter() - started, status, size
+
+
+def median_of(base: str, path: str, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        elapsed, status, _ = fetch(base, path)
+        assert status == 200, (path, status)
+        times.append(elapsed)
+    return statistics.median(times)
+
+
+def bump_cache(env: dict[str, str]) -> None:
+    """Invalidate the cached leaderboards as a landing judgment would."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); "
+            "from leaderboard.caching import data_changed; data_changed()",
+        ],
+        cwd=ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "mlrbench_site.settings"},
+        check=True,
+    )
+
+
+def wait_until_up(base: str, server: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit("gunicorn exited")
+        try:
+            fetch(base, "/healthz")
+            return
+        except OSError:
+            time.sleep(0.3)
+    raise SystemExit("the server did not answer within 60 s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agents", type=int, default=100)
+    parser.add_argument("--tasks", type=int, default=201)
+    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--export-repeat", type=int, default=2)
+    parser.add_argument("--keep", action="store_true", help="leave the database")
+    parser.add_argument("--reuse", metavar="NAME", help="measure a database kept earlier")
+    args = parser.parse_args()
+
+    if not os.environ.get("REDIS_URL"):
+        raise SystemExit("set REDIS_URL: the server's workers must share one cache (Redis)")
+    base_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/mlrbench")
+    admin, name = admin_conninfo(base_url)
+    if args.reuse:
+        name, args.keep = args.reuse, True
+    else:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    static_root = tempfile.mkdtemp(prefix="mlrbench-perf-static-")
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(base_url, name),
+        "DEBUG": "0",
+        "SECRET_KEY": "perf-only-secret",
+        "STATIC_ROOT": static_root,
+        "CACHE_KEY_PREFIX": f"perf-leaderboard-{os.getpid()}",
+        # The measurement sends hundreds of requests a minute from one address.
+        "API_ANON_RATE": "1000000/minute",
+        "EXPORT_ANON_RATE": "1000000/minute",
+        "LOG_LEVEL": "WARNING",
+    }
+    os.environ.update(env)
+    server = None
+    try:
+        python = sys.executable
+        manage = [python, "manage.py"]
+        if not args.reuse:
+            subprocess.run(
+                [*manage, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
+            )
+        subprocess.run(
+            [*manage, "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
+        )
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mlrbench_site.settings")
+        sys.path.insert(0, str(ROOT))
+        import django
+
+        django.setup()
+        if not args.reuse:
+            started = time.perf_counter()
+            counts = fill(args.agents, args.tasks)
+            print(
+                "filled in {:.0f} s: {}".format(
+                    time.perf_counter() - started,
+                    ", ".join(f"{v:,} {k}" for k, v in counts.items()),
+                )
+            )
+        from django.db import connection
+
+        connection.close()
+
+        port = free_port()
+        server = subprocess.Popen(
+            [
+                str(Path(python).with_name("gunicorn")),
+                "mlrbench_site.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "2",
+                "--timeout",
+                "600",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+        )
+        base = f"http://127.0.0.1:{port}"
+        wait_until_up(base, server)
+        median_of(base, "/healthz", 5)  # warm up the workers
+
+        healthz = median_of(base, "/healthz", args.repeat)
+        print(f"\n/healthz median: {healthz * 1000:.1f} ms ({args.repeat} requests)\n")
+        print("computed: the first request after a data change; median: the next ones")
+        print(f"{'stage':<11} {'what':<5} {'computed ms':>12} {'median ms':>10} {'x healthz':>10}")
+        worst = 0.0
+        for stage in STAGES:
+            for what, path in (
+                ("page", f"/leaderboard/?stage={stage}"),
+                ("api", f"/api/leaderboard/?stage={stage}"),
+            ):
+                bump_cache(env)
+                first, status, _ = fetch(base, path)
+                assert status == 200, (path, status)
+                median = median_of(base, path, args.repeat)
+                ratio = median / healthz
+                worst = max(worst, ratio)
+                print(
+                    f"{stage:<11} {what:<5} {first * 1000:>12.0f} {median * 1000:>10.1f} "
+                    f"{ratio:>10.1f}"
+                )
+        variant = "/api/leaderboard/?stage=end2end&judge=gemini-judge&exclude_same_family=1"
+        bump_cache(env)
+        first, _, _ = fetch(base, variant + "&common_tasks=1&conference=iclr")
+        print(
+            f"\nend2end, one judge, same family out, common tasks, computed: {first * 1000:.0f} ms"
+        )
+        print(f"worst page/API median: {worst:.1f}x /healthz (goal: within 10x)\n")
+
+        sizes = {}
+        times: dict[str, list[float]] = {"csv": [], "jsonl": []}
+        for _ in range(args.export_repeat):
+            for fmt in ("csv", "jsonl"):
+                elapsed, status, size = fetch(base, f"/api/export/?formats={fmt}")
+                assert status == 200
+                times[fmt].append(elapsed)
+                sizes[fmt] = size
+        csv_time, json_time = (statistics.median(times[f]) for f in ("csv", "jsonl"))
+        print(
+            f"export CSV: {csv_time:.1f} s ({sizes['csv'] / 1e6:.0f} MB zip), "
+            f"JSON Lines: {json_time:.1f} s ({sizes['jsonl'] / 1e6:.0f} MB zip), "
+            f"CSV/JSON = {csv_time / json_time:.2f} (goal: within 2x)"
+        )
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=30)
+        if not args.keep:
+            from django.db import connections
+
+            connections.close_all()
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        else:
+            print(f"kept database {name}")
+
+
+if __name__ == "__main__":
+    main()

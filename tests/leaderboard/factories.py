@@ -1,0 +1,197 @@
+"""Agents, submissions, judges, judgments and scores for leaderboard tests.
+
+`judge_submission` records one finished judgment with its dimension scores;
+`bulk_board` fills a whole stage quickly (bulk inserts) for the tests that
+need hundreds of agents.
+"""
+
+import hashlib
+import itertools
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+
+import factory
+
+from benchmark.models import (
+    Agent,
+    ModelFamily,
+    Stage,
+    Submission,
+    SubmissionSource,
+    SubmissionStatus,
+    Team,
+)
+from judging.models import (
+    DimensionScore,
+    Judge,
+    JudgingCondition,
+    Judgment,
+    JudgmentStatus,
+    Rubric,
+)
+from tests.benchmark.factories import TaskFactory
+
+END2END_DIMENSIONS = ["Overall", "Clarity", "Novelty", "Soundness", "Significance"]
+STAGE_DIMENSIONS = {
+    Stage.IDEA: ["Overall", "Consistency", "Clarity", "Novelty", "Feasibility", "Significance"],
+    Stage.PROPOSAL: ["Overall", "Consistency", "Clarity", "Novelty", "Soundness", "Feasibility"],
+    Stage.EXPERIMENT: ["Overall", "Consistency", "Completeness", "Novelty", "Soundness"],
+    Stage.PAPER: ["Overall", "Consistency", "Clarity", "Completeness", "Soundness"],
+    Stage.END2END: END2END_DIMENSIONS,
+}
+
+
+class TeamFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Team
+        django_get_or_create = ("slug",)
+
+    name = factory.Sequence(lambda n: f"Team {n}")
+    slug = factory.Sequence(lambda n: f"team-{n}")
+
+
+class AgentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Agent
+        django_get_or_create = ("name",)
+
+    team = factory.SubFactory(TeamFactory)
+    name = factory.Sequence(lambda n: f"agent-{n}")
+    display_name = factory.LazyAttribute(lambda agent: agent.name.replace("-", " ").title())
+    base_model = "some-model"
+    scaffold = "MLR-Agent"
+    model_family = ModelFamily.OTHER
+
+
+class SubmissionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Submission
+
+    agent = factory.SubFactory(AgentFactory)
+    task = factory.SubFactory(TaskFactory)
+    stage = Stage.END2END
+    version = 1
+    source = SubmissionSource.IMPORT
+    archive_sha256 = factory.Sequence(lambda n: hashlib.sha256(f"archive-{n}".encode()).hexdigest())
+    status = SubmissionStatus.JUDGED
+
+
+def rubric_for(stage: str) -> Rubric:
+    dimensions = STAGE_DIMENSIONS.get(stage, END2END_DIMENSIONS)
+    rubric, _ = Rubric.objects.get_or_create(
+        stage=stage,
+        version=1,
+        defaults={
+            "dimensions": [
+                {"key": key, "label": key, "min": 1, "max": 10, "levels": {}} for key in dimensions
+            ],
+            "overall_key": "Overall",
+            "extra_fields": ["Hallucination"] if stage == Stage.EXPERIMENT else [],
+            "prompt": f"Judge the {stage}.",
+        },
+    )
+    return rubric
+
+
+class JudgeFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Judge
+        django_get_or_create = ("name",)
+
+    name = factory.Sequence(lambda n: f"judge-{n}")
+    model = factory.LazyAttribute(lambda judge: f"openai/{judge.name}")
+    model_family = ModelFamily.OTHER
+
+
+def judge_submission(
+    submission: Submission,
+    judge: Judge,
+    scores: Mapping[str, float],
+    *,
+    condition: str = JudgingCondition.WITH_CODE,
+    status: str = JudgmentStatus.DONE,
+    has_hallucination: bool | None = None,
+    justification: str = "Because.",
+    cost_usd: Decimal | None = Decimal("0.010000"),
+) -> Judgment:
+    """A judgment of `submission` by `judge` with one score per dimension."""
+    judgment = Judgment.objects.create(
+        submission=submission,
+        judge=judge,
+        rubric=rubric_for(submission.stage),
+        condition=condition,
+        status=status,
+        has_hallucination=has_hallucination,
+        strengths=["clear"],
+        weaknesses=["small"],
+        input_tokens=1000,
+        output_tokens=200,
+        cost_usd=cost_usd,
+    )
+    DimensionScore.objects.bulk_create(
+        DimensionScore(
+            judgment=judgment,
+            dimension=dimension,
+            score=Decimal(str(score)),
+            justification=justification,
+        )
+        for dimension, score in scores.items()
+    )
+    return judgment
+
+
+def bulk_board(
+    *,
+    n_agents: int,
+    tasks: Iterable,
+    judges: Iterable[Judge],
+    stage: str = Stage.END2END,
+    prefix: str = "bulk",
+    score_of=None,
+) -> list[Agent]:
+    """`n_agents` new agents, each with one fully judged submission per task,
+    scored by every judge on every dimension of the stage (bulk inserts)."""
+    tasks, judges = list(tasks), list(judges)
+    rubric = rubric_for(stage)
+    dimensions = STAGE_DIMENSIONS.get(stage, END2END_DIMENSIONS)
+    score_of = score_of or (lambda a, t, j, d: 1 + (a * 7 + t * 3 + j * 5 + d) % 9)
+    team = TeamFactory(slug=f"{prefix}-team", name=f"{prefix} team")
+    agents = Agent.objects.bulk_create(
+        Agent(team=team, name=f"{prefix}-{i}", display_name=f"{prefix.title()} {i}")
+        for i in range(n_agents)
+    )
+    submissions = Submission.objects.bulk_create(
+        Submission(
+            agent=agent,
+            task=task,
+            stage=stage,
+            source=SubmissionSource.IMPORT,
+            archive_sha256=hashlib.sha256(f"{prefix}-{a}-{t}".encode()).hexdigest(),
+            status=SubmissionStatus.JUDGED,
+        )
+        for (a, agent), (t, task) in itertools.product(enumerate(agents), enumerate(tasks))
+    )
+    judgments = Judgment.objects.bulk_create(
+        Judgment(
+            submission=submission,
+            judge=judge,
+            rubric=rubric,
+            status=JudgmentStatus.DONE,
+            imported=True,
+        )
+        for submission, judge in itertools.product(submissions, judges)
+    )
+    n_judges = len(judges)
+    n_tasks = len(tasks)
+    DimensionScore.objects.bulk_create(
+        DimensionScore(
+            judgment=judgment,
+            dimension=dimension,
+            score=Decimal(
+                score_of(i // n_judges // n_tasks, i // n_judges % n_tasks, i % n_judges, d)
+            ),
+        )
+        for i, judgment in enumerate(judgments)
+        for d, dimension in enumerate(dimensions)
+    )
+    return agents
