@@ -194,6 +194,7 @@ def test_nothing_an_unsubmitted_reviewer_receives_names_the_agent(client, scenar
         "/api/docs/",
         "/admin/login/",
         # the site navigation: public lists, the reviewer's own account, signing out
+        "/leaderboard/",
         "/submissions/",
         "/account/",
         "/accounts/",
