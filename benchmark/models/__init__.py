@@ -1,7 +1,18 @@
-"""The benchmark's tables, one module per concept: the task catalogue, and
-agents with their submissions and artifacts."""
+"""The benchmark's tables, one module per concept: the task catalogue,
+agents with their submissions and artifacts, and experiment runs."""
 
 from .catalogue import TASK_SLUG_PATTERN, Conference, Task, TaskKind, Topic
+from .experiments import (
+    FINISHED_STATUSES,
+    ExperimentLimit,
+    ExperimentPhase,
+    ExperimentRun,
+    ExperimentStatus,
+    ObjectiveResult,
+    ObjectiveTask,
+    ReproductionCheck,
+    ReproductionVerdict,
+)
 from .submissions import (
     Agent,
     Artifact,
@@ -15,12 +26,21 @@ from .submissions import (
 )
 
 __all__ = [
+    "FINISHED_STATUSES",
     "TASK_SLUG_PATTERN",
     "Agent",
     "Artifact",
     "ArtifactKind",
     "Conference",
+    "ExperimentLimit",
+    "ExperimentPhase",
+    "ExperimentRun",
+    "ExperimentStatus",
     "ModelFamily",
+    "ObjectiveResult",
+    "ObjectiveTask",
+    "ReproductionCheck",
+    "ReproductionVerdict",
     "Stage",
     "Submission",
     "SubmissionSource",
