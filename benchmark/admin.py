@@ -11,3 +11,7 @@ class TaskAdmin(admin.ModelAdmin):
     readonly_fields = ["created_at", "updated_at"]
     list_editable = ["topic"]
     list_per_page = 50
+
+
+# Experiment runs, objective tasks and results register their own admins.
+from .experiments import admin as experiments_admin  # noqa: E402, F401

@@ -756,7 +756,7 @@ def sandbox_run(
     peak = cgroup.memory_peak() if cgroup and cgroup.has_memory else None
     if peak is None:
         peak = peak_rss or None
-    if not limit:
+    if not limit and outcome is None:
         limit, reason = _limit_after_exit(spec, cgroup, exit_code, pump.tail)
     if cgroup is not None:
         cgroup.remove()

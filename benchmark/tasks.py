@@ -1,4 +1,5 @@
-"""Celery tasks of the benchmark app: experiment runs on the `gpu` queue.
+"""Celery tasks of the benchmark app: experiment runs on the `gpu` queue
+(the services send them there with `apply_async(queue=GPU_QUEUE)`).
 
 Tasks take ids and call one service. The run's row is the truth: the service
 claims it with a conditional update (queued -> running), so a redelivered
@@ -18,7 +19,6 @@ _HARD_LIMIT = settings.EXPERIMENT_MAX_TIME_LIMIT_SECONDS + 600
 
 @shared_task(
     name="benchmark.experiment_run",
-    queue=GPU_QUEUE,
     bind=True,
     acks_late=True,
     soft_time_limit=_HARD_LIMIT - 120,
@@ -36,7 +36,7 @@ def experiment_run_task(self, run_id: int) -> None:
             experiment_give_up(run_id=run_id, reason=f"no slot became free: {exc}")
             return
         # Busy slots or a host too small: back to the queue, for this or another host.
-        raise self.retry(exc=exc, countdown=30) from exc
+        raise self.retry(exc=exc, countdown=30, queue=GPU_QUEUE) from exc
 
 
 @worker_ready.connect

@@ -4,11 +4,13 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from benchmark.apis import TaskViewSet
+from benchmark.experiments.apis import ExperimentRunViewSet
 
 from . import views
 
 router = DefaultRouter()
 router.register("tasks", TaskViewSet, basename="task")
+router.register("experiments", ExperimentRunViewSet, basename="experiment")
 
 api_patterns = [
     path("", include(router.urls)),
@@ -20,6 +22,7 @@ urlpatterns = [
     path("", views.home_view, name="home"),
     path("healthz", views.healthz_view, name="healthz"),
     path("", include("benchmark.urls")),
+    path("", include("benchmark.experiments.urls")),
     path("api/", include((api_patterns, "api"))),
     path("admin/", admin.site.urls),
 ]

@@ -39,6 +39,7 @@ from benchmark.models import (
     Task,
     TaskKind,
 )
+from mlrbench_site.celery import GPU_QUEUE
 
 from . import claims as claims_module
 from .lloc import file_lloc
@@ -129,7 +130,7 @@ def _gpu_check(gpu_count: int) -> None:
 def _enqueue(run: ExperimentRun) -> None:
     from benchmark.tasks import experiment_run_task
 
-    transaction.on_commit(lambda: experiment_run_task.delay(run.pk))
+    transaction.on_commit(lambda: experiment_run_task.apply_async(args=[run.pk], queue=GPU_QUEUE))
 
 
 def _time_limit(seconds: int | None) -> int:
