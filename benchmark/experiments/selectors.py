@@ -195,3 +195,16 @@ def objective_leaderboard_rows() -> list[ObjectiveRow]:
             row.tasks
         )
     return sorted(rows.values(), key=lambda row: (-row.mean_relative_improvement, row.agent_name))
+
+
+def objective_task_results(*, task_id: int) -> tuple[ObjectiveTask | None, list[ObjectiveResult]]:
+    """An objective task's definition and its agents' test results, best first."""
+    objective = ObjectiveTask.objects.filter(task_id=task_id).first()
+    if objective is None:
+        return None, []
+    results = list(
+        ObjectiveResult.objects.filter(objective=objective)
+        .select_related("agent", "test_run", "dev_run")
+        .order_by("-relative_improvement", "agent__name")
+    )
+    return objective, results

@@ -11,3 +11,11 @@ register = template.Library()
 @register.inclusion_tag("benchmark/_experiment_runs.html")
 def experiment_runs(submission) -> dict:
     return {"runs": runs_of(submission_id=submission.pk), "submission": submission}
+
+
+@register.inclusion_tag("benchmark/_objective_results.html")
+def objective_results(task) -> dict:
+    from benchmark.experiments.selectors import objective_task_results
+
+    objective, results = objective_task_results(task_id=task.pk)
+    return {"objective": objective, "results": results}

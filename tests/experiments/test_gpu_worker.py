@@ -124,3 +124,34 @@ def test_run_experiment_names_a_refusal(experiment_settings):
         call_command("run_experiment", f"--submission={idea.pk}", "--phase=repro")
     with pytest.raises(CommandError, match="no submission 999999"):
         call_command("run_experiment", "--submission=999999", "--phase=dev")
+
+
+def test_the_shipped_examples_run_on_a_worker_and_evaluate_puts_them_on_the_leaderboard(
+    experiment_settings, celery_worker_process
+):
+    from benchmark.experiments.selectors import objective_leaderboard_rows
+
+    celery_worker_process("gpu", env=experiment_settings.worker_env)
+    out = StringIO()
+    call_command("objective_task", "install", "--examples", stdout=out)
+    assert "2 example dev runs queued" in out.getvalue()
+    for run in ExperimentRun.objects.all():
+        assert finished(run).status == ExperimentStatus.SUCCEEDED
+
+    out = StringIO()
+    call_command(
+        "objective_task", "evaluate", "--slug=neurips2025_objective_curve_fitting", stdout=out
+    )
+    assert "2 test run(s) queued" in out.getvalue()
+    for run in ExperimentRun.objects.filter(phase="test"):
+        assert finished(run).status == ExperimentStatus.SUCCEEDED
+
+    rows = objective_leaderboard_rows()
+    assert [row.agent_name for row in rows] == ["objective-example-knn", "objective-baseline"]
+    assert rows[0].mean_relative_improvement == pytest.approx(90.6, abs=0.1)
+    assert rows[1].mean_relative_improvement == pytest.approx(0, abs=1e-6)
+    out = StringIO()
+    call_command(
+        "objective_task", "evaluate", "--slug=neurips2025_objective_curve_fitting", stdout=out
+    )
+    assert out.getvalue().count("already evaluated on test") == 2
