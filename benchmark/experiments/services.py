@@ -481,7 +481,7 @@ def _limits(seconds: float) -> sandbox.Limits:
 
 
 def _extra_mounts() -> list[sandbox.Mount]:
-    return [sandbox.Mount(Path(path), path) for path in settings.SANDBOX_RO_PATHS]
+    return [sandbox.Mount(Path(path), path) for path in settings.SANDBOX_RO_PATHS if path]
 
 
 def _passthrough() -> dict[str, str]:
