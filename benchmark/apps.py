@@ -9,3 +9,5 @@ class BenchmarkConfig(AppConfig):
         from .mlrbench_import import import_part_register, tasks_part
 
         import_part_register(name="tasks", order=10, run=tasks_part)
+
+        from .experiments import receivers  # noqa: F401 - connects submission_ready

@@ -223,5 +223,8 @@ SANDBOX_ENV_ALLOW = env.list("SANDBOX_ENV_ALLOW", default=[])
 # what the gpu workers announce in Redis). A job asking for more is refused.
 GPU_COUNT = env.int("GPU_COUNT", default=None)
 GPU_MAX_PER_HOST = env.int("GPU_MAX_PER_HOST", default=None)
+# Queue a dev run (method code) or a reproduction run (run.sh) when an upload's
+# intake finishes; only with a broker, and never for imported runs.
+EXPERIMENT_AUTO_QUEUE = env.bool("EXPERIMENT_AUTO_QUEUE", default=True)
 # Relative tolerance when a reproduction run's numbers are compared with the paper's.
 REPRODUCTION_TOLERANCE = env.float("REPRODUCTION_TOLERANCE", default=0.01)
