@@ -26,17 +26,26 @@ _HARD_LIMIT = settings.EXPERIMENT_MAX_TIME_LIMIT_SECONDS + 600
     max_retries=240,
 )
 def experiment_run_task(self, run_id: int) -> None:
-    from benchmark.experiments.services import experiment_execute, experiment_give_up
+    from benchmark.experiments.services import (
+        STALE_AFTER_SECONDS,
+        experiment_execute,
+        experiment_give_up,
+    )
     from benchmark.experiments.slots import HostTooSmall, SlotsBusy
+    from benchmark.models import ExperimentStatus
 
     try:
-        experiment_execute(run_id=run_id)
+        run = experiment_execute(run_id=run_id)
     except (SlotsBusy, HostTooSmall) as exc:
         if self.request.retries >= self.max_retries:
             experiment_give_up(run_id=run_id, reason=f"no slot became free: {exc}")
             return
         # Busy slots or a host too small: back to the queue, for this or another host.
         raise self.retry(exc=exc, countdown=30, queue=GPU_QUEUE) from exc
+    if run is not None and run.status == ExperimentStatus.RUNNING and not self.request.is_eager:
+        # Another worker holds it (this is a redelivered message). Look again once
+        # its heartbeat could have gone stale: a lost worker's run is then taken over.
+        raise self.retry(countdown=STALE_AFTER_SECONDS + 30, queue=GPU_QUEUE)
 
 
 @worker_ready.connect

@@ -114,3 +114,25 @@ def test_a_run_asking_for_more_gpus_than_any_host_has_is_refused(settings, exper
     with pytest.raises(ExperimentRefused, match="no gpu worker has announced"):
         experiment_queue(submission=submission, phase="repro", gpu_count=1)
     assert not ExperimentRun.objects.filter(gpu_count__in=[1, 3]).exists()
+
+
+def test_a_run_held_by_a_live_worker_is_left_alone_and_a_lost_one_is_taken_over(
+    experiment_settings,
+):
+    from django.utils import timezone
+
+    submission = submission_with_files({"run.sh": "echo taken over\n"})
+    run = experiment_queue(submission=submission, phase="repro")
+    now = timezone.now()
+    ExperimentRun.objects.filter(pk=run.pk).update(
+        status=ExperimentStatus.RUNNING, started_at=now, heartbeat_at=now, worker_host="other"
+    )
+
+    assert experiment_execute(run_id=run.pk).status == ExperimentStatus.RUNNING
+
+    ExperimentRun.objects.filter(pk=run.pk).update(
+        heartbeat_at=now - timezone.timedelta(minutes=10)
+    )
+    taken = experiment_execute(run_id=run.pk)
+    assert taken.status == ExperimentStatus.SUCCEEDED and taken.worker_host != "other"
+    assert b"taken over" in taken.log.read()
