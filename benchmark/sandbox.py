@@ -698,7 +698,6 @@ def sandbox_run(
 
     limit, reason, outcome = Limit.NONE, "", None
     peak_rss = 0
-    seen: set[int] = set()
     next_cancel = next_disk = 0.0
     try:
         while process.poll() is None:
@@ -713,7 +712,6 @@ def sandbox_run(
                     outcome, reason = Outcome.CANCELLED, "cancelled by an organiser"
                     break
             tree = _sandbox_procs(process.pid, cgroup, spec.uid)
-            seen.update(proc.pid for proc in tree)
             rss = sum(proc.rss_bytes for proc in tree)
             peak_rss = max(peak_rss, rss)
             tasks = sum(proc.threads for proc in tree)
@@ -735,31 +733,42 @@ def sandbox_run(
                 process.wait(timeout=poll_seconds)
     finally:
         if process.poll() is None:
-            _kill_run(process, cgroup, seen)
+            _kill_run(process, cgroup, spec.uid)
         process.wait()
         wall = time.monotonic() - started
         pump.join(timeout=10)
         if pump.is_alive():
-            # Something still holds the pipe: only a leftover can; end it.
-            _kill_pids(seen)
+            # Something still holds the pipe: only a leftover of this run can.
+            _kill_pids(proc.pid for proc in _sandbox_procs(process.pid, cgroup, spec.uid))
             pump.join(timeout=10)
         with contextlib.suppress(OSError):
             os.close(read_fd)
-        leftovers = _kill_pids(pid for pid in seen if _alive(pid))
+        # The pid namespace died with bwrap's init; these sweeps only make sure.
+        # (Pids seen earlier are not killed blindly: by now they may be reused.)
+        leftovers = 0
         if cgroup is not None:
             leftovers += len(cgroup.pids())
             cgroup.kill()
         if spec.uid is not None:
             leftovers += uid_sweep(spec.uid)
+        memory_cgroup = cgroup is not None and cgroup.has_memory
+        cgroup_peak = cgroup.memory_peak() if memory_cgroup else None
+        oom_kills = cgroup.oom_kills() if memory_cgroup else 0
+        pids_refused = cgroup.pids_refusals() if cgroup is not None else 0
+        if cgroup is not None:
+            cgroup.remove()
 
     exit_code = process.returncode
-    peak = cgroup.memory_peak() if cgroup and cgroup.has_memory else None
-    if peak is None:
-        peak = peak_rss or None
+    peak = cgroup_peak if cgroup_peak is not None else (peak_rss or None)
     if not limit and outcome is None:
-        limit, reason = _limit_after_exit(spec, cgroup, exit_code, pump.tail)
-    if cgroup is not None:
-        cgroup.remove()
+        limit, reason = _limit_after_exit(
+            spec,
+            memory_cgroup=memory_cgroup,
+            oom_kills=oom_kills,
+            pids_refused=pids_refused,
+            exit_code=exit_code,
+            tail=pump.tail,
+        )
     if outcome is None:
         outcome = Outcome.SUCCEEDED if exit_code == 0 else Outcome.FAILED
     if outcome == Outcome.FAILED and not reason:
@@ -776,36 +785,32 @@ def sandbox_run(
     )
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return _read_proc(pid) is not None
-
-
-def _kill_run(process: subprocess.Popen, cgroup: _Cgroup | None, seen: set[int]) -> None:
-    # The outer bwrap's group first: its init then dies (die-with-parent) and the
-    # kernel kills the rest of the pid namespace; the other sweeps are belts.
+def _kill_run(process: subprocess.Popen, cgroup: _Cgroup | None, uid: int | None) -> None:
+    # Kill what runs now (taken before the kill, since the tree falls apart
+    # after): the outer bwrap's group, whose init then dies (die-with-parent)
+    # and takes the pid namespace with it; the rest are belts and braces.
+    running = [proc.pid for proc in _sandbox_procs(process.pid, cgroup, uid)]
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     if cgroup is not None:
         cgroup.kill()
-    seen.update(proc.pid for proc in _tree(process.pid, _all_procs()))
-    _kill_pids(seen)
+    _kill_pids(running)
 
 
 def _limit_after_exit(
-    spec: SandboxSpec, cgroup: _Cgroup | None, exit_code: int | None, tail: bytes
+    spec: SandboxSpec,
+    *,
+    memory_cgroup: bool,
+    oom_kills: int,
+    pids_refused: int,
+    exit_code: int | None,
+    tail: bytes,
 ) -> tuple[str, str]:
     """Attribute a run that ended by itself to the limit it ran into, if any."""
     limits = spec.limits
-    if cgroup is not None and cgroup.has_memory and cgroup.oom_kills():
-        return (
-            Limit.MEMORY,
-            f"a process was killed at the memory limit of {limits.memory_bytes} bytes",
+    if oom_kills:
+        return Limit.MEMORY, (
+            f"a process was killed at the memory limit of {limits.memory_bytes} bytes"
         )
     if exit_code == 0:
         return Limit.NONE, ""
@@ -813,14 +818,13 @@ def _limit_after_exit(
         _bytes_under(spec.workdir) >= limits.disk_bytes
     ):
         return Limit.DISK, f"stopped at the limit of {limits.disk_bytes} bytes written"
-    if cgroup is not None and cgroup.pids_refusals():
+    if pids_refused:
         return Limit.PROCESSES, f"new processes were refused at the limit of {limits.processes}"
     # Without a memory cgroup, RLIMIT_DATA refuses the allocation that crosses
     # the limit before the watchdog sees it; the program's last words say so.
-    if (cgroup is None or not cgroup.has_memory) and _MEMORY_ERRORS.search(tail):
-        return (
-            Limit.MEMORY,
-            f"an allocation was refused at the memory limit of {limits.memory_bytes} bytes",
+    if not memory_cgroup and _MEMORY_ERRORS.search(tail):
+        return Limit.MEMORY, (
+            f"an allocation was refused at the memory limit of {limits.memory_bytes} bytes"
         )
     return Limit.NONE, ""
 

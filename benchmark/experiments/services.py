@@ -631,7 +631,9 @@ def _evaluate(
     """Score the method's predictions in a second sandbox that alone sees the labels."""
     eval_work = context.run_dir / "eval"
     _sandbox_owned(eval_work, context.slots.uid if os.geteuid() == 0 else None)
-    predictions = context.work / context.code_root / "output"
+    predictions = _predictions_copy(
+        context.work / context.code_root / "output", context.run_dir / "predictions"
+    )
     mounts = [
         sandbox.Mount(data_dir / "public", "/data"),
         sandbox.Mount(data_dir / "private", "/private"),
@@ -667,6 +669,26 @@ def _evaluate(
             f"the evaluation wrote no number for the metric {objective.metric!r} in metrics.json",
         )
     return metrics, float(score), ExperimentStatus.SUCCEEDED, ""
+
+
+def _predictions_copy(source: Path, target: Path) -> Path:
+    """The method's output, as plain files only: a link the method left there
+    (say, to /private/labels.csv) must not point the evaluation at the labels."""
+    target.mkdir()
+    budget = settings.SANDBOX_DISK_BYTES
+    for relative, size in _changed_files(source, {}):
+        content = _safe_read(source / relative, min(size, budget))
+        if content is None:
+            continue
+        copy = target / relative
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(content)
+        budget -= len(content)
+    for folder, _, files in os.walk(target):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    return target
 
 
 def _safe_read(path: Path, max_bytes: int) -> bytes | None:

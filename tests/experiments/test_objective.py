@@ -241,3 +241,14 @@ def test_a_method_that_writes_no_predictions_fails_with_the_evaluations_reason(c
     assert "evaluation failed" in done.reason
     assert done.score is None
     assert "cannot read the predictions" in done.log.read().decode()
+
+
+def test_a_method_cannot_point_the_evaluation_at_the_labels(curve):
+    # A link in its output to where the evaluation will find the labels.
+    cheat = "mkdir -p output && ln -s /private/labels.csv output/predictions.csv\n"
+    submission = submit(curve, AgentFactory(), {"run.sh": cheat})
+
+    done = experiment_execute(run_id=experiment_queue(submission=submission, phase="dev").pk)
+
+    assert done.status == ExperimentStatus.FAILED and done.score is None
+    assert "cannot read the predictions" in done.log.read().decode()

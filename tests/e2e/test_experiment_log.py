@@ -5,9 +5,12 @@ import pytest
 from playwright.sync_api import expect
 
 from benchmark.experiments.services import experiment_queue
-from tests.e2e.conftest import browser, page  # noqa: F401 - the browser fixtures
-
-from .factories import submission_with_files
+from tests.experiments.conftest import (  # noqa: F401 - the experiment fixtures
+    experiment_root,
+    experiment_settings,
+    sandbox_ready,
+)
+from tests.experiments.factories import submission_with_files
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
