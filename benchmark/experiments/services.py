@@ -11,6 +11,7 @@ import secrets
 import shutil
 import stat
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
@@ -396,7 +397,7 @@ def experiment_execute(*, run_id: int) -> ExperimentRun | None:
 
 def _claim(run: ExperimentRun, slots: Slots) -> bool:
     now = timezone.now()
-    stale = now - timezone.timedelta(seconds=STALE_AFTER_SECONDS)
+    stale = now - timedelta(seconds=STALE_AFTER_SECONDS)
     claimed = (
         ExperimentRun.objects.filter(pk=run.pk)
         .filter(
@@ -753,10 +754,10 @@ def _outputs_collect(run: ExperimentRun, work: Path, before) -> list[dict]:
         if size <= min(OUTPUT_FILE_MAX_BYTES, budget):
             content = _safe_read(work / relative, OUTPUT_FILE_MAX_BYTES)
             if content is not None:
-                name = default_storage.save(
+                default_storage.save(
                     f"experiments/{run.pk}/outputs/{relative}", ContentFile(content)
                 )
-                entry.update(stored=True, url=default_storage.url(name))
+                entry["stored"] = True
                 budget -= len(content)
         outputs.append(entry)
     return outputs

@@ -119,6 +119,8 @@ def test_a_run_asking_for_more_gpus_than_any_host_has_is_refused(settings, exper
 def test_a_run_held_by_a_live_worker_is_left_alone_and_a_lost_one_is_taken_over(
     experiment_settings,
 ):
+    from datetime import timedelta
+
     from django.utils import timezone
 
     submission = submission_with_files({"run.sh": "echo taken over\n"})
@@ -130,9 +132,7 @@ def test_a_run_held_by_a_live_worker_is_left_alone_and_a_lost_one_is_taken_over(
 
     assert experiment_execute(run_id=run.pk).status == ExperimentStatus.RUNNING
 
-    ExperimentRun.objects.filter(pk=run.pk).update(
-        heartbeat_at=now - timezone.timedelta(minutes=10)
-    )
+    ExperimentRun.objects.filter(pk=run.pk).update(heartbeat_at=now - timedelta(minutes=10))
     taken = experiment_execute(run_id=run.pk)
     assert taken.status == ExperimentStatus.SUCCEEDED and taken.worker_host != "other"
     assert b"taken over" in taken.log.read()
