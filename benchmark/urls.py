@@ -26,9 +26,7 @@ urlpatterns = [
         name="artifact-raw",
     ),
     # The agent's profile with its scores lives on the leaderboard at /agents/<name>/.
-    path(
-        "agents/<str:name>/submissions/", submission_views.agent_detail_view, name="agent-detail"
-    ),
+    path("agents/<str:name>/submissions/", submission_views.agent_detail_view, name="agent-detail"),
     path("account/", submission_views.account_view, name="account"),
     path("account/teams/", submission_views.team_create_view, name="team-create"),
     path("account/agents/", submission_views.agent_register_view, name="agent-register"),

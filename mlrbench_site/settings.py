@@ -217,3 +217,37 @@ FILE_UPLOAD_HANDLERS = ["benchmark.uploads.ArchiveUploadHandler"]
 REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].append(
     "benchmark.authentication.ApiTokenAuthentication"
 )
+# Experiment jobs (`gpu` queue): submitted code runs in a bubblewrap sandbox.
+# Work folders and the GPU slot locks live under EXPERIMENT_WORK_ROOT, which every
+# worker process of a host shares and the sandbox user must be able to enter.
+EXPERIMENT_WORK_ROOT = env.path(
+    "EXPERIMENT_WORK_ROOT",
+    default="/tmp/mlrbench-experiments",  # noqa: S108 - per-run folders, made 0755 by us
+)
+# Where installed objective tasks keep their data and evaluation program
+# (never under MEDIA_ROOT, which may be served: test labels are secret).
+EXPERIMENT_DATA_ROOT = env.path("EXPERIMENT_DATA_ROOT", default=BASE_DIR / "var" / "objective")
+EXPERIMENT_TIME_LIMIT_SECONDS = env.int("EXPERIMENT_TIME_LIMIT_SECONDS", default=3600)
+EXPERIMENT_MAX_TIME_LIMIT_SECONDS = env.int("EXPERIMENT_MAX_TIME_LIMIT_SECONDS", default=6 * 3600)
+EXPERIMENT_LOG_MAX_BYTES = env.int("EXPERIMENT_LOG_MAX_BYTES", default=10 * 1024 * 1024)
+EXPERIMENT_OUTPUT_MAX_BYTES = env.int("EXPERIMENT_OUTPUT_MAX_BYTES", default=50 * 1024 * 1024)
+SANDBOX_MEMORY_BYTES = env.int("SANDBOX_MEMORY_BYTES", default=16 * 1024**3)
+SANDBOX_PROCESSES = env.int("SANDBOX_PROCESSES", default=1024)
+SANDBOX_DISK_BYTES = env.int("SANDBOX_DISK_BYTES", default=4 * 1024**3)
+SANDBOX_CGROUPS = env.str("SANDBOX_CGROUPS", default="auto")  # auto | v2 | v1 | off
+# Each concurrent job on a host runs as its own uid SANDBOX_UID_BASE + slot.
+SANDBOX_UID_BASE = env.int("SANDBOX_UID_BASE", default=61000)
+SANDBOX_MAX_JOBS = env.int("SANDBOX_MAX_JOBS", default=16)
+# Extra host folders the sandbox sees read-only (e.g. a virtualenv with torch),
+# and names of worker variables passed through; nothing else is.
+SANDBOX_RO_PATHS = env.list("SANDBOX_RO_PATHS", default=[])
+SANDBOX_ENV_ALLOW = env.list("SANDBOX_ENV_ALLOW", default=[])
+# GPUs of this host (unset: `nvidia-smi -L`), and the most any host has (unset:
+# what the gpu workers announce in Redis). A job asking for more is refused.
+GPU_COUNT = env.int("GPU_COUNT", default=None)
+GPU_MAX_PER_HOST = env.int("GPU_MAX_PER_HOST", default=None)
+# Queue a dev run (method code) or a reproduction run (run.sh) when an upload's
+# intake finishes; only with a broker, and never for imported runs.
+EXPERIMENT_AUTO_QUEUE = env.bool("EXPERIMENT_AUTO_QUEUE", default=True)
+# Relative tolerance when a reproduction run's numbers are compared with the paper's.
+REPRODUCTION_TOLERANCE = env.float("REPRODUCTION_TOLERANCE", default=0.01)

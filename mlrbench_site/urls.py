@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from benchmark.apis import TaskViewSet
+from benchmark.experiments.apis import ExperimentRunViewSet
 from benchmark.submission_apis import AgentViewSet, SubmissionViewSet
 from leaderboard.apis import ExportAPIView, JudgmentViewSet, LeaderboardAPIView
 
@@ -14,6 +15,7 @@ router.register("tasks", TaskViewSet, basename="task")
 router.register("submissions", SubmissionViewSet, basename="submission")
 router.register("agents", AgentViewSet, basename="agent")
 router.register("judgments", JudgmentViewSet, basename="judgment")
+router.register("experiments", ExperimentRunViewSet, basename="experiment")
 
 api_patterns = [
     path("", include(router.urls)),
@@ -29,6 +31,7 @@ urlpatterns = [
     path("healthz", views.healthz_view, name="healthz"),
     path("", include("benchmark.urls")),
     path("", include("reviews.urls")),
+    path("", include("benchmark.experiments.urls")),
     path("api/", include((api_patterns, "api"))),
     path("", include("leaderboard.urls")),
     path("admin/", admin.site.urls),

@@ -39,5 +39,9 @@ else
   echo "!! Clone https://github.com/chchenhui/mlrbench and set MLRBENCH_DATA to it." >&2
 fi
 
+echo "==> installing the site's own objective task and running its example methods"
+"$VENV/bin/python" manage.py objective_task install --examples \
+  || echo "!! the example objective task could not be installed; the site starts without it." >&2
+
 echo "==> serving on http://$HOST:$PORT/ (Ctrl-C stops)"
 exec "$VENV/bin/python" manage.py runserver --noreload "$HOST:$PORT"

@@ -75,9 +75,16 @@ def test_quickstart_serves_real_tasks_on_sqlite_and_runs_twice(
             task = fetch(f"http://127.0.0.1:{port}/tasks/iclr2025_bi_align/", deadline)
             api = fetch(f"http://127.0.0.1:{port}/api/tasks/?year=2023", deadline)
             health = fetch(f"http://127.0.0.1:{port}/healthz", deadline)
+            objective = fetch(
+                f"http://127.0.0.1:{port}/tasks/neurips2025_objective_curve_fitting/", deadline
+            )
         finally:
             output = stop(process)
-        assert 'data-testid="task-count">201<' in home, (run, output)
+        # The 201 MLR-Bench tasks and the site's own objective example task.
+        assert 'data-testid="task-count">202<' in home, (run, output)
+        # Its example methods ran in the sandbox: a real objective leaderboard.
+        assert objective.count('data-testid="objective-result"') == 2, output
+        assert "90.6%" in objective and "0.0%" in objective
         assert "Bidirectional Human-AI Alignment" in task
         assert json.loads(api)["count"] == 73
         assert json.loads(health)["checks"]["broker"]["mode"] == "eager"

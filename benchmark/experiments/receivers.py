@@ -1,0 +1,68 @@
+"""Queue experiment runs when a submission's intake has finished.
+
+A method submission for an objective task gets a dev run; an experiment or
+end-to-end submission that says how to run it (run.sh, or a command given
+with the upload) gets a reproduction run. Imported runs are not re-run
+automatically (an organiser queues them with `run_experiment`), and without
+a broker nothing is queued here: an eager run would hold the upload's
+request for as long as the experiment takes.
+"""
+
+import logging
+
+from django.conf import settings
+from django.dispatch import receiver
+from django.utils import timezone
+
+from benchmark.models import (
+    ExperimentPhase,
+    ExperimentRun,
+    ExperimentStatus,
+    Stage,
+    Submission,
+    SubmissionSource,
+)
+from benchmark.signals import submission_ready
+
+from .services import REPRO_STAGES, ExperimentRefused, experiment_queue, repro_command_find
+
+logger = logging.getLogger(__name__)
+
+
+def _phase_for(submission: Submission) -> str | None:
+    if submission.stage == Stage.METHOD and hasattr(submission.task, "objective"):
+        return ExperimentPhase.DEV
+    if submission.stage in REPRO_STAGES and repro_command_find(submission):
+        return ExperimentPhase.REPRO
+    return None
+
+
+@receiver(submission_ready, dispatch_uid="experiments-queue-on-submission-ready")
+def experiment_queue_on_ready(sender, submission_id: int, **kwargs) -> None:
+    if not settings.EXPERIMENT_AUTO_QUEUE or settings.CELERY_TASK_ALWAYS_EAGER:
+        return
+    submission = Submission.objects.select_related("task").filter(pk=submission_id).first()
+    if submission is None or submission.source == SubmissionSource.IMPORT:
+        return
+    phase = _phase_for(submission)
+    if phase is None or submission.experiment_runs.filter(phase=phase).exists():
+        return
+    try:
+        experiment_queue(submission=submission, phase=phase)
+    except ExperimentRefused as exc:
+        # Nobody is waiting on a command line here: the refusal is kept as a
+        # failed run, so the submission page and the API say why.
+        objective = getattr(submission.task, "objective", None)
+        ExperimentRun.objects.create(
+            submission=submission,
+            phase=phase,
+            command=objective.method_command
+            if objective
+            else (repro_command_find(submission) or ""),
+            status=ExperimentStatus.FAILED,
+            gpu_count=objective.gpu_count if objective else 0,
+            time_limit_seconds=settings.EXPERIMENT_TIME_LIMIT_SECONDS,
+            reason=f"not queued: {exc}",
+            finished_at=timezone.now(),
+        )
+        logger.info("submission %s: %s run not queued: %s", submission.pk, phase, exc)

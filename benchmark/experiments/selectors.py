@@ -1,0 +1,210 @@
+"""Reads of experiment runs, objective results and reproduction verdicts that
+pages, the API, the judges and the leaderboard share."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from django.db.models import QuerySet
+
+from benchmark.models import (
+    ExperimentPhase,
+    ExperimentRun,
+    ExperimentStatus,
+    ObjectiveResult,
+    ObjectiveTask,
+    ReproductionCheck,
+)
+
+LOG_CHUNK_MAX_BYTES = 64 * 1024
+LOG_TAIL_BYTES = 16 * 1024
+
+
+def experiment_runs(*, submission_id: int | None = None) -> QuerySet[ExperimentRun]:
+    runs = ExperimentRun.objects.select_related("reproduction", "submission")
+    if submission_id is not None:
+        runs = runs.filter(submission_id=submission_id)
+    return runs.order_by("-created_at", "-id")
+
+
+def objective_best_dev_run(*, agent_id: int, objective: ObjectiveTask) -> ExperimentRun | None:
+    """The agent's best succeeded dev run on the task, in the metric's direction
+    (the earliest among equals)."""
+    order = "-score" if objective.higher_is_better else "score"
+    return (
+        ExperimentRun.objects.filter(
+            submission__agent_id=agent_id,
+            submission__task_id=objective.task_id,
+            phase=ExperimentPhase.DEV,
+            status=ExperimentStatus.SUCCEEDED,
+            score__isnull=False,
+        )
+        .select_related("submission")
+        .order_by(order, "finished_at", "id")
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class LogChunk:
+    text: str
+    offset: int  # where the next request continues
+    size: int
+    start: int  # where this chunk began
+    finished: bool
+    status: str
+
+
+def experiment_log_chunk(*, run: ExperimentRun, offset: int | None = None) -> LogChunk:
+    """The log from `offset` on (at most 64 KiB), or its last 16 KiB when no offset."""
+    size = 0
+    data = b""
+    start = 0
+    if run.log:
+        try:
+            with run.log.open("rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                size = handle.tell()
+                start = (
+                    max(size - LOG_TAIL_BYTES, 0) if offset is None else min(max(offset, 0), size)
+                )
+                handle.seek(start)
+                data = handle.read(LOG_CHUNK_MAX_BYTES)
+        except OSError:
+            pass
+    text = data.decode("utf-8", errors="replace")
+    return LogChunk(
+        text=text,
+        offset=start + len(data),
+        size=size,
+        start=start,
+        finished=run.is_finished,
+        status=run.status,
+    )
+
+
+def experiment_log_for_judges(*, submission_id: int, max_bytes: int = 200_000) -> str | None:
+    """The log of the submission's latest finished reproduction run (its end when long),
+    for the judges of experiment and end-to-end submissions; None without one."""
+    run = (
+        ExperimentRun.objects.filter(
+            submission_id=submission_id,
+            phase=ExperimentPhase.REPRO,
+            status__in=[
+                ExperimentStatus.SUCCEEDED,
+                ExperimentStatus.FAILED,
+                ExperimentStatus.TIMED_OUT,
+            ],
+        )
+        .order_by("-finished_at", "-id")
+        .first()
+    )
+    if run is None or not run.log:
+        return None
+    try:
+        with run.log.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(handle.tell() - max_bytes, 0))
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def reproduction_verdicts(*, submission_ids: list[int]) -> dict[int, ReproductionCheck]:
+    """The latest reproduction check per submission (for pages and the leaderboard column)."""
+    latest: dict[int, ReproductionCheck] = {}
+    checks = (
+        ReproductionCheck.objects.filter(run__submission_id__in=submission_ids)
+        .select_related("run")
+        .order_by("run__submission_id", "-created_at", "-id")
+    )
+    for check in checks:
+        latest.setdefault(check.run.submission_id, check)
+    return latest
+
+
+@dataclass(frozen=True)
+class ObjectiveCell:
+    """One agent on one objective task: its test evaluation."""
+
+    task_slug: str
+    task_title: str
+    metric: str
+    higher_is_better: bool
+    score: float
+    relative_improvement: float
+    runtime_seconds: float | None
+    lloc: int
+    test_run_id: int
+    submission_id: int
+
+
+@dataclass
+class ObjectiveRow:
+    agent_id: int
+    agent_name: str
+    agent_display_name: str
+    mean_relative_improvement: float
+    tasks: list[ObjectiveCell] = field(default_factory=list)
+
+    @property
+    def task_count(self) -> int:
+        return len(self.tasks)
+
+
+def objective_leaderboard_rows() -> list[ObjectiveRow]:
+    """Agents ranked by mean relative improvement to human over the objective
+    tasks they were evaluated on (finished test runs only), with the raw
+    score, runtime and logical lines of code per task."""
+    results = (
+        ObjectiveResult.objects.filter(
+            test_score__isnull=False,
+            relative_improvement__isnull=False,
+            test_run__status=ExperimentStatus.SUCCEEDED,
+        )
+        .select_related("agent", "objective__task", "test_run")
+        .order_by("agent__name", "objective__task__slug")
+    )
+    rows: dict[int, ObjectiveRow] = {}
+    for result in results:
+        row = rows.get(result.agent_id)
+        if row is None:
+            row = rows[result.agent_id] = ObjectiveRow(
+                agent_id=result.agent_id,
+                agent_name=result.agent.name,
+                agent_display_name=result.agent.display_name,
+                mean_relative_improvement=0.0,
+            )
+        row.tasks.append(
+            ObjectiveCell(
+                task_slug=result.objective.task.slug,
+                task_title=result.objective.task.title,
+                metric=result.objective.metric,
+                higher_is_better=result.objective.higher_is_better,
+                score=result.test_score,
+                relative_improvement=result.relative_improvement,
+                runtime_seconds=result.runtime_seconds,
+                lloc=result.lloc,
+                test_run_id=result.test_run_id,
+                submission_id=result.test_run.submission_id,
+            )
+        )
+    for row in rows.values():
+        row.mean_relative_improvement = sum(c.relative_improvement for c in row.tasks) / len(
+            row.tasks
+        )
+    return sorted(rows.values(), key=lambda row: (-row.mean_relative_improvement, row.agent_name))
+
+
+def objective_task_results(*, task_id: int) -> tuple[ObjectiveTask | None, list[ObjectiveResult]]:
+    """An objective task's definition and its agents' test results, best first."""
+    objective = ObjectiveTask.objects.filter(task_id=task_id).first()
+    if objective is None:
+        return None, []
+    results = list(
+        ObjectiveResult.objects.filter(objective=objective)
+        .select_related("agent", "test_run", "dev_run")
+        .order_by("-relative_improvement", "agent__name")
+    )
+    return objective, results

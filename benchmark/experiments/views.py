@@ -1,0 +1,53 @@
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from benchmark.models import ExperimentRun, Submission
+
+from .selectors import experiment_log_chunk, experiment_runs
+
+
+@require_GET
+def experiment_run_list_view(request: HttpRequest) -> HttpResponse:
+    """The runs of one submission (`?submission=ID`), as the submission page shows them."""
+    try:
+        submission_id = int(request.GET.get("submission", ""))
+    except ValueError:
+        raise Http404("name a submission: /experiments/?submission=ID") from None
+    submission = get_object_or_404(
+        Submission.objects.select_related("agent", "task"), pk=submission_id
+    )
+    return render(
+        request,
+        "benchmark/experiment_runs.html",
+        {"submission": submission, "runs": experiment_runs(submission_id=submission.pk)},
+    )
+
+
+@require_GET
+def experiment_run_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(experiment_runs(), pk=pk)
+    return render(request, "benchmark/experiment_run.html", {"run": run, "runs": [run]})
+
+
+@require_GET
+def experiment_run_log_view(request: HttpRequest, pk: int) -> JsonResponse:
+    """The log from `offset` on (or its tail without one), for the page's live view."""
+    run = get_object_or_404(ExperimentRun, pk=pk)
+    offset = request.GET.get("offset")
+    try:
+        offset_value = int(offset) if offset not in (None, "") else None
+    except ValueError:
+        return JsonResponse({"error": "offset must be a whole number of bytes"}, status=400)
+    chunk = experiment_log_chunk(run=run, offset=offset_value)
+    return JsonResponse(
+        {
+            "text": chunk.text,
+            "start": chunk.start,
+            "offset": chunk.offset,
+            "size": chunk.size,
+            "status": chunk.status,
+            "status_display": run.get_status_display(),
+            "finished": chunk.finished,
+        }
+    )

@@ -1,0 +1,133 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from benchmark.experiments.selectors import objective_best_dev_run
+from benchmark.experiments.services import (
+    ExperimentRefused,
+    ObjectiveTaskInvalid,
+    objective_task_define,
+    objective_test_queue,
+)
+from benchmark.experiments.shipped import objective_tasks_install
+from benchmark.models import Agent, ObjectiveResult, ObjectiveTask
+
+
+class Command(BaseCommand):
+    help = (
+        "Objective tasks (MLRC-Bench style): `add` defines one, `list` shows them, "
+        "`evaluate` runs each agent's best dev run once on the test data, `install` "
+        "installs the tasks shipped with the site (and with --examples runs their "
+        "example methods)."
+    )
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="action", required=True)
+        add = sub.add_parser("add", help="define or update an objective task")
+        add.add_argument("--slug", required=True, help="<iclr|icml|neurips><year>_<name>")
+        add.add_argument("--title")
+        add.add_argument("--description-file", type=Path, help="the task as markdown")
+        add.add_argument("--metric", required=True, help="key of metrics.json")
+        direction = add.add_mutually_exclusive_group(required=True)
+        direction.add_argument("--higher-is-better", action="store_true")
+        direction.add_argument("--lower-is-better", action="store_true")
+        add.add_argument("--baseline", type=float, required=True, help="the baseline's score")
+        add.add_argument("--human", type=float, required=True, help="the top human's score")
+        add.add_argument(
+            "--eval-command", required=True, help="writes metrics.json in its working folder"
+        )
+        add.add_argument("--eval-dir", type=Path, help="the evaluation program, seen at /task")
+        add.add_argument("--dev-data", type=Path, required=True, help="with public/ and private/")
+        add.add_argument("--test-data", type=Path, required=True, help="with public/ and private/")
+        add.add_argument("--method-command", default="sh run.sh")
+        add.add_argument("--time-limit", type=int, default=600, metavar="SECONDS")
+        add.add_argument("--gpus", type=int, default=0)
+        sub.add_parser("list", help="list the objective tasks")
+        evaluate = sub.add_parser("evaluate", help="evaluate best dev runs on the test data")
+        evaluate.add_argument("--slug", required=True)
+        evaluate.add_argument("--agent", help="only this agent (its name)")
+        install = sub.add_parser("install", help="install the objective tasks shipped here")
+        install.add_argument(
+            "--examples",
+            action="store_true",
+            help="submit the example methods and run them (in-process without a broker)",
+        )
+
+    def handle(self, *args, action: str, **options):
+        getattr(self, f"_{action}")(**options)
+
+    def _add(self, **o):
+        description = None
+        if o["description_file"]:
+            try:
+                description = o["description_file"].read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise CommandError(f"cannot read {o['description_file']}: {exc}") from exc
+        try:
+            objective, created = objective_task_define(
+                slug=o["slug"],
+                title=o["title"],
+                description=description,
+                metric=o["metric"],
+                higher_is_better=o["higher_is_better"],
+                baseline_score=o["baseline"],
+                human_score=o["human"],
+                eval_command=o["eval_command"],
+                eval_dir=o["eval_dir"],
+                dev_data_dir=o["dev_data"],
+                test_data_dir=o["test_data"],
+                method_command=o["method_command"],
+                time_limit_seconds=o["time_limit"],
+                gpu_count=o["gpus"],
+            )
+        except ObjectiveTaskInvalid as exc:
+            lines = "\n".join(f"  - {problem}" for problem in exc.problems)
+            raise CommandError(f"the objective task was not saved:\n{lines}") from exc
+        verb = "created" if created else "updated"
+        self.stdout.write(self.style.SUCCESS(f"objective task {objective.task.slug} {verb}"))
+
+    def _list(self, **o):
+        for objective in ObjectiveTask.objects.select_related("task"):
+            direction = "higher" if objective.higher_is_better else "lower"
+            self.stdout.write(
+                f"{objective.task.slug}: {objective.metric} ({direction} is better), baseline "
+                f"{objective.baseline_score:g}, human {objective.human_score:g}, "
+                f"{objective.results.count()} agent(s) evaluated"
+            )
+
+    def _evaluate(self, **o):
+        objective = (
+            ObjectiveTask.objects.select_related("task").filter(task__slug=o["slug"]).first()
+        )
+        if objective is None:
+            raise CommandError(f"there is no objective task {o['slug']}")
+        agents = Agent.objects.filter(submissions__task=objective.task).distinct()
+        if o["agent"]:
+            agents = agents.filter(name=o["agent"])
+            if not agents:
+                raise CommandError(f"agent {o['agent']} has no submission for {o['slug']}")
+        queued = 0
+        for agent in agents:
+            if ObjectiveResult.objects.filter(objective=objective, agent=agent).exists():
+                self.stdout.write(f"{agent.name}: already evaluated on test")
+                continue
+            if objective_best_dev_run(agent_id=agent.pk, objective=objective) is None:
+                self.stdout.write(f"{agent.name}: no succeeded dev run yet")
+                continue
+            try:
+                run = objective_test_queue(agent=agent, objective=objective)
+            except ExperimentRefused as exc:
+                self.stderr.write(self.style.WARNING(f"{agent.name}: {exc}"))
+                continue
+            queued += 1
+            self.stdout.write(
+                f"{agent.name}: test run {run.pk} queued for submission {run.submission_id}"
+            )
+        self.stdout.write(self.style.SUCCESS(f"{queued} test run(s) queued"))
+
+    def _install(self, **o):
+        report = objective_tasks_install(run_examples=o["examples"])
+        counts = ", ".join(f"{n} {label}" for label, n in report.counts.items()) or "nothing"
+        self.stdout.write(f"objective tasks: {counts}")
+        for problem in report.problems:
+            self.stderr.write(self.style.WARNING(f"  {problem}"))

@@ -1,0 +1,78 @@
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from benchmark.experiments.selectors import experiment_log_chunk
+from benchmark.experiments.services import ExperimentRefused, experiment_queue
+from benchmark.models import ExperimentPhase, ExperimentRun, ExperimentStatus, Submission
+
+
+class Command(BaseCommand):
+    help = (
+        "Queue a sandboxed run of a submission's code on the `gpu` queue: `dev` runs a "
+        "method on its objective task's dev data, `test` evaluates the agent's best dev run "
+        "once on the test data, `repro` re-runs an experiment and checks the paper's "
+        "numbers. With --wait, follow the run's log until it ends."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--submission", type=int, required=True, metavar="ID")
+        parser.add_argument("--phase", required=True, choices=ExperimentPhase.values)
+        parser.add_argument("--command", help="repro: the command to run instead of run.sh")
+        parser.add_argument("--gpus", type=int, help="GPUs the run asks for")
+        parser.add_argument("--time-limit", type=int, metavar="SECONDS")
+        parser.add_argument("--wait", action="store_true", help="follow the log until the end")
+
+    def handle(self, *args, **options):
+        submission = (
+            Submission.objects.select_related("agent", "task")
+            .filter(pk=options["submission"])
+            .first()
+        )
+        if submission is None:
+            raise CommandError(f"there is no submission {options['submission']}")
+        try:
+            run = experiment_queue(
+                submission=submission,
+                phase=options["phase"],
+                command=options["command"],
+                gpu_count=options["gpus"],
+                time_limit_seconds=options["time_limit"],
+            )
+        except ExperimentRefused as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(
+            f"run {run.pk} ({run.phase}) of submission {run.submission_id} queued: {run.command}"
+        )
+        if not options["wait"]:
+            return
+        offset = 0
+        while True:
+            run = ExperimentRun.objects.select_related("reproduction").get(pk=run.pk)
+            chunk = experiment_log_chunk(run=run, offset=offset)
+            if chunk.text:
+                self.stdout.write(chunk.text, ending="")
+                self.stdout.flush()
+            offset = chunk.offset
+            if run.is_finished and offset >= chunk.size:
+                break
+            if not chunk.text:
+                time.sleep(0.5)
+        self._summary(run)
+
+    def _summary(self, run: ExperimentRun) -> None:
+        detail = f" ({run.get_limit_hit_display()} limit)" if run.limit_hit else ""
+        line = f"run {run.pk}: {run.status}{detail}"
+        if run.reason:
+            line += f": {run.reason}"
+        style = self.style.SUCCESS if run.status == ExperimentStatus.SUCCEEDED else self.style.ERROR
+        self.stdout.write(style(line))
+        if run.score is not None:
+            self.stdout.write(f"score: {run.score:g}")
+        if run.metrics:
+            self.stdout.write(f"metrics: {run.metrics}")
+        check = getattr(run, "reproduction", None)
+        if check is not None:
+            self.stdout.write(f"reproduction: {check.verdict}: {check.summary}")
+        if run.status != ExperimentStatus.SUCCEEDED:
+            raise CommandError(f"run {run.pk} {run.status}")

@@ -1,0 +1,237 @@
+"""Experiment runs of submitted code, objective tasks and their results, and
+reproduction checks of the numbers a paper reports."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from .catalogue import Task
+from .submissions import Agent, Submission
+
+
+class ExperimentPhase(models.TextChoices):
+    DEV = "dev", "Dev (objective task, dev data)"
+    TEST = "test", "Test (objective task, hidden test data)"
+    REPRO = "repro", "Reproduction"
+
+
+class ExperimentStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    TIMED_OUT = "timed_out", "Timed out"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+FINISHED_STATUSES = (
+    ExperimentStatus.SUCCEEDED,
+    ExperimentStatus.FAILED,
+    ExperimentStatus.TIMED_OUT,
+    ExperimentStatus.CANCELLED,
+)
+
+
+class ExperimentLimit(models.TextChoices):
+    """The sandbox limit that killed a run or refused it something."""
+
+    NONE = "", "None"
+    WALL_TIME = "wall_time", "Wall time"
+    MEMORY = "memory", "Memory"
+    PROCESSES = "processes", "Processes"
+    DISK = "disk", "Bytes written"
+
+
+class ExperimentRun(models.Model):
+    """One sandboxed run of a submission's code on a GPU worker."""
+
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="experiment_runs"
+    )
+    phase = models.CharField(max_length=8, choices=ExperimentPhase.choices)
+    command = models.TextField()
+    status = models.CharField(
+        max_length=16, choices=ExperimentStatus.choices, default=ExperimentStatus.QUEUED
+    )
+    gpu_count = models.PositiveSmallIntegerField(default=0, help_text="GPUs the run asks for.")
+    time_limit_seconds = models.PositiveIntegerField()
+    exit_code = models.IntegerField(null=True, blank=True)
+    limit_hit = models.CharField(
+        max_length=16, choices=ExperimentLimit.choices, default=ExperimentLimit.NONE, blank=True
+    )
+    reason = models.TextField(
+        blank=True, help_text="Why the run was blocked, killed, cancelled or could not start."
+    )
+    log = models.FileField(max_length=300, blank=True)
+    outputs = models.JSONField(default=list, blank=True)
+    metrics = models.JSONField(default=dict, blank=True)
+    # The objective task's metric, taken from `metrics` (dev and test runs).
+    score = models.FloatField(null=True, blank=True)
+    wall_seconds = models.FloatField(null=True, blank=True)
+    peak_memory_bytes = models.PositiveBigIntegerField(null=True, blank=True)
+    gpus = models.JSONField(default=list, blank=True, help_text="GPU indexes the run was given.")
+    worker_host = models.CharField(max_length=200, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    rerun_of = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="reruns"
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(phase__in=ExperimentPhase.values), name="experiment_phase_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=ExperimentStatus.values), name="experiment_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(limit_hit__in=ExperimentLimit.values), name="experiment_limit_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(time_limit_seconds__gte=1), name="experiment_time_limit_positive"
+            ),
+            # A finished run says when; a queued one has not started.
+            models.CheckConstraint(
+                condition=~Q(status__in=FINISHED_STATUSES) | Q(finished_at__isnull=False),
+                name="experiment_finished_has_time",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=ExperimentStatus.RUNNING) | Q(started_at__isnull=False),
+                name="experiment_running_has_start",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["submission", "phase"]),
+            models.Index(fields=["status"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.phase}, {self.status}) of {self.submission}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_STATUSES
+
+
+class ObjectiveTask(models.Model):
+    """What makes a task of kind `objective` scoreable: MLRC-Bench's protocol.
+
+    The data folders and the evaluation program are the organiser's: each data
+    folder holds `public/` (what the method sees, at /data) and `private/`
+    (labels only the evaluation sees, at /private).
+    """
+
+    task = models.OneToOneField(Task, on_delete=models.CASCADE, related_name="objective")
+    metric = models.CharField(max_length=100)
+    higher_is_better = models.BooleanField()
+    baseline_score = models.FloatField()
+    human_score = models.FloatField(help_text="The top human score, 100% relative improvement.")
+    method_command = models.CharField(
+        max_length=500, default="sh run.sh", help_text="How the method code is run, in /work."
+    )
+    eval_command = models.TextField(help_text="Run in a second sandbox; writes metrics.json.")
+    eval_dir = models.CharField(
+        max_length=500, blank=True, help_text="Folder of the evaluation program, at /task."
+    )
+    dev_data_dir = models.CharField(max_length=500)
+    test_data_dir = models.CharField(max_length=500)
+    time_limit_seconds = models.PositiveIntegerField(default=600)
+    gpu_count = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["task__slug"]
+        constraints = [
+            # The top human must beat the baseline in the metric's direction,
+            # or relative improvement means nothing.
+            models.CheckConstraint(
+                condition=Q(higher_is_better=True, human_score__gt=F("baseline_score"))
+                | Q(higher_is_better=False, human_score__lt=F("baseline_score")),
+                name="objective_human_beats_baseline",
+            ),
+            models.CheckConstraint(condition=~Q(metric=""), name="objective_metric_not_empty"),
+            models.CheckConstraint(
+                condition=~Q(dev_data_dir=F("test_data_dir")), name="objective_dev_is_not_test"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task.slug} ({self.metric})"
+
+    def relative_improvement(self, score: float) -> float:
+        """(agent - baseline) / (human - baseline) x 100; the constraint keeps the
+        sign right for both directions."""
+        return (score - self.baseline_score) / (self.human_score - self.baseline_score) * 100
+
+    def better(self, a: float, b: float) -> bool:
+        return a > b if self.higher_is_better else a < b
+
+
+class ObjectiveResult(models.Model):
+    """An agent's standing on one objective task: its best dev run, and the one
+    evaluation of that method on the test data."""
+
+    objective = models.ForeignKey(ObjectiveTask, on_delete=models.CASCADE, related_name="results")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="objective_results")
+    dev_run = models.ForeignKey(ExperimentRun, on_delete=models.PROTECT, related_name="+")
+    test_run = models.OneToOneField(
+        ExperimentRun, on_delete=models.PROTECT, related_name="objective_result"
+    )
+    test_score = models.FloatField(null=True, blank=True)
+    relative_improvement = models.FloatField(null=True, blank=True)
+    runtime_seconds = models.FloatField(null=True, blank=True)
+    lloc = models.PositiveIntegerField(help_text="Logical lines of code of the method.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["objective", "-relative_improvement"]
+        constraints = [
+            # Evaluated once on test: one result per agent and task.
+            models.UniqueConstraint(fields=["objective", "agent"], name="objective_result_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent} on {self.objective}"
+
+
+class ReproductionVerdict(models.TextChoices):
+    REPRODUCED = "reproduced", "Reproduced"
+    NOT_REPRODUCED = "not_reproduced", "Not reproduced"
+    COULD_NOT_RUN = "could_not_run", "Could not run"
+
+
+class ReproductionCheck(models.Model):
+    """Whether a `repro` run produced the numbers the paper and results report.
+
+    `evidence` is a list of {claimed, claimed_text, claimed_where, closest,
+    closest_where, matched}, the unmatched claims first.
+    """
+
+    run = models.OneToOneField(ExperimentRun, on_delete=models.CASCADE, related_name="reproduction")
+    verdict = models.CharField(max_length=16, choices=ReproductionVerdict.choices)
+    summary = models.TextField()
+    evidence = models.JSONField(default=list, blank=True)
+    tolerance = models.FloatField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(verdict__in=ReproductionVerdict.values),
+                name="reproduction_verdict_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} ({self.run})"

@@ -1,0 +1,51 @@
+"""Experiment fixtures: a work root the sandbox user can enter, small limits,
+and the same settings for a real Celery worker process."""
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from benchmark.sandbox import sandbox_problem
+
+SMALL_LIMITS = {
+    "SANDBOX_MEMORY_BYTES": 384 * 1024 * 1024,
+    "SANDBOX_PROCESSES": 48,
+    "SANDBOX_DISK_BYTES": 16 * 1024 * 1024,
+    "EXPERIMENT_TIME_LIMIT_SECONDS": 60,
+}
+
+
+@pytest.fixture(scope="session")
+def sandbox_ready() -> None:
+    problem = sandbox_problem()
+    if problem:
+        pytest.fail(f"the sandbox cannot run here: {problem} (.ci/run installs bubblewrap)")
+
+
+@pytest.fixture
+def experiment_root():
+    # Under /tmp, not pytest's tmp_path: the sandbox user must be able to enter it.
+    root = Path(tempfile.mkdtemp(prefix="mlrbench-test-", dir="/tmp"))
+    os.chmod(root, 0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def experiment_settings(settings, experiment_root, tmp_path, sandbox_ready):
+    """Settings for experiment tests; `worker_env` gives the same to a Celery worker."""
+    settings.EXPERIMENT_WORK_ROOT = experiment_root / "work"
+    settings.EXPERIMENT_DATA_ROOT = experiment_root / "objective"
+    settings.MEDIA_ROOT = tmp_path / "media"
+    for name, value in SMALL_LIMITS.items():
+        setattr(settings, name, value)
+    settings.worker_env = {
+        "EXPERIMENT_WORK_ROOT": str(settings.EXPERIMENT_WORK_ROOT),
+        "EXPERIMENT_DATA_ROOT": str(settings.EXPERIMENT_DATA_ROOT),
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        **{name: str(value) for name, value in SMALL_LIMITS.items()},
+    }
+    return settings
