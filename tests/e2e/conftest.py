@@ -32,14 +32,9 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, live_server, settings):
-    # The live server answers /static/ through the staticfiles finders, which
-    # know the files by their plain names, not the manifest's hashed ones:
-    # without this every page would load without its CSS and JavaScript.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
+def page(browser, live_server):
+    # Static files: scripts/test.sh sets STATIC_MANIFEST=0, since the live
+    # server serves plain names from the finders, not the manifest's hashed ones.
     context = browser.new_context(base_url=live_server.url, accept_downloads=True)
     page = context.new_page()
     page.set_default_timeout(15_000)

@@ -33,12 +33,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def world(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    # The live server serves static files from the finders, by their source
-    # names: hashed manifest names would 404 and the page would run no script.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
     rubric = RubricFactory()
     judges = [JudgeFactory(name="judge-a"), JudgeFactory(name="judge-b")]
     experts = [UserFactory(username=f"expert-{i}") for i in range(2)]
