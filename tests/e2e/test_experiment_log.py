@@ -32,3 +32,19 @@ def test_the_log_tail_streams_into_the_run_page(experiment_settings, celery_work
     expect(log).to_contain_text("all done", timeout=30_000)
     expect(status).to_have_text("Succeeded", timeout=30_000)
     assert log.inner_text().splitlines().count("tick 16") == 1  # each chunk appended once
+
+
+def test_the_submission_page_shows_its_runs_logs_under_its_strict_csp(
+    experiment_settings,  # noqa: F811
+    celery_worker_process,
+    page,
+):
+    celery_worker_process("gpu", env=experiment_settings.worker_env)
+    submission = submission_with_files({"run.sh": "echo hello from the sandbox\n"})
+    experiment_queue(submission=submission, phase="repro")
+
+    page.goto(f"/submissions/{submission.pk}/")
+
+    # The log is fetched by a script: an inline one would be refused by the CSP.
+    expect(page.get_by_test_id("run-log")).to_contain_text("hello from the sandbox", timeout=60_000)
+    expect(page.get_by_test_id("run-status")).to_have_text("Succeeded", timeout=30_000)
