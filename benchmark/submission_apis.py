@@ -22,6 +22,7 @@ from .submission_serializers import (
     SubmissionUploadSerializer,
 )
 from .uploads import upload_refusal
+from .visibility import submissions_visible_to
 
 
 class SubmissionFilter(django_filters.FilterSet):
@@ -44,7 +45,7 @@ class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     parser_classes = [MultiPartParser, FormParser]
 
     def get_queryset(self):
-        queryset = submission_list()
+        queryset = submissions_visible_to(user=self.request.user, submissions=submission_list())
         if self.action == "retrieve":
             queryset = queryset.prefetch_related("artifacts")
         return queryset

@@ -37,6 +37,7 @@ from .submission_selectors import (
     submission_page,
 )
 from .uploads import upload_refusal
+from .visibility import hidden_submission_ids, submissions_visible_to
 
 SUBMISSIONS_PER_PAGE = 50
 MAX_HIGHLIGHT_BYTES = 1024 * 1024
@@ -116,8 +117,12 @@ def submission_upload_view(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _visible_submissions(request: HttpRequest):
+    return submissions_visible_to(user=request.user, submissions=submission_list())
+
+
 def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResponse:
-    submission = get_object_or_404(submission_list(), pk=submission_id)
+    submission = get_object_or_404(_visible_submissions(request), pk=submission_id)
     response = render(
         request, "benchmark/submission_detail.html", {"page": submission_page(submission)}
     )
@@ -126,7 +131,7 @@ def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResp
 
 
 def submission_list_view(request: HttpRequest) -> HttpResponse:
-    submissions = submission_list()
+    submissions = _visible_submissions(request)
     chosen = {}
     for name in ("agent", "task", "stage"):
         value = request.GET.get(name, "").strip()
@@ -148,7 +153,9 @@ def submission_list_view(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _artifact_or_404(submission_id: int, path: str):
+def _artifact_or_404(request: HttpRequest, submission_id: int, path: str):
+    if submission_id in hidden_submission_ids(user=request.user):
+        raise Http404("No such file in this submission.")
     artifact = artifact_get(submission_id=submission_id, path=path)
     if artifact is None:
         raise Http404("No such file in this submission.")
@@ -156,7 +163,7 @@ def _artifact_or_404(submission_id: int, path: str):
 
 
 def artifact_detail_view(request: HttpRequest, submission_id: int, path: str) -> HttpResponse:
-    artifact = _artifact_or_404(submission_id, path)
+    artifact = _artifact_or_404(request, submission_id, path)
     delivery = artifact_delivery(artifact)
     highlighted = None
     if delivery.content_type.startswith("text/"):
@@ -185,7 +192,7 @@ def artifact_detail_view(request: HttpRequest, submission_id: int, path: str) ->
 
 
 def artifact_raw_view(request: HttpRequest, submission_id: int, path: str) -> FileResponse:
-    artifact = _artifact_or_404(submission_id, path)
+    artifact = _artifact_or_404(request, submission_id, path)
     delivery = artifact_delivery(artifact)
     inline = delivery.inline and request.GET.get("download") is None
     try:
@@ -205,7 +212,7 @@ def artifact_raw_view(request: HttpRequest, submission_id: int, path: str) -> Fi
 
 def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
     agent = get_object_or_404(Agent.objects.select_related("team"), name=name)
-    submissions = submission_list().filter(agent=agent)[:200]
+    submissions = _visible_submissions(request).filter(agent=agent)[:200]
     return render(
         request, "benchmark/agent_detail.html", {"agent": agent, "submissions": submissions}
     )

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.models import Conference, Topic
+from benchmark.visibility import hidden_submission_ids
 from judging.models import JudgingCondition, Judgment, JudgmentStatus
 
 from .caching import cached
@@ -162,14 +163,17 @@ class JudgmentViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         return (
             Judgment.objects.filter(status=JudgmentStatus.DONE)
+            .exclude(submission_id__in=hidden_submission_ids(user=self.request.user))
             .select_related("submission__agent", "submission__task", "judge", "rubric")
             .prefetch_related("scores")
             .order_by("id")
         )
 
     def list(self, request, *args, **kwargs):
-        # Public data, the same for everyone: cache the page until data changes.
-        key = (request.build_absolute_uri(), request.accepted_renderer.format)
+        # Public data, the same for everyone but a reviewer with papers still
+        # to review blind: cache the page until data changes.
+        hidden = sorted(hidden_submission_ids(user=request.user))
+        key = (request.build_absolute_uri(), request.accepted_renderer.format, *hidden)
         data = cached("judgments", key, lambda: super(JudgmentViewSet, self).list(request).data)
         return Response(data)
 
@@ -198,6 +202,16 @@ class ExportAPIView(APIView):
         },
     )
     def get(self, request: Request):
+        if hidden_submission_ids(user=request.user):
+            # The export names every paper's agent; a reviewer gets it once
+            # their assigned reviews are in.
+            return Response(
+                {
+                    "detail": "You have papers to review blind: the export opens to you once "
+                    "your assigned reviews are submitted."
+                },
+                status=403,
+            )
         raw = request.query_params.get("formats") or ",".join(EXPORT_FORMATS)
         formats = list(dict.fromkeys(f.strip() for f in raw.split(",") if f.strip()))
         unknown = [f for f in formats if f not in EXPORT_FORMATS]

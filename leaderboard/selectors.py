@@ -542,11 +542,13 @@ def _by_stage(rows: list[SubmissionScores]) -> list[StageResults]:
     return result
 
 
-def agent_task_results(*, agent: Agent) -> list[StageResults]:
-    """Per stage, the agent's counted submission for each task with its scores."""
+def agent_task_results(*, agent: Agent, hidden: frozenset[int] = frozenset()) -> list[StageResults]:
+    """Per stage, the agent's counted submission for each task with its scores
+    (but none of `hidden`, the papers the viewer may not see yet)."""
     counted = counted_submissions(stage_submissions(stage=None, agent=agent.name))
     submissions = (
         Submission.objects.filter(id__in=list(counted))
+        .exclude(id__in=hidden)
         .select_related("task")
         .order_by("task__slug")
     )
@@ -580,12 +582,13 @@ def agent_leaderboard_rows(*, agent: Agent) -> list[AgentStageSummary]:
     return result
 
 
-def task_results(*, task: Task) -> list[StageResults]:
+def task_results(*, task: Task, hidden: frozenset[int] = frozenset()) -> list[StageResults]:
     """Per stage, every agent's submissions for the task (all versions), with
-    the one that counts on the leaderboard marked."""
+    the one that counts on the leaderboard marked (but none of `hidden`)."""
     counted_ids = set(counted_submissions(stage_submissions(stage=None, task=task.slug)))
     submissions = (
         Submission.objects.filter(task=task, stage__in=LEADERBOARD_STAGES)
+        .exclude(id__in=hidden)
         .select_related("agent")
         .order_by("agent__name", "-version")
     )

@@ -7,6 +7,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import mark_safe
 
 from benchmark.models import Agent, Stage, Submission, Task
+from benchmark.visibility import hidden_submission_ids, submissions_visible_to
 from judging.models import JudgingCondition
 from judging.selectors import stage_scores
 
@@ -204,7 +205,9 @@ def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
             "agent": agent,
             "links": _agent_links(agent),
             "summaries": summaries,
-            "stage_results": agent_task_results(agent=agent),
+            "stage_results": agent_task_results(
+                agent=agent, hidden=hidden_submission_ids(user=request.user)
+            ),
             "charts": charts,
             "acceptance_line": ACCEPTANCE_LINE,
         },
@@ -216,7 +219,12 @@ def task_results_view(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "leaderboard/task_results.html",
-        {"task": task, "stage_results": task_results(task=task)},
+        {
+            "task": task,
+            "stage_results": task_results(
+                task=task, hidden=hidden_submission_ids(user=request.user)
+            ),
+        },
     )
 
 
@@ -229,7 +237,12 @@ def _submission_page_url(submission: Submission) -> str | None:
 
 
 def submission_scores_view(request: HttpRequest, pk: int) -> HttpResponse:
-    submission = get_object_or_404(Submission.objects.select_related("agent", "task"), pk=pk)
+    submission = get_object_or_404(
+        submissions_visible_to(
+            user=request.user, submissions=Submission.objects.select_related("agent", "task")
+        ),
+        pk=pk,
+    )
     judgments = list(submission_judgments(submission=submission))
     conditions = []
     labels = dict(JudgingCondition.choices)

@@ -255,3 +255,8 @@ GPU_MAX_PER_HOST = env.int("GPU_MAX_PER_HOST", default=None)
 EXPERIMENT_AUTO_QUEUE = env.bool("EXPERIMENT_AUTO_QUEUE", default=True)
 # Relative tolerance when a reproduction run's numbers are compared with the paper's.
 REPRODUCTION_TOLERANCE = env.float("REPRODUCTION_TOLERANCE", default=0.01)
+
+# Hooks that hide submissions from one user on the pages that name agents
+# (benchmark/visibility.py): a reviewer does not see the papers they have not
+# reviewed yet, anywhere on the site, until their own review is in.
+SUBMISSION_VISIBILITY_HOOKS = ["reviews.blind.submissions_pending_review_by"]

@@ -14,6 +14,9 @@ from django.db.models import prefetch_related_objects
 
 from benchmark.models import Agent, Artifact, Submission
 
+from .models import Assignment, HumanReview, ReviewStatus
+from .roles import is_organiser
+
 BLIND_WORD = "agent"
 
 
@@ -71,3 +74,19 @@ def artifact_for_blind_path(submission: Submission, path: str) -> Artifact | Non
         if candidate in by_blind:
             return by_blind[candidate]
     return None
+
+
+def submissions_pending_review_by(user) -> set[int]:
+    """The papers `user` is assigned and has not submitted a review of: every
+    page that names agents hides them from this user (benchmark/visibility.py).
+    Organisers see everything."""
+    if is_organiser(user):
+        return set()
+    reviewed = HumanReview.objects.filter(reviewer=user, status=ReviewStatus.SUBMITTED).values(
+        "submission_id"
+    )
+    return set(
+        Assignment.objects.filter(reviewer=user)
+        .exclude(submission_id__in=reviewed)
+        .values_list("submission_id", flat=True)
+    )

@@ -1,0 +1,80 @@
+"""Blindness beyond the review pages: the public pages that name agents hide
+a paper from the reviewer who has not reviewed it yet, and only from them."""
+
+import pytest
+
+from reviews.services import review_submit
+from tests.reviews.scenario import AGENT_NAME, review_data, scenario_build
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def scenario(media_root):
+    return scenario_build()
+
+
+def _pages(s) -> dict[str, str]:
+    submission = s.submission
+    return {
+        "submission page": f"/submissions/{submission.pk}/",
+        "artifact page": f"/submissions/{submission.pk}/files/results/paper.md",
+        "artifact file": f"/submissions/{submission.pk}/raw/results/paper.md",
+        "submission API": f"/api/submissions/{submission.pk}/",
+        "submission scores": f"/submissions/{submission.pk}/scores/",
+    }
+
+
+def _lists(s) -> dict[str, str]:
+    return {
+        "submission list": f"/submissions/?task={s.submission.task.slug}",
+        "submission list API": f"/api/submissions/?task={s.submission.task.slug}",
+        "task results": f"/tasks/{s.submission.task.slug}/results/",
+        "agent page": f"/agents/{AGENT_NAME}/",
+        "agent submissions": f"/agents/{AGENT_NAME}/submissions/",
+        "judgments API": f"/api/judgments/?submission={s.submission.pk}",
+    }
+
+
+def _shows_the_paper(response, s) -> bool:
+    body = response.content.decode()
+    if response["Content-Type"].startswith("application/json"):
+        data = response.json()
+        return any(
+            item.get("submission", item.get("id")) == s.submission.pk
+            for item in data.get("results", [])
+        )
+    return f"/submissions/{s.submission.pk}/" in body
+
+
+def test_an_unsubmitted_reviewer_cannot_reach_the_paper_by_its_public_pages(client, scenario):
+    s = scenario
+    client.force_login(s.reviewer_a)
+
+    for name, url in _pages(s).items():
+        assert client.get(url).status_code == 404, name
+    for name, url in _lists(s).items():
+        response = client.get(url)
+        assert response.status_code == 200, name
+        assert not _shows_the_paper(response, s), name
+    export = client.get("/api/export/")
+    assert export.status_code == 403
+    assert "review" in export.json()["detail"]
+
+
+def test_the_same_pages_show_the_paper_to_everyone_else_and_after_the_review(client, scenario):
+    s = scenario
+    for user in (None, s.reviewer_b, s.reviewer_c, s.organiser):
+        client.logout()
+        if user is not None:
+            client.force_login(user)
+        for name, url in _pages(s).items():
+            assert client.get(url).status_code == 200, (name, user)
+        for name, url in _lists(s).items():
+            assert _shows_the_paper(client.get(url), s), (name, user)
+
+    review_submit(assignment=s.assignment_a, data=review_data())
+    client.force_login(s.reviewer_a)
+    for name, url in _pages(s).items():
+        assert client.get(url).status_code == 200, name
+    assert client.get("/api/export/").status_code == 200
