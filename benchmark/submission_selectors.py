@@ -82,7 +82,8 @@ def artifact_text(artifact: Artifact, *, limit: int = MAX_RENDERED_MARKDOWN_BYTE
         return None
 
 
-def _tail(artifact: Artifact) -> str:
+def artifact_tail(artifact: Artifact) -> str:
+    """The last lines of a log, read from its end only."""
     try:
         with artifact_file_path(artifact).open("rb") as handle:
             handle.seek(max(0, artifact.size - LOG_TAIL_BYTES))
@@ -228,7 +229,7 @@ def submission_page(submission: Submission) -> SubmissionPage:
         documents=documents,
         tree=artifact_tree(artifacts),
         log=log,
-        log_tail=_tail(log) if log else "",
+        log_tail=artifact_tail(log) if log else "",
         other_logs=other_logs,
         costs=submission_costs(submission, artifacts),
     )

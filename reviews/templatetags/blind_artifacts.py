@@ -1,6 +1,6 @@
-"""Template filters that show a submission's artifacts from `submission`
-alone: the document as cleaned markdown, the code as a list of links, the
-tail of the log. Links are relative, so a page serving the artifacts under
+"""Template filters for the blind review page: a submission's artifacts
+from `submission` alone (the document as cleaned markdown, the code as a
+list of links, the tail of the log). Links are relative, so a page serving the artifacts under
 its own URL (the blind review page) resolves them itself."""
 
 from urllib.parse import quote
@@ -9,26 +9,9 @@ from django import template
 from django.utils.safestring import SafeString
 
 from benchmark.rendering import markdown_render
+from benchmark.submission_selectors import artifact_tail, artifact_text
 
 register = template.Library()
-
-TEXT_LIMIT_BYTES = 2 * 1024 * 1024
-TAIL_LINES = 200
-TAIL_BYTES = 64 * 1024
-
-
-def _read(artifact, limit: int, *, tail: bool = False) -> str:
-    if not artifact.file:
-        return ""
-    try:
-        with artifact.file.open("rb") as handle:
-            if tail:
-                size = artifact.file.size
-                handle.seek(max(0, size - limit))
-            data = handle.read(limit)
-    except OSError:
-        return ""
-    return data.decode("utf-8", errors="replace")
 
 
 @register.filter
@@ -50,13 +33,15 @@ def first_kind_of(submission, kinds: str) -> list:
 
 @register.filter
 def artifact_markdown(artifact) -> SafeString:
-    return markdown_render(_read(artifact, TEXT_LIMIT_BYTES))
+    text = artifact_text(artifact)
+    if text is None:
+        return markdown_render("*This document is too large to show here.*")
+    return markdown_render(text)
 
 
-@register.filter
-def artifact_tail(artifact, lines: int = TAIL_LINES) -> str:
-    text = _read(artifact, TAIL_BYTES, tail=True)
-    return "\n".join(text.splitlines()[-int(lines) :])
+@register.filter(name="artifact_tail")
+def artifact_tail_filter(artifact) -> str:
+    return artifact_tail(artifact)
 
 
 @register.filter
