@@ -193,3 +193,28 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+
+# MLR-Judge (judging app). A judge run stops retrying at the soft limit and is
+# given up for dead (requeued by `reap_stuck`) after the hard one; the Redis
+# visibility timeout above must outlast the hard limit.
+JUDGE_TASK_SOFT_TIME_LIMIT = env.int("JUDGE_TASK_SOFT_TIME_LIMIT", default=10 * 60)
+JUDGE_TASK_TIME_LIMIT = env.int("JUDGE_TASK_TIME_LIMIT", default=12 * 60)
+# Transient errors (429, 5xx, timeouts, refused connections): tries per call,
+# exponential backoff with jitter between them.
+JUDGE_RETRY_ATTEMPTS = env.int("JUDGE_RETRY_ATTEMPTS", default=5)
+JUDGE_RETRY_BASE_SECONDS = env.float("JUDGE_RETRY_BASE_SECONDS", default=2.0)
+JUDGE_RETRY_MAX_SECONDS = env.float("JUDGE_RETRY_MAX_SECONDS", default=60.0)
+# Answers that are not the rubric's JSON: how many times the judge is asked again.
+JUDGE_MAX_REASKS = env.int("JUDGE_MAX_REASKS", default=2)
+# What a judge reads is cut to these many characters, with a visible marker.
+JUDGE_DOCUMENT_BUDGET_CHARS = env.int("JUDGE_DOCUMENT_BUDGET_CHARS", default=60_000)
+JUDGE_CODE_BUDGET_CHARS = env.int("JUDGE_CODE_BUDGET_CHARS", default=60_000)
+JUDGE_LOG_BUDGET_CHARS = env.int("JUDGE_LOG_BUDGET_CHARS", default=20_000)
+JUDGE_REAP_INTERVAL_SECONDS = env.int("JUDGE_REAP_INTERVAL_SECONDS", default=5 * 60)
+CELERY_BEAT_SCHEDULE = {
+    "judging-reap-stuck": {
+        "task": "judging.reap_stuck",
+        "schedule": JUDGE_REAP_INTERVAL_SECONDS,
+        "options": {"queue": "judge"},
+    },
+}
