@@ -1,6 +1,7 @@
-"""Judge tasks on the `judge` queue. They take ids and call one service; the
-judgment row, claimed with a conditional update, is the truth, so a message
-delivered twice does the work once (acks_late is on for every task).
+"""Judge tasks, routed to the `judge` queue (settings CELERY_TASK_ROUTES). They
+take ids and call one service; the judgment row, claimed with a conditional
+update, is the truth, so a message delivered twice does the work once
+(acks_late is on for every task).
 
 Judge calls wait on the network: run this queue with a thread pool so one
 machine keeps many calls in flight,
@@ -10,14 +11,11 @@ machine keeps many calls in flight,
 from celery import shared_task
 from django.conf import settings
 
-from mlrbench_site.celery import JUDGE_QUEUE
-
 from . import services
 
 
 @shared_task(
     name="judging.judgment_run",
-    queue=JUDGE_QUEUE,
     acks_late=True,
     # The service stops on its own at JUDGE_TASK_SOFT_TIME_LIMIT (thread pools do
     # not enforce Celery's limits); these are the prefork pool's backstop.
@@ -31,7 +29,6 @@ def judgment_run_task(judgment_id: int) -> None:
 
 @shared_task(
     name="judging.reap_stuck",
-    queue=JUDGE_QUEUE,
     soft_time_limit=60,
     time_limit=120,
     ignore_result=True,

@@ -211,6 +211,7 @@ JUDGE_DOCUMENT_BUDGET_CHARS = env.int("JUDGE_DOCUMENT_BUDGET_CHARS", default=60_
 JUDGE_CODE_BUDGET_CHARS = env.int("JUDGE_CODE_BUDGET_CHARS", default=60_000)
 JUDGE_LOG_BUDGET_CHARS = env.int("JUDGE_LOG_BUDGET_CHARS", default=20_000)
 JUDGE_REAP_INTERVAL_SECONDS = env.int("JUDGE_REAP_INTERVAL_SECONDS", default=5 * 60)
+CELERY_TASK_ROUTES = {"judging.*": {"queue": "judge"}}
 CELERY_BEAT_SCHEDULE = {
     "judging-reap-stuck": {
         "task": "judging.reap_stuck",
