@@ -105,10 +105,15 @@ def chat(*, judge: Judge, messages: list[dict], timeout: float | None = None) ->
 
 def cost_of(response, *, judge: Judge) -> Decimal | None:
     """USD from litellm's price table, or None when the model has no price there."""
-    try:
-        cost = litellm.completion_cost(completion_response=response, model=judge.model)
-    except Exception:  # litellm raises for models it has no price for
-        return None
+    # litellm prices every call for its own logging; reuse that rather than price twice.
+    hidden = getattr(response, "_hidden_params", None)
+    if isinstance(hidden, dict) and "response_cost" in hidden:
+        cost = hidden["response_cost"]  # None: litellm found no price either
+    else:
+        try:
+            cost = litellm.completion_cost(completion_response=response, model=judge.model)
+        except Exception:  # litellm raises for models it has no price for
+            return None
     if cost is None:
         return None
     cost = Decimal(str(cost)).quantize(Decimal("0.000001"))

@@ -18,16 +18,19 @@ from django.conf import settings
 
 WINDOW_SECONDS = 60.0
 
-# KEYS[1] the judge's window; ARGV: now, window, limit, member.
-# Returns 0 when the call may go now (and records it), else the seconds to wait.
+# KEYS[1] the judge's window; ARGV: window, limit, member. The time is Redis' own
+# (worker machines may disagree about the time), read inside the script so that a
+# call costs one round trip. Returns 0 when the call may go now (and records it),
+# else the seconds to wait.
 _ACQUIRE_SCRIPT = """
 local key = KEYS[1]
-local now = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+local window = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
 if redis.call('ZCARD', key) < limit then
-  redis.call('ZADD', key, now, ARGV[4])
+  redis.call('ZADD', key, now, ARGV[3])
   redis.call('PEXPIRE', key, math.ceil(window * 1000))
   return '0'
 end
@@ -50,10 +53,7 @@ class RedisWindow:
 
     def try_acquire(self, key: str, limit: int, window: float = WINDOW_SECONDS) -> float:
         """0 if a call may go now (it is counted), else seconds until a slot frees."""
-        # Redis' clock, not ours: worker machines may disagree about the time.
-        seconds, micros = self._redis.time()
-        now = seconds + micros / 1_000_000
-        wait = self._script(keys=[self._prefix + key], args=[now, window, limit, uuid.uuid4().hex])
+        wait = self._script(keys=[self._prefix + key], args=[window, limit, uuid.uuid4().hex])
         return float(wait)
 
     def reset(self, key: str) -> None:

@@ -22,7 +22,7 @@ from decimal import Decimal
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Exists, Max, OuterRef
 from django.utils import timezone
 
 from benchmark.models import Submission, SubmissionStatus
@@ -374,6 +374,7 @@ class _Run:
         self.judgment = judgment
         self.token = token
         self.usage = _Usage()
+        self.prompt_sha256 = ""
         self.deadline = time.monotonic() + settings.JUDGE_TASK_SOFT_TIME_LIMIT
 
     def _owned(self):
@@ -395,8 +396,10 @@ class _Run:
             except RateLimitTimeout as exc:
                 raise JudgingFailed(str(exc)) from exc
             self.usage.calls += 1
-            # Live progress for the submission page: which attempt is on its way.
-            self._owned().update(attempts=self.usage.calls, updated_at=timezone.now())
+            if self.usage.calls > 1:
+                # Live progress for the submission page: a retry or a re-ask is on its way
+                # (the claim already said "call 1").
+                self._owned().update(attempts=self.usage.calls, updated_at=timezone.now())
             try:
                 response = llm.chat(judge=judge, messages=messages, timeout=remaining)
             except llm.PermanentLLMError as exc:
@@ -422,7 +425,7 @@ class _Run:
         prompt = judge_prompt_build(
             submission=judgment.submission, rubric=rubric, condition=judgment.condition
         )
-        self._owned().update(prompt_sha256=prompt.sha256)
+        self.prompt_sha256 = prompt.sha256
         messages = list(prompt.messages)
         asks = 1 + settings.JUDGE_MAX_REASKS
         problems: list[str] = []
@@ -449,11 +452,40 @@ class _Run:
         )
 
     def record(self, parsed: ParsedReview, raw: str) -> bool:
+        try:
+            return self._record(parsed, raw, replace=False)
+        except IntegrityError:
+            # Scores left by an earlier run (a reset deletes them, so this is rare):
+            # the whole record was rolled back; write it again over them.
+            return self._record(parsed, raw, replace=True)
+
+    def _record(self, parsed: ParsedReview, raw: str, *, replace: bool) -> bool:
         usage = self.usage
         with transaction.atomic():
-            if not list(self._owned().select_for_update().values_list("pk", flat=True)):
+            # The conditional update locks the row: a reaper cannot requeue it under us,
+            # and a run whose token was replaced updates nothing and writes nothing.
+            owned = self._owned().update(
+                status=JudgmentStatus.DONE,
+                strengths=parsed.strengths,
+                weaknesses=parsed.weaknesses,
+                confidence=parsed.confidence,
+                has_hallucination=parsed.has_hallucination,
+                hallucination_details=parsed.hallucination_details,
+                raw_response=raw,
+                prompt_sha256=self.prompt_sha256,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cost_usd=usage.cost,
+                latency_seconds=usage.latency_seconds,
+                attempts=usage.calls,
+                error="",
+                finished_at=timezone.now(),
+                updated_at=timezone.now(),
+            )
+            if not owned:
                 return False
-            DimensionScore.objects.filter(judgment_id=self.judgment.pk).delete()
+            if replace:
+                DimensionScore.objects.filter(judgment_id=self.judgment.pk).delete()
             DimensionScore.objects.bulk_create(
                 DimensionScore(
                     judgment_id=self.judgment.pk,
@@ -465,32 +497,19 @@ class _Run:
                 )
                 for score in parsed.scores
             )
-            self._owned().update(
-                status=JudgmentStatus.DONE,
-                strengths=parsed.strengths,
-                weaknesses=parsed.weaknesses,
-                confidence=parsed.confidence,
-                has_hallucination=parsed.has_hallucination,
-                hallucination_details=parsed.hallucination_details,
-                raw_response=raw,
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cost_usd=usage.cost,
-                latency_seconds=usage.latency_seconds,
-                attempts=usage.calls,
-                error="",
-                finished_at=timezone.now(),
-                updated_at=timezone.now(),
-            )
+            # In the same transaction: one commit for the scores and the status.
+            submission_judging_refresh(submission_id=self.judgment.submission_id, savepoint=False)
+        self.judgment.status = JudgmentStatus.DONE
         return True
 
     def fail(self, message: str, raw: str = "") -> bool:
         usage = self.usage
-        return bool(
+        failed = bool(
             self._owned().update(
                 status=JudgmentStatus.FAILED,
                 error=message[:5000],
                 raw_response=raw,
+                prompt_sha256=self.prompt_sha256,
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
                 cost_usd=usage.cost,
@@ -500,43 +519,49 @@ class _Run:
                 updated_at=timezone.now(),
             )
         )
+        if failed:
+            self.judgment.status = JudgmentStatus.FAILED
+        return failed
 
 
 def judgment_run(*, judgment_id: int) -> Judgment | None:
-    """Run one queued judgment to `done` or `failed`. Returns None, doing nothing,
-    when the judgment is not queued (already claimed by another delivery, done,
-    failed or deleted)."""
+    """Run one queued judgment to `done` or `failed`. Returns the judgment (its
+    `status` is the outcome; other fields are as claimed), or None, doing nothing,
+    when it was not queued (claimed by another delivery, done, failed or deleted)."""
     token = uuid.uuid4()
     claimed = Judgment.objects.filter(pk=judgment_id, status=JudgmentStatus.QUEUED).update(
         status=JudgmentStatus.RUNNING,
         run_token=token,
         started_at=timezone.now(),
         finished_at=None,
-        attempts=0,
+        attempts=1,  # the first call is on its way
         error="",
         updated_at=timezone.now(),
     )
     if not claimed:
         return None
-    judgment = Judgment.objects.select_related(
-        "judge", "rubric", "submission__task", "submission__agent"
-    ).get(pk=judgment_id)
+    judgment = Judgment.objects.select_related("judge", "rubric", "submission__task").get(
+        pk=judgment_id
+    )
     run = _Run(judgment, token)
+    failure: tuple[str, str] | None = None
     try:
         parsed, raw, _sha = run.judge()
     except JudgingFailed as exc:
-        run.fail(str(exc), raw=exc.raw)
+        failure = (str(exc), exc.raw)
     except PromptError as exc:
-        run.fail(f"cannot judge this submission: {exc}")
+        failure = (f"cannot judge this submission: {exc}", "")
     except SoftTimeLimitExceeded:
-        run.fail("ran past the judge task's soft time limit")
+        failure = ("ran past the judge task's soft time limit", "")
     except Exception as exc:  # a bug must fail the judgment, not leave it running
         logger.exception("judgment %s failed unexpectedly", judgment_id)
-        run.fail(f"internal error: {type(exc).__name__}: {exc}")
-    else:
-        run.record(parsed, raw)
-    submission_judging_refresh(submission_id=judgment.submission_id)
-    judgment.refresh_from_db()
+        failure = (f"internal error: {type(exc).__name__}: {exc}", "")
+    if failure is None:
+        # Records the scores and the submission's status in one transaction.
+        if not run.record(parsed, raw):
+            logger.warning("judgment %s: result of a run given up for dead discarded", judgment_id)
+    elif run.fail(*failure):
+        submission_judging_refresh(submission_id=judgment.submission_id)
     return judgment
 
 
@@ -570,37 +595,53 @@ def judgments_reap_stuck(*, older_than: float | None = None) -> list[int]:
     return requeued
 
 
-def submission_judging_refresh(*, submission_id: int) -> str | None:
+def submission_judging_refresh(*, submission_id: int, savepoint: bool = True) -> str | None:
     """Move the submission between ready, judging and judged: judged once every
     active judge has a done judgment (with code, the default condition). The row
     is locked so that two judges finishing at once cannot leave it stale."""
-    with transaction.atomic():
-        submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
-        if submission is None:
+    with_code = Judgment.objects.filter(
+        submission_id=submission_id, condition=JudgingCondition.WITH_CODE
+    )
+    done_by_judge = with_code.filter(status=JudgmentStatus.DONE, judge_id=OuterRef("pk"))
+    active = Judge.objects.filter(is_active=True)
+    with transaction.atomic(savepoint=savepoint):
+        status = (
+            Submission.objects.select_for_update()
+            .filter(pk=submission_id)
+            .values_list("status", flat=True)
+            .first()
+        )
+        if status is None:
             return None
-        if submission.status not in JUDGEABLE_STATUSES:
-            return submission.status
-        active = set(Judge.objects.filter(is_active=True).values_list("pk", flat=True))
-        judgments = list(
-            Judgment.objects.filter(
-                submission_id=submission_id, condition=JudgingCondition.WITH_CODE
-            ).values_list("judge_id", "status")
+        if status not in JUDGEABLE_STATUSES:
+            return status
+        # Read in a statement of its own, after the lock: one that had waited for the
+        # lock would answer from a snapshot taken before the other judge's commit.
+        row = (
+            Submission.objects.filter(pk=submission_id)
+            .annotate(
+                any_active=Exists(active),
+                active_not_done=Exists(active.filter(~Exists(done_by_judge))),
+                any_judgment=Exists(with_code),
+                any_done=Exists(with_code.filter(status=JudgmentStatus.DONE)),
+                unfinished=Exists(
+                    with_code.filter(status__in=[JudgmentStatus.QUEUED, JudgmentStatus.RUNNING])
+                ),
+            )
+            .values("any_active", "active_not_done", "any_judgment", "any_done", "unfinished")
+            .get()
         )
-        done = {judge_id for judge_id, status in judgments if status == JudgmentStatus.DONE}
-        unfinished = any(
-            status in (JudgmentStatus.QUEUED, JudgmentStatus.RUNNING) for _, status in judgments
-        )
-        if active:
-            if active <= done:
+        if row["any_active"]:
+            if not row["active_not_done"]:
                 new = SubmissionStatus.JUDGED
-            elif judgments:
+            elif row["any_judgment"]:
                 new = SubmissionStatus.JUDGING
             else:
-                new = submission.status
+                new = status
         else:
             # No judge is active (e.g. only imported reviews): judged once it has scores.
-            new = SubmissionStatus.JUDGED if done and not unfinished else submission.status
-        if new != submission.status:
+            new = SubmissionStatus.JUDGED if row["any_done"] and not row["unfinished"] else status
+        if new != status:
             Submission.objects.filter(pk=submission_id).update(
                 status=new, updated_at=timezone.now()
             )

@@ -192,6 +192,11 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    # litellm logs every call at INFO: noise in the worker logs, and CPU on the judge queue.
+    "loggers": {
+        name: {"level": env.str("LITELLM_LOG_LEVEL", default="WARNING")}
+        for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx")
+    },
 }
 
 # MLR-Judge (judging app). A judge run stops retrying at the soft limit and is

@@ -57,6 +57,12 @@ class RecordedRequest:
         return self.body.get("messages", [])
 
 
+class _Server(ThreadingHTTPServer):
+    # Many judge threads connect at once: the default backlog of 5 would refuse some.
+    request_queue_size = 256
+    daemon_threads = True
+
+
 class FakeLLMServer:
     def __init__(self, default: Behaviour | Callable[[dict], Behaviour] | None = None):
         self._script: deque[Behaviour] = deque()
@@ -119,8 +125,7 @@ class FakeLLMServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
 
