@@ -12,6 +12,7 @@ litellm's bundled price table; a model it has no price for costs `None`
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -198,3 +199,40 @@ def error_classify(exc: Exception, *, judge: Judge, timeout: float) -> LLMError:
     if isinstance(exc, litellm.BadRequestError | litellm.UnprocessableEntityError):
         return PermanentLLMError(f"{where} rejected the request: {detail}")
     return PermanentLLMError(f"the call to {judge.model} failed: {detail}")
+
+
+_warm = False
+
+
+def warm_up() -> None:
+    """Pay litellm's lazy imports once, when a worker starts, rather than inside the
+    first judgments: the first call otherwise imports ~100 modules while holding the
+    import lock every other judge thread then waits on. No network is used."""
+    global _warm
+    if _warm:
+        return
+    _warm = True
+    import importlib
+
+    for module in (
+        "httpcore._sync.http11",
+        "httpcore._sync.connection",
+        "httpcore._sync.connection_pool",
+        "httpcore._backends.sync",
+        "litellm._service_logger",
+    ):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module)
+    httpx.Client().close()
+    # A warm-up that fails changes nothing: the first judgment pays the imports instead.
+    with contextlib.suppress(Exception):
+        litellm.completion(
+            model="openai/warm-up",
+            messages=[{"role": "user", "content": "warm up"}],
+            mock_response="{}",
+            api_key="warm-up",
+            max_tokens=1,
+            timeout=1,
+            num_retries=0,
+            max_retries=0,
+        )

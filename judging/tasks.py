@@ -9,9 +9,16 @@ machine keeps many calls in flight,
 """
 
 from celery import shared_task
+from celery.signals import worker_process_init, worker_ready
 from django.conf import settings
 
-from . import services
+from . import llm, services
+
+
+@worker_ready.connect
+@worker_process_init.connect
+def _warm_up_llm_client(**kwargs) -> None:
+    llm.warm_up()
 
 
 @shared_task(

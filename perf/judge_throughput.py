@@ -11,10 +11,14 @@ printed as such. The ideal for the queue is N x 0.3 s / concurrency.
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mlrbench \\
     REDIS_URL=redis://127.0.0.1:6379/3 .venv/bin/python perf/judge_throughput.py
 
-Options: --judgments 500 --delay 0.3 --concurrency 32 --processes 2 --sample 20.
-The concurrency is the number of calls in flight, split across the worker
-processes (--processes 2: two processes of 16 threads, one per core).
-Goal: at least 20x the loop and at least 80% of the ideal at concurrency 32.
+Options: --judgments 500 --delay 0.3 --concurrency 32 --processes 1 --sample 20
+(PERF_PREFETCH sets the workers' --prefetch-multiplier). The concurrency is the
+number of calls in flight, split across the worker processes; the default is
+the README's worker command, one process of 32 threads. It also prints the CPU
+the workers used per judgment: with 300 ms answers the queue is bound by CPU
+(litellm, Django and Celery take ~20 ms per judgment), so on a busy 2-core
+machine it cannot reach the ideal; with realistic answer times (--delay 3) it
+does. Goal: at least 20x the loop and at least 80% of the ideal at concurrency 32.
 """
 
 from __future__ import annotations
@@ -41,12 +45,15 @@ os.environ["MEDIA_ROOT"] = MEDIA
 os.environ.setdefault("JUDGE_RETRY_ATTEMPTS", "1")
 
 
+PREFETCH = int(os.environ.get("PERF_PREFETCH", "1"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--judgments", type=int, default=500)
     parser.add_argument("--delay", type=float, default=0.3, help="server answer time, seconds")
     parser.add_argument("--concurrency", type=int, default=32, help="calls in flight, in all")
-    parser.add_argument("--processes", type=int, default=2, help="worker processes")
+    parser.add_argument("--processes", type=int, default=1, help="worker processes")
     parser.add_argument("--sample", type=int, default=20, help="judgments the loop runs")
     args = parser.parse_args()
     if not os.environ.get("REDIS_URL") and not os.environ.get("CELERY_BROKER_URL"):
@@ -179,6 +186,8 @@ def _start_workers(processes: int, concurrency: int) -> list[subprocess.Popen]:
             str(threads),
             "-n",
             node,
+            "--prefetch-multiplier",
+            str(PREFETCH),
             "--without-mingle",
             "--without-gossip",
             "--loglevel",
@@ -270,11 +279,12 @@ def _report(
     print()
     print(f"judgments                     {n} (server answers after {args.delay * 1000:.0f} ms)")
     print(
-        f"plain loop                    {loop_per_judgment * 1000:.0f} ms per judgment, measured on "
-        f"{loop_n}; {loop_seconds:.1f} s for {n} (extrapolated)"
+        f"plain loop                    {loop_per_judgment * 1000:.0f} ms per judgment, "
+        f"measured on {loop_n}; {loop_seconds:.1f} s for {n} (extrapolated)"
     )
     print(
-        f"queue, concurrency {args.concurrency:<10} {queue_seconds:.2f} s ({n / queue_seconds:.0f} judgments/s)"
+        f"queue, concurrency {args.concurrency:<10} {queue_seconds:.2f} s "
+        f"({n / queue_seconds:.0f} judgments/s)"
     )
     print(f"ideal (N x delay / conc.)     {ideal:.2f} s")
     print(
