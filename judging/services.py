@@ -22,7 +22,7 @@ from decimal import Decimal
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, Max, OuterRef
+from django.db.models import Max
 from django.utils import timezone
 
 from benchmark.models import Submission, SubmissionStatus
@@ -599,11 +599,6 @@ def submission_judging_refresh(*, submission_id: int, savepoint: bool = True) ->
     """Move the submission between ready, judging and judged: judged once every
     active judge has a done judgment (with code, the default condition). The row
     is locked so that two judges finishing at once cannot leave it stale."""
-    with_code = Judgment.objects.filter(
-        submission_id=submission_id, condition=JudgingCondition.WITH_CODE
-    )
-    done_by_judge = with_code.filter(status=JudgmentStatus.DONE, judge_id=OuterRef("pk"))
-    active = Judge.objects.filter(is_active=True)
     with transaction.atomic(savepoint=savepoint):
         status = (
             Submission.objects.select_for_update()
@@ -615,32 +610,28 @@ def submission_judging_refresh(*, submission_id: int, savepoint: bool = True) ->
             return None
         if status not in JUDGEABLE_STATUSES:
             return status
-        # Read in a statement of its own, after the lock: one that had waited for the
-        # lock would answer from a snapshot taken before the other judge's commit.
-        row = (
-            Submission.objects.filter(pk=submission_id)
-            .annotate(
-                any_active=Exists(active),
-                active_not_done=Exists(active.filter(~Exists(done_by_judge))),
-                any_judgment=Exists(with_code),
-                any_done=Exists(with_code.filter(status=JudgmentStatus.DONE)),
-                unfinished=Exists(
-                    with_code.filter(status__in=[JudgmentStatus.QUEUED, JudgmentStatus.RUNNING])
-                ),
-            )
-            .values("any_active", "active_not_done", "any_judgment", "any_done", "unfinished")
-            .get()
+        # Read after the lock, in statements of their own: a statement that had waited
+        # for the lock would answer from a snapshot older than the other judge's commit.
+        active = set(Judge.objects.filter(is_active=True).values_list("pk", flat=True))
+        judgments = list(
+            Judgment.objects.filter(
+                submission_id=submission_id, condition=JudgingCondition.WITH_CODE
+            ).values_list("judge_id", "status")
         )
-        if row["any_active"]:
-            if not row["active_not_done"]:
+        done = {judge_id for judge_id, state in judgments if state == JudgmentStatus.DONE}
+        unfinished = any(
+            state in (JudgmentStatus.QUEUED, JudgmentStatus.RUNNING) for _, state in judgments
+        )
+        if active:
+            if active <= done:
                 new = SubmissionStatus.JUDGED
-            elif row["any_judgment"]:
+            elif judgments:
                 new = SubmissionStatus.JUDGING
             else:
                 new = status
         else:
             # No judge is active (e.g. only imported reviews): judged once it has scores.
-            new = SubmissionStatus.JUDGED if row["any_done"] and not row["unfinished"] else status
+            new = SubmissionStatus.JUDGED if done and not unfinished else status
         if new != status:
             Submission.objects.filter(pk=submission_id).update(
                 status=new, updated_at=timezone.now()

@@ -11,6 +11,7 @@ machine keeps many calls in flight,
 from celery import shared_task
 from celery.signals import worker_process_init, worker_ready
 from django.conf import settings
+from django.db import close_old_connections
 
 from . import llm, services
 
@@ -22,6 +23,7 @@ def _warm_up_llm_client(**kwargs) -> None:
 
 
 @shared_task(
+    bind=True,
     name="judging.judgment_run",
     acks_late=True,
     # The service stops on its own at JUDGE_TASK_SOFT_TIME_LIMIT (thread pools do
@@ -30,8 +32,18 @@ def _warm_up_llm_client(**kwargs) -> None:
     time_limit=settings.JUDGE_TASK_TIME_LIMIT,
     ignore_result=True,
 )
-def judgment_run_task(judgment_id: int) -> None:
-    services.judgment_run(judgment_id=judgment_id)
+def judgment_run_task(self, judgment_id: int) -> None:
+    # In a worker, around each task what Django does around a request: drop a
+    # connection that is broken or older than CONN_MAX_AGE, keep a good one (see
+    # CELERY_DB_REUSE_MAX). Eager tasks run inside their caller's connection: leave it.
+    in_worker = not self.request.is_eager
+    if in_worker:
+        close_old_connections()
+    try:
+        services.judgment_run(judgment_id=judgment_id)
+    finally:
+        if in_worker:
+            close_old_connections()
 
 
 @shared_task(

@@ -217,6 +217,12 @@ JUDGE_CODE_BUDGET_CHARS = env.int("JUDGE_CODE_BUDGET_CHARS", default=60_000)
 JUDGE_LOG_BUDGET_CHARS = env.int("JUDGE_LOG_BUDGET_CHARS", default=20_000)
 JUDGE_REAP_INTERVAL_SECONDS = env.int("JUDGE_REAP_INTERVAL_SECONDS", default=5 * 60)
 CELERY_TASK_ROUTES = {"judging.*": {"queue": "judge"}}
+# Celery's Django fixup closes the database connection around every task, whatever
+# CONN_MAX_AGE says; with CONN_MAX_AGE set, let it reuse them (the judge tasks close
+# obsolete or broken ones themselves, as Django does around a request).
+CELERY_DB_REUSE_MAX = env.int(
+    "CELERY_DB_REUSE_MAX", default=1000 if DATABASES["default"]["CONN_MAX_AGE"] else 0
+)
 CELERY_BEAT_SCHEDULE = {
     "judging-reap-stuck": {
         "task": "judging.reap_stuck",
