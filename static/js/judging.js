@@ -31,7 +31,10 @@
             return data;
           }
           delay = FIRST_DELAY;
-          return fetch(panel.dataset.panelUrl, { credentials: "same-origin" })
+          // The re-run button must come back to this page, not to the fragment.
+          var url = panel.dataset.panelUrl + "?next=" +
+            encodeURIComponent(window.location.pathname + window.location.search);
+          return fetch(url, { credentials: "same-origin" })
             .then(function (response) {
               if (!response.ok) throw new Error("HTTP " + response.status);
               return response.text();

@@ -167,16 +167,30 @@ def test_the_status_endpoint_gives_progress_scores_and_stage_score(client, sampl
     assert client.get("/api/submissions/999999/judgments/").status_code == 404
 
 
-def test_the_fragment_and_the_page_render_the_panel(client, sample):
+def test_the_fragment_and_the_page_render_the_panel(client, admin_client, sample):
     submission, _ = sample
 
-    fragment = client.get(f"/submissions/{submission.pk}/judgments/panel/")
+    fragment = client.get(
+        f"/submissions/{submission.pk}/judgments/panel/", {"next": f"/submissions/{submission.pk}/"}
+    )
     page = client.get(f"/submissions/{submission.pk}/judgments/")
 
     assert fragment.status_code == 200 and page.status_code == 200
     assert b'<section class="judgments-panel"' not in fragment.content
     assert b'data-testid="stage-score">7.5<' in fragment.content
     assert b'id="judgments-panel"' in page.content
+    # Swapped into the submission page, the re-run button returns to that page.
+    staff_fragment = admin_client.get(
+        f"/submissions/{submission.pk}/judgments/panel/", {"next": f"/submissions/{submission.pk}/"}
+    )
+    assert f'name="next" value="/submissions/{submission.pk}/"'.encode() in staff_fragment.content
+    foreign = admin_client.get(
+        f"/submissions/{submission.pk}/judgments/panel/", {"next": "https://evil.example/"}
+    )
+    assert b"evil.example" not in foreign.content
+    assert (
+        f'name="next" value="/submissions/{submission.pk}/judgments/"'.encode() in foreign.content
+    )
     assert client.get("/submissions/999999/judgments/").status_code == 404
 
 
