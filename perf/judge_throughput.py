@@ -11,14 +11,16 @@ printed as such. The ideal for the queue is N x 0.3 s / concurrency.
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mlrbench \\
     REDIS_URL=redis://127.0.0.1:6379/3 .venv/bin/python perf/judge_throughput.py
 
-Options: --judgments 500 --delay 0.3 --concurrency 32 --processes 1 --sample 20
+Options: --judgments 500 --delay 0.3 --concurrency 32 --processes 2 --sample 20
 (PERF_PREFETCH sets the workers' --prefetch-multiplier). The concurrency is the
-number of calls in flight, split across the worker processes; the default is
-the README's worker command, one process of 32 threads. It also prints the CPU
-the workers used per judgment: with 300 ms answers the queue is bound by CPU
-(litellm, Django and Celery take ~20 ms per judgment), so on a busy 2-core
-machine it cannot reach the ideal; with realistic answer times (--delay 3) it
-does. Goal: at least 20x the loop and at least 80% of the ideal at concurrency 32.
+number of calls in flight, split across the worker processes: by default two
+processes of 16 threads, one per core of a 2-core machine (`--processes 1` is
+the single 32-thread worker of docker-compose). It also prints the CPU the
+workers used per judgment: with 300 ms answers the queue is bound by CPU
+(litellm, Django and Celery take ~17-22 ms per judgment, and one process cannot
+use more than one core), so it cannot reach the ideal on 2 busy cores; with
+realistic answer times (--delay 3) it does.
+Goal: at least 20x the loop and at least 80% of the ideal at concurrency 32.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def main() -> None:
     parser.add_argument("--judgments", type=int, default=500)
     parser.add_argument("--delay", type=float, default=0.3, help="server answer time, seconds")
     parser.add_argument("--concurrency", type=int, default=32, help="calls in flight, in all")
-    parser.add_argument("--processes", type=int, default=1, help="worker processes")
+    parser.add_argument("--processes", type=int, default=2, help="worker processes")
     parser.add_argument("--sample", type=int, default=20, help="judgments the loop runs")
     args = parser.parse_args()
     if not os.environ.get("REDIS_URL") and not os.environ.get("CELERY_BROKER_URL"):
