@@ -2,6 +2,8 @@
 judgments with one row per scored dimension so that scores can be range-checked
 by the database and aggregated in SQL."""
 
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import F, Q
 
@@ -43,15 +45,46 @@ class Rubric(models.Model):
         return [dimension["key"] for dimension in self.dimensions]
 
 
+# Judge names are the published folder suffixes, e.g. `gemini-2.5-pro-preview`:
+# a slug that may also hold dots.
+judge_name_validator = RegexValidator(
+    r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+    "Use letters, digits, dots, hyphens and underscores, starting with a letter or digit.",
+)
+env_var_validator = RegexValidator(
+    r"^[A-Za-z_][A-Za-z0-9_]*$", "The name of an environment variable, e.g. OPENAI_API_KEY."
+)
+
+
+def api_base_validate(value: str) -> None:
+    """Any http(s) URL with a host, including single-label hosts such as a
+    docker-compose service (`http://vllm:8000/v1`) that URLField would refuse."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise ValidationError("Enter an http:// or https:// URL with a host.")
+
+
 class Judge(models.Model):
     """An LLM that judges: any litellm model string, optionally behind its own
     `api_base` (a self-hosted OpenAI-compatible server). The key itself is never
     stored, only the name of the environment variable that holds it."""
 
-    name = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=100, unique=True, validators=[judge_name_validator])
     model = models.CharField(max_length=200, help_text="litellm model string")
-    api_base = models.URLField(blank=True)
-    api_key_env = models.CharField(max_length=100, blank=True)
+    api_base = models.CharField(
+        max_length=300,
+        blank=True,
+        validators=[api_base_validate],
+        help_text="OpenAI-compatible server, e.g. http://vllm:8000/v1; empty: the provider's",
+    )
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        validators=[env_var_validator],
+        help_text="Name of the environment variable that holds the key (never the key).",
+    )
     temperature = models.FloatField(default=0.0)
     max_tokens = models.PositiveIntegerField(default=4096)
     model_family = models.CharField(
@@ -111,9 +144,13 @@ class Judgment(models.Model):
     # None means the price is unknown (a model litellm has no price for), never 0.
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     latency_seconds = models.FloatField(null=True, blank=True)
+    # Calls to the judge's model in the latest run (retries and re-asks included).
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
     imported = models.BooleanField(default=False)
+    # Set when a run claims the row; a run may only record its result while the
+    # token is still its own, so a requeued judgment is never written twice.
+    run_token = models.UUIDField(null=True, blank=True, editable=False)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -137,10 +174,14 @@ class Judgment(models.Model):
                 name="judgment_confidence_range",
             ),
         ]
-        indexes = [models.Index(fields=["status"])]
+        indexes = [models.Index(fields=["status", "started_at"])]
 
     def __str__(self) -> str:
         return f"{self.submission} by {self.judge}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (JudgmentStatus.DONE, JudgmentStatus.FAILED)
 
 
 class DimensionScore(models.Model):

@@ -1,22 +1,30 @@
 """Reads of judging results that the other apps build on.
 
 The stage score of a submission on a dimension is the mean over the judges
-whose judgment is done (MLR-Judge averages its two judges). One judge may be
-chosen instead, and judges of a given model family may be left out, or judges
-of the agent's own family (a judge is not asked to grade its maker's agent).
-`dimension_means` is the one place that mean is written down; everything else
-(`stage_scores`, the leaderboard's aggregates) builds on it.
+whose judgment is done (MLR-Judge averages its two judges). A judge counts once:
+when it has judged the same submission under more than one rubric version
+(e.g. an imported review and a later re-judging), its newest done judgment is
+the one that counts. One judge may be chosen instead, and judges of a given
+model family may be left out, or judges of the agent's own family (a judge is
+not asked to grade its maker's agent). `dimension_means` is the one place that
+mean is written down; everything else (`stage_scores`, the leaderboard's
+aggregates) builds on it.
 """
+
+from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import Avg, Count, F, Q, QuerySet
+from django.db.models import Avg, Count, Exists, F, OuterRef, Q, QuerySet
+from django.urls import reverse
 
-from benchmark.models import ModelFamily
+from benchmark.models import ModelFamily, Submission
 
-from .models import DimensionScore, JudgingCondition, Judgment, JudgmentStatus
+from .models import DimensionScore, Judge, JudgingCondition, Judgment, JudgmentStatus
+from .rubrics import DEFAULT_RUBRICS, OVERALL
 
 
 def _ids(submission_ids: Iterable[int] | QuerySet) -> QuerySet | list[int]:
@@ -53,6 +61,17 @@ def done_judgments(
     return judgments
 
 
+def _newest_done_per_judge() -> Exists:
+    newer = Judgment.objects.filter(
+        submission_id=OuterRef("judgment__submission_id"),
+        judge_id=OuterRef("judgment__judge_id"),
+        condition=OuterRef("judgment__condition"),
+        status=JudgmentStatus.DONE,
+        pk__gt=OuterRef("judgment_id"),
+    )
+    return ~Exists(newer)
+
+
 def done_scores(
     *,
     submission_ids: Iterable[int] | QuerySet | None = None,
@@ -61,10 +80,11 @@ def done_scores(
     exclude_family: str | None = None,
     exclude_same_family: bool = False,
 ) -> QuerySet[DimensionScore]:
-    """Dimension scores of finished judgments, filtered as the caller asks."""
+    """Dimension scores of finished judgments (each judge's newest), filtered as the
+    caller asks."""
     scores = DimensionScore.objects.filter(
         judgment__status=JudgmentStatus.DONE, judgment__condition=condition
-    )
+    ).filter(_newest_done_per_judge())
     if submission_ids is not None:
         scores = scores.filter(judgment__submission_id__in=_ids(submission_ids))
     if judge:
@@ -124,3 +144,193 @@ def stage_scores(
     for row in rows:
         result[row["submission_id"]][row["dimension"]] = row["mean"]
     return dict(result)
+
+
+# ---------------------------------------------------------------- the submission page
+
+
+@dataclass
+class JudgeRow:
+    """One judge's column on the submission page."""
+
+    judge: Judge
+    judgment: Judgment | None
+    scores: dict[str, DimensionScore] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        return self.judgment.status if self.judgment else "not_queued"
+
+    @property
+    def status_label(self) -> str:
+        return self.judgment.get_status_display() if self.judgment else "Not queued"
+
+
+@dataclass
+class ConditionPanel:
+    condition: str
+    label: str
+    rows: list[JudgeRow]
+    dimensions: list[dict]
+    table: list[dict]
+    stage_score: Decimal | None
+
+
+def _panel_for(
+    submission: Submission, judgments: list[Judgment], condition: str, with_active: bool
+) -> ConditionPanel | None:
+    mine = [j for j in judgments if j.condition == condition]
+    # Each judge's newest judgment is the one shown, so a re-judging shows its progress.
+    newest: dict[int, Judgment] = {}
+    for judgment in sorted(mine, key=lambda j: j.pk):
+        newest[judgment.judge_id] = judgment
+    judges = {j.judge_id: j.judge for j in mine}
+    # Active judges without a judgment yet, on stages that LLM judges score.
+    if with_active and submission.stage in DEFAULT_RUBRICS:
+        for judge in Judge.objects.filter(is_active=True):
+            judges.setdefault(judge.pk, judge)
+    if not judges:
+        return None
+    rows = []
+    for judge in sorted(judges.values(), key=lambda judge: judge.name):
+        judgment = newest.get(judge.pk)
+        scores = {s.dimension: s for s in judgment.scores.all()} if judgment else {}
+        rows.append(JudgeRow(judge=judge, judgment=judgment, scores=scores))
+    rubric = next((row.judgment.rubric for row in rows if row.judgment), None)
+    dimensions = rubric.dimensions if rubric else []
+    means = stage_scores(submission_ids=[submission.pk], condition=condition).get(submission.pk, {})
+    table = [
+        {
+            "key": dimension["key"],
+            "label": dimension.get("label", dimension["key"]),
+            "scores": [row.scores.get(dimension["key"]) for row in rows],
+            "mean": means.get(dimension["key"]),
+        }
+        for dimension in dimensions
+    ]
+    return ConditionPanel(
+        condition=condition,
+        label=JudgingCondition(condition).label,
+        rows=rows,
+        dimensions=dimensions,
+        table=table,
+        stage_score=means.get(OVERALL),
+    )
+
+
+def judgments_panel_context(submission: Submission) -> dict:
+    """Everything `templates/judging/_judgments_panel.html` shows for a submission.
+
+    Use it from the submission page as `{"judging": judgments_panel_context(s)}`
+    and `{% include "judging/_judgments_panel.html" %}`.
+    """
+    judgments = list(
+        Judgment.objects.filter(submission=submission)
+        .select_related("judge", "rubric")
+        .prefetch_related("scores")
+        .order_by("pk")
+    )
+    panels = []
+    for condition, with_active in (
+        (JudgingCondition.WITH_CODE, True),
+        (JudgingCondition.NO_CODE, False),
+    ):
+        panel = _panel_for(submission, judgments, condition, with_active)
+        if panel is not None:
+            panels.append(panel)
+    shown = [row.judgment for panel in panels for row in panel.rows if row.judgment]
+    progress = {status: 0 for status in JudgmentStatus.values}
+    for judgment in shown:
+        progress[judgment.status] += 1
+    total = len(shown)
+    finished = progress[JudgmentStatus.DONE] + progress[JudgmentStatus.FAILED]
+    costs = [j.cost_usd for j in shown if not j.imported]
+    return {
+        "submission": submission,
+        "panels": panels,
+        "progress": progress,
+        "total": total,
+        "finished": finished,
+        "percent": round(100 * finished / total) if total else 0,
+        "complete": total > 0 and finished == total,
+        "stage_score": panels[0].stage_score if panels else None,
+        "cost_usd": sum(costs) if costs and all(c is not None for c in costs) else None,
+        "cost_known": all(c is not None for c in costs),
+        # Changes whenever anything the panel shows moves; the page's poller compares it.
+        "signature": "|".join(
+            f"{j.pk}:{j.status}:{j.attempts}:{j.updated_at.timestamp():.3f}" for j in shown
+        )
+        + f"|{submission.status}",
+        "status_url": reverse("api:submission-judgments", args=[submission.pk]),
+        "panel_url": reverse("judging:submission-judgments-panel", args=[submission.pk]),
+    }
+
+
+def _number(value: Decimal | None) -> float | None:
+    return float(value) if value is not None else None
+
+
+def judgments_status_data(submission: Submission) -> dict:
+    """The JSON the page polls and API clients read: progress, then each judge's
+    judgment with its scores."""
+    context = judgments_panel_context(submission)
+    judgments = []
+    for panel in context["panels"]:
+        for row in panel.rows:
+            judgment = row.judgment
+            judgments.append(
+                {
+                    "id": judgment.pk if judgment else None,
+                    "judge": row.judge.name,
+                    "model": row.judge.model,
+                    "condition": panel.condition,
+                    "status": row.status,
+                    "attempts": judgment.attempts if judgment else 0,
+                    "error": judgment.error if judgment else "",
+                    "imported": judgment.imported if judgment else False,
+                    "rubric_version": judgment.rubric.version if judgment else None,
+                    "scores": {
+                        key: {"score": _number(s.score), "justification": s.justification}
+                        for key, s in row.scores.items()
+                    },
+                    "strengths": judgment.strengths if judgment else [],
+                    "weaknesses": judgment.weaknesses if judgment else [],
+                    "confidence": judgment.confidence if judgment else None,
+                    "has_hallucination": judgment.has_hallucination if judgment else None,
+                    "hallucination_details": judgment.hallucination_details if judgment else "",
+                    "input_tokens": judgment.input_tokens if judgment else None,
+                    "output_tokens": judgment.output_tokens if judgment else None,
+                    "cost_usd": _number(judgment.cost_usd) if judgment else None,
+                    "latency_seconds": judgment.latency_seconds if judgment else None,
+                    "finished_at": judgment.finished_at.isoformat()
+                    if judgment and judgment.finished_at
+                    else None,
+                }
+            )
+    stage = {}
+    for panel in context["panels"]:
+        stage[panel.condition] = {row["key"]: _number(row["mean"]) for row in panel.table}
+    return {
+        "submission": submission.pk,
+        "submission_status": submission.status,
+        "progress": {**context["progress"], "total": context["total"]},
+        "complete": context["complete"],
+        "signature": context["signature"],
+        "stage_score": _number(context["stage_score"]),
+        "stage_scores": stage,
+        "cost_usd": _number(context["cost_usd"]),
+        "judgments": judgments,
+    }
+
+
+def judgments_pending(*, judgment_ids: Iterable[int]) -> dict[str, int]:
+    """Counts by status of the given judgments (the `judge --wait` progress bar)."""
+    counts = dict.fromkeys(JudgmentStatus.values, 0)
+    for status, n in (
+        Judgment.objects.filter(pk__in=list(judgment_ids))
+        .values_list("status")
+        .annotate(n=Count("pk"))
+        .order_by()
+    ):
+        counts[status] = n
+    return counts

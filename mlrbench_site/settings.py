@@ -206,6 +206,43 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    # litellm logs every call at INFO: noise in the worker logs, and CPU on the judge queue.
+    "loggers": {
+        name: {"level": env.str("LITELLM_LOG_LEVEL", default="WARNING")}
+        for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx")
+    },
+}
+
+# MLR-Judge (judging app). A judge run stops retrying at the soft limit and is
+# given up for dead (requeued by `reap_stuck`) after the hard one; the Redis
+# visibility timeout above must outlast the hard limit.
+JUDGE_TASK_SOFT_TIME_LIMIT = env.int("JUDGE_TASK_SOFT_TIME_LIMIT", default=10 * 60)
+JUDGE_TASK_TIME_LIMIT = env.int("JUDGE_TASK_TIME_LIMIT", default=12 * 60)
+# Transient errors (429, 5xx, timeouts, refused connections): tries per call,
+# exponential backoff with jitter between them.
+JUDGE_RETRY_ATTEMPTS = env.int("JUDGE_RETRY_ATTEMPTS", default=5)
+JUDGE_RETRY_BASE_SECONDS = env.float("JUDGE_RETRY_BASE_SECONDS", default=2.0)
+JUDGE_RETRY_MAX_SECONDS = env.float("JUDGE_RETRY_MAX_SECONDS", default=60.0)
+# Answers that are not the rubric's JSON: how many times the judge is asked again.
+JUDGE_MAX_REASKS = env.int("JUDGE_MAX_REASKS", default=2)
+# What a judge reads is cut to these many characters, with a visible marker.
+JUDGE_DOCUMENT_BUDGET_CHARS = env.int("JUDGE_DOCUMENT_BUDGET_CHARS", default=60_000)
+JUDGE_CODE_BUDGET_CHARS = env.int("JUDGE_CODE_BUDGET_CHARS", default=60_000)
+JUDGE_LOG_BUDGET_CHARS = env.int("JUDGE_LOG_BUDGET_CHARS", default=20_000)
+JUDGE_REAP_INTERVAL_SECONDS = env.int("JUDGE_REAP_INTERVAL_SECONDS", default=5 * 60)
+CELERY_TASK_ROUTES = {"judging.*": {"queue": "judge"}}
+# Celery's Django fixup closes the database connection around every task, whatever
+# CONN_MAX_AGE says; with CONN_MAX_AGE set, let it reuse them (the judge tasks close
+# obsolete or broken ones themselves, as Django does around a request).
+CELERY_DB_REUSE_MAX = env.int(
+    "CELERY_DB_REUSE_MAX", default=1000 if DATABASES["default"]["CONN_MAX_AGE"] else 0
+)
+CELERY_BEAT_SCHEDULE = {
+    "judging-reap-stuck": {
+        "task": "judging.reap_stuck",
+        "schedule": JUDGE_REAP_INTERVAL_SECONDS,
+        "options": {"queue": "judge"},
+    },
 }
 
 # Submission intake (benchmark/archives.py). Limits on an uploaded run,

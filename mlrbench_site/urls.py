@@ -6,6 +6,7 @@ from rest_framework.routers import DefaultRouter
 from benchmark.apis import TaskViewSet
 from benchmark.experiments.apis import ExperimentRunViewSet
 from benchmark.submission_apis import AgentViewSet, SubmissionViewSet
+from judging.urls import api_urlpatterns as judging_api_patterns
 from leaderboard.apis import ExportAPIView, JudgmentViewSet, LeaderboardAPIView
 
 from . import views
@@ -24,6 +25,7 @@ api_patterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("leaderboard/", LeaderboardAPIView.as_view(), name="leaderboard"),
     path("export/", ExportAPIView.as_view(), name="export"),
+    *judging_api_patterns,
 ]
 
 urlpatterns = [
@@ -32,6 +34,7 @@ urlpatterns = [
     path("", include("benchmark.urls")),
     path("", include("reviews.urls")),
     path("", include("benchmark.experiments.urls")),
+    path("", include("judging.urls")),
     path("api/", include((api_patterns, "api"))),
     path("", include("leaderboard.urls")),
     path("admin/", admin.site.urls),

@@ -24,7 +24,7 @@ def command_of(service: dict) -> list[str]:
 
 def test_services_and_health_checks(compose):
     services = compose["services"]
-    assert set(services) == {"web", "worker", "gpu-worker", "db", "redis"}
+    assert set(services) == {"web", "worker", "gpu-worker", "beat", "db", "redis"}
     for name, service in services.items():
         assert "healthcheck" in service, name
     assert "media" in compose["volumes"]
@@ -57,3 +57,14 @@ def test_gpu_worker_runs_one_job_at_a_time_on_reserved_gpus(compose):
     assert args[args.index("--concurrency") + 1] == "1"
     devices = service["deploy"]["resources"]["reservations"]["devices"]
     assert devices[0]["driver"] == "nvidia" and "gpu" in devices[0]["capabilities"]
+
+
+def test_beat_runs_the_apps_schedule_with_the_judging_reaper(compose):
+    from django.conf import settings
+
+    args = command_of(compose["services"]["beat"])
+    assert args[:4] == ["celery", "-A", "mlrbench_site", "beat"]
+    schedule = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert "judging.reap_stuck" in schedule
+    app.loader.import_default_modules()  # what a worker does at start: find the tasks
+    assert "judging.reap_stuck" in app.tasks

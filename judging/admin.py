@@ -1,0 +1,116 @@
+from django.contrib import admin, messages
+from django.db.models import Count, Q, Sum
+
+from . import services
+from .models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
+
+
+@admin.register(Rubric)
+class RubricAdmin(admin.ModelAdmin):
+    list_display = ("stage", "version", "is_active", "source", "created_at")
+    list_filter = ("stage", "is_active")
+    readonly_fields = ("created_at",)
+
+
+@admin.register(Judge)
+class JudgeAdmin(admin.ModelAdmin):
+    list_display = (
+        "name",
+        "model",
+        "model_family",
+        "requests_per_minute",
+        "is_active",
+        "done_count",
+        "failed_count",
+        "cost",
+    )
+    list_filter = ("is_active", "model_family")
+    search_fields = ("name", "model")
+    actions = ("activate", "deactivate")
+    fieldsets = (
+        (None, {"fields": ("name", "model", "model_family", "is_active")}),
+        (
+            "Connection",
+            {
+                "fields": ("api_base", "api_key_env", "timeout_seconds", "requests_per_minute"),
+                "description": "The key itself is never stored: name the environment "
+                "variable that holds it in the workers' environment.",
+            },
+        ),
+        ("Sampling", {"fields": ("temperature", "max_tokens")}),
+    )
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                done=Count("judgments", filter=Q(judgments__status=JudgmentStatus.DONE)),
+                failed=Count("judgments", filter=Q(judgments__status=JudgmentStatus.FAILED)),
+                total_cost=Sum("judgments__cost_usd"),
+            )
+        )
+
+    @admin.display(ordering="done", description="done")
+    def done_count(self, judge):
+        return judge.done
+
+    @admin.display(ordering="failed", description="failed")
+    def failed_count(self, judge):
+        return judge.failed
+
+    @admin.display(ordering="total_cost", description="cost (USD)")
+    def cost(self, judge):
+        return judge.total_cost
+
+    @admin.action(description="Activate: queue for new submissions")
+    def activate(self, request, queryset):
+        queryset.update(is_active=True)
+
+    @admin.action(description="Deactivate: no new judgments")
+    def deactivate(self, request, queryset):
+        queryset.update(is_active=False)
+
+
+class DimensionScoreInline(admin.TabularInline):
+    model = DimensionScore
+    extra = 0
+    can_delete = False
+    fields = ("dimension", "score", "scale_min", "scale_max", "justification")
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "submission",
+        "judge",
+        "condition",
+        "status",
+        "attempts",
+        "cost_usd",
+        "imported",
+        "finished_at",
+    )
+    list_filter = ("status", "condition", "imported", "judge", "submission__stage")
+    search_fields = ("submission__agent__name", "submission__task__slug", "judge__name")
+    list_select_related = ("submission__agent", "submission__task", "judge")
+    inlines = [DimensionScoreInline]
+    actions = ("rerun_failed",)
+    # Results are written by the judge runs and the import, never by hand.
+    readonly_fields = [field.name for field in Judgment._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.action(description="Re-run the selected failed judgments")
+    def rerun_failed(self, request, queryset):
+        rerun = 0
+        for judgment in queryset.filter(status=JudgmentStatus.FAILED):
+            services.judgment_rerun(judgment_id=judgment.pk)
+            rerun += 1
+        self.message_user(request, f"{rerun} judgment(s) queued again", messages.SUCCESS)

@@ -1,0 +1,67 @@
+"""Judging's REST endpoints: a submission's judgments (what the page polls) and
+the organiser's re-run."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import permissions, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from benchmark.models import Submission
+
+from . import services
+from .selectors import judgments_status_data
+from .serializers import (
+    JudgmentStatusSerializer,
+    QueueResultSerializer,
+    SubmissionJudgmentsSerializer,
+)
+
+
+class IsStaffOrReadOnly(permissions.BasePermission):
+    def has_permission(self, request, view) -> bool:
+        if request.method in permissions.SAFE_METHODS:
+            return True
+        return bool(request.user and request.user.is_staff)
+
+
+class SubmissionJudgmentsAPIView(APIView):
+    """GET: each judge's progress and scores for one submission, and the stage score.
+    POST (staff): queue the submission for every active judge that has not judged it
+    (and again for those that failed)."""
+
+    permission_classes = [IsStaffOrReadOnly]
+
+    @extend_schema(responses=SubmissionJudgmentsSerializer)
+    def get(self, request: Request, submission_id: int) -> Response:
+        submission = get_object_or_404(Submission.objects.select_related("task"), pk=submission_id)
+        data = judgments_status_data(submission)
+        return Response(SubmissionJudgmentsSerializer(data).data)
+
+    @extend_schema(request=None, responses={202: QueueResultSerializer})
+    def post(self, request: Request, submission_id: int) -> Response:
+        submission = get_object_or_404(Submission, pk=submission_id)
+        report = services.judgments_queue(submissions=[submission])
+        data = QueueResultSerializer(report).data
+        if not report.judgment_ids and report.skipped:
+            return Response(data, status=status.HTTP_409_CONFLICT)
+        return Response(data, status=status.HTTP_202_ACCEPTED)
+
+
+class JudgmentRerunAPIView(APIView):
+    """POST (staff): queue a failed judgment again."""
+
+    permission_classes = [permissions.IsAdminUser]
+
+    @extend_schema(request=None, responses={202: JudgmentStatusSerializer})
+    def post(self, request: Request, judgment_id: int) -> Response:
+        try:
+            judgment = services.judgment_rerun(judgment_id=judgment_id)
+        except services.RerunRefused as exc:
+            code = status.HTTP_404_NOT_FOUND if "no such" in str(exc) else status.HTTP_409_CONFLICT
+            return Response({"detail": str(exc)}, status=code)
+        return Response(
+            {"id": judgment.pk, "judge": judgment.judge.name, "status": judgment.status},
+            status=status.HTTP_202_ACCEPTED,
+        )

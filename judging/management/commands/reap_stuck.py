@@ -1,0 +1,27 @@
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from judging import services
+
+
+class Command(BaseCommand):
+    help = (
+        "Requeue judgments stuck in `running` longer than the judge task's hard time limit "
+        "(their worker was killed). Celery beat also runs this periodically."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--older-than",
+            type=float,
+            default=None,
+            help=f"seconds (default: JUDGE_TASK_TIME_LIMIT = {settings.JUDGE_TASK_TIME_LIMIT})",
+        )
+
+    def handle(self, *args, older_than: float | None, **options):
+        requeued = services.judgments_reap_stuck(older_than=older_than)
+        if requeued:
+            ids = ", ".join(str(pk) for pk in requeued)
+            self.stdout.write(self.style.SUCCESS(f"requeued {len(requeued)} judgment(s): {ids}"))
+        else:
+            self.stdout.write("no stuck judgment")

@@ -1,0 +1,277 @@
+"""The `reviews` part of `import_mlrbench` (order 30, after the agent runs):
+every published MLR-Judge review becomes a `done`, imported judgment of the
+submission it reviews.
+
+Where the reviews are, in a clone of the MLR-Bench repository:
+
+    agent_reviews/idea_proposal_reviews_<judge>/<task>/{idea,proposal}/<stage>_<model>.json
+    agent_reviews/subset_reviews_<judge>/<task>/review_<agent>.json            end2end
+    agent_reviews/subset_reviews_<judge>/<task>/review_<agent>_no_code.json    end2end, no code
+    agent_reviews/subset_reviews_<judge>/<task>/experiments/<coding-agent>.json  experiment
+    agent_reviews/subset_reviews_<judge>/<task>/paper/<model>.json             paper
+
+The submission is matched by agent name, task slug and stage (its newest
+version), as the runs part names them; a review with no such submission, or a
+file in no known place, is reported as a problem, never guessed. The judge is
+the folder suffix (`gemini-2.5-pro-preview-03-25` and `gemini-2.5-pro-preview`
+are one judge). Judges created here are inactive: they are never queued for new
+submissions unless an organiser activates them (`judges enable NAME`).
+The judgments point at a rubric version holding the official MLR-Judge prompt
+of the stage (from `rubrics/`, inactive, so new judgments keep the site's).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import transaction
+from django.utils import timezone
+
+from benchmark.mlrbench_import import ImportOptions, ImportPartReport
+from benchmark.models import ModelFamily, Stage, Submission
+
+from .models import DimensionScore, Judge, JudgingCondition, Judgment, JudgmentStatus, Rubric
+from .parsing import ParsedReview, ReviewFormatError, review_parse
+from .rubrics import OFFICIAL_RUBRIC_FILES
+from .services import (
+    ensure_default_rubrics,
+    rubric_current,
+    rubric_import,
+    submission_judging_refresh,
+)
+
+# Published folder suffixes that name the same judge.
+JUDGE_ALIASES = {"gemini-2.5-pro-preview-03-25": "gemini-2.5-pro-preview"}
+
+# How the published judges are called through litellm, should an organiser
+# activate them (they are created inactive).
+KNOWN_JUDGES = {
+    "claude-3-7-sonnet-20250219": {
+        "model": "anthropic/claude-3-7-sonnet-20250219",
+        "model_family": ModelFamily.ANTHROPIC,
+        "api_key_env": "ANTHROPIC_API_KEY",
+    },
+    "gemini-2.5-pro-preview": {
+        "model": "gemini/gemini-2.5-pro-preview-03-25",
+        "model_family": ModelFamily.GOOGLE,
+        "api_key_env": "GEMINI_API_KEY",
+    },
+}
+
+_FAMILY_PREFIXES = (
+    ("claude", ModelFamily.ANTHROPIC),
+    ("gemini", ModelFamily.GOOGLE),
+    ("gpt", ModelFamily.OPENAI),
+    ("o1", ModelFamily.OPENAI),
+    ("o3", ModelFamily.OPENAI),
+    ("o4", ModelFamily.OPENAI),
+    ("deepseek", ModelFamily.DEEPSEEK),
+    ("qwen", ModelFamily.QWEN),
+    ("mistral", ModelFamily.MISTRAL),
+    ("ministral", ModelFamily.MISTRAL),
+    ("llama", ModelFamily.META),
+)
+
+_IDEA_PROPOSAL = re.compile(
+    r"^idea_proposal_reviews_(?P<judge>[^/]+)/(?P<task>[^/]+)/(?P<stage>idea|proposal)/"
+    r"(?P=stage)_(?P<agent>[^/]+)\.json$"
+)
+_END2END = re.compile(
+    r"^subset_reviews_(?P<judge>[^/]+)/(?P<task>[^/]+)/review_(?P<agent>[^/]+?)"
+    r"(?P<no_code>_no_code)?\.json$"
+)
+_EXPERIMENT = re.compile(
+    r"^subset_reviews_(?P<judge>[^/]+)/(?P<task>[^/]+)/experiments/(?P<agent>[^/]+)\.json$"
+)
+_PAPER = re.compile(
+    r"^subset_reviews_(?P<judge>[^/]+)/(?P<task>[^/]+)/paper/(?P<agent>[^/]+)\.json$"
+)
+
+
+@dataclass(frozen=True)
+class ReviewFile:
+    path: Path
+    relative: str
+    judge: str
+    task: str
+    stage: str
+    agent: str
+    condition: str
+
+
+def judge_name_canonical(folder_suffix: str) -> str:
+    return JUDGE_ALIASES.get(folder_suffix, folder_suffix)
+
+
+def review_file_locate(relative: str, path: Path) -> ReviewFile | None:
+    """What a file under agent_reviews/ reviews, or None when it is in no known place."""
+    if match := _IDEA_PROPOSAL.match(relative):
+        stage, condition = match["stage"], JudgingCondition.WITH_CODE
+    elif match := _EXPERIMENT.match(relative):
+        stage, condition = Stage.EXPERIMENT, JudgingCondition.WITH_CODE
+    elif match := _PAPER.match(relative):
+        stage, condition = Stage.PAPER, JudgingCondition.WITH_CODE
+    elif match := _END2END.match(relative):
+        stage = Stage.END2END
+        condition = JudgingCondition.NO_CODE if match["no_code"] else JudgingCondition.WITH_CODE
+    else:
+        return None
+    return ReviewFile(
+        path=path,
+        relative=f"agent_reviews/{relative}",
+        judge=judge_name_canonical(match["judge"]),
+        task=match["task"],
+        stage=str(stage),
+        agent=match["agent"],
+        condition=str(condition),
+    )
+
+
+def _family_of(name: str) -> str:
+    for prefix, family in _FAMILY_PREFIXES:
+        if name.lower().startswith(prefix):
+            return family
+    return ModelFamily.OTHER
+
+
+def _judge_for(name: str, report: ImportPartReport, cache: dict[str, Judge]) -> Judge:
+    if name not in cache:
+        defaults = KNOWN_JUDGES.get(name) or {"model": name, "model_family": _family_of(name)}
+        judge, created = Judge.objects.get_or_create(
+            name=name, defaults={**defaults, "is_active": False}
+        )
+        if created:
+            report.add("judges created")
+        cache[name] = judge
+    return cache[name]
+
+
+def _rubric_for(stage: str, root: Path, cache: dict[str, Rubric]) -> Rubric:
+    if stage not in cache:
+        official = root / OFFICIAL_RUBRIC_FILES[stage]
+        rubric = None
+        if official.is_file():
+            rubric, _created = rubric_import(
+                stage=stage,
+                prompt=official.read_text(encoding="utf-8"),
+                source=f"MLR-Judge official prompt ({OFFICIAL_RUBRIC_FILES[stage]})",
+                activate=False,
+            )
+        if rubric is None:
+            ensure_default_rubrics()
+            rubric = rubric_current(stage=stage) or Rubric.objects.filter(stage=stage).latest(
+                "version"
+            )
+        cache[stage] = rubric
+    return cache[stage]
+
+
+def _write(
+    *, judgment: Judgment | None, key: dict, parsed: ParsedReview, raw: str
+) -> tuple[Judgment, str]:
+    fields = {
+        "status": JudgmentStatus.DONE,
+        "imported": True,
+        "strengths": parsed.strengths,
+        "weaknesses": parsed.weaknesses,
+        "confidence": parsed.confidence,
+        "has_hallucination": parsed.has_hallucination,
+        "hallucination_details": parsed.hallucination_details,
+        "raw_response": raw,
+        "error": "",
+        "finished_at": timezone.now(),
+    }
+    if judgment is None:
+        judgment = Judgment.objects.create(**key, **fields)
+        outcome = "created"
+    else:
+        for name, value in fields.items():
+            setattr(judgment, name, value)
+        judgment.save()
+        judgment.scores.all().delete()
+        outcome = "updated"
+    DimensionScore.objects.bulk_create(
+        DimensionScore(
+            judgment=judgment,
+            dimension=score.dimension,
+            score=score.score,
+            scale_min=score.scale_min,
+            scale_max=score.scale_max,
+            justification=score.justification,
+        )
+        for score in parsed.scores
+    )
+    return judgment, outcome
+
+
+def reviews_part(path: Path, options: ImportOptions) -> ImportPartReport:
+    report = ImportPartReport()
+    folder = Path(path) / "agent_reviews"
+    if not folder.is_dir():
+        report.problems.append("agent_reviews/: no such folder, no judge review imported")
+        return report
+    judges: dict[str, Judge] = {}
+    rubrics: dict[str, Rubric] = {}
+    touched: set[int] = set()
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    for number, file in enumerate(files, 1):
+        options.progress(f"reviews: {number}/{len(files)}")
+        relative = file.relative_to(folder).as_posix()
+        review = review_file_locate(relative, file)
+        if review is None:
+            report.problems.append(f"agent_reviews/{relative}: not in a known review folder")
+            continue
+        submission = (
+            Submission.objects.filter(
+                agent__name=review.agent, task__slug=review.task, stage=review.stage
+            )
+            .order_by("-version")
+            .first()
+        )
+        if submission is None:
+            report.problems.append(
+                f"{review.relative}: no {review.stage} submission of agent {review.agent!r} for "
+                f"task {review.task!r} (import the agent runs first)"
+            )
+            continue
+        try:
+            raw = file.read_text(encoding="utf-8")
+            data = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            report.problems.append(f"{review.relative}: not a JSON file ({exc})")
+            continue
+        if not isinstance(data, dict):
+            report.problems.append(f"{review.relative}: not a JSON object")
+            continue
+        rubric = _rubric_for(review.stage, Path(path), rubrics)
+        try:
+            parsed = review_parse(
+                data, dimensions=rubric.dimensions, extra_fields=rubric.extra_fields or []
+            )
+        except ReviewFormatError as exc:
+            report.problems.append(f"{review.relative}: {exc}")
+            continue
+        with transaction.atomic():
+            judge = _judge_for(review.judge, report, judges)
+            key = {
+                "submission": submission,
+                "judge": judge,
+                "rubric": rubric,
+                "condition": review.condition,
+            }
+            existing = Judgment.objects.select_for_update().filter(**key).first()
+            if existing is not None and not existing.imported:
+                report.add("kept (judged on this site)")
+                continue
+            if existing is not None and existing.raw_response == raw:
+                report.add("unchanged")
+                continue
+            _judgment, outcome = _write(judgment=existing, key=key, parsed=parsed, raw=raw)
+            report.add(f"judgments {outcome}")
+            touched.add(submission.pk)
+    for submission_id in sorted(touched):
+        submission_judging_refresh(submission_id=submission_id)
+    return report

@@ -1,0 +1,171 @@
+"""Reading a judge's answer: one JSON object, bare or in a ```json fence, with
+every dimension of the rubric scored within its range. Anything short of that
+is a `ReviewFormatError` listing each problem, which the judge run sends back
+to the model when it asks again. The same reader checks imported reviews.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from .rubrics import CONFIDENCE, CONFIDENCE_RANGE, HALLUCINATION, OVERALL, OVERALL_ALIASES
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+
+
+class ReviewFormatError(Exception):
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+@dataclass
+class ParsedScore:
+    dimension: str
+    score: Decimal
+    scale_min: int
+    scale_max: int
+    justification: str = ""
+
+
+@dataclass
+class ParsedReview:
+    scores: list[ParsedScore]
+    strengths: list[str] = field(default_factory=list)
+    weaknesses: list[str] = field(default_factory=list)
+    confidence: int | None = None
+    has_hallucination: bool | None = None
+    hallucination_details: str = ""
+
+
+def json_extract(text: str) -> dict:
+    """The JSON object in `text`: the whole answer, or the first fenced block that
+    parses as an object."""
+    stripped = text.strip()
+    if not stripped:
+        raise ReviewFormatError(["the answer was empty"])
+    candidates = [stripped] + [match.group(1).strip() for match in _FENCE.finditer(text)]
+    last_error = None
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except json.JSONDecodeError as exc:
+            last_error = exc
+            continue
+        if isinstance(value, dict):
+            return value
+        last_error = None
+    if last_error is not None and (stripped.startswith("{") or _FENCE.search(text)):
+        raise ReviewFormatError(
+            [f"the JSON is not valid: {last_error.msg} (line {last_error.lineno})"]
+        )
+    raise ReviewFormatError(["the answer is not a JSON object (bare, or in a ```json code block)"])
+
+
+def _number(value) -> Decimal | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return Decimal(str(value))
+    if isinstance(value, str):
+        try:
+            return Decimal(value.strip())
+        except InvalidOperation:
+            return None
+    return None
+
+
+def _text_list(value) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, list):
+        return [str(item) for item in value if str(item).strip()]
+    return [str(value)]
+
+
+def review_parse(
+    text_or_data: str | dict, *, dimensions: list[dict], extra_fields: list[str]
+) -> ParsedReview:
+    """Check an answer against a rubric's dimensions and required extra fields."""
+    data = json_extract(text_or_data) if isinstance(text_or_data, str) else text_or_data
+    if OVERALL not in data:
+        for alias in OVERALL_ALIASES:
+            if alias in data:
+                data = {**data, OVERALL: data[alias]}
+                break
+    problems: list[str] = []
+    scores: list[ParsedScore] = []
+    strengths: list[str] = []
+    weaknesses: list[str] = []
+    for dimension in dimensions:
+        key, low, high = dimension["key"], dimension["min"], dimension["max"]
+        entry = data.get(key)
+        if entry is None:
+            problems.append(f'"{key}" is missing')
+            continue
+        raw_score = entry.get("score") if isinstance(entry, dict) else entry
+        score = _number(raw_score)
+        if score is None or not score.is_finite():
+            problems.append(f'"{key}" has no numeric score (got {json.dumps(raw_score)[:40]})')
+            continue
+        if not low <= score <= high:
+            problems.append(f'"{key}" score {score} is outside {low}-{high}')
+            continue
+        if score != score.quantize(Decimal("0.01")):
+            score = score.quantize(Decimal("0.01"))
+        justification = ""
+        if isinstance(entry, dict):
+            justification = str(entry.get("justification") or "")
+            if key == OVERALL:
+                strengths = _text_list(entry.get("strengths"))
+                weaknesses = _text_list(entry.get("weaknesses"))
+        scores.append(ParsedScore(key, score, low, high, justification))
+
+    confidence = None
+    raw_confidence = data.get(CONFIDENCE)
+    if isinstance(raw_confidence, dict):
+        raw_confidence = raw_confidence.get("score")
+    if raw_confidence is not None:
+        value = _number(raw_confidence)
+        low, high = CONFIDENCE_RANGE
+        if value is None or value != value.to_integral_value() or not low <= value <= high:
+            problems.append(
+                f'"{CONFIDENCE}" must be an integer {low}-{high} (got {raw_confidence})'
+            )
+        else:
+            confidence = int(value)
+    elif CONFIDENCE in extra_fields:
+        problems.append(f'"{CONFIDENCE}" is missing')
+
+    has_hallucination = None
+    details = ""
+    raw_hallucination = data.get(HALLUCINATION)
+    if raw_hallucination is not None:
+        flag = raw_hallucination
+        if isinstance(raw_hallucination, dict):
+            flag = raw_hallucination.get("has_hallucination")
+            details = str(raw_hallucination.get("details") or "")
+        if isinstance(flag, str) and flag.strip().lower() in {"true", "false"}:
+            flag = flag.strip().lower() == "true"
+        if not isinstance(flag, bool):
+            problems.append(f'"{HALLUCINATION}.has_hallucination" must be true or false')
+        else:
+            has_hallucination = flag
+    elif HALLUCINATION in extra_fields:
+        problems.append(f'"{HALLUCINATION}" is missing')
+
+    if problems:
+        raise ReviewFormatError(problems)
+    return ParsedReview(
+        scores=scores,
+        strengths=strengths,
+        weaknesses=weaknesses,
+        confidence=confidence,
+        has_hallucination=has_hallucination,
+        hallucination_details=details,
+    )

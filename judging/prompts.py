@@ -1,0 +1,248 @@
+"""What a judge reads: the rubric as instructions, then the task description,
+the stage's inputs (idea, literature review, proposal, results) and the output
+under review. Experiment and end-to-end judges also get the code and the
+execution log, each cut to a budget (settings `JUDGE_CODE_BUDGET_CHARS`,
+`JUDGE_LOG_BUDGET_CHARS`, `JUDGE_DOCUMENT_BUDGET_CHARS`) with a visible marker
+where text was left out, so the judge knows it has not seen everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from benchmark.models import Artifact, ArtifactKind, Stage, Submission
+
+from .models import JudgingCondition, Rubric
+
+
+class PromptError(Exception):
+    """The submission lacks what its stage's judge must read; retrying cannot help."""
+
+
+# For each stage: the earlier stages' documents the judge is given, and the kinds
+# that make up the output under review.
+_STAGE_INPUTS: dict[str, tuple[str, ...]] = {
+    Stage.IDEA: (),
+    Stage.PROPOSAL: (ArtifactKind.IDEA, ArtifactKind.RELATED_WORK),
+    Stage.EXPERIMENT: (ArtifactKind.IDEA, ArtifactKind.RELATED_WORK, ArtifactKind.PROPOSAL),
+    Stage.PAPER: (
+        ArtifactKind.IDEA,
+        ArtifactKind.RELATED_WORK,
+        ArtifactKind.PROPOSAL,
+        ArtifactKind.RESULTS,
+    ),
+    Stage.END2END: (),
+}
+_STAGE_OUTPUT: dict[str, str] = {
+    Stage.IDEA: ArtifactKind.IDEA,
+    Stage.PROPOSAL: ArtifactKind.PROPOSAL,
+    Stage.EXPERIMENT: ArtifactKind.RESULTS,
+    Stage.PAPER: ArtifactKind.PAPER,
+    Stage.END2END: ArtifactKind.PAPER,
+}
+_CODE_STAGES = {Stage.EXPERIMENT, Stage.END2END}
+
+_HEADINGS = {
+    ArtifactKind.IDEA: "Research idea",
+    ArtifactKind.RELATED_WORK: "Literature review",
+    ArtifactKind.PROPOSAL: "Research proposal",
+    ArtifactKind.RESULTS: "Experimental results",
+    ArtifactKind.PAPER: "Paper",
+}
+_UNDER_REVIEW = {
+    Stage.IDEA: "Research idea under review",
+    Stage.PROPOSAL: "Research proposal under review",
+    Stage.EXPERIMENT: "Experimental results under review",
+    Stage.PAPER: "Paper under review",
+    Stage.END2END: "Paper under review",
+}
+
+
+@dataclass(frozen=True)
+class JudgePrompt:
+    messages: list[dict]
+    sha256: str
+
+
+def cut_marker(left_out: int, budget: int, what: str) -> str:
+    return (
+        f"\n[... {left_out} characters of {what} cut here to fit the judge's budget of "
+        f"{budget} characters ...]\n"
+    )
+
+
+def text_cut(text: str, budget: int, *, what: str, keep_tail: bool = False) -> str:
+    """`text` if it fits, else its start (and, for logs, its end, where the final
+    numbers usually are) around a marker that says how much was left out."""
+    if len(text) <= budget:
+        return text
+    left_out = len(text) - budget
+    if keep_tail:
+        head = budget // 2
+        return (
+            text[:head] + cut_marker(left_out, budget, what) + text[len(text) - (budget - head) :]
+        )
+    return text[:budget] + cut_marker(left_out, budget, what)
+
+
+def _is_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]
+
+
+def artifact_text(artifact: Artifact, *, limit: int) -> str | None:
+    """The artifact's text (UTF-8, undecodable bytes replaced), None for binary files.
+    At most about `limit` characters plus the head and tail are read from disk, so a
+    huge log never has to fit in memory."""
+    with artifact.file.open("rb") as handle:
+        size = artifact.size or 0
+        if size > 4 * limit + 4096:
+            head = handle.read(2 * limit)
+            handle.seek(max(0, size - 2 * limit))
+            tail = handle.read()
+            if _is_binary(head):
+                return None
+            skipped = size - len(head) - len(tail)
+            return (
+                head.decode("utf-8", errors="replace")
+                + f"\n[... {skipped} bytes not read ...]\n"
+                + tail.decode("utf-8", errors="replace")
+            )
+        data = handle.read()
+    if _is_binary(data):
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _documents(artifacts: list[Artifact], *, budget: int, what: str) -> str:
+    texts = []
+    for artifact in artifacts:
+        text = artifact_text(artifact, limit=budget)
+        if text is None:
+            continue
+        header = f"## {artifact.path}\n\n" if len(artifacts) > 1 else ""
+        texts.append(header + text.strip())
+    return text_cut("\n\n".join(texts), budget, what=what)
+
+
+def _code_section(artifacts: list[Artifact], *, budget: int) -> str:
+    # READMEs first: they say how the rest fits together.
+    ordered = sorted(artifacts, key=lambda a: (not a.path.lower().endswith("readme.md"), a.path))
+    parts: list[str] = []
+    used = 0
+    not_shown: list[str] = []
+    left_out = 0
+    for artifact in ordered:
+        if used >= budget:
+            not_shown.append(artifact.path)
+            left_out += artifact.size
+            continue
+        text = artifact_text(artifact, limit=budget)
+        if text is None:
+            not_shown.append(f"{artifact.path} (binary)")
+            continue
+        block = f"### {artifact.path}\n```\n{text}\n```"
+        room = budget - used
+        if len(block) > room:
+            left_out += len(block) - room
+            block = block[:room] + cut_marker(len(block) - room, budget, "code")
+        parts.append(block)
+        used += len(block)
+    if not_shown:
+        parts.append(
+            f"[... {len(not_shown)} more code file(s), about {left_out} characters, cut to fit "
+            f"the judge's budget of {budget} characters: {', '.join(not_shown[:50])} ...]"
+        )
+    return "\n\n".join(parts)
+
+
+def _by_kind(submission: Submission) -> dict[str, list[Artifact]]:
+    grouped: dict[str, list[Artifact]] = {}
+    for artifact in submission.artifacts.order_by("path"):
+        grouped.setdefault(artifact.kind, []).append(artifact)
+    return grouped
+
+
+def judge_prompt_build(*, submission: Submission, rubric: Rubric, condition: str) -> JudgePrompt:
+    """The messages sent to the judge, and their hash (same inputs, same hash)."""
+    stage = submission.stage
+    if stage not in _STAGE_OUTPUT:
+        raise PromptError(f"the {stage} stage is not judged by an LLM judge")
+    document_budget = settings.JUDGE_DOCUMENT_BUDGET_CHARS
+    artifacts = _by_kind(submission)
+    output_kind = _STAGE_OUTPUT[stage]
+    under_review = artifacts.get(output_kind, [])
+    if not under_review:
+        raise PromptError(
+            f"the submission has no {ArtifactKind(output_kind).label.lower()} artifact to review"
+        )
+
+    sections = [f"# Task description\n\n{submission.task.description.strip()}"]
+    for kind in _STAGE_INPUTS[stage]:
+        if artifacts.get(kind):
+            text = _documents(artifacts[kind], budget=document_budget, what=_HEADINGS[kind])
+            sections.append(f"# {_HEADINGS[kind]}\n\n{text}")
+    review_text = _documents(under_review, budget=document_budget, what="the output under review")
+    if not review_text.strip():
+        raise PromptError("the output under review is empty or not text")
+    sections.append(f"# {_UNDER_REVIEW[stage]}\n\n{review_text}")
+    figures = artifacts.get(ArtifactKind.FIGURE, [])
+    if figures:
+        sections.append(
+            "# Figures (files present, not shown)\n\n"
+            + "\n".join(f"- {figure.path}" for figure in figures)
+        )
+
+    if stage in _CODE_STAGES:
+        if condition == JudgingCondition.NO_CODE:
+            sections.append("# Code and execution log\n\nNot provided: judge the paper alone.")
+        else:
+            code = artifacts.get(ArtifactKind.CODE, [])
+            sections.append(
+                "# Code\n\n"
+                + (
+                    _code_section(code, budget=settings.JUDGE_CODE_BUDGET_CHARS)
+                    if code
+                    else "The submission contains no code."
+                )
+            )
+            logs = artifacts.get(ArtifactKind.LOG, []) + artifacts.get(ArtifactKind.TRACE, [])
+            log_budget = settings.JUDGE_LOG_BUDGET_CHARS
+            if logs:
+                texts = []
+                for log in logs:
+                    text = artifact_text(log, limit=log_budget)
+                    if text is not None:
+                        texts.append(f"## {log.path}\n\n{text.strip()}")
+                log_text = text_cut(
+                    "\n\n".join(texts), log_budget, what="execution log", keep_tail=True
+                )
+            else:
+                log_text = "The submission contains no execution log."
+            sections.append(f"# Execution log\n\n{log_text}")
+
+    messages = [
+        {"role": "system", "content": rubric.prompt},
+        {"role": "user", "content": "\n\n".join(sections)},
+    ]
+    digest = hashlib.sha256(
+        json.dumps(messages, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    ).hexdigest()
+    return JudgePrompt(messages=messages, sha256=digest)
+
+
+def reask_message(problems: list[str], rubric: Rubric) -> dict:
+    """What the judge is told when its answer could not be used."""
+    keys = ", ".join(rubric.dimension_keys + list(rubric.extra_fields or []))
+    return {
+        "role": "user",
+        "content": (
+            "Your answer could not be used:\n"
+            + "\n".join(f"- {problem}" for problem in problems)
+            + f"\n\nAnswer again with the complete JSON object only ({keys}), every score an "
+            "integer within its stated range, and no text outside the JSON."
+        ),
+    }

@@ -1,0 +1,14 @@
+"""Signal receivers connected in `JudgingConfig.ready()`."""
+
+import logging
+
+from . import services
+
+logger = logging.getLogger(__name__)
+
+
+def submission_ready_receiver(sender, *, submission_id: int, **kwargs) -> None:
+    """A submission's intake finished: queue it for every active judge."""
+    report = services.submission_ready_judge(submission_id=submission_id)
+    if report.skipped:
+        logger.info("submission %s not judged: %s", submission_id, "; ".join(report.skipped))

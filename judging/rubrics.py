@@ -1,0 +1,378 @@
+"""The project's own MLR-Judge rubrics, one per judged stage, as data.
+
+Each stage has the dimensions of the published MLR-Judge (scores 1-10), the
+overall score under the one key `Overall` (the published stage reviews call it
+`OverallAssessment`; the parser accepts both), and the extra fields a stage adds:
+the hallucination verdict for experiments and the confidence (1-5) for end-to-end
+papers. The prompt texts here are the project's own wording; the official
+MLR-Judge prompts can be loaded as a later version with `import_rubric`.
+
+`ensure_default_rubrics` (in services) writes these as version 1; the data
+migration calls it, so a fresh database can judge at once.
+"""
+
+from dataclasses import dataclass
+
+OVERALL = "Overall"
+# The published stage reviews name the overall score this way.
+OVERALL_ALIASES = ("OverallAssessment", "Overall Assessment", "overall")
+HALLUCINATION = "Hallucination"
+CONFIDENCE = "Confidence"
+CONFIDENCE_RANGE = (1, 5)
+SCORE_RANGE = (1, 10)
+
+_BANDS = ("9-10", "7-8", "5-6", "3-4", "1-2")
+
+
+@dataclass(frozen=True)
+class DimensionSpec:
+    key: str
+    question: str
+    levels: tuple[str, str, str, str, str]  # best band first, as in _BANDS
+
+    def as_data(self) -> dict:
+        low, high = SCORE_RANGE
+        return {
+            "key": self.key,
+            "label": self.key,
+            "question": self.question,
+            "min": low,
+            "max": high,
+            "levels": dict(zip(_BANDS, self.levels, strict=True)),
+        }
+
+
+def _overall(what: str) -> DimensionSpec:
+    return DimensionSpec(
+        OVERALL,
+        f"Taking every dimension above into account, how good is the {what} as a whole? "
+        "A single critical weakness may justify a low overall score on its own.",
+        (
+            f"Outstanding: an exceptional {what} with no significant weakness.",
+            f"Strong: a very good {what} whose weaknesses are minor.",
+            f"Acceptable: a solid {what} with a balance of strengths and real weaknesses.",
+            f"Weak: notable weaknesses limit the value of the {what}.",
+            f"Poor: the {what} is fundamentally flawed.",
+        ),
+    )
+
+
+def _consistency(what: str, against: str) -> DimensionSpec:
+    return DimensionSpec(
+        "Consistency",
+        f"How well does the {what} match {against}, without contradictions?",
+        (
+            f"Fully aligned with {against}; nothing contradicts it.",
+            "Mostly aligned; only minor gaps or contradictions.",
+            "Partly aligned; several points are missing or unclear.",
+            "Poorly aligned; many requirements are missed or contradicted.",
+            f"Unrelated to {against} or contradicting it throughout.",
+        ),
+    )
+
+
+def _clarity(what: str) -> DimensionSpec:
+    return DimensionSpec(
+        "Clarity",
+        f"Is the {what} clearly written, well structured and unambiguous?",
+        (
+            "Crystal clear, logically structured, nothing ambiguous.",
+            "Clear with minor ambiguities or structural issues.",
+            "Understandable, but several parts need more explanation.",
+            "Hard to follow; major clarifications needed.",
+            "Very unclear, vague or disorganised.",
+        ),
+    )
+
+
+def _novelty(what: str) -> DimensionSpec:
+    return DimensionSpec(
+        "Novelty",
+        f"How original is the {what} compared with existing work?",
+        (
+            "Highly original; a substantially new concept, method or finding.",
+            "Notably original; fresh perspectives or new combinations.",
+            "Some novel aspects, but close to existing approaches.",
+            "Minimal originality; a slight variation of known work.",
+            "No originality; restates common or existing work.",
+        ),
+    )
+
+
+def _soundness(what: str, extra: str = "") -> DimensionSpec:
+    return DimensionSpec(
+        "Soundness",
+        f"Are the methods, reasoning and conclusions of the {what} rigorous and well "
+        f"supported?{extra}",
+        (
+            "Rigorous and well supported; no flaw of substance.",
+            "Generally sound with minor issues.",
+            "Some weaknesses in rigour; the main claims are only partly supported.",
+            "Major flaws cast doubt on the conclusions.",
+            "Fundamentally unsound; conclusions unsupported.",
+        ),
+    )
+
+
+def _feasibility(what: str) -> DimensionSpec:
+    return DimensionSpec(
+        "Feasibility",
+        f"Could the {what} be carried out with current methods, data and resources?",
+        (
+            "Straightforward to carry out with current resources.",
+            "Largely feasible; moderate refinement needed.",
+            "Feasible with considerable effort or resources.",
+            "Significant obstacles; major revisions needed.",
+            "Impractical or impossible as described.",
+        ),
+    )
+
+
+def _significance(what: str) -> DimensionSpec:
+    return DimensionSpec(
+        "Significance",
+        f"How important is the problem the {what} addresses, and how large could its impact be?",
+        (
+            "Addresses a critical problem; could lead to major advances.",
+            "Addresses an important problem with clear potential impact.",
+            "Relevant, but the impact is moderate or narrow.",
+            "Limited significance or a minor problem.",
+            "No meaningful problem or benefit.",
+        ),
+    )
+
+
+def _completeness(what: str, of: str) -> DimensionSpec:
+    return DimensionSpec(
+        "Completeness",
+        f"Does the {what} include {of}?",
+        (
+            "Everything necessary is there and fully described.",
+            "Minor omissions only.",
+            "Some important parts are missing, but the main points are covered.",
+            "Many key parts are missing.",
+            "Highly incomplete.",
+        ),
+    )
+
+
+def _insightfulness() -> DimensionSpec:
+    return DimensionSpec(
+        "Insightfulness",
+        "Are the results analysed in depth, with meaningful interpretation and implications?",
+        (
+            "Deep analysis with valuable, well-argued implications.",
+            "Thoughtful analysis with some meaningful insights.",
+            "Some insight, but the analysis is superficial.",
+            "Little meaningful analysis.",
+            "No analysis or interpretation.",
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class StageRubric:
+    stage: str
+    what: str  # what is under review, in words
+    inputs: str  # what the judge is given, in words
+    dimensions: tuple[DimensionSpec, ...]
+    extra_fields: tuple[str, ...] = ()
+    # Asked for but not required (end-to-end: a fabrication verdict on top of Soundness).
+    optional_fields: tuple[str, ...] = ()
+
+    @property
+    def dimension_data(self) -> list[dict]:
+        return [dimension.as_data() for dimension in self.dimensions]
+
+    def prompt(self) -> str:
+        return rubric_prompt(
+            what=self.what,
+            inputs=self.inputs,
+            dimensions=self.dimension_data,
+            extra_fields=[*self.extra_fields, *self.optional_fields],
+        )
+
+
+_CODE_CHECK = (
+    " Check the reported numbers, tables and figures against the code and the execution "
+    "log: results that the code could not have produced, or that the log does not show, "
+    "are fabricated."
+)
+
+DEFAULT_RUBRICS: dict[str, StageRubric] = {
+    "idea": StageRubric(
+        stage="idea",
+        what="research idea",
+        inputs="a task description and the research idea",
+        dimensions=(
+            _consistency("research idea", "the task description"),
+            _clarity("research idea"),
+            _novelty("research idea"),
+            _feasibility("research idea"),
+            _significance("research idea"),
+            _overall("research idea"),
+        ),
+    ),
+    "proposal": StageRubric(
+        stage="proposal",
+        what="research proposal",
+        inputs="a task description, a research idea, a literature review and the proposal",
+        dimensions=(
+            _consistency("research proposal", "the task, the idea and the literature review"),
+            _clarity("research proposal"),
+            _novelty("research proposal"),
+            _soundness("research proposal"),
+            _feasibility("research proposal"),
+            _significance("research proposal"),
+            _overall("research proposal"),
+        ),
+    ),
+    "experiment": StageRubric(
+        stage="experiment",
+        what="experimental work",
+        inputs=(
+            "a task description, a research idea, a literature review, a research proposal, "
+            "and the experiment under review: its results document, its code and its "
+            "execution log"
+        ),
+        dimensions=(
+            _consistency("experimental work", "the task, the idea and the proposal"),
+            _completeness(
+                "experimental work",
+                "the necessary experiments, baselines, ablations and a full description of "
+                "the setup",
+            ),
+            _novelty("experimental work"),
+            _soundness("experimental work", _CODE_CHECK),
+            _insightfulness(),
+            _significance("experimental work"),
+            _overall("experimental work"),
+        ),
+        extra_fields=(HALLUCINATION,),
+    ),
+    "paper": StageRubric(
+        stage="paper",
+        what="paper",
+        inputs=(
+            "a task description, a research idea, a literature review, a research proposal, "
+            "the experimental results, and the paper written from them"
+        ),
+        dimensions=(
+            _consistency("paper", "the task, the idea, the proposal and the experimental results"),
+            _clarity("paper"),
+            _completeness(
+                "paper", "every part a paper needs, with the methods and results fully reported"
+            ),
+            _soundness("paper"),
+            _overall("paper"),
+        ),
+    ),
+    "end2end": StageRubric(
+        stage="end2end",
+        what="paper",
+        inputs=(
+            "a task description and the paper an AI agent wrote for it, usually with the code "
+            "and the execution log of its experiments"
+        ),
+        dimensions=(
+            _clarity("paper"),
+            _novelty("paper"),
+            _soundness("paper", _CODE_CHECK),
+            _significance("paper"),
+            _overall("paper"),
+        ),
+        extra_fields=(CONFIDENCE,),
+        optional_fields=(HALLUCINATION,),
+    ),
+}
+
+# The published MLR-Judge prompt for each stage, in the MLR-Bench repository.
+OFFICIAL_RUBRIC_FILES: dict[str, str] = {
+    "idea": "rubrics/review_idea__RESEARCH_IDEA_RUBRIC.md",
+    "proposal": "rubrics/review_proposal__RESEARCH_PROPOSAL_RUBRIC.md",
+    "experiment": "rubrics/review_experiments__RESEARCH_EXPERIMENT_RUBRIC.md",
+    "paper": "rubrics/review_writeup__RESEARCH_PAPER_RUBRIC.md",
+    "end2end": "rubrics/overall_review__OVERALL_RUBRIC.md",
+}
+
+
+def _answer_template(dimensions: list[dict], extra_fields: list[str]) -> str:
+    lines = ["{"]
+    entries = []
+    if HALLUCINATION in extra_fields:
+        entries.append(
+            f'    "{HALLUCINATION}": {{"has_hallucination": <true or false>, '
+            '"details": "<what is fabricated, or why you believe nothing is>"}'
+        )
+    for dimension in dimensions:
+        low, high = dimension["min"], dimension["max"]
+        if dimension["key"] == OVERALL:
+            entries.append(
+                f'    "{OVERALL}": {{"score": <{low}-{high}>, "justification": "<why>", '
+                '"strengths": ["<strength>", ...], "weaknesses": ["<weakness>", ...]}'
+            )
+        else:
+            entries.append(
+                f'    "{dimension["key"]}": {{"score": <{low}-{high}>, '
+                '"justification": "<why, citing the text under review>"}'
+            )
+    if CONFIDENCE in extra_fields:
+        low, high = CONFIDENCE_RANGE
+        entries.append(f'    "{CONFIDENCE}": <{low}-{high}>')
+    lines.append(",\n".join(entries))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def rubric_prompt(
+    *, what: str, inputs: str, dimensions: list[dict], extra_fields: list[str]
+) -> str:
+    """The judge's instructions, written from the rubric's own dimensions so that the
+    prompt and the checks applied to the answer can never disagree."""
+    parts = [
+        "You are an expert machine learning researcher reviewing the work of an AI "
+        f"research agent. You are given {inputs}. Evaluate the {what} on each dimension "
+        "below, be objective, justify every score with specific evidence, and do not "
+        "hesitate to give low scores: do not score high by default.",
+        "",
+        "## Rubric",
+    ]
+    number = 1
+    if HALLUCINATION in extra_fields:
+        parts += [
+            "",
+            f"{number}. {HALLUCINATION} (true or false)",
+            "   Does the work contain fabricated content: results, data, figures, methods or "
+            "citations that the provided material (code, execution log, earlier stages) does "
+            "not support? Synthetic results presented as real experiments count as "
+            "fabricated.",
+        ]
+        number += 1
+    for dimension in dimensions:
+        parts += [
+            "",
+            f"{number}. {dimension['label']} ({dimension['min']}-{dimension['max']})",
+            f"   {dimension.get('question', '')}".rstrip(),
+        ]
+        parts += [f"   {band} - {text}" for band, text in dimension.get("levels", {}).items()]
+        number += 1
+    if CONFIDENCE in extra_fields:
+        low, high = CONFIDENCE_RANGE
+        parts += [
+            "",
+            f"{number}. {CONFIDENCE} ({low}-{high})",
+            "   How confident are you in your overall assessment? 5 = certain, 1 = guessing.",
+        ]
+    parts += [
+        "",
+        "## Answer format",
+        "",
+        "Answer with one JSON object and nothing else (no text before or after it), with "
+        "exactly these keys, integer scores in the stated ranges, double-quoted strings "
+        "and no trailing commas:",
+        "",
+        "```json",
+        _answer_template(dimensions, extra_fields),
+        "```",
+    ]
+    return "\n".join(parts)

@@ -1,0 +1,55 @@
+"""The shapes of the judging API's answers (also what the OpenAPI schema shows)."""
+
+from rest_framework import serializers
+
+
+class ScoreSerializer(serializers.Serializer):
+    score = serializers.FloatField()
+    justification = serializers.CharField(allow_blank=True)
+
+
+class JudgmentStatusSerializer(serializers.Serializer):
+    id = serializers.IntegerField(allow_null=True, help_text="null: the judge has not been queued")
+    judge = serializers.CharField()
+    model = serializers.CharField()
+    condition = serializers.CharField(help_text="with_code or no_code")
+    status = serializers.CharField(help_text="queued, running, done, failed or not_queued")
+    attempts = serializers.IntegerField(help_text="calls to the model in the latest run")
+    error = serializers.CharField(allow_blank=True)
+    imported = serializers.BooleanField()
+    rubric_version = serializers.IntegerField(allow_null=True)
+    scores = serializers.DictField(child=ScoreSerializer())
+    strengths = serializers.ListField(child=serializers.CharField())
+    weaknesses = serializers.ListField(child=serializers.CharField())
+    confidence = serializers.IntegerField(allow_null=True)
+    has_hallucination = serializers.BooleanField(allow_null=True)
+    hallucination_details = serializers.CharField(allow_blank=True)
+    input_tokens = serializers.IntegerField(allow_null=True)
+    output_tokens = serializers.IntegerField(allow_null=True)
+    cost_usd = serializers.FloatField(allow_null=True, help_text="null: unknown price")
+    latency_seconds = serializers.FloatField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class SubmissionJudgmentsSerializer(serializers.Serializer):
+    submission = serializers.IntegerField()
+    submission_status = serializers.CharField()
+    progress = serializers.DictField(child=serializers.IntegerField())
+    complete = serializers.BooleanField(help_text="every queued judgment is done or failed")
+    signature = serializers.CharField(help_text="changes whenever the progress or a result does")
+    stage_score = serializers.FloatField(
+        allow_null=True, help_text="the mean over judges of the Overall score (with code)"
+    )
+    stage_scores = serializers.DictField(
+        child=serializers.DictField(child=serializers.FloatField(allow_null=True)),
+        help_text="per condition, each dimension's mean over the judges",
+    )
+    cost_usd = serializers.FloatField(allow_null=True)
+    judgments = JudgmentStatusSerializer(many=True)
+
+
+class QueueResultSerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+    requeued = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    skipped = serializers.ListField(child=serializers.CharField())

@@ -1,0 +1,639 @@
+"""Every write of the judging app: rubrics, judges, queueing, running and
+recording judgments, reaping stuck ones, and the submission's judging status.
+
+A judgment row is the truth about its work. A run claims it with a conditional
+update (queued -> running) that also stamps a fresh `run_token`; the result is
+written only while the token is still the run's own. So a message delivered
+twice runs once, and a run that was given up for dead (requeued by
+`judgments_reap_stuck`) can never write a second result over the new run.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from decimal import Decimal
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from benchmark.models import Submission, SubmissionStatus
+
+from . import llm
+from .models import (
+    DimensionScore,
+    Judge,
+    JudgingCondition,
+    Judgment,
+    JudgmentStatus,
+    Rubric,
+)
+from .parsing import ParsedReview, ReviewFormatError, review_parse
+from .prompts import PromptError, judge_prompt_build, reask_message
+from .ratelimit import RateLimitTimeout, judge_call_acquire
+from .rubrics import DEFAULT_RUBRICS
+
+logger = logging.getLogger(__name__)
+
+JUDGEABLE_STATUSES = (SubmissionStatus.READY, SubmissionStatus.JUDGING, SubmissionStatus.JUDGED)
+
+
+# ---------------------------------------------------------------- rubrics
+
+
+def ensure_default_rubrics(*, rubric_model: type[Rubric] | None = None) -> list[Rubric]:
+    """Write the project's rubric (version 1) for every judged stage that has none.
+    Idempotent; `rubric_model` lets the data migration pass its historical model."""
+    model = rubric_model or Rubric
+    created = []
+    for stage, spec in DEFAULT_RUBRICS.items():
+        if model.objects.filter(stage=stage).exists():
+            continue
+        created.append(
+            model.objects.create(
+                stage=stage,
+                version=1,
+                dimensions=spec.dimension_data,
+                overall_key="Overall",
+                extra_fields=list(spec.extra_fields),
+                prompt=spec.prompt(),
+                source="MLR-Bench site default rubric",
+                is_active=True,
+            )
+        )
+    return created
+
+
+class RubricError(Exception):
+    pass
+
+
+def rubric_import(
+    *, stage: str, prompt: str, source: str = "", activate: bool = True
+) -> tuple[Rubric, bool]:
+    """Load a prompt text (for example the official MLR-Judge one) as the stage's next
+    rubric version, with the stage's dimensions and scales. The same text again
+    returns the existing version. Returns (rubric, created)."""
+    if stage not in DEFAULT_RUBRICS:
+        raise RubricError(
+            f"unknown stage {stage!r}; judged stages are {', '.join(DEFAULT_RUBRICS)}"
+        )
+    prompt = prompt.strip()
+    if not prompt:
+        raise RubricError("the prompt text is empty")
+    existing = Rubric.objects.filter(stage=stage, prompt=prompt).order_by("-version").first()
+    if existing:
+        if activate and not existing.is_active:
+            existing.is_active = True
+            existing.save(update_fields=["is_active"])
+        return existing, False
+    spec = DEFAULT_RUBRICS[stage]
+    base = Rubric.objects.filter(stage=stage).order_by("-version").first()
+    for _ in range(3):  # two imports at once: the loser takes the next number
+        version = (Rubric.objects.filter(stage=stage).aggregate(v=Max("version"))["v"] or 0) + 1
+        try:
+            with transaction.atomic():
+                rubric = Rubric.objects.create(
+                    stage=stage,
+                    version=version,
+                    dimensions=base.dimensions if base else spec.dimension_data,
+                    overall_key="Overall",
+                    extra_fields=base.extra_fields if base else list(spec.extra_fields),
+                    prompt=prompt,
+                    source=source[:300],
+                    is_active=activate,
+                )
+            return rubric, True
+        except IntegrityError:
+            continue
+    raise RubricError("could not pick a version number; try again")
+
+
+def rubric_current(*, stage: str) -> Rubric | None:
+    """The rubric new judgments of a stage use: the highest active version."""
+    return Rubric.objects.filter(stage=stage, is_active=True).order_by("-version").first()
+
+
+# ---------------------------------------------------------------- judges
+
+
+class JudgeError(Exception):
+    pass
+
+
+def judge_create(
+    *,
+    name: str,
+    model: str,
+    api_base: str = "",
+    api_key_env: str = "",
+    model_family: str = "other",
+    requests_per_minute: int = 60,
+    temperature: float = 0.0,
+    max_tokens: int = 4096,
+    timeout_seconds: float = 120.0,
+    is_active: bool = True,
+) -> Judge:
+    from django.core.exceptions import ValidationError
+
+    if Judge.objects.filter(name=name).exists():
+        raise JudgeError(f"a judge named {name!r} exists already")
+    judge = Judge(
+        name=name,
+        model=model.strip(),
+        api_base=api_base.strip(),
+        api_key_env=api_key_env.strip(),
+        model_family=model_family,
+        requests_per_minute=requests_per_minute,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        timeout_seconds=timeout_seconds,
+        is_active=is_active,
+    )
+    try:
+        judge.full_clean()
+    except ValidationError as exc:
+        raise JudgeError(
+            "; ".join(f"{key}: {' '.join(msgs)}" for key, msgs in exc.message_dict.items())
+        ) from exc
+    if timeout_seconds <= 0:
+        raise JudgeError("timeout_seconds: must be positive")
+    judge.save()
+    return judge
+
+
+def judge_set_active(*, name: str, active: bool) -> Judge:
+    updated = Judge.objects.filter(name=name).update(is_active=active)
+    if not updated:
+        raise JudgeError(f"no judge named {name!r}")
+    return Judge.objects.get(name=name)
+
+
+# ---------------------------------------------------------------- queueing
+
+
+@dataclass
+class QueueReport:
+    created: int = 0
+    requeued: int = 0
+    unchanged: int = 0
+    skipped: list[str] = field(default_factory=list)
+    judgment_ids: list[int] = field(default_factory=list)
+
+
+def _enqueue(judgment_ids: list[int]) -> None:
+    from .tasks import judgment_run_task
+
+    for judgment_id in judgment_ids:
+        judgment_run_task.delay(judgment_id)
+
+
+def judgments_enqueue_on_commit(judgment_ids: list[int]) -> None:
+    if judgment_ids:
+        ids = list(judgment_ids)
+        transaction.on_commit(lambda: _enqueue(ids))
+
+
+def judgments_queue(
+    *,
+    submissions: Iterable[Submission],
+    judges: Iterable[Judge] | None = None,
+    condition: str = JudgingCondition.WITH_CODE,
+    force: bool = False,
+    resend_queued: bool = False,
+) -> QueueReport:
+    """Queue each submission for each judge (the active ones by default) under the
+    stage's current rubric: new judgments are created, failed ones are queued
+    again, done ones are left alone unless `force`. The messages go out after the
+    transaction commits. `resend_queued` sends queued judgments' messages again
+    (for a message lost with a broker; the claim makes a duplicate harmless)."""
+    report = QueueReport()
+    judges = list(judges) if judges is not None else list(Judge.objects.filter(is_active=True))
+    if not judges:
+        report.skipped.append("no active judge (add one with `manage.py judges add`)")
+        return report
+    rubrics: dict[str, Rubric | None] = {}
+    with transaction.atomic():
+        for submission in submissions:
+            if submission.status not in JUDGEABLE_STATUSES:
+                report.skipped.append(f"submission {submission.pk} is {submission.status}")
+                continue
+            if submission.stage not in rubrics:
+                rubrics[submission.stage] = rubric_current(stage=submission.stage)
+            rubric = rubrics[submission.stage]
+            if rubric is None:
+                report.skipped.append(
+                    f"submission {submission.pk}: no active rubric for the {submission.stage} stage"
+                )
+                continue
+            queued_any = False
+            for judge in judges:
+                judgment, created = Judgment.objects.get_or_create(
+                    submission=submission, judge=judge, rubric=rubric, condition=condition
+                )
+                if created:
+                    report.created += 1
+                elif judgment.status == JudgmentStatus.FAILED or (
+                    force and judgment.status == JudgmentStatus.DONE
+                ):
+                    _judgment_reset(judgment)
+                    report.requeued += 1
+                elif judgment.status == JudgmentStatus.QUEUED and resend_queued:
+                    report.requeued += 1
+                else:
+                    report.unchanged += 1
+                    continue
+                report.judgment_ids.append(judgment.pk)
+                queued_any = True
+            if queued_any:
+                Submission.objects.filter(
+                    pk=submission.pk,
+                    status__in=[SubmissionStatus.READY, SubmissionStatus.JUDGED],
+                ).update(status=SubmissionStatus.JUDGING, updated_at=timezone.now())
+        judgments_enqueue_on_commit(report.judgment_ids)
+    return report
+
+
+def _judgment_reset(judgment: Judgment) -> None:
+    """Back to queued with nothing of the earlier run left (scores, usage, error)."""
+    judgment.scores.all().delete()
+    Judgment.objects.filter(pk=judgment.pk).update(
+        status=JudgmentStatus.QUEUED,
+        run_token=None,
+        strengths=[],
+        weaknesses=[],
+        confidence=None,
+        has_hallucination=None,
+        hallucination_details="",
+        raw_response="",
+        prompt_sha256="",
+        input_tokens=None,
+        output_tokens=None,
+        cost_usd=None,
+        latency_seconds=None,
+        attempts=0,
+        error="",
+        imported=False,
+        started_at=None,
+        finished_at=None,
+        updated_at=timezone.now(),
+    )
+
+
+class RerunRefused(Exception):
+    pass
+
+
+def judgment_rerun(*, judgment_id: int) -> Judgment:
+    """Queue a failed judgment again (the organiser's re-run button)."""
+    with transaction.atomic():
+        judgment = Judgment.objects.select_for_update().filter(pk=judgment_id).first()
+        if judgment is None:
+            raise RerunRefused("no such judgment")
+        if judgment.status != JudgmentStatus.FAILED:
+            raise RerunRefused(
+                f"only a failed judgment can be re-run; this one is {judgment.status}"
+            )
+        _judgment_reset(judgment)
+        Submission.objects.filter(
+            pk=judgment.submission_id,
+            status__in=[SubmissionStatus.READY, SubmissionStatus.JUDGED],
+        ).update(status=SubmissionStatus.JUDGING)
+        judgments_enqueue_on_commit([judgment.pk])
+    judgment.refresh_from_db()
+    return judgment
+
+
+def submission_ready_judge(*, submission_id: int) -> QueueReport:
+    """A submission became ready: queue it for every active judge."""
+    submission = Submission.objects.filter(pk=submission_id).first()
+    if submission is None:
+        return QueueReport(skipped=[f"submission {submission_id} does not exist"])
+    return judgments_queue(submissions=[submission])
+
+
+# ---------------------------------------------------------------- running
+
+
+class JudgingFailed(Exception):
+    """The judgment cannot be completed; the message is what the organiser reads,
+    `raw` the judge's last answer when there was one."""
+
+    def __init__(self, message: str, *, raw: str = ""):
+        super().__init__(message)
+        self.raw = raw
+
+
+@dataclass
+class _Usage:
+    calls: int = 0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: Decimal | None = Decimal(0)
+    latency_seconds: float = 0.0
+    cost_known: bool = True
+
+    def add(self, response: llm.LLMResponse) -> None:
+        if response.input_tokens is not None:
+            self.input_tokens = (self.input_tokens or 0) + response.input_tokens
+        if response.output_tokens is not None:
+            self.output_tokens = (self.output_tokens or 0) + response.output_tokens
+        if response.cost_usd is None:
+            self.cost_known = False
+        elif self.cost_usd is not None:
+            self.cost_usd += response.cost_usd
+        self.latency_seconds += response.latency_seconds
+
+    @property
+    def cost(self) -> Decimal | None:
+        # One call of unknown price makes the total unknown, never an undercount.
+        return self.cost_usd if self.cost_known and self.calls else None
+
+
+def _backoff(attempt: int, retry_after: float | None) -> float:
+    base = settings.JUDGE_RETRY_BASE_SECONDS
+    cap = settings.JUDGE_RETRY_MAX_SECONDS
+    delay = min(cap, base * 2 ** (attempt - 1))
+    # Jitter spreads the retries of many judgments that failed together.
+    delay = delay / 2 + random.uniform(0, delay / 2)  # noqa: S311 - not for security
+    if retry_after is not None:
+        delay = max(delay, min(retry_after, cap))
+    return delay
+
+
+class _Run:
+    def __init__(self, judgment: Judgment, token: uuid.UUID):
+        self.judgment = judgment
+        self.token = token
+        self.usage = _Usage()
+        self.prompt_sha256 = ""
+        self.deadline = time.monotonic() + settings.JUDGE_TASK_SOFT_TIME_LIMIT
+
+    def _owned(self):
+        return Judgment.objects.filter(
+            pk=self.judgment.pk, status=JudgmentStatus.RUNNING, run_token=self.token
+        )
+
+    def call(self, messages: list[dict]) -> llm.LLMResponse:
+        judge = self.judgment.judge
+        max_attempts = settings.JUDGE_RETRY_ATTEMPTS
+        for attempt in range(1, max_attempts + 1):
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 1:
+                raise JudgingFailed("ran out of time before the judge answered")
+            try:
+                judge_call_acquire(
+                    judge_id=judge.pk, limit=judge.requests_per_minute, deadline=self.deadline
+                )
+            except RateLimitTimeout as exc:
+                raise JudgingFailed(str(exc)) from exc
+            self.usage.calls += 1
+            if self.usage.calls > 1:
+                # Live progress for the submission page: a retry or a re-ask is on its way
+                # (the claim already said "call 1").
+                self._owned().update(attempts=self.usage.calls, updated_at=timezone.now())
+            try:
+                response = llm.chat(judge=judge, messages=messages, timeout=remaining)
+            except llm.PermanentLLMError as exc:
+                raise JudgingFailed(f"{exc} (not retried: retrying cannot fix this)") from exc
+            except llm.TransientLLMError as exc:
+                if attempt == max_attempts:
+                    raise JudgingFailed(f"gave up after {attempt} attempts: {exc}") from exc
+                delay = _backoff(attempt, exc.retry_after)
+                if time.monotonic() + delay >= self.deadline:
+                    raise JudgingFailed(
+                        f"gave up after {attempt} attempts (time limit): {exc}"
+                    ) from exc
+                logger.info("judgment %s: %s; retrying in %.1f s", self.judgment.pk, exc, delay)
+                time.sleep(delay)
+                continue
+            self.usage.add(response)
+            return response
+        raise AssertionError("unreachable")
+
+    def judge(self) -> tuple[ParsedReview, str, str]:
+        judgment = self.judgment
+        rubric = judgment.rubric
+        prompt = judge_prompt_build(
+            submission=judgment.submission, rubric=rubric, condition=judgment.condition
+        )
+        self.prompt_sha256 = prompt.sha256
+        messages = list(prompt.messages)
+        asks = 1 + settings.JUDGE_MAX_REASKS
+        problems: list[str] = []
+        text = ""
+        for ask in range(1, asks + 1):
+            response = self.call(messages)
+            text = response.text
+            try:
+                parsed = review_parse(
+                    text, dimensions=rubric.dimensions, extra_fields=rubric.extra_fields or []
+                )
+            except ReviewFormatError as exc:
+                problems = exc.problems
+                logger.info("judgment %s: answer %d unusable: %s", judgment.pk, ask, exc)
+                messages += [
+                    {"role": "assistant", "content": text},
+                    reask_message(problems, rubric),
+                ]
+                continue
+            return parsed, text, prompt.sha256
+        raise JudgingFailed(
+            f"the judge's answer was not usable after {asks} tries: {'; '.join(problems)}",
+            raw=text,
+        )
+
+    def record(self, parsed: ParsedReview, raw: str) -> bool:
+        try:
+            return self._record(parsed, raw, replace=False)
+        except IntegrityError:
+            # Scores left by an earlier run (a reset deletes them, so this is rare):
+            # the whole record was rolled back; write it again over them.
+            return self._record(parsed, raw, replace=True)
+
+    def _record(self, parsed: ParsedReview, raw: str, *, replace: bool) -> bool:
+        usage = self.usage
+        with transaction.atomic():
+            # The conditional update locks the row: a reaper cannot requeue it under us,
+            # and a run whose token was replaced updates nothing and writes nothing.
+            owned = self._owned().update(
+                status=JudgmentStatus.DONE,
+                strengths=parsed.strengths,
+                weaknesses=parsed.weaknesses,
+                confidence=parsed.confidence,
+                has_hallucination=parsed.has_hallucination,
+                hallucination_details=parsed.hallucination_details,
+                raw_response=raw,
+                prompt_sha256=self.prompt_sha256,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cost_usd=usage.cost,
+                latency_seconds=usage.latency_seconds,
+                attempts=usage.calls,
+                error="",
+                finished_at=timezone.now(),
+                updated_at=timezone.now(),
+            )
+            if not owned:
+                return False
+            if replace:
+                DimensionScore.objects.filter(judgment_id=self.judgment.pk).delete()
+            DimensionScore.objects.bulk_create(
+                DimensionScore(
+                    judgment_id=self.judgment.pk,
+                    dimension=score.dimension,
+                    score=score.score,
+                    scale_min=score.scale_min,
+                    scale_max=score.scale_max,
+                    justification=score.justification,
+                )
+                for score in parsed.scores
+            )
+            # In the same transaction: one commit for the scores and the status.
+            submission_judging_refresh(submission_id=self.judgment.submission_id, savepoint=False)
+        self.judgment.status = JudgmentStatus.DONE
+        return True
+
+    def fail(self, message: str, raw: str = "") -> bool:
+        usage = self.usage
+        failed = bool(
+            self._owned().update(
+                status=JudgmentStatus.FAILED,
+                error=message[:5000],
+                raw_response=raw,
+                prompt_sha256=self.prompt_sha256,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cost_usd=usage.cost,
+                latency_seconds=usage.latency_seconds or None,
+                attempts=usage.calls,
+                finished_at=timezone.now(),
+                updated_at=timezone.now(),
+            )
+        )
+        if failed:
+            self.judgment.status = JudgmentStatus.FAILED
+        return failed
+
+
+def judgment_run(*, judgment_id: int) -> Judgment | None:
+    """Run one queued judgment to `done` or `failed`. Returns the judgment (its
+    `status` is the outcome; other fields are as claimed), or None, doing nothing,
+    when it was not queued (claimed by another delivery, done, failed or deleted)."""
+    token = uuid.uuid4()
+    claimed = Judgment.objects.filter(pk=judgment_id, status=JudgmentStatus.QUEUED).update(
+        status=JudgmentStatus.RUNNING,
+        run_token=token,
+        started_at=timezone.now(),
+        finished_at=None,
+        attempts=1,  # the first call is on its way
+        error="",
+        updated_at=timezone.now(),
+    )
+    if not claimed:
+        return None
+    judgment = Judgment.objects.select_related("judge", "rubric", "submission__task").get(
+        pk=judgment_id
+    )
+    run = _Run(judgment, token)
+    failure: tuple[str, str] | None = None
+    try:
+        parsed, raw, _sha = run.judge()
+    except JudgingFailed as exc:
+        failure = (str(exc), exc.raw)
+    except PromptError as exc:
+        failure = (f"cannot judge this submission: {exc}", "")
+    except SoftTimeLimitExceeded:
+        failure = ("ran past the judge task's soft time limit", "")
+    except Exception as exc:  # a bug must fail the judgment, not leave it running
+        logger.exception("judgment %s failed unexpectedly", judgment_id)
+        failure = (f"internal error: {type(exc).__name__}: {exc}", "")
+    if failure is None:
+        # Records the scores and the submission's status in one transaction.
+        if not run.record(parsed, raw):
+            logger.warning("judgment %s: result of a run given up for dead discarded", judgment_id)
+    elif run.fail(*failure):
+        submission_judging_refresh(submission_id=judgment.submission_id)
+    return judgment
+
+
+def judgments_reap_stuck(*, older_than: float | None = None) -> list[int]:
+    """Requeue judgments left `running` longer than the judge task's hard time limit
+    (a worker killed half-way): their run can no longer finish on its own.
+    Returns the ids requeued; their messages go out after commit."""
+    seconds = settings.JUDGE_TASK_TIME_LIMIT if older_than is None else older_than
+    cutoff = timezone.now() - timedelta(seconds=seconds)
+    requeued = []
+    with transaction.atomic():
+        stuck = list(
+            Judgment.objects.filter(status=JudgmentStatus.RUNNING, started_at__lte=cutoff)
+            .select_for_update(skip_locked=True)
+            .values_list("pk", "run_token")
+        )
+        for pk, token in stuck:
+            if Judgment.objects.filter(
+                pk=pk, status=JudgmentStatus.RUNNING, run_token=token
+            ).update(
+                status=JudgmentStatus.QUEUED,
+                run_token=None,
+                started_at=None,
+                error="requeued: its worker stopped before finishing",
+                updated_at=timezone.now(),
+            ):
+                requeued.append(pk)
+        judgments_enqueue_on_commit(requeued)
+    if requeued:
+        logger.warning("requeued %d stuck judgment(s): %s", len(requeued), requeued)
+    return requeued
+
+
+def submission_judging_refresh(*, submission_id: int, savepoint: bool = True) -> str | None:
+    """Move the submission between ready, judging and judged: judged once every
+    active judge has a done judgment (with code, the default condition). The row
+    is locked so that two judges finishing at once cannot leave it stale."""
+    with transaction.atomic(savepoint=savepoint):
+        status = (
+            Submission.objects.select_for_update()
+            .filter(pk=submission_id)
+            .values_list("status", flat=True)
+            .first()
+        )
+        if status is None:
+            return None
+        if status not in JUDGEABLE_STATUSES:
+            return status
+        # Read after the lock, in statements of their own: a statement that had waited
+        # for the lock would answer from a snapshot older than the other judge's commit.
+        active = set(Judge.objects.filter(is_active=True).values_list("pk", flat=True))
+        judgments = list(
+            Judgment.objects.filter(
+                submission_id=submission_id, condition=JudgingCondition.WITH_CODE
+            ).values_list("judge_id", "status")
+        )
+        done = {judge_id for judge_id, state in judgments if state == JudgmentStatus.DONE}
+        unfinished = any(
+            state in (JudgmentStatus.QUEUED, JudgmentStatus.RUNNING) for _, state in judgments
+        )
+        if active:
+            if active <= done:
+                new = SubmissionStatus.JUDGED
+            elif judgments:
+                new = SubmissionStatus.JUDGING
+            else:
+                new = status
+        else:
+            # No judge is active (e.g. only imported reviews): judged once it has scores.
+            new = SubmissionStatus.JUDGED if done and not unfinished else status
+        if new != status:
+            Submission.objects.filter(pk=submission_id).update(
+                status=new, updated_at=timezone.now()
+            )
+        return new

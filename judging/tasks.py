@@ -1,0 +1,56 @@
+"""Judge tasks, routed to the `judge` queue (settings CELERY_TASK_ROUTES). They
+take ids and call one service; the judgment row, claimed with a conditional
+update, is the truth, so a message delivered twice does the work once
+(acks_late is on for every task).
+
+Judge calls wait on the network: run this queue with a thread pool so one
+machine keeps many calls in flight,
+`celery -A mlrbench_site worker -Q judge --pool threads --concurrency 32`.
+"""
+
+from celery import shared_task
+from celery.signals import worker_process_init, worker_ready
+from django.conf import settings
+from django.db import close_old_connections
+
+from . import llm, services
+
+
+@worker_ready.connect
+@worker_process_init.connect
+def _warm_up_llm_client(**kwargs) -> None:
+    llm.warm_up()
+
+
+@shared_task(
+    bind=True,
+    name="judging.judgment_run",
+    acks_late=True,
+    # The service stops on its own at JUDGE_TASK_SOFT_TIME_LIMIT (thread pools do
+    # not enforce Celery's limits); these are the prefork pool's backstop.
+    soft_time_limit=settings.JUDGE_TASK_SOFT_TIME_LIMIT + 30,
+    time_limit=settings.JUDGE_TASK_TIME_LIMIT,
+    ignore_result=True,
+)
+def judgment_run_task(self, judgment_id: int) -> None:
+    # In a worker, around each task what Django does around a request: drop a
+    # connection that is broken or older than CONN_MAX_AGE, keep a good one (see
+    # CELERY_DB_REUSE_MAX). Eager tasks run inside their caller's connection: leave it.
+    in_worker = not self.request.is_eager
+    if in_worker:
+        close_old_connections()
+    try:
+        services.judgment_run(judgment_id=judgment_id)
+    finally:
+        if in_worker:
+            close_old_connections()
+
+
+@shared_task(
+    name="judging.reap_stuck",
+    soft_time_limit=60,
+    time_limit=120,
+    ignore_result=True,
+)
+def reap_stuck_task() -> int:
+    return len(services.judgments_reap_stuck())

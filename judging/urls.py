@@ -1,0 +1,33 @@
+from django.urls import path
+
+from . import apis, views
+
+app_name = "judging"
+
+urlpatterns = [
+    path(
+        "submissions/<int:submission_id>/judgments/",
+        views.submission_judgments_view,
+        name="submission-judgments",
+    ),
+    path(
+        "submissions/<int:submission_id>/judgments/panel/",
+        views.submission_judgments_panel_view,
+        name="submission-judgments-panel",
+    ),
+    path("judgments/<int:judgment_id>/rerun/", views.judgment_rerun_view, name="judgment-rerun"),
+]
+
+# Mounted under /api/ (namespace `api`) by mlrbench_site/urls.py.
+api_urlpatterns = [
+    path(
+        "submissions/<int:submission_id>/judgments/",
+        apis.SubmissionJudgmentsAPIView.as_view(),
+        name="submission-judgments",
+    ),
+    path(
+        "judgments/<int:judgment_id>/rerun/",
+        apis.JudgmentRerunAPIView.as_view(),
+        name="judgment-rerun",
+    ),
+]

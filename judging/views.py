@@ -1,0 +1,64 @@
+"""The judgments panel as a page of its own and as a fragment the poller swaps
+in, and the organiser's re-run button."""
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from benchmark.models import Submission
+
+from . import services
+from .selectors import judgments_panel_context
+
+
+def _submission(submission_id: int) -> Submission:
+    return get_object_or_404(Submission.objects.select_related("agent", "task"), pk=submission_id)
+
+
+def submission_judgments_view(request: HttpRequest, submission_id: int) -> HttpResponse:
+    submission = _submission(submission_id)
+    return render(
+        request,
+        "judging/submission_judgments.html",
+        {"submission": submission, "judging": judgments_panel_context(submission)},
+    )
+
+
+def _local_path(request: HttpRequest, url: str) -> str:
+    if url and url_has_allowed_host_and_scheme(
+        url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return url
+    return ""
+
+
+def submission_judgments_panel_view(request: HttpRequest, submission_id: int) -> HttpResponse:
+    """The panel's content alone, for the page's poller to swap in; `next` is the page
+    it sits in, where the re-run button returns."""
+    submission = _submission(submission_id)
+    return render(
+        request,
+        "judging/_judgments_panel_body.html",
+        {
+            "judging": judgments_panel_context(submission),
+            "return_to": _local_path(request, request.GET.get("next", ""))
+            or reverse("judging:submission-judgments", args=[submission.pk]),
+        },
+    )
+
+
+@require_POST
+@staff_member_required
+def judgment_rerun_view(request: HttpRequest, judgment_id: int) -> HttpResponse:
+    next_url = _local_path(request, request.POST.get("next", "")) or "/"
+    try:
+        judgment = services.judgment_rerun(judgment_id=judgment_id)
+    except services.RerunRefused as exc:
+        messages.error(request, f"Not re-run: {exc}.")
+    else:
+        messages.success(request, f"Judge {judgment.judge.name} queued again.")
+    return redirect(next_url)

@@ -1,0 +1,301 @@
+"""Judging throughput: the Celery judge queue against a plain loop.
+
+500 judgments against the loopback OpenAI-compatible server answering after
+300 ms, through the real queue (Redis) and real worker processes on a thread
+pool, against a plain loop that runs the same judgments one after another with
+the same client in one process (as the published MLR-Judge scripts do). Both
+run in the same invocation, on a fresh test database. The loop is measured on
+a sample (--sample judgments) and extrapolated to the full count: it is
+printed as such. The ideal for the queue is N x 0.3 s / concurrency.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/mlrbench \\
+    REDIS_URL=redis://127.0.0.1:6379/3 .venv/bin/python perf/judge_throughput.py
+
+Options: --judgments 500 --delay 0.3 --concurrency 32 --processes 2 --sample 20
+(PERF_PREFETCH sets the workers' --prefetch-multiplier). The concurrency is the
+number of calls in flight, split across the worker processes: by default two
+processes of 16 threads, one per core of a 2-core machine (`--processes 1` is
+the single 32-thread worker of docker-compose). It also prints the CPU the
+workers used per judgment: with 300 ms answers the queue is bound by CPU
+(litellm, Django and Celery take ~17-22 ms per judgment, and one process cannot
+use more than one core), so it cannot reach the ideal on 2 busy cores; with
+realistic answer times (--delay 3) it does.
+Goal: at least 20x the loop and at least 80% of the ideal at concurrency 32.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mlrbench_site.settings")
+os.environ.setdefault("SECRET_KEY", "perf-only-secret-key")
+os.environ["PERF_JUDGE_KEY"] = "sk-perf"
+MEDIA = tempfile.mkdtemp(prefix="mlrbench-perf-media-")
+os.environ["MEDIA_ROOT"] = MEDIA
+# The loop and the workers must do the same work: keep retries out of the way.
+os.environ.setdefault("JUDGE_RETRY_ATTEMPTS", "1")
+
+
+PREFETCH = int(os.environ.get("PERF_PREFETCH", "1"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--judgments", type=int, default=500)
+    parser.add_argument("--delay", type=float, default=0.3, help="server answer time, seconds")
+    parser.add_argument("--concurrency", type=int, default=32, help="calls in flight, in all")
+    parser.add_argument("--processes", type=int, default=2, help="worker processes")
+    parser.add_argument("--sample", type=int, default=20, help="judgments the loop runs")
+    args = parser.parse_args()
+    if not os.environ.get("REDIS_URL") and not os.environ.get("CELERY_BROKER_URL"):
+        sys.exit("set REDIS_URL (the queue needs a broker) and DATABASE_URL (PostgreSQL)")
+
+    import django
+
+    django.setup()
+    from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
+
+    print(f"creating a test database next to {connection.settings_dict['NAME']} ...", flush=True)
+    old_config = setup_databases(verbosity=0, interactive=False)
+    server = None
+    workers: list[subprocess.Popen] = []
+    try:
+        server = _fake_server(args.delay)
+        submissions, judge = _data(args.judgments, server.url)
+        workers = _start_workers(args.processes, args.concurrency)
+        cpu_before = _cpu_seconds(workers)
+        queue_seconds = _run_queue(submissions, judge, args.judgments)
+        worker_cpu = _cpu_seconds(workers) - cpu_before
+        _stop(workers)
+        workers = []
+        loop_per_judgment, loop_n = _run_loop(submissions, judge, args.sample)
+        _report(args, queue_seconds, loop_per_judgment, loop_n, worker_cpu)
+    finally:
+        _stop(workers)
+        if server is not None:
+            server.close()
+        connection.close()
+        teardown_databases(old_config, verbosity=0)
+
+
+def _fake_server(delay: float):
+    from tests.judging.fake_llm import FakeLLMServer, answer
+    from tests.judging.helpers import review_answer
+
+    return FakeLLMServer(default=answer(review_answer("end2end"), delay=delay))
+
+
+def _data(n: int, api_base: str):
+    """n / 2 end-to-end submissions (paper, code, log) and two judges: n judgments."""
+    from benchmark.models import Agent, ArtifactKind, Stage, Submission, Task, Team
+    from judging.models import Judge
+    from judging.services import ensure_default_rubrics
+    from tests.judging.factories import artifact_add
+
+    ensure_default_rubrics()
+    Judge.objects.all().delete()
+    judges = [
+        Judge.objects.create(
+            name=f"perf-judge-{i}",
+            model="openai/perf-judge",
+            api_base=api_base,
+            api_key_env="PERF_JUDGE_KEY",
+            requests_per_minute=1_000_000,
+            timeout_seconds=30,
+        )
+        for i in (1, 2)
+    ]
+    team = Team.objects.create(name="perf", slug="perf")
+    agent = Agent.objects.create(team=team, name="perf-agent", display_name="perf")
+    submissions = []
+    for i in range((n + 1) // 2):
+        task = Task.objects.create(
+            slug=f"iclr2025_perf{i}",
+            title=f"Perf {i}",
+            description="# Perf\n\nA task.",
+            conference="iclr",
+            year=2025,
+        )
+        submission = Submission.objects.create(
+            agent=agent,
+            task=task,
+            stage=Stage.END2END,
+            source="import",
+            archive_sha256=uuid.uuid4().hex,
+            status="ready",
+        )
+        artifact_add(submission, "results/paper.md", ArtifactKind.PAPER, "# Paper\n\n" + "x" * 3000)
+        artifact_add(submission, "code/run.py", ArtifactKind.CODE, "print(1)\n" * 200)
+        artifact_add(submission, "results/log.txt", ArtifactKind.LOG, "step ok\n" * 500)
+        submissions.append(submission)
+    return submissions, judges
+
+
+def _database_url() -> str:
+    from django.db import connection
+
+    s = connection.settings_dict
+    password = f":{s['PASSWORD']}" if s.get("PASSWORD") else ""
+    return (
+        f"postgres://{s.get('USER') or ''}{password}@{s.get('HOST') or '127.0.0.1'}:"
+        f"{s.get('PORT') or 5432}/{s['NAME']}"
+    )
+
+
+def _start_workers(processes: int, concurrency: int) -> list[subprocess.Popen]:
+    from django.conf import settings
+
+    from mlrbench_site.celery import app
+
+    with app.connection_for_write() as conn:
+        conn.default_channel.queue_purge("judge")
+    threads = max(1, concurrency // processes)
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(),
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        # Each worker thread keeps its database connection between judgments, as the
+        # README's worker command does.
+        "CONN_MAX_AGE": os.environ.get("CONN_MAX_AGE", "60"),
+    }
+    workers, nodes = [], []
+    for i in range(processes):
+        node = f"perf{i}-{uuid.uuid4().hex[:6]}@{socket.gethostname()}"
+        command = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "mlrbench_site",
+            "worker",
+            "-Q",
+            "judge",
+            "--pool",
+            "threads",
+            "--concurrency",
+            str(threads),
+            "-n",
+            node,
+            "--prefetch-multiplier",
+            str(PREFETCH),
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel",
+            "WARNING",
+        ]
+        workers.append(subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True))
+        nodes.append(node)
+    print(f"workers: {processes} process(es) x {threads} threads: {' '.join(command[3:11])}")
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if len(app.control.ping(destination=nodes, timeout=1.0)) == len(nodes):
+            return workers
+    raise SystemExit("the workers did not start")
+
+
+def _cpu_seconds(workers: list[subprocess.Popen]) -> float:
+    """CPU time the worker processes have used so far (Linux /proc)."""
+    total = 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    for worker in workers:
+        try:
+            fields = Path(f"/proc/{worker.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+    return total
+
+
+def _stop(workers: list[subprocess.Popen]) -> None:
+    for worker in workers:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGTERM)
+    for worker in workers:
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+
+
+def _run_queue(submissions, judges, n: int) -> float:
+    from judging.models import Judgment, JudgmentStatus
+    from judging.services import judgments_queue
+
+    started = time.perf_counter()
+    report = judgments_queue(submissions=submissions, judges=judges)
+    ids = report.judgment_ids[:n]
+    Judgment.objects.exclude(pk__in=ids).delete()  # an odd n: one judgment too many
+    while True:
+        finished = Judgment.objects.filter(
+            pk__in=ids, status__in=[JudgmentStatus.DONE, JudgmentStatus.FAILED]
+        ).count()
+        if finished >= len(ids):
+            break
+        time.sleep(0.05)
+    seconds = time.perf_counter() - started
+    failed = Judgment.objects.filter(pk__in=ids, status=JudgmentStatus.FAILED)
+    if failed.exists():
+        raise SystemExit(f"{failed.count()} judgments failed: {failed.first().error}")
+    return seconds
+
+
+def _run_loop(submissions, judges, sample: int) -> tuple[float, int]:
+    """The same judgments, one after another, in this process: queue them again
+    without sending anything and run each directly with the same client."""
+    from judging.models import DimensionScore, Judgment, JudgmentStatus
+    from judging.services import judgment_run
+
+    ids = list(
+        Judgment.objects.filter(judge=judges[0])
+        .order_by("pk")
+        .values_list("pk", flat=True)[:sample]
+    )
+    DimensionScore.objects.filter(judgment_id__in=ids).delete()
+    Judgment.objects.filter(pk__in=ids).update(status=JudgmentStatus.QUEUED, run_token=None)
+    started = time.perf_counter()
+    for judgment_id in ids:
+        judgment_run(judgment_id=judgment_id)
+    seconds = time.perf_counter() - started
+    assert Judgment.objects.filter(pk__in=ids, status=JudgmentStatus.DONE).count() == len(ids)
+    return seconds / len(ids), len(ids)
+
+
+def _report(
+    args, queue_seconds: float, loop_per_judgment: float, loop_n: int, worker_cpu: float
+) -> None:
+    n = args.judgments
+    loop_seconds = loop_per_judgment * n
+    ideal = n * args.delay / args.concurrency
+    print()
+    print(f"judgments                     {n} (server answers after {args.delay * 1000:.0f} ms)")
+    print(
+        f"plain loop                    {loop_per_judgment * 1000:.0f} ms per judgment, "
+        f"measured on {loop_n}; {loop_seconds:.1f} s for {n} (extrapolated)"
+    )
+    print(
+        f"queue, concurrency {args.concurrency:<10} {queue_seconds:.2f} s "
+        f"({n / queue_seconds:.0f} judgments/s)"
+    )
+    print(f"ideal (N x delay / conc.)     {ideal:.2f} s")
+    print(
+        f"worker CPU                    {worker_cpu:.1f} s ({1000 * worker_cpu / n:.1f} ms per "
+        f"judgment; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})"
+    )
+    print(f"speed-up over the loop        {loop_seconds / queue_seconds:.1f}x   (goal >= 20x)")
+    print(f"share of the ideal            {100 * ideal / queue_seconds:.0f}%   (goal >= 80%)")
+
+
+if __name__ == "__main__":
+    main()

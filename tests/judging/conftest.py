@@ -1,0 +1,92 @@
+import pytest
+
+from benchmark.models import ArtifactKind, Stage
+from judging.services import ensure_default_rubrics
+from mlrbench_site.celery import app
+
+from .factories import JudgeFactory, SubmissionFactory, artifact_add
+from .fake_llm import FakeLLMServer
+
+TEST_KEY = "sk-test-judge-key"
+
+
+@pytest.fixture(autouse=True)
+def _judging_settings(settings, tmp_path, monkeypatch):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    # Retries are real, only short: the tests wait milliseconds, not seconds.
+    settings.JUDGE_RETRY_ATTEMPTS = 3
+    settings.JUDGE_RETRY_BASE_SECONDS = 0.01
+    settings.JUDGE_RETRY_MAX_SECONDS = 0.05
+    settings.JUDGE_MAX_REASKS = 2
+    monkeypatch.setenv("TEST_JUDGE_KEY", TEST_KEY)
+
+
+@pytest.fixture
+def worker_env(settings) -> dict[str, str]:
+    """What a judge worker process needs to see what the test sees."""
+    return {
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "TEST_JUDGE_KEY": TEST_KEY,
+        "JUDGE_RETRY_ATTEMPTS": str(settings.JUDGE_RETRY_ATTEMPTS),
+        "JUDGE_RETRY_BASE_SECONDS": str(settings.JUDGE_RETRY_BASE_SECONDS),
+        "JUDGE_RETRY_MAX_SECONDS": str(settings.JUDGE_RETRY_MAX_SECONDS),
+        "SECRET_KEY": "test-only-secret-key",
+        "DEBUG": "0",
+    }
+
+
+@pytest.fixture
+def rubrics(db) -> dict:
+    ensure_default_rubrics()
+    from judging.models import Rubric
+
+    return {rubric.stage: rubric for rubric in Rubric.objects.filter(version=1)}
+
+
+@pytest.fixture
+def fake_llm():
+    server = FakeLLMServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def celery_eager():
+    """Tasks run in-process when their message would be sent (no worker)."""
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield app
+    app.conf.task_always_eager = previous
+
+
+@pytest.fixture
+def judge_for(fake_llm):
+    def make(name: str = "judge-a", **kwargs):
+        return JudgeFactory(name=name, api_base=fake_llm.url, **kwargs)
+
+    return make
+
+
+TASK_TEXT = "# Workshop on Bidirectional Human-AI Alignment\n\nStudy alignment both ways."
+
+
+def end2end_submission(**kwargs):
+    """An end-to-end run: a paper, its code, its execution log and a figure."""
+    submission = SubmissionFactory(
+        stage=Stage.END2END,
+        task__slug=kwargs.pop("task_slug", "iclr2025_bi_align"),
+        task__description=TASK_TEXT,
+        **kwargs,
+    )
+    artifact_add(
+        submission, "results/paper.md", ArtifactKind.PAPER, "# CEVA\n\nWe co-evolve values."
+    )
+    artifact_add(submission, "claude_code/run.py", ArtifactKind.CODE, "print('accuracy', 0.91)\n")
+    artifact_add(submission, "results/log.txt", ArtifactKind.LOG, "epoch 1 accuracy 0.91\n")
+    artifact_add(submission, "results/figure.png", ArtifactKind.FIGURE, b"\x89PNG\r\n\x1a\n\x00")
+    return submission
+
+
+@pytest.fixture
+def submission(db):
+    return end2end_submission()

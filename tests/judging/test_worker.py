@@ -1,0 +1,156 @@
+"""The judge queue with real Celery worker processes on Redis, calling the
+loopback server through litellm: a ready submission is scored by every active
+judge, a message delivered twice is judged once, a worker killed with SIGKILL
+half-way leaves a judgment that still ends `done` exactly once, and a judge's
+requests-per-minute limit holds across worker processes."""
+
+import os
+import signal
+import time
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+
+from benchmark.models import SubmissionStatus
+from benchmark.signals import submission_ready
+from judging.models import Judgment, JudgmentStatus
+from judging.selectors import stage_scores
+from judging.services import ensure_default_rubrics, judgments_queue
+from judging.tasks import judgment_run_task
+
+from .conftest import end2end_submission
+from .factories import JudgeFactory
+from .fake_llm import answer
+from .helpers import review_answer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def wait_until(condition, timeout: float = 60.0, what: str = "the condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def statuses(submission) -> list[str]:
+    return sorted(Judgment.objects.filter(submission=submission).values_list("status", flat=True))
+
+
+@pytest.fixture
+def two_judges(fake_llm):
+    ensure_default_rubrics()
+    a = JudgeFactory(name="judge-a", model="openai/judge-a", api_base=fake_llm.url)
+    b = JudgeFactory(name="judge-b", model="openai/judge-b", api_base=fake_llm.url)
+    JudgeFactory(name="retired", api_base=fake_llm.url, is_active=False)
+
+    def by_model(body):
+        # Two judges that disagree: the stage score must be their mean.
+        if body["model"] == "judge-a":
+            return answer(review_answer("end2end", score=5, overall=6))
+        return answer(review_answer("end2end", score=8, overall=9))
+
+    fake_llm.default = by_model
+    return a, b
+
+
+def test_a_ready_submission_is_scored_by_every_active_judge_and_the_stage_score_is_their_mean(
+    celery_worker_process, worker_env, fake_llm, two_judges
+):
+    celery_worker_process("judge", pool="threads", concurrency=4, env=worker_env)
+    submission = end2end_submission()
+
+    # What the intake does once the submission's transaction has committed.
+    submission_ready.send(sender=None, submission_id=submission.pk)
+
+    wait_until(lambda: statuses(submission) == ["done", "done"], what="both judgments done")
+    judges = set(
+        Judgment.objects.filter(submission=submission).values_list("judge__name", flat=True)
+    )
+    assert judges == {"judge-a", "judge-b"}  # the retired judge was not queued
+    means = stage_scores(submission_ids=[submission.pk])[submission.pk]
+    assert means["Overall"] == Decimal("7.5")
+    assert means["Clarity"] == Decimal("6.5")
+    submission.refresh_from_db()
+    assert submission.status == SubmissionStatus.JUDGED
+
+
+def test_a_message_delivered_twice_is_judged_once(
+    celery_worker_process, worker_env, fake_llm, two_judges
+):
+    judge_a, _ = two_judges
+    celery_worker_process("judge", pool="threads", concurrency=4, env=worker_env)
+    submission = end2end_submission()
+    report = judgments_queue(submissions=[submission], judges=[judge_a])
+    (judgment_id,) = report.judgment_ids
+
+    judgment_run_task.delay(judgment_id)  # the same message again
+
+    wait_until(lambda: statuses(submission) == ["done"], what="the judgment done")
+    time.sleep(1.0)  # time enough for a second run to show up, were there one
+    assert len(fake_llm.requests) == 1
+    assert Judgment.objects.get(pk=judgment_id).scores.count() == 5
+
+
+def test_a_worker_killed_mid_judgment_leaves_a_judgment_that_still_ends_done_once(
+    celery_worker_process, worker_env, fake_llm, two_judges
+):
+    judge_a, _ = two_judges
+    first = celery_worker_process("judge", pool="threads", concurrency=2, env=worker_env)
+    # The first call hangs (until the test ends); later calls answer at once.
+    fake_llm.script(answer(review_answer("end2end", overall=3), delay=120))
+    submission = end2end_submission()
+    (judgment_id,) = judgments_queue(submissions=[submission], judges=[judge_a]).judgment_ids
+    assert fake_llm.wait_for_requests(1)
+    assert Judgment.objects.get(pk=judgment_id).status == JudgmentStatus.RUNNING
+
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    # A second worker whose broker gives up on unacknowledged messages after 1 s:
+    # the killed worker's message is delivered to it again, and must do nothing.
+    time.sleep(1.5)
+    celery_worker_process(
+        "judge", pool="threads", concurrency=2, env={**worker_env, "CELERY_VISIBILITY_TIMEOUT": "1"}
+    )
+    time.sleep(2.0)
+    assert Judgment.objects.get(pk=judgment_id).status == JudgmentStatus.RUNNING
+    assert len(fake_llm.requests) == 1
+
+    call_command("reap_stuck", "--older-than", "0")
+
+    wait_until(lambda: statuses(submission) == ["done"], what="the requeued judgment done")
+    time.sleep(2.0)  # any late redelivery would run now
+    judgment = Judgment.objects.get(pk=judgment_id)
+    assert Judgment.objects.filter(submission=submission).count() == 1
+    assert judgment.status == JudgmentStatus.DONE
+    assert judgment.scores.count() == 5
+    assert judgment.scores.get(dimension="Overall").score == 6
+    assert len(fake_llm.requests) == 2
+
+
+def test_a_judges_rate_limit_holds_across_worker_processes(
+    celery_worker_process, worker_env, fake_llm
+):
+    ensure_default_rubrics()
+    judge = JudgeFactory(name="slow-provider", api_base=fake_llm.url, requests_per_minute=3)
+    fake_llm.default = answer(review_answer("end2end"))
+    workers = [
+        celery_worker_process("judge", pool="threads", concurrency=4, env=worker_env)
+        for _ in range(2)
+    ]
+    submissions = [end2end_submission(task_slug=f"iclr2025_task{i}") for i in range(6)]
+
+    judgments_queue(submissions=submissions, judges=[judge])
+
+    assert fake_llm.wait_for_requests(3)
+    time.sleep(4.0)
+    # Six judgments, eight threads in two processes: only three calls in the minute.
+    assert len(fake_llm.requests) == 3
+    done = Judgment.objects.filter(judge=judge, status=JudgmentStatus.DONE).count()
+    assert done == 3
+    # The other three wait a minute for their slots; a warm shutdown would wait too.
+    for worker in workers:
+        os.killpg(worker.pid, signal.SIGKILL)
