@@ -8,6 +8,7 @@ from decimal import Decimal
 import factory
 from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
+from django.db.models import Max
 from django.utils import timezone
 
 from benchmark.models import Agent, Artifact, Stage, Submission, Team
@@ -101,7 +102,12 @@ class RubricFactory(factory.django.DjangoModelFactory):
         model = Rubric
 
     stage = Stage.END2END
-    version = factory.Sequence(lambda n: n + 1)
+    # The next version of the stage: the site's own rubrics are version 1.
+    version = factory.LazyAttribute(
+        lambda rubric: (
+            (Rubric.objects.filter(stage=rubric.stage).aggregate(v=Max("version"))["v"] or 0) + 1
+        )
+    )
     dimensions = factory.LazyFunction(rubric_dimensions)
     overall_key = "Overall"
     extra_fields = factory.LazyFunction(lambda: ["Confidence"])

@@ -13,7 +13,7 @@ from django.utils import timezone
 from scipy import stats
 
 from benchmark.models import Stage
-from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus
+from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
 from reviews import agreement as agreement_module
 from reviews.models import HumanReview, HumanReviewScore, ReviewStatus
 from reviews.selectors import agreement_for_stage
@@ -221,6 +221,7 @@ def test_an_empty_stage_lists_the_rubric_dimensions_with_reasons(client, db):
         assert all(v in (None, 0) for v in numbers.values())
         assert row["unavailable"]["p_value"].startswith("the test needs at least")
     # No rubric and no data at all: nothing to list, still a valid answer.
+    Rubric.objects.filter(stage=Stage.PROPOSAL).delete()
     body = client.get("/api/agreement/?stage=proposal").json()
     assert body == {"stage": "proposal", "judge": None, "dimensions": []}
     page = client.get("/agreement/?stage=idea")

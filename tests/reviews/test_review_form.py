@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from benchmark.models import Stage
+from judging.models import Rubric
 from reviews.models import (
     Assignment,
     AssignmentStatus,
@@ -150,6 +151,7 @@ def test_submit_then_edit_until_closed_with_history(client, assignment):
 
 
 def test_no_rubric_for_the_stage_is_said_plainly(client, make_reviewer):
+    Rubric.objects.filter(stage=Stage.IDEA).delete()
     submission = SubmissionFactory(stage=Stage.IDEA)
     review_round = review_round_create(
         name="r", stage=Stage.IDEA, due_at=timezone.now(), submissions=[submission]
