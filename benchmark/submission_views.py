@@ -27,6 +27,7 @@ from .accounts import (
 from .forms import AgentForm, ApiTokenForm, SubmissionUploadForm, TeamForm
 from .intake import DuplicateSubmission, IntakeRefused, submission_intake
 from .models import Agent, Stage, SubmissionSource, Task
+from .page_panels import submission_page_panels
 from .submission_selectors import (
     artifact_delivery,
     artifact_file_path,
@@ -124,7 +125,12 @@ def _visible_submissions(request: HttpRequest):
 def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResponse:
     submission = get_object_or_404(_visible_submissions(request), pk=submission_id)
     response = render(
-        request, "benchmark/submission_detail.html", {"page": submission_page(submission)}
+        request,
+        "benchmark/submission_detail.html",
+        {
+            "page": submission_page(submission),
+            "panels": submission_page_panels(request=request, submission=submission),
+        },
     )
     response["Content-Security-Policy"] = SUBMISSION_PAGE_CSP
     return response

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.models import Submission
+from benchmark.visibility import submissions_visible_to
 
 from . import services
 from .selectors import judgments_status_data
@@ -35,7 +36,10 @@ class SubmissionJudgmentsAPIView(APIView):
 
     @extend_schema(responses=SubmissionJudgmentsSerializer)
     def get(self, request: Request, submission_id: int) -> Response:
-        submission = get_object_or_404(Submission.objects.select_related("task"), pk=submission_id)
+        submissions = submissions_visible_to(
+            user=request.user, submissions=Submission.objects.select_related("task")
+        )
+        submission = get_object_or_404(submissions, pk=submission_id)
         data = judgments_status_data(submission)
         return Response(SubmissionJudgmentsSerializer(data).data)
 

@@ -10,17 +10,21 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from benchmark.models import Submission
+from benchmark.visibility import submissions_visible_to
 
 from . import services
 from .selectors import judgments_panel_context
 
 
-def _submission(submission_id: int) -> Submission:
-    return get_object_or_404(Submission.objects.select_related("agent", "task"), pk=submission_id)
+def _submission(request: HttpRequest, submission_id: int) -> Submission:
+    submissions = submissions_visible_to(
+        user=request.user, submissions=Submission.objects.select_related("agent", "task")
+    )
+    return get_object_or_404(submissions, pk=submission_id)
 
 
 def submission_judgments_view(request: HttpRequest, submission_id: int) -> HttpResponse:
-    submission = _submission(submission_id)
+    submission = _submission(request, submission_id)
     return render(
         request,
         "judging/submission_judgments.html",
@@ -39,7 +43,7 @@ def _local_path(request: HttpRequest, url: str) -> str:
 def submission_judgments_panel_view(request: HttpRequest, submission_id: int) -> HttpResponse:
     """The panel's content alone, for the page's poller to swap in; `next` is the page
     it sits in, where the re-run button returns."""
-    submission = _submission(submission_id)
+    submission = _submission(request, submission_id)
     return render(
         request,
         "judging/_judgments_panel_body.html",

@@ -297,3 +297,6 @@ REPRODUCTION_TOLERANCE = env.float("REPRODUCTION_TOLERANCE", default=0.01)
 # (benchmark/visibility.py): a reviewer does not see the papers they have not
 # reviewed yet, anywhere on the site, until their own review is in.
 SUBMISSION_VISIBILITY_HOOKS = ["reviews.blind.submissions_pending_review_by"]
+
+# Panels other apps add to the submission page (benchmark/page_panels.py).
+SUBMISSION_PAGE_PANELS = ["judging.panels.judgments_panel"]

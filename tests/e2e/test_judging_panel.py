@@ -25,12 +25,6 @@ def test_the_panel_shows_a_judgment_finishing_without_a_reload(
     page, fake_llm, settings, tmp_path, monkeypatch
 ):
     settings.MEDIA_ROOT = str(tmp_path / "media")
-    # The live server serves static files from their sources, not the hashed
-    # names the manifest storage writes into pages: use plain names here.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
     monkeypatch.setenv("TEST_JUDGE_KEY", "sk-test")
     ensure_default_rubrics()
     submission = end2end_submission()
@@ -40,7 +34,8 @@ def test_the_panel_shows_a_judgment_finishing_without_a_reload(
     )
     fake_llm.default = answer(review_answer("end2end", score=6, overall=7))
 
-    page.goto(f"/submissions/{submission.pk}/judgments/")
+    # The submission's own page, under its strict Content-Security-Policy.
+    page.goto(f"/submissions/{submission.pk}/")
     expect(page.get_by_test_id("status-judge-a-with_code")).to_have_text("Queued")
     page.evaluate("window.__stillTheSamePage = true")
 

@@ -22,6 +22,8 @@ def _pages(s) -> dict[str, str]:
         "artifact file": f"/submissions/{submission.pk}/raw/results/paper.md",
         "submission API": f"/api/submissions/{submission.pk}/",
         "submission scores": f"/submissions/{submission.pk}/scores/",
+        "judgments page": f"/submissions/{submission.pk}/judgments/",
+        "judgments status API": f"/api/submissions/{submission.pk}/judgments/",
     }
 
 

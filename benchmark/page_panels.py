@@ -1,0 +1,24 @@
+"""Panels that other apps add to the submission page (the judges' scores,
+say), named by dotted path in `SUBMISSION_PAGE_PANELS`, so that `benchmark`
+never imports them. A panel is `panel(*, request, submission) -> SafeString`."""
+
+from functools import cache
+
+from django.conf import settings
+from django.http import HttpRequest
+from django.utils.module_loading import import_string
+from django.utils.safestring import SafeString
+
+from .models import Submission
+
+
+@cache
+def _panels(paths: tuple[str, ...]) -> list:
+    return [import_string(path) for path in paths]
+
+
+def submission_page_panels(*, request: HttpRequest, submission: Submission) -> list[SafeString]:
+    return [
+        panel(request=request, submission=submission)
+        for panel in _panels(tuple(settings.SUBMISSION_PAGE_PANELS))
+    ]
