@@ -12,10 +12,10 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from .models import Agent, ApiToken, ModelFamily, Team
+from .models.submissions import AGENT_NAME_PATTERN
 
 # Agent names are slugs, with dots allowed: the published agents are named
 # after their models (`gemini-2.5-pro-preview-03-25`).
-AGENT_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,99}$"
 _AGENT_NAME_RE = re.compile(AGENT_NAME_PATTERN)
 TOKEN_PREFIX = "mlrb_"  # noqa: S105 - a label that makes keys recognisable, not a secret
 

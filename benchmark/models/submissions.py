@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
@@ -34,9 +35,21 @@ class ModelFamily(models.TextChoices):
     OTHER = "other", "Other"
 
 
+AGENT_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,99}$"
+
+
 class Agent(models.Model):
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="agents")
-    name = models.SlugField(max_length=100, unique=True, help_text="Unique slug, e.g. `claude`.")
+    # Published agents are named after their models (`o4-mini-2025-04-16`,
+    # `gemini-2.5-pro-preview`), so a name may hold dots as well as a slug's characters.
+    name = models.CharField(
+        max_length=100,
+        unique=True,
+        validators=[
+            RegexValidator(AGENT_NAME_PATTERN, "Lower-case letters, digits, '.', '_' and '-'.")
+        ],
+        help_text="Unique name, e.g. `claude` or `o4-mini-2025-04-16`.",
+    )
     display_name = models.CharField(max_length=200)
     base_model = models.CharField(max_length=200, blank=True)
     coding_agent = models.CharField(max_length=200, blank=True)
@@ -53,6 +66,9 @@ class Agent(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=Q(model_family__in=ModelFamily.values), name="agent_model_family_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(name__regex=AGENT_NAME_PATTERN), name="agent_name_format"
             ),
         ]
 

@@ -2,10 +2,6 @@
 leaderboard: each agent's row on `iclr2025_bi_align` is the mean of the two
 judges' published scores, dimension by dimension, in the page, the JSON and
 the CSV.
-
-The import of agent runs and judge reviews belongs to other parts of
-`import_mlrbench`; until they are installed the test is skipped, and it runs
-by itself once they are.
 """
 
 import csv
@@ -77,13 +73,10 @@ def page_rows(html: str) -> dict[str, dict[str, float]]:
 def test_end_to_end_rows_equal_the_published_judge_means(client, condition):
     call_command("import_mlrbench", settings.MLRBENCH_DATA, stdout=StringIO())
     submissions = Submission.objects.filter(stage=Stage.END2END, task__slug=TASK)
-    if not submissions.exists():
-        pytest.skip("no end-to-end submission after import: the runs import part is missing")
     judged = Judgment.objects.filter(
         submission__in=submissions, status=JudgmentStatus.DONE, condition=condition
     )
-    if not judged.exists():
-        pytest.skip(f"no {condition} judgment after import: the reviews import part is missing")
+    assert judged.exists(), f"no {condition} judgment after import"
 
     expected_by_folder = published_means(Path(settings.MLRBENCH_DATA), condition)
     agents = Agent.objects.filter(submissions__in=judged.values("submission_id")).distinct()
