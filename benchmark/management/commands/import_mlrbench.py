@@ -1,8 +1,11 @@
+import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmark.mlrbench_import import ImportOptions, ImportRefused, import_parts
+
+PROGRESS_EVERY_SECONDS = 5.0
 
 
 class Command(BaseCommand):
@@ -25,9 +28,20 @@ class Command(BaseCommand):
             raise CommandError(f"{path} is not a clone of the MLR-Bench repository (no tasks/).")
         verbosity = options["verbosity"]
 
+        interactive = self.stderr.isatty()
+        last_line_at = 0.0
+
         def progress(message: str) -> None:
-            if verbosity >= 1:
-                self.stderr.write(message, ending="\r" if self.stderr.isatty() else "\n")
+            # A terminal shows one line that updates; a log gets a line every
+            # few seconds, not one per file.
+            nonlocal last_line_at
+            if verbosity < 1:
+                return
+            if interactive:
+                self.stderr.write(f"\x1b[2K{message}", ending="\r")
+            elif verbosity >= 2 or time.monotonic() - last_line_at >= PROGRESS_EVERY_SECONDS:
+                last_line_at = time.monotonic()
+                self.stderr.write(message)
 
         import_options = ImportOptions(skip_duplicates=skip_duplicates, progress=progress)
         changed = 0
