@@ -141,6 +141,9 @@ MEDIA_ROOT = env.path("MEDIA_ROOT", default=BASE_DIR / "media")
 # need `collectstatic`; the test suite's live server serves plain names from
 # the finders, so it turns the manifest off (STATIC_MANIFEST=0).
 STATIC_MANIFEST = env.bool("STATIC_MANIFEST", default=not DEBUG)
+# Without the manifest (development, tests) WhiteNoise serves straight from the
+# apps' static folders, so no collectstatic is needed there.
+WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
