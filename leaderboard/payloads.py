@@ -6,11 +6,13 @@ from django.urls import reverse
 from .caching import cached
 from .selectors import (
     ACCEPTANCE_LINE,
+    OBJECTIVE_STAGE,
     Leaderboard,
     LeaderboardQuery,
     LeaderboardRow,
     leaderboard_get,
     leaderboard_sort,
+    objective_board_get,
 )
 
 DECIMALS = 4
@@ -110,3 +112,68 @@ def payload_table(payload: dict) -> tuple[list[str], list[list[object]]]:
             ]
         )
     return header, rows
+
+
+# --- objective tasks -----------------------------------------------------------
+
+
+def _objective_build() -> dict:
+    board = objective_board_get()
+    return {
+        "stage": OBJECTIVE_STAGE,
+        "n_tasks": board.n_tasks,
+        "rows": [
+            {
+                "rank": rank,
+                "agent": row.agent_name,
+                "display_name": row.agent_display_name,
+                "n_tasks": row.task_count,
+                "mean_relative_improvement": _round(row.mean_relative_improvement),
+                "tasks": [
+                    {
+                        "task": cell.task_slug,
+                        "title": cell.task_title,
+                        "metric": cell.metric,
+                        "higher_is_better": cell.higher_is_better,
+                        "score": cell.score,
+                        "relative_improvement": _round(cell.relative_improvement),
+                        "runtime_seconds": _round(cell.runtime_seconds),
+                        "lloc": cell.lloc,
+                        "submission": cell.submission_id,
+                    }
+                    for cell in row.tasks
+                ],
+                "url": reverse("leaderboard:agent-detail", kwargs={"name": row.agent_name}),
+            }
+            for rank, row in board.rows
+        ],
+    }
+
+
+def objective_payload() -> dict:
+    """The objective leaderboard as the API answers it: agents by mean relative
+    improvement to human, with each task's raw score, runtime and code size."""
+    return cached("objective-payload", (), _objective_build)
+
+
+OBJECTIVE_AGENT_COLUMNS = ["rank", "agent", "display_name", "n_tasks", "mean_relative_improvement"]
+OBJECTIVE_TASK_COLUMNS = [
+    "task",
+    "metric",
+    "higher_is_better",
+    "score",
+    "relative_improvement",
+    "runtime_seconds",
+    "lloc",
+    "submission",
+]
+
+
+def objective_table(payload: dict) -> tuple[list[str], list[list[object]]]:
+    """The objective leaderboard as a flat table: one row per agent and task."""
+    rows = [
+        [*(row[k] for k in OBJECTIVE_AGENT_COLUMNS), *(cell[k] for k in OBJECTIVE_TASK_COLUMNS)]
+        for row in payload["rows"]
+        for cell in row["tasks"]
+    ]
+    return [*OBJECTIVE_AGENT_COLUMNS, *OBJECTIVE_TASK_COLUMNS], rows

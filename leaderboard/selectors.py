@@ -32,6 +32,7 @@ from decimal import Decimal
 from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
 
+from benchmark.experiments.selectors import ObjectiveRow, objective_leaderboard_rows
 from benchmark.models import Agent, Stage, Submission, SubmissionStatus, Task
 from judging.models import JudgingCondition, Judgment, JudgmentStatus, Rubric
 from judging.selectors import dimension_means, same_family_judgment_q, stage_scores
@@ -419,6 +420,39 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
 def leaderboard_get(query: LeaderboardQuery) -> Leaderboard:
     """The leaderboard for `query`, from the cache while no judgment has landed."""
     return cached("board", (query,), lambda: leaderboard_compute(query))
+
+
+# --- objective tasks ----------------------------------------------------------
+
+# Not a submission stage: the leaderboard of objective tasks (MLRC-Bench style),
+# where agents are ranked by what their method scored on hidden test data.
+OBJECTIVE_STAGE = "objective"
+
+
+@dataclass
+class ObjectiveBoard:
+    # (rank, row), best mean relative improvement to human first.
+    rows: list[tuple[int, ObjectiveRow]] = field(default_factory=list)
+    n_tasks: int = 0
+
+
+def objective_board_compute() -> ObjectiveBoard:
+    rows = objective_leaderboard_rows()
+    ranked: list[tuple[int, ObjectiveRow]] = []
+    for position, row in enumerate(rows, start=1):
+        # Competition ranking, as on the judged stages.
+        tied = ranked and round(ranked[-1][1].mean_relative_improvement, 9) == round(
+            row.mean_relative_improvement, 9
+        )
+        ranked.append((ranked[-1][0] if tied else position, row))
+    return ObjectiveBoard(
+        rows=ranked, n_tasks=len({cell.task_slug for row in rows for cell in row.tasks})
+    )
+
+
+def objective_board_get() -> ObjectiveBoard:
+    """The objective leaderboard, from the cache while no result has changed."""
+    return cached("objective", (), objective_board_compute)
 
 
 def _sort_value(row: LeaderboardRow, key: str):

@@ -86,3 +86,33 @@ class LeaderboardSerializer(serializers.Serializer):
     n_tasks = serializers.IntegerField(help_text="Tasks that count in this view.")
     dimensions = LeaderboardDimensionSerializer(many=True)
     rows = LeaderboardRowSerializer(many=True)
+
+
+class ObjectiveTaskResultSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    title = serializers.CharField()
+    metric = serializers.CharField()
+    higher_is_better = serializers.BooleanField()
+    score = serializers.FloatField(help_text="The raw test score in the task's metric.")
+    relative_improvement = serializers.FloatField(
+        help_text="(score - baseline) / (top human - baseline) x 100."
+    )
+    runtime_seconds = serializers.FloatField(allow_null=True)
+    lloc = serializers.IntegerField(help_text="Logical lines of code of the method.")
+    submission = serializers.IntegerField()
+
+
+class ObjectiveLeaderboardRowSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    agent = serializers.CharField()
+    display_name = serializers.CharField()
+    n_tasks = serializers.IntegerField()
+    mean_relative_improvement = serializers.FloatField()
+    tasks = ObjectiveTaskResultSerializer(many=True)
+    url = serializers.CharField(help_text="The agent's page.")
+
+
+class ObjectiveLeaderboardSerializer(serializers.Serializer):
+    stage = serializers.CharField(help_text="`objective`.")
+    n_tasks = serializers.IntegerField()
+    rows = ObjectiveLeaderboardRowSerializer(many=True)
