@@ -40,6 +40,9 @@ def row_payload(board: Leaderboard, row: LeaderboardRow) -> dict:
         "cost_usd_per_task": _round(row.cost_usd_per_task),
         "human_overall": _round(row.human_overall),
         "same_family_judge": row.same_family_judge,
+        "reproduced_rate": _round(row.reproduced_rate),
+        "not_reproduced_rate": _round(row.not_reproduced_rate),
+        "reproduction_checked": row.reproduction_checked,
         "url": reverse("leaderboard:agent-detail", kwargs={"name": row.agent}),
     }
 
@@ -62,6 +65,7 @@ def _build(query: LeaderboardQuery, sort: str) -> dict:
         },
         "acceptance_line": ACCEPTANCE_LINE,
         "n_tasks": board.n_tasks,
+        "has_reproduction": board.has_reproduction,
         "dimensions": [{"key": d.key, "label": d.label} for d in board.dimensions],
         "rows": [row_payload(board, row) for row in rows],
     }
@@ -89,6 +93,9 @@ FIXED_TRAILING = [
     "cost_usd_per_task",
     "human_overall",
     "same_family_judge",
+    "reproduced_rate",
+    "not_reproduced_rate",
+    "reproduction_checked",
 ]
 
 
@@ -109,6 +116,9 @@ def payload_table(payload: dict) -> tuple[list[str], list[list[object]]]:
                 row["cost_usd_per_task"],
                 row["human_overall"],
                 row["same_family_judge"],
+                row["reproduced_rate"],
+                row["not_reproduced_rate"],
+                row["reproduction_checked"],
             ]
         )
     return header, rows

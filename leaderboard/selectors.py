@@ -32,8 +32,12 @@ from decimal import Decimal
 from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
 
-from benchmark.experiments.selectors import ObjectiveRow, objective_leaderboard_rows
-from benchmark.models import Agent, Stage, Submission, SubmissionStatus, Task
+from benchmark.experiments.selectors import (
+    ObjectiveRow,
+    objective_leaderboard_rows,
+    reproduction_verdicts,
+)
+from benchmark.models import Agent, ReproductionVerdict, Stage, Submission, SubmissionStatus, Task
 from judging.models import JudgingCondition, Judgment, JudgmentStatus, Rubric
 from judging.selectors import dimension_means, same_family_judgment_q, stage_scores
 
@@ -47,6 +51,8 @@ LEADERBOARD_STAGES: tuple[str, ...] = (
     Stage.PAPER,
     Stage.END2END,
 )
+# Stages whose submissions carry runnable experiments, and so a reproduction check.
+REPRODUCTION_STAGES: tuple[str, ...] = (Stage.EXPERIMENT, Stage.END2END)
 # MLR-Judge's acceptance line: 6 is "marginally above the acceptance threshold".
 ACCEPTANCE_LINE = 6.0
 DEFAULT_OVERALL_KEY = "Overall"
@@ -91,6 +97,12 @@ class LeaderboardRow:
     human_overall: float | None
     # A judge of the agent's own model family contributed to these scores.
     same_family_judge: bool
+    # Of the agent's tasks whose counted submission has a reproduction check
+    # (`reproduction_checked` of them), the shares the latest check found
+    # reproduced and not reproduced; the rest could not run.
+    reproduced_rate: float | None = None
+    not_reproduced_rate: float | None = None
+    reproduction_checked: int = 0
 
 
 @dataclass
@@ -103,6 +115,7 @@ class Leaderboard:
     has_fabrication: bool = False
     has_cost: bool = False
     has_human: bool = False
+    has_reproduction: bool = False
 
     @property
     def other_dimensions(self) -> list[Dimension]:
@@ -112,7 +125,7 @@ class Leaderboard:
         return [*FIXED_SORT_KEYS, *(d.key for d in self.dimensions)]
 
 
-FIXED_SORT_KEYS = ("rank", "agent", "n_tasks", "cost", "fabrication", "human")
+FIXED_SORT_KEYS = ("rank", "agent", "n_tasks", "cost", "fabrication", "human", "reproduced")
 
 
 # --- which submission counts ------------------------------------------------
@@ -352,6 +365,15 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
 
     provider = human_overall_provider()
     human = provider(submission_ids=candidates.values("id")) if provider else {}
+    # One query: the latest check of every candidate; the counted ones are used.
+    verdicts = (
+        {
+            sid: check.verdict
+            for sid, check in reproduction_verdicts(submission_ids=candidates.values("id")).items()
+        }
+        if query.stage in REPRODUCTION_STAGES
+        else {}
+    )
     agents = {
         agent.id: agent
         for agent in Agent.objects.filter(id__in=list(per_task)).only(
@@ -374,6 +396,9 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
             for dimension, value in scores[agent_id][task_id].items():
                 dimension_values[dimension].append(value)
         with_verdict = [r for r in results if r.n_verdicts > 0]
+        checked = [v for r in results if (v := verdicts.get(r.submission_id)) is not None]
+        reproduced = checked.count(ReproductionVerdict.REPRODUCED)
+        not_reproduced = checked.count(ReproductionVerdict.NOT_REPRODUCED)
         overall = sum(r.overall for r in results) / len(results)
         rows.append(
             LeaderboardRow(
@@ -400,6 +425,9 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
                     float(h) for r in results if (h := human.get(r.submission_id)) is not None
                 ),
                 same_family_judge=any(r.n_same_family > 0 for r in results),
+                reproduced_rate=reproduced / len(checked) if checked else None,
+                not_reproduced_rate=not_reproduced / len(checked) if checked else None,
+                reproduction_checked=len(checked),
             )
         )
     rows.sort(key=lambda row: (-row.overall, row.agent))
@@ -414,6 +442,7 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
     board.has_fabrication = any(r.fabrication_rate is not None for r in rows)
     board.has_cost = any(r.cost_usd_per_task is not None for r in rows)
     board.has_human = any(r.human_overall is not None for r in rows)
+    board.has_reproduction = any(r.reproduction_checked for r in rows)
     return board
 
 
@@ -469,6 +498,8 @@ def _sort_value(row: LeaderboardRow, key: str):
             return row.fabrication_rate
         case "human":
             return row.human_overall
+        case "reproduced":
+            return row.reproduced_rate
         case _:
             return row.scores.get(key)
 

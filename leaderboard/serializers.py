@@ -70,6 +70,17 @@ class LeaderboardRowSerializer(serializers.Serializer):
     cost_usd_per_task = serializers.FloatField(allow_null=True)
     human_overall = serializers.FloatField(allow_null=True)
     same_family_judge = serializers.BooleanField()
+    reproduced_rate = serializers.FloatField(
+        allow_null=True,
+        help_text="Share of the agent's reproduction-checked tasks found reproduced "
+        "(experiment and end2end stages).",
+    )
+    not_reproduced_rate = serializers.FloatField(
+        allow_null=True, help_text="Share of the checked tasks found not reproduced."
+    )
+    reproduction_checked = serializers.IntegerField(
+        help_text="Tasks whose counted submission has a reproduction check."
+    )
     url = serializers.CharField(help_text="The agent's page.")
 
 
@@ -84,6 +95,9 @@ class LeaderboardSerializer(serializers.Serializer):
     filters = serializers.DictField()
     acceptance_line = serializers.FloatField()
     n_tasks = serializers.IntegerField(help_text="Tasks that count in this view.")
+    has_reproduction = serializers.BooleanField(
+        help_text="Whether any listed agent has a reproduction verdict."
+    )
     dimensions = LeaderboardDimensionSerializer(many=True)
     rows = LeaderboardRowSerializer(many=True)
 

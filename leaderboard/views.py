@@ -126,6 +126,7 @@ def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str
                 "cost": _column("cost", "Cost / task", params, sort),
                 "fabrication": _column("fabrication", "Fabrication", params, sort),
                 "human": _column("human", "Human Overall", params, sort),
+                "reproduced": _column("reproduced", "Reproduced", params, sort),
             },
             "dimension_columns": [_column(d.key, d.label, params, sort) for d in board.dimensions],
             "line_index": _acceptance_index(rows, sort, board.overall_key),
