@@ -6,7 +6,12 @@ import json
 import django_filters
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import viewsets
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import AllowAny
@@ -21,9 +26,10 @@ from judging.models import JudgingCondition, Judgment, JudgmentStatus
 
 from .caching import cached
 from .exports import EXPORT_FORMATS, csv_text, export_stream
-from .forms import STAGE_CHOICES, LeaderboardQueryForm
-from .payloads import leaderboard_payload, payload_table
-from .serializers import JudgmentSerializer, LeaderboardSerializer
+from .forms import BOARD_CHOICES, STAGE_CHOICES, LeaderboardQueryForm
+from .payloads import leaderboard_payload, objective_payload, objective_table, payload_table
+from .selectors import OBJECTIVE_STAGE
+from .serializers import JudgmentSerializer, LeaderboardSerializer, ObjectiveLeaderboardSerializer
 from .throttling import ExportAnonThrottle, PublicAnonThrottle
 
 
@@ -33,6 +39,9 @@ class LeaderboardCSVRenderer(BaseRenderer):
     charset = "utf-8"
 
     def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+        if isinstance(data, dict) and data.get("stage") == OBJECTIVE_STAGE and "rows" in data:
+            header, rows = objective_table(data)
+            return csv_text(header, rows).encode("utf-8")
         if isinstance(data, dict) and "rows" in data and "dimensions" in data:
             header, rows = payload_table(data)
             return csv_text(header, rows).encode("utf-8")
@@ -56,7 +65,16 @@ def _choices(pairs) -> list[str]:
 
 
 LEADERBOARD_PARAMETERS = [
-    OpenApiParameter("stage", str, enum=_choices(STAGE_CHOICES), description="Default `end2end`."),
+    OpenApiParameter(
+        "stage",
+        str,
+        enum=_choices(BOARD_CHOICES),
+        description=(
+            "Default `end2end`. `objective` ranks agents on the objective tasks by mean "
+            "relative improvement to human instead (rows carry `mean_relative_improvement` "
+            "and per-task `tasks`; the other parameters do not apply to it)."
+        ),
+    ),
     OpenApiParameter("conference", str, enum=_choices(Conference.choices)),
     OpenApiParameter("year", int),
     OpenApiParameter("topic", str, enum=_choices(Topic.choices)),
@@ -97,7 +115,11 @@ class LeaderboardAPIView(APIView):
         operation_id="leaderboard",
         parameters=LEADERBOARD_PARAMETERS,
         responses={
-            (200, "application/json"): LeaderboardSerializer,
+            (200, "application/json"): PolymorphicProxySerializer(
+                component_name="LeaderboardAnswer",
+                serializers=[LeaderboardSerializer, ObjectiveLeaderboardSerializer],
+                resource_type_field_name=None,
+            ),
             (200, "text/csv"): OpenApiTypes.STR,
             400: OpenApiResponse(description="A parameter is not valid; `errors` says which."),
         },
@@ -107,10 +129,13 @@ class LeaderboardAPIView(APIView):
         if not form.is_valid():
             return Response({"errors": form.errors.get_json_data()}, status=400)
         query = form.leaderboard_query()
-        try:
-            payload = leaderboard_payload(query, sort=form.cleaned_data.get("sort") or "")
-        except ValueError as exc:
-            return Response({"errors": {"sort": [{"message": str(exc)}]}}, status=400)
+        if query.stage == OBJECTIVE_STAGE:
+            payload = objective_payload()
+        else:
+            try:
+                payload = leaderboard_payload(query, sort=form.cleaned_data.get("sort") or "")
+            except ValueError as exc:
+                return Response({"errors": {"sort": [{"message": str(exc)}]}}, status=400)
         response = Response(payload)
         # An explicit format is a download (the page's links): name the file.
         chosen = request.query_params.get("format")

@@ -6,13 +6,15 @@ from django import forms
 from benchmark.models import Conference, Stage, Topic
 from judging.models import Judge, JudgingCondition
 
-from .selectors import LEADERBOARD_STAGES, LeaderboardQuery
+from .selectors import LEADERBOARD_STAGES, OBJECTIVE_STAGE, LeaderboardQuery
 
 STAGE_CHOICES = [(s, label) for s, label in Stage.choices if s in LEADERBOARD_STAGES]
+# The leaderboard's tabs: the judged stages, then the objective tasks.
+BOARD_CHOICES = [*STAGE_CHOICES, (OBJECTIVE_STAGE, "Objective")]
 
 
 class LeaderboardQueryForm(forms.Form):
-    stage = forms.ChoiceField(choices=STAGE_CHOICES, required=False)
+    stage = forms.ChoiceField(choices=BOARD_CHOICES, required=False)
     conference = forms.ChoiceField(choices=[("", "Any")] + Conference.choices, required=False)
     year = forms.IntegerField(required=False, min_value=2000, max_value=2100)
     topic = forms.ChoiceField(choices=[("", "Any")] + Topic.choices, required=False)

@@ -6,11 +6,13 @@ from django.urls import reverse
 from .caching import cached
 from .selectors import (
     ACCEPTANCE_LINE,
+    OBJECTIVE_STAGE,
     Leaderboard,
     LeaderboardQuery,
     LeaderboardRow,
     leaderboard_get,
     leaderboard_sort,
+    objective_board_get,
 )
 
 DECIMALS = 4
@@ -38,6 +40,9 @@ def row_payload(board: Leaderboard, row: LeaderboardRow) -> dict:
         "cost_usd_per_task": _round(row.cost_usd_per_task),
         "human_overall": _round(row.human_overall),
         "same_family_judge": row.same_family_judge,
+        "reproduced_rate": _round(row.reproduced_rate),
+        "not_reproduced_rate": _round(row.not_reproduced_rate),
+        "reproduction_checked": row.reproduction_checked,
         "url": reverse("leaderboard:agent-detail", kwargs={"name": row.agent}),
     }
 
@@ -60,6 +65,7 @@ def _build(query: LeaderboardQuery, sort: str) -> dict:
         },
         "acceptance_line": ACCEPTANCE_LINE,
         "n_tasks": board.n_tasks,
+        "has_reproduction": board.has_reproduction,
         "dimensions": [{"key": d.key, "label": d.label} for d in board.dimensions],
         "rows": [row_payload(board, row) for row in rows],
     }
@@ -87,6 +93,9 @@ FIXED_TRAILING = [
     "cost_usd_per_task",
     "human_overall",
     "same_family_judge",
+    "reproduced_rate",
+    "not_reproduced_rate",
+    "reproduction_checked",
 ]
 
 
@@ -107,6 +116,74 @@ def payload_table(payload: dict) -> tuple[list[str], list[list[object]]]:
                 row["cost_usd_per_task"],
                 row["human_overall"],
                 row["same_family_judge"],
+                row["reproduced_rate"],
+                row["not_reproduced_rate"],
+                row["reproduction_checked"],
             ]
         )
     return header, rows
+
+
+# --- objective tasks -----------------------------------------------------------
+
+
+def _objective_build() -> dict:
+    board = objective_board_get()
+    return {
+        "stage": OBJECTIVE_STAGE,
+        "n_tasks": board.n_tasks,
+        "rows": [
+            {
+                "rank": rank,
+                "agent": row.agent_name,
+                "display_name": row.agent_display_name,
+                "n_tasks": row.task_count,
+                "mean_relative_improvement": _round(row.mean_relative_improvement),
+                "tasks": [
+                    {
+                        "task": cell.task_slug,
+                        "title": cell.task_title,
+                        "metric": cell.metric,
+                        "higher_is_better": cell.higher_is_better,
+                        "score": cell.score,
+                        "relative_improvement": _round(cell.relative_improvement),
+                        "runtime_seconds": _round(cell.runtime_seconds),
+                        "lloc": cell.lloc,
+                        "submission": cell.submission_id,
+                    }
+                    for cell in row.tasks
+                ],
+                "url": reverse("leaderboard:agent-detail", kwargs={"name": row.agent_name}),
+            }
+            for rank, row in board.rows
+        ],
+    }
+
+
+def objective_payload() -> dict:
+    """The objective leaderboard as the API answers it: agents by mean relative
+    improvement to human, with each task's raw score, runtime and code size."""
+    return cached("objective-payload", (), _objective_build)
+
+
+OBJECTIVE_AGENT_COLUMNS = ["rank", "agent", "display_name", "n_tasks", "mean_relative_improvement"]
+OBJECTIVE_TASK_COLUMNS = [
+    "task",
+    "metric",
+    "higher_is_better",
+    "score",
+    "relative_improvement",
+    "runtime_seconds",
+    "lloc",
+    "submission",
+]
+
+
+def objective_table(payload: dict) -> tuple[list[str], list[list[object]]]:
+    """The objective leaderboard as a flat table: one row per agent and task."""
+    rows = [
+        [*(row[k] for k in OBJECTIVE_AGENT_COLUMNS), *(cell[k] for k in OBJECTIVE_TASK_COLUMNS)]
+        for row in payload["rows"]
+        for cell in row["tasks"]
+    ]
+    return [*OBJECTIVE_AGENT_COLUMNS, *OBJECTIVE_TASK_COLUMNS], rows

@@ -32,7 +32,12 @@ from decimal import Decimal
 from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
 
-from benchmark.models import Agent, Stage, Submission, SubmissionStatus, Task
+from benchmark.experiments.selectors import (
+    ObjectiveRow,
+    objective_leaderboard_rows,
+    reproduction_verdicts,
+)
+from benchmark.models import Agent, ReproductionVerdict, Stage, Submission, SubmissionStatus, Task
 from judging.models import JudgingCondition, Judgment, JudgmentStatus, Rubric
 from judging.selectors import dimension_means, same_family_judgment_q, stage_scores
 
@@ -46,6 +51,8 @@ LEADERBOARD_STAGES: tuple[str, ...] = (
     Stage.PAPER,
     Stage.END2END,
 )
+# Stages whose submissions carry runnable experiments, and so a reproduction check.
+REPRODUCTION_STAGES: tuple[str, ...] = (Stage.EXPERIMENT, Stage.END2END)
 # MLR-Judge's acceptance line: 6 is "marginally above the acceptance threshold".
 ACCEPTANCE_LINE = 6.0
 DEFAULT_OVERALL_KEY = "Overall"
@@ -90,6 +97,12 @@ class LeaderboardRow:
     human_overall: float | None
     # A judge of the agent's own model family contributed to these scores.
     same_family_judge: bool
+    # Of the agent's tasks whose counted submission has a reproduction check
+    # (`reproduction_checked` of them), the shares the latest check found
+    # reproduced and not reproduced; the rest could not run.
+    reproduced_rate: float | None = None
+    not_reproduced_rate: float | None = None
+    reproduction_checked: int = 0
 
 
 @dataclass
@@ -102,6 +115,7 @@ class Leaderboard:
     has_fabrication: bool = False
     has_cost: bool = False
     has_human: bool = False
+    has_reproduction: bool = False
 
     @property
     def other_dimensions(self) -> list[Dimension]:
@@ -111,7 +125,7 @@ class Leaderboard:
         return [*FIXED_SORT_KEYS, *(d.key for d in self.dimensions)]
 
 
-FIXED_SORT_KEYS = ("rank", "agent", "n_tasks", "cost", "fabrication", "human")
+FIXED_SORT_KEYS = ("rank", "agent", "n_tasks", "cost", "fabrication", "human", "reproduced")
 
 
 # --- which submission counts ------------------------------------------------
@@ -351,6 +365,15 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
 
     provider = human_overall_provider()
     human = provider(submission_ids=candidates.values("id")) if provider else {}
+    # One query: the latest check of every candidate; the counted ones are used.
+    verdicts = (
+        {
+            sid: check.verdict
+            for sid, check in reproduction_verdicts(submission_ids=candidates.values("id")).items()
+        }
+        if query.stage in REPRODUCTION_STAGES
+        else {}
+    )
     agents = {
         agent.id: agent
         for agent in Agent.objects.filter(id__in=list(per_task)).only(
@@ -373,6 +396,9 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
             for dimension, value in scores[agent_id][task_id].items():
                 dimension_values[dimension].append(value)
         with_verdict = [r for r in results if r.n_verdicts > 0]
+        checked = [v for r in results if (v := verdicts.get(r.submission_id)) is not None]
+        reproduced = checked.count(ReproductionVerdict.REPRODUCED)
+        not_reproduced = checked.count(ReproductionVerdict.NOT_REPRODUCED)
         overall = sum(r.overall for r in results) / len(results)
         rows.append(
             LeaderboardRow(
@@ -399,6 +425,9 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
                     float(h) for r in results if (h := human.get(r.submission_id)) is not None
                 ),
                 same_family_judge=any(r.n_same_family > 0 for r in results),
+                reproduced_rate=reproduced / len(checked) if checked else None,
+                not_reproduced_rate=not_reproduced / len(checked) if checked else None,
+                reproduction_checked=len(checked),
             )
         )
     rows.sort(key=lambda row: (-row.overall, row.agent))
@@ -413,12 +442,46 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
     board.has_fabrication = any(r.fabrication_rate is not None for r in rows)
     board.has_cost = any(r.cost_usd_per_task is not None for r in rows)
     board.has_human = any(r.human_overall is not None for r in rows)
+    board.has_reproduction = any(r.reproduction_checked for r in rows)
     return board
 
 
 def leaderboard_get(query: LeaderboardQuery) -> Leaderboard:
     """The leaderboard for `query`, from the cache while no judgment has landed."""
     return cached("board", (query,), lambda: leaderboard_compute(query))
+
+
+# --- objective tasks ----------------------------------------------------------
+
+# Not a submission stage: the leaderboard of objective tasks (MLRC-Bench style),
+# where agents are ranked by what their method scored on hidden test data.
+OBJECTIVE_STAGE = "objective"
+
+
+@dataclass
+class ObjectiveBoard:
+    # (rank, row), best mean relative improvement to human first.
+    rows: list[tuple[int, ObjectiveRow]] = field(default_factory=list)
+    n_tasks: int = 0
+
+
+def objective_board_compute() -> ObjectiveBoard:
+    rows = objective_leaderboard_rows()
+    ranked: list[tuple[int, ObjectiveRow]] = []
+    for position, row in enumerate(rows, start=1):
+        # Competition ranking, as on the judged stages.
+        tied = ranked and round(ranked[-1][1].mean_relative_improvement, 9) == round(
+            row.mean_relative_improvement, 9
+        )
+        ranked.append((ranked[-1][0] if tied else position, row))
+    return ObjectiveBoard(
+        rows=ranked, n_tasks=len({cell.task_slug for row in rows for cell in row.tasks})
+    )
+
+
+def objective_board_get() -> ObjectiveBoard:
+    """The objective leaderboard, from the cache while no result has changed."""
+    return cached("objective", (), objective_board_compute)
 
 
 def _sort_value(row: LeaderboardRow, key: str):
@@ -435,6 +498,8 @@ def _sort_value(row: LeaderboardRow, key: str):
             return row.fabrication_rate
         case "human":
             return row.human_overall
+        case "reproduced":
+            return row.reproduced_rate
         case _:
             return row.scores.get(key)
 

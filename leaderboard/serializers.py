@@ -70,6 +70,17 @@ class LeaderboardRowSerializer(serializers.Serializer):
     cost_usd_per_task = serializers.FloatField(allow_null=True)
     human_overall = serializers.FloatField(allow_null=True)
     same_family_judge = serializers.BooleanField()
+    reproduced_rate = serializers.FloatField(
+        allow_null=True,
+        help_text="Share of the agent's reproduction-checked tasks found reproduced "
+        "(experiment and end2end stages).",
+    )
+    not_reproduced_rate = serializers.FloatField(
+        allow_null=True, help_text="Share of the checked tasks found not reproduced."
+    )
+    reproduction_checked = serializers.IntegerField(
+        help_text="Tasks whose counted submission has a reproduction check."
+    )
     url = serializers.CharField(help_text="The agent's page.")
 
 
@@ -84,5 +95,38 @@ class LeaderboardSerializer(serializers.Serializer):
     filters = serializers.DictField()
     acceptance_line = serializers.FloatField()
     n_tasks = serializers.IntegerField(help_text="Tasks that count in this view.")
+    has_reproduction = serializers.BooleanField(
+        help_text="Whether any listed agent has a reproduction verdict."
+    )
     dimensions = LeaderboardDimensionSerializer(many=True)
     rows = LeaderboardRowSerializer(many=True)
+
+
+class ObjectiveTaskResultSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    title = serializers.CharField()
+    metric = serializers.CharField()
+    higher_is_better = serializers.BooleanField()
+    score = serializers.FloatField(help_text="The raw test score in the task's metric.")
+    relative_improvement = serializers.FloatField(
+        help_text="(score - baseline) / (top human - baseline) x 100."
+    )
+    runtime_seconds = serializers.FloatField(allow_null=True)
+    lloc = serializers.IntegerField(help_text="Logical lines of code of the method.")
+    submission = serializers.IntegerField()
+
+
+class ObjectiveLeaderboardRowSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    agent = serializers.CharField()
+    display_name = serializers.CharField()
+    n_tasks = serializers.IntegerField()
+    mean_relative_improvement = serializers.FloatField()
+    tasks = ObjectiveTaskResultSerializer(many=True)
+    url = serializers.CharField(help_text="The agent's page.")
+
+
+class ObjectiveLeaderboardSerializer(serializers.Serializer):
+    stage = serializers.CharField(help_text="`objective`.")
+    n_tasks = serializers.IntegerField()
+    rows = ObjectiveLeaderboardRowSerializer(many=True)

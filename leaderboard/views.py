@@ -13,9 +13,10 @@ from judging.selectors import stage_scores
 
 from .caching import cached
 from .charts import heatmap, interval_chart
-from .forms import STAGE_CHOICES, LeaderboardQueryForm
+from .forms import BOARD_CHOICES, LeaderboardQueryForm
 from .selectors import (
     ACCEPTANCE_LINE,
+    OBJECTIVE_STAGE,
     Leaderboard,
     LeaderboardQuery,
     LeaderboardRow,
@@ -23,6 +24,7 @@ from .selectors import (
     agent_task_results,
     leaderboard_get,
     leaderboard_sort,
+    objective_board_get,
     submission_judgments,
     task_results,
 )
@@ -124,6 +126,7 @@ def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str
                 "cost": _column("cost", "Cost / task", params, sort),
                 "fabrication": _column("fabrication", "Fabrication", params, sort),
                 "human": _column("human", "Human Overall", params, sort),
+                "reproduced": _column("reproduced", "Reproduced", params, sort),
             },
             "dimension_columns": [_column(d.key, d.label, params, sort) for d in board.dimensions],
             "line_index": _acceptance_index(rows, sort, board.overall_key),
@@ -137,6 +140,37 @@ def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str
     return cached("page", (query, sort), render_board)
 
 
+def _objective_board_html(request: HttpRequest) -> str:
+    def render_board() -> str:
+        api = reverse("api:leaderboard")
+        board = objective_board_get()
+        # One column group per objective task; an agent not evaluated on a task gets a gap.
+        tasks = sorted(
+            {
+                (c.task_slug, c.task_title, c.metric, c.higher_is_better)
+                for _, r in board.rows
+                for c in r.tasks
+            }
+        )
+        rows = [
+            (rank, row, [{c.task_slug: c for c in row.tasks}.get(t[0]) for t in tasks])
+            for rank, row in board.rows
+        ]
+        return render_to_string(
+            "leaderboard/_objective_board.html",
+            {
+                "board": board,
+                "tasks": tasks,
+                "rows": rows,
+                "csv_url": f"{api}?stage={OBJECTIVE_STAGE}&format=csv",
+                "json_url": f"{api}?stage={OBJECTIVE_STAGE}&format=json",
+            },
+            request=request,
+        )
+
+    return cached("objective-page", (), render_board)
+
+
 def leaderboard_view(request: HttpRequest) -> HttpResponse:
     form = LeaderboardQueryForm(request.GET)
     status = 200
@@ -146,7 +180,10 @@ def leaderboard_view(request: HttpRequest) -> HttpResponse:
         query = form.leaderboard_query()
         sort = form.cleaned_data.get("sort") or ""
         try:
-            board_html = _board_html(request, query, sort)
+            if query.stage == OBJECTIVE_STAGE:
+                board_html = _objective_board_html(request)
+            else:
+                board_html = _board_html(request, query, sort)
         except ValueError as exc:
             form.add_error(None, str(exc))
             status = 400
@@ -158,10 +195,11 @@ def leaderboard_view(request: HttpRequest) -> HttpResponse:
         "form": form,
         "query": query,
         "board_html": mark_safe(board_html),  # noqa: S308 - our own template's output
-        "stage_label": dict(Stage.choices)[query.stage],
+        "stage_label": dict(BOARD_CHOICES)[query.stage],
+        "is_objective": query.stage == OBJECTIVE_STAGE,
         "stage_tabs": [
             (value, label, "?" + _query_string(params, stage=value))
-            for value, label in STAGE_CHOICES
+            for value, label in BOARD_CHOICES
         ],
     }
     return render(request, "leaderboard/leaderboard.html", context, status=status)

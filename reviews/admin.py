@@ -3,6 +3,7 @@ everyone else), so reviewers, who are not staff, never reach these lists."""
 
 from django.contrib import admin
 
+from . import services
 from .models import (
     Assignment,
     HumanReview,
@@ -30,10 +31,19 @@ class AssignmentInline(admin.TabularInline):
 
 @admin.register(ReviewRound)
 class ReviewRoundAdmin(admin.ModelAdmin):
-    list_display = ["name", "stage", "reviewers_per_paper", "due_at", "closed_at"]
+    list_display = ["name", "stage", "reviewers_per_paper", "due_at", "closed_at", "released_at"]
     list_filter = ["stage"]
     filter_horizontal = ["submissions"]
     inlines = [AssignmentInline]
+    # Releasing goes through the service, which closes the round first.
+    readonly_fields = ["released_at"]
+    actions = ["release_rounds"]
+
+    @admin.action(description="Release the reviews of the selected rounds (closes them)")
+    def release_rounds(self, request, queryset) -> None:
+        for review_round in queryset:
+            services.review_round_release(review_round=review_round)
+        self.message_user(request, f"{queryset.count()} round(s) released.")
 
 
 @admin.register(Assignment)

@@ -60,6 +60,9 @@ class ReviewRound(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     closed_at = models.DateTimeField(null=True, blank=True)
+    # Set by an organiser (`review_round_release`): from then on the round's
+    # submitted reviews are public (leaderboard, export). A released round is closed.
+    released_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -70,6 +73,10 @@ class ReviewRound(models.Model):
                 condition=Q(reviewers_per_paper__gte=1, reviewers_per_paper__lte=20),
                 name="round_reviewers_per_paper_range",
             ),
+            models.CheckConstraint(
+                condition=Q(released_at__isnull=True) | Q(closed_at__isnull=False),
+                name="round_released_is_closed",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -78,6 +85,10 @@ class ReviewRound(models.Model):
     @property
     def is_closed(self) -> bool:
         return self.closed_at is not None
+
+    @property
+    def is_released(self) -> bool:
+        return self.released_at is not None
 
 
 class AssignmentStatus(models.TextChoices):
@@ -130,6 +141,16 @@ class Assignment(models.Model):
 class ReviewStatus(models.TextChoices):
     DRAFT = "draft", "Draft"
     SUBMITTED = "submitted", "Submitted"
+
+
+def released_review_q(prefix: str = "") -> Q:
+    """Submitted reviews the public may see: the published MLR-Bench scores
+    (imported) and the reviews of rounds an organiser has released. `prefix`
+    reaches a review from another model (`"review__"`)."""
+    return Q(**{f"{prefix}status": ReviewStatus.SUBMITTED}) & (
+        Q(**{f"{prefix}imported": True})
+        | Q(**{f"{prefix}assignment__review_round__released_at__isnull": False})
+    )
 
 
 class HumanReview(models.Model):

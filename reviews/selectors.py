@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Count, Max, Prefetch, QuerySet
+from django.db.models import Avg, Count, F, Max, Prefetch, Q, QuerySet
 
 from benchmark.models import Stage
 from judging.models import Judge, Judgment, JudgmentStatus, Rubric
@@ -23,6 +23,7 @@ from .models import (
     HumanReviewScore,
     ReviewRound,
     ReviewStatus,
+    released_review_q,
 )
 
 # The column order of MLR-Bench's human_eval/human_review.csv.
@@ -259,3 +260,91 @@ def agreement_for_stage(*, stage: str, judge: str | None = None) -> dict:
         result = agreement_compute_for_stage(stage=stage, judge=judge)
         cache.set(key, result, timeout=ENTRY_TIMEOUT_SECONDS)
     return result
+
+
+# Released reviews: what the public sees ---------------------------------------------------
+
+
+def released_reviews() -> QuerySet[HumanReview]:
+    """Submitted reviews that are public: imported (published) ones and those of released rounds."""
+    return HumanReview.objects.filter(released_review_q())
+
+
+def _overall_score_q() -> Q:
+    # The rubric's overall dimension; "Overall" for reviews without a rubric
+    # (imported ones) or a rubric that names none.
+    return Q(review__rubric__overall_key=F("dimension")) | (
+        (Q(review__rubric__isnull=True) | Q(review__rubric__overall_key=""))
+        & Q(dimension="Overall")
+    )
+
+
+def human_overall_by_submission(*, submission_ids: QuerySet | Iterable[int]) -> dict[int, float]:
+    """{submission id: mean Overall of its released human reviews}, for the
+    submissions among `submission_ids` (a `values("id")` queryset is used as
+    a subquery). One query, whatever the number of submissions."""
+    rows = (
+        HumanReviewScore.objects.filter(
+            released_review_q("review__"),
+            _overall_score_q(),
+            review__submission_id__in=submission_ids,
+        )
+        .values("review__submission_id")
+        .annotate(mean=Avg("score"))
+        .values_list("review__submission_id", "mean")
+        .order_by()
+    )
+    return {submission_id: float(mean) for submission_id, mean in rows}
+
+
+RELEASED_EXPORT_FIELDS = (
+    "reviewer",
+    "submission_id",
+    "agent",
+    "task",
+    "stage",
+    "version",
+    "imported",
+    "confidence",
+    "submitted_at",
+)
+
+
+def released_review_export() -> tuple[list[str], list[list]]:
+    """Released human reviews as one table for the public export: one row per
+    review, one column per dimension (human_review.csv's order first).
+    Reviewers are numbered 1, 2, ... in the order of their first released
+    review, never named; a reviewer's free text is left out. Two queries."""
+    reviews = list(
+        released_reviews()
+        .order_by("id")
+        .values_list(
+            "id",
+            "reviewer_id",
+            "submission_id",
+            "submission__agent__name",
+            "submission__task__slug",
+            "submission__stage",
+            "submission__version",
+            "imported",
+            "confidence",
+            "submitted_at",
+        )
+    )
+    scores: dict[int, dict[str, int]] = {}
+    for review_id, dimension, score in (
+        HumanReviewScore.objects.filter(released_review_q("review__"))
+        .values_list("review_id", "dimension", "score")
+        .order_by()
+    ):
+        scores.setdefault(review_id, {})[dimension] = score
+    present = {d for by_dimension in scores.values() for d in by_dimension}
+    ranked = [d for d in HUMAN_REVIEW_CSV_DIMENSIONS if d in present]
+    dimensions = ranked + sorted(present - set(ranked))
+    numbers: dict[int, int] = {}
+    rows = []
+    for review_id, reviewer_id, *fields in reviews:
+        number = numbers.setdefault(reviewer_id, len(numbers) + 1)
+        by_dimension = scores.get(review_id, {})
+        rows.append([number, *fields, *(by_dimension.get(d) for d in dimensions)])
+    return [*RELEASED_EXPORT_FIELDS, *dimensions], rows

@@ -318,6 +318,23 @@ def review_round_close(*, review_round: ReviewRound) -> int:
     return closed
 
 
+def review_round_release(*, review_round: ReviewRound) -> ReviewRound:
+    """Make the round's submitted reviews public: the leaderboard's human
+    column and the public export count them from now on. The round is closed
+    first, so that what was released cannot change afterwards. Releasing a
+    released round changes nothing."""
+    with transaction.atomic():
+        locked = ReviewRound.objects.select_for_update().get(pk=review_round.pk)
+        if locked.released_at is None:
+            review_round_close(review_round=locked)
+            locked.released_at = timezone.now()
+            # A save, not an update: the leaderboard listens for saves of this
+            # app's rows to drop its cached pages.
+            locked.save(update_fields=["released_at"])
+    review_round.refresh_from_db()
+    return review_round
+
+
 def assignment_close(*, assignment: Assignment) -> None:
     Assignment.objects.filter(pk=assignment.pk, closed_at__isnull=True).update(
         closed_at=timezone.now()

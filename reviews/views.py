@@ -287,6 +287,13 @@ def round_view(request: HttpRequest, pk: int) -> HttpResponse:
             elif action == "close":
                 services.review_round_close(review_round=review_round)
                 messages.success(request, "Round closed: reviews can no longer change.")
+            elif action == "release":
+                services.review_round_release(review_round=review_round)
+                messages.success(
+                    request,
+                    "Round released: its submitted reviews are now public on the "
+                    "leaderboard and in the export.",
+                )
             else:
                 messages.error(request, "Unknown action.")
         except services.ReviewError as exc:
