@@ -17,44 +17,11 @@ from decimal import Decimal
 
 from django.db.models import F, QuerySet
 
+from benchmark.csv_cells import csv_row
 from benchmark.models import Agent, Submission, Task
 from judging.models import DimensionScore, Judgment, JudgmentStatus
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 ROWS_PER_CHUNK = 5000
-_FORMULA_FIRST = frozenset(FORMULA_PREFIXES)
-# Types written as they are: numbers cannot start a formula.
-_PLAIN = frozenset({int, float, Decimal})
-
-
-def csv_cell(value: object) -> object:
-    """A value as a CSV cell: text that starts like a formula is escaped, numbers stay."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat()
-    if isinstance(value, list | dict):
-        value = json.dumps(value, ensure_ascii=False)
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
-    return value
-
-
-def csv_row(row: Iterable[object]) -> list[object]:
-    """`csv_cell` of every value; the common types are handled inline, since
-    the full export writes about ten million cells."""
-    return [
-        value
-        if (kind := type(value)) in _PLAIN
-        else (
-            ("'" + value if value[:1] in _FORMULA_FIRST else value)
-            if kind is str
-            else csv_cell(value)
-        )
-        for value in row
-    ]
 
 
 def csv_lines(header: Sequence[str], rows: Iterable[Sequence[object]]) -> Iterator[str]:

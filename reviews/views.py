@@ -25,6 +25,7 @@ from django.utils.timezone import make_aware
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from benchmark.csv_cells import csv_row
 from benchmark.models import Stage
 from benchmark.rendering import markdown_render
 
@@ -310,18 +311,6 @@ def round_view(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-class _Escaped:
-    """csv writer target that neutralises spreadsheet formulas in text cells."""
-
-    _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-    @classmethod
-    def cell(cls, value):
-        if isinstance(value, str) and value.startswith(cls._FORMULA_START):
-            return "'" + value
-        return value
-
-
 def reviews_csv_response(stage: str) -> HttpResponse:
     header, rows = selectors.reviews_export(stage=stage)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
@@ -329,7 +318,7 @@ def reviews_csv_response(stage: str) -> HttpResponse:
     writer = csv.writer(response, lineterminator="\n")
     writer.writerow(header)
     for row in rows:
-        writer.writerow([_Escaped.cell(value) for value in row])
+        writer.writerow(csv_row(row))
     return response
 
 

@@ -7,9 +7,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from benchmark.csv_cells import csv_cell
 from benchmark.models import ModelFamily, Stage
 from judging.models import JudgingCondition, JudgmentStatus
-from leaderboard.exports import csv_cell
 from tests.benchmark.factories import TaskFactory
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, bulk_board, judge_submission

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.db import IntegrityError, transaction
 
 from benchmark.mlrbench_import import ImportOptions, import_parts
 from benchmark.models import Stage
@@ -179,14 +180,17 @@ def test_export_gives_the_csv_format_back_with_reviewers_numbered(
     assert api.status_code == 200 and api.content == response.content
 
 
-def test_export_escapes_spreadsheet_formulas(tmp_path, organiser, client):
+def test_a_formula_for_an_agent_is_listed_not_imported(tmp_path):
+    # Agent names cannot hold a formula (a database constraint), so a row naming
+    # one is an unknown agent; the export's cells go through benchmark.csv_cells.
     task = TaskFactory(slug="iclr2025_bi_align")
-    SubmissionFactory(agent=AgentFactory(name='=HYPERLINK("http://x")'), task=task)
+    SubmissionFactory(agent=AgentFactory(name="claude"), task=task)
     (tmp_path / "human_eval").mkdir()
     (tmp_path / "human_eval" / "human_review.csv").write_text(
         HEADER + '1,"=HYPERLINK(""http://x"")",iclr2025_bi_align,5,5,5,5,5\n'
     )
-    assert human_scores_part(tmp_path, ImportOptions()).counts == {"reviews created": 1}
-    client.force_login(organiser)
-    rows = list(csv.reader(io.StringIO(client.get("/reviews/export.csv").content.decode())))
-    assert rows[1][1] == '\'=HYPERLINK("http://x")'
+    report = human_scores_part(tmp_path, ImportOptions())
+    assert report.counts.get("reviews created", 0) == 0
+    assert any("HYPERLINK" in problem for problem in report.problems)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        AgentFactory(name='=HYPERLINK("http://x")')
