@@ -111,6 +111,76 @@ def experiment_log_for_judges(*, submission_id: int, max_bytes: int = 200_000) -
         return None
 
 
+@dataclass(frozen=True)
+class ReproductionForJudges:
+    """The site's own re-run of a submission, as its judges are shown it."""
+
+    run_id: int
+    command: str
+    status: str  # the run's status label, e.g. "Succeeded"
+    exit_code: int | None
+    log: str  # empty when the run wrote nothing
+    verdict: str | None  # the check's label ("Not reproduced"), None without a check
+    summary: str
+    evidence: list[dict]
+
+
+def _log_head_and_tail(run: ExperimentRun, max_bytes: int) -> str:
+    """The whole log when it is short, else its first and last `max_bytes` around a
+    line that says how much was not read: the start shows what ran, the end the numbers."""
+    try:
+        with run.log.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(0)
+            if size <= 2 * max_bytes:
+                return handle.read().decode("utf-8", errors="replace")
+            head = handle.read(max_bytes)
+            handle.seek(size - max_bytes)
+            tail = handle.read()
+    except OSError:
+        return ""
+    return (
+        head.decode("utf-8", errors="replace")
+        + f"\n[... {size - len(head) - len(tail)} bytes not read ...]\n"
+        + tail.decode("utf-8", errors="replace")
+    )
+
+
+def reproduction_for_judges(
+    *, submission_id: int, max_bytes: int = 200_000
+) -> ReproductionForJudges | None:
+    """The submission's latest finished reproduction run (the same one
+    `experiment_log_for_judges` reads), its log and its check; None without one."""
+    run = (
+        ExperimentRun.objects.filter(
+            submission_id=submission_id,
+            phase=ExperimentPhase.REPRO,
+            status__in=[
+                ExperimentStatus.SUCCEEDED,
+                ExperimentStatus.FAILED,
+                ExperimentStatus.TIMED_OUT,
+            ],
+        )
+        .select_related("reproduction")
+        .order_by("-finished_at", "-id")
+        .first()
+    )
+    if run is None:
+        return None
+    check = getattr(run, "reproduction", None)
+    return ReproductionForJudges(
+        run_id=run.pk,
+        command=run.command,
+        status=run.get_status_display(),
+        exit_code=run.exit_code,
+        log=_log_head_and_tail(run, max_bytes) if run.log else "",
+        verdict=check.get_verdict_display() if check else None,
+        summary=check.summary if check else "",
+        evidence=list(check.evidence) if check else [],
+    )
+
+
 def reproduction_verdicts(*, submission_ids: list[int]) -> dict[int, ReproductionCheck]:
     """The latest reproduction check per submission (for pages and the leaderboard column)."""
     latest: dict[int, ReproductionCheck] = {}
