@@ -15,6 +15,7 @@ from benchmark.models import (
     ObjectiveResult,
     ObjectiveTask,
     ReproductionCheck,
+    ReproductionVerdict,
 )
 
 LOG_CHUNK_MAX_BYTES = 64 * 1024
@@ -152,7 +153,8 @@ def reproduction_for_judges(
 ) -> ReproductionForJudges | None:
     """The submission's latest finished reproduction run (the same one
     `experiment_log_for_judges` reads), its log and its check; None without one."""
-    run = (
+    # Plain values, one statement: every judgment of the submission runs this.
+    row = (
         ExperimentRun.objects.filter(
             submission_id=submission_id,
             phase=ExperimentPhase.REPRO,
@@ -162,22 +164,34 @@ def reproduction_for_judges(
                 ExperimentStatus.TIMED_OUT,
             ],
         )
-        .select_related("reproduction")
         .order_by("-finished_at", "-id")
+        .values(
+            "pk",
+            "command",
+            "status",
+            "exit_code",
+            "log",
+            "reproduction__verdict",
+            "reproduction__summary",
+            "reproduction__evidence",
+        )
         .first()
     )
-    if run is None:
+    if row is None:
         return None
-    check = getattr(run, "reproduction", None)
+    run = ExperimentRun(
+        pk=row["pk"], command=row["command"], status=row["status"], log=row["log"] or ""
+    )
+    verdict = row["reproduction__verdict"]
     return ReproductionForJudges(
         run_id=run.pk,
         command=run.command,
         status=run.get_status_display(),
-        exit_code=run.exit_code,
+        exit_code=row["exit_code"],
         log=_log_head_and_tail(run, max_bytes) if run.log else "",
-        verdict=check.get_verdict_display() if check else None,
-        summary=check.summary if check else "",
-        evidence=list(check.evidence) if check else [],
+        verdict=ReproductionVerdict(verdict).label if verdict else None,
+        summary=row["reproduction__summary"] or "",
+        evidence=list(row["reproduction__evidence"] or []),
     )
 
 
