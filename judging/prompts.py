@@ -4,6 +4,11 @@ under review. Experiment and end-to-end judges also get the code and the
 execution log, each cut to a budget (settings `JUDGE_CODE_BUDGET_CHARS`,
 `JUDGE_LOG_BUDGET_CHARS`, `JUDGE_DOCUMENT_BUDGET_CHARS`) with a visible marker
 where text was left out, so the judge knows it has not seen everything.
+When the site has re-run the submission's code itself (a reproduction run),
+they also get that run's log, under the same log budget and marker, set apart
+from the agent's own log, with the reproduction check's verdict and evidence:
+the agent's log says what the agent claims happened, the re-run what its code
+does. The prompt hash covers all of it, so a new re-run changes the hash.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from benchmark.experiments.selectors import ReproductionForJudges, reproduction_for_judges
 from benchmark.models import Artifact, ArtifactKind, Stage, Submission
 
 from .models import JudgingCondition, Rubric
@@ -159,6 +165,52 @@ def _code_section(artifacts: list[Artifact], *, budget: int) -> str:
     return "\n\n".join(parts)
 
 
+# Enough evidence lines for the judge to see which numbers were not produced (the
+# unmatched claims come first) without a long paper's every number.
+_EVIDENCE_LINES = 20
+
+
+def _number(value) -> str:
+    return "none" if value is None else f"{value:g}"
+
+
+def _reproduction_section(repro: ReproductionForJudges, *, budget: int) -> str:
+    exit_code = "" if repro.exit_code is None else f", exit code {repro.exit_code}"
+    lines = [
+        "# The site's own re-run of the code (reproduction run)",
+        "",
+        "The benchmark site ran the submitted code again itself, in its sandbox, with "
+        f"`{repro.command}` ({repro.status.lower()}{exit_code}). This is not the agent's "
+        "own execution log above: it is what the submitted code actually printed when the "
+        "site ran it. Numbers the paper reports that this run did not produce may be "
+        "fabricated.",
+        "",
+    ]
+    if repro.verdict is None:
+        lines.append("Reproduction check: none was recorded for this run.")
+    else:
+        lines.append(f"Reproduction check: {repro.verdict}. {repro.summary}")
+        if repro.evidence:
+            lines += [
+                "",
+                "Evidence (each number the submission reports, and the closest "
+                "number the re-run produced):",
+            ]
+            for item in repro.evidence[:_EVIDENCE_LINES]:
+                where = f" at {item.get('closest_where')}" if item.get("closest_where") else ""
+                lines.append(
+                    f"- reported {item.get('claimed_text') or _number(item.get('claimed'))} "
+                    f"({item.get('claimed_where')}): closest produced "
+                    f"{_number(item.get('closest'))}{where}: "
+                    + ("reproduced" if item.get("matched") else "NOT reproduced")
+                )
+            if len(repro.evidence) > _EVIDENCE_LINES:
+                lines.append(f"- ... {len(repro.evidence) - _EVIDENCE_LINES} more")
+    log = text_cut(repro.log.strip(), budget, what="re-run log", keep_tail=True)
+    lines += ["", "## Log of the re-run", "", log or "The re-run wrote no log."]
+    return "\n".join(lines)
+
+
 def _by_kind(submission: Submission) -> dict[str, list[Artifact]]:
     grouped: dict[str, list[Artifact]] = {}
     for artifact in submission.artifacts.order_by("path"):
@@ -223,6 +275,9 @@ def judge_prompt_build(*, submission: Submission, rubric: Rubric, condition: str
             else:
                 log_text = "The submission contains no execution log."
             sections.append(f"# Execution log\n\n{log_text}")
+            repro = reproduction_for_judges(submission_id=submission.pk, max_bytes=log_budget)
+            if repro is not None:
+                sections.append(_reproduction_section(repro, budget=log_budget))
 
     messages = [
         {"role": "system", "content": rubric.prompt},

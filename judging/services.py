@@ -22,7 +22,7 @@ from decimal import Decimal
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import FilteredRelation, Max, Q
 from django.utils import timezone
 
 from benchmark.models import Submission, SubmissionStatus
@@ -612,12 +612,28 @@ def submission_judging_refresh(*, submission_id: int, savepoint: bool = True) ->
             return status
         # Read after the lock, in statements of their own: a statement that had waited
         # for the lock would answer from a snapshot older than the other judge's commit.
-        active = set(Judge.objects.filter(is_active=True).values_list("pk", flat=True))
-        judgments = list(
-            Judgment.objects.filter(
-                submission_id=submission_id, condition=JudgingCondition.WITH_CODE
-            ).values_list("judge_id", "status")
+        # One statement for both: the active judges and this submission's judgments
+        # (it runs once per judgment, so a round trip saved counts in throughput).
+        rows = (
+            Judge.objects.annotate(
+                judgment=FilteredRelation(
+                    "judgments",
+                    condition=Q(
+                        judgments__submission_id=submission_id,
+                        judgments__condition=JudgingCondition.WITH_CODE,
+                    ),
+                )
+            )
+            .filter(Q(is_active=True) | Q(judgment__isnull=False))
+            .values_list("pk", "is_active", "judgment__status")
         )
+        active: set[int] = set()
+        judgments: list[tuple[int, str]] = []
+        for judge_id, is_active, state in rows:
+            if is_active:
+                active.add(judge_id)
+            if state is not None:
+                judgments.append((judge_id, state))
         done = {judge_id for judge_id, state in judgments if state == JudgmentStatus.DONE}
         unfinished = any(
             state in (JudgmentStatus.QUEUED, JudgmentStatus.RUNNING) for _, state in judgments

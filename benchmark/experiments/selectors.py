@@ -15,6 +15,7 @@ from benchmark.models import (
     ObjectiveResult,
     ObjectiveTask,
     ReproductionCheck,
+    ReproductionVerdict,
 )
 
 LOG_CHUNK_MAX_BYTES = 64 * 1024
@@ -109,6 +110,89 @@ def experiment_log_for_judges(*, submission_id: int, max_bytes: int = 200_000) -
             return handle.read().decode("utf-8", errors="replace")
     except OSError:
         return None
+
+
+@dataclass(frozen=True)
+class ReproductionForJudges:
+    """The site's own re-run of a submission, as its judges are shown it."""
+
+    run_id: int
+    command: str
+    status: str  # the run's status label, e.g. "Succeeded"
+    exit_code: int | None
+    log: str  # empty when the run wrote nothing
+    verdict: str | None  # the check's label ("Not reproduced"), None without a check
+    summary: str
+    evidence: list[dict]
+
+
+def _log_head_and_tail(run: ExperimentRun, max_bytes: int) -> str:
+    """The whole log when it is short, else its first and last `max_bytes` around a
+    line that says how much was not read: the start shows what ran, the end the numbers."""
+    try:
+        with run.log.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(0)
+            if size <= 2 * max_bytes:
+                return handle.read().decode("utf-8", errors="replace")
+            head = handle.read(max_bytes)
+            handle.seek(size - max_bytes)
+            tail = handle.read()
+    except OSError:
+        return ""
+    return (
+        head.decode("utf-8", errors="replace")
+        + f"\n[... {size - len(head) - len(tail)} bytes not read ...]\n"
+        + tail.decode("utf-8", errors="replace")
+    )
+
+
+def reproduction_for_judges(
+    *, submission_id: int, max_bytes: int = 200_000
+) -> ReproductionForJudges | None:
+    """The submission's latest finished reproduction run (the same one
+    `experiment_log_for_judges` reads), its log and its check; None without one."""
+    # Plain values, one statement: every judgment of the submission runs this.
+    row = (
+        ExperimentRun.objects.filter(
+            submission_id=submission_id,
+            phase=ExperimentPhase.REPRO,
+            status__in=[
+                ExperimentStatus.SUCCEEDED,
+                ExperimentStatus.FAILED,
+                ExperimentStatus.TIMED_OUT,
+            ],
+        )
+        .order_by("-finished_at", "-id")
+        .values(
+            "pk",
+            "command",
+            "status",
+            "exit_code",
+            "log",
+            "reproduction__verdict",
+            "reproduction__summary",
+            "reproduction__evidence",
+        )
+        .first()
+    )
+    if row is None:
+        return None
+    run = ExperimentRun(
+        pk=row["pk"], command=row["command"], status=row["status"], log=row["log"] or ""
+    )
+    verdict = row["reproduction__verdict"]
+    return ReproductionForJudges(
+        run_id=run.pk,
+        command=run.command,
+        status=run.get_status_display(),
+        exit_code=row["exit_code"],
+        log=_log_head_and_tail(run, max_bytes) if run.log else "",
+        verdict=ReproductionVerdict(verdict).label if verdict else None,
+        summary=row["reproduction__summary"] or "",
+        evidence=list(row["reproduction__evidence"] or []),
+    )
 
 
 def reproduction_verdicts(*, submission_ids: list[int]) -> dict[int, ReproductionCheck]:
