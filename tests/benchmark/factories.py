@@ -1,3 +1,5 @@
+import hashlib
+
 import factory
 
 from benchmark.models import Conference, Task, TaskKind
@@ -29,6 +31,7 @@ class UserFactory(factory.django.DjangoModelFactory):
 class TeamFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = "benchmark.Team"
+        django_get_or_create = ("slug",)
         skip_postgeneration_save = True
 
     name = factory.Sequence(lambda n: f"Team {n}")
@@ -43,9 +46,26 @@ class TeamFactory(factory.django.DjangoModelFactory):
 class AgentFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = "benchmark.Agent"
+        django_get_or_create = ("name",)
 
     team = factory.SubFactory(TeamFactory)
     name = factory.Sequence(lambda n: f"agent-{n}")
     display_name = factory.LazyAttribute(lambda agent: agent.name.title())
     base_model = "o4-mini-2025-04-16"
     model_family = "openai"
+
+
+class SubmissionFactory(factory.django.DjangoModelFactory):
+    """A submission as the published runs are imported: ready, version 1.
+    The apps' factories adjust stage, status and source to their tests."""
+
+    class Meta:
+        model = "benchmark.Submission"
+
+    agent = factory.SubFactory(AgentFactory)
+    task = factory.SubFactory(TaskFactory)
+    stage = "end2end"
+    version = 1
+    source = "import"
+    status = "ready"
+    archive_sha256 = factory.Sequence(lambda n: hashlib.sha256(f"archive {n}".encode()).hexdigest())

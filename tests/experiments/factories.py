@@ -6,48 +6,27 @@ import factory
 from django.core.files.base import ContentFile
 
 from benchmark.models import (
-    Agent,
     Artifact,
     ArtifactKind,
+    ModelFamily,
     Stage,
     Submission,
     SubmissionSource,
-    SubmissionStatus,
-    Team,
 )
-from tests.benchmark.factories import TaskFactory
+from tests.benchmark import factories as base
 
 
-class TeamFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Team
-        django_get_or_create = ("slug",)
-
-    name = factory.Sequence(lambda n: f"Team {n}")
-    slug = factory.Sequence(lambda n: f"team-{n}")
-
-
-class AgentFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Agent
-        django_get_or_create = ("name",)
-
-    team = factory.SubFactory(TeamFactory)
-    name = factory.Sequence(lambda n: f"agent-{n}")
+class AgentFactory(base.AgentFactory):
     display_name = factory.LazyAttribute(lambda agent: agent.name.title())
+    base_model = ""
+    model_family = ModelFamily.OTHER
 
 
-class SubmissionFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Submission
-
+class SubmissionFactory(base.SubmissionFactory):
     agent = factory.SubFactory(AgentFactory)
-    task = factory.SubFactory(TaskFactory)
     stage = Stage.EXPERIMENT
     version = factory.Sequence(lambda n: n + 1)
     source = SubmissionSource.API
-    archive_sha256 = factory.Sequence(lambda n: hashlib.sha256(f"archive {n}".encode()).hexdigest())
-    status = SubmissionStatus.READY
 
 
 def artifact_add(submission: Submission, path: str, content: str | bytes, kind: str) -> Artifact:

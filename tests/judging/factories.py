@@ -4,48 +4,22 @@ import factory
 from django.core.files.base import ContentFile
 
 from benchmark.models import (
-    Agent,
     Artifact,
-    Stage,
+    ModelFamily,
     Submission,
-    SubmissionSource,
-    SubmissionStatus,
-    Team,
 )
 from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus
-from tests.benchmark.factories import TaskFactory
+from tests.benchmark import factories as base
 
 
-class TeamFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Team
-        django_get_or_create = ("slug",)
-
-    name = factory.Sequence(lambda n: f"Team {n}")
-    slug = factory.Sequence(lambda n: f"team-{n}")
-
-
-class AgentFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Agent
-        django_get_or_create = ("name",)
-
-    team = factory.SubFactory(TeamFactory)
-    name = factory.Sequence(lambda n: f"agent-{n}")
+class AgentFactory(base.AgentFactory):
     display_name = factory.LazyAttribute(lambda agent: agent.name)
+    base_model = ""
+    model_family = ModelFamily.OTHER
 
 
-class SubmissionFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Submission
-
+class SubmissionFactory(base.SubmissionFactory):
     agent = factory.SubFactory(AgentFactory)
-    task = factory.SubFactory(TaskFactory)
-    stage = Stage.END2END
-    version = 1
-    source = SubmissionSource.IMPORT
-    status = SubmissionStatus.READY
-    archive_sha256 = factory.Sequence(lambda n: hashlib.sha256(f"archive {n}".encode()).hexdigest())
 
 
 def artifact_add(submission: Submission, path: str, kind: str, content: str | bytes) -> Artifact:

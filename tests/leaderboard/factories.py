@@ -19,7 +19,6 @@ from benchmark.models import (
     Submission,
     SubmissionSource,
     SubmissionStatus,
-    Team,
 )
 from judging.models import (
     DimensionScore,
@@ -29,7 +28,7 @@ from judging.models import (
     JudgmentStatus,
     Rubric,
 )
-from tests.benchmark.factories import TaskFactory
+from tests.benchmark import factories as base
 
 END2END_DIMENSIONS = ["Overall", "Clarity", "Novelty", "Soundness", "Significance"]
 STAGE_DIMENSIONS = {
@@ -41,38 +40,15 @@ STAGE_DIMENSIONS = {
 }
 
 
-class TeamFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Team
-        django_get_or_create = ("slug",)
-
-    name = factory.Sequence(lambda n: f"Team {n}")
-    slug = factory.Sequence(lambda n: f"team-{n}")
-
-
-class AgentFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Agent
-        django_get_or_create = ("name",)
-
-    team = factory.SubFactory(TeamFactory)
-    name = factory.Sequence(lambda n: f"agent-{n}")
+class AgentFactory(base.AgentFactory):
     display_name = factory.LazyAttribute(lambda agent: agent.name.replace("-", " ").title())
     base_model = "some-model"
     scaffold = "MLR-Agent"
     model_family = ModelFamily.OTHER
 
 
-class SubmissionFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Submission
-
+class SubmissionFactory(base.SubmissionFactory):
     agent = factory.SubFactory(AgentFactory)
-    task = factory.SubFactory(TaskFactory)
-    stage = Stage.END2END
-    version = 1
-    source = SubmissionSource.IMPORT
-    archive_sha256 = factory.Sequence(lambda n: hashlib.sha256(f"archive-{n}".encode()).hexdigest())
     status = SubmissionStatus.JUDGED
 
 
@@ -155,7 +131,7 @@ def bulk_board(
     rubric = rubric_for(stage)
     dimensions = STAGE_DIMENSIONS.get(stage, END2END_DIMENSIONS)
     score_of = score_of or (lambda a, t, j, d: 1 + (a * 7 + t * 3 + j * 5 + d) % 9)
-    team = TeamFactory(slug=f"{prefix}-team", name=f"{prefix} team")
+    team = base.TeamFactory(slug=f"{prefix}-team", name=f"{prefix} team")
     agents = Agent.objects.bulk_create(
         Agent(team=team, name=f"{prefix}-{i}", display_name=f"{prefix.title()} {i}")
         for i in range(n_agents)
