@@ -69,3 +69,22 @@ class SubmissionFactory(factory.django.DjangoModelFactory):
     source = "import"
     status = "ready"
     archive_sha256 = factory.Sequence(lambda n: hashlib.sha256(f"archive {n}".encode()).hexdigest())
+
+
+def artifact_add(submission, path: str, kind: str, content: str | bytes):
+    """Store one file of a submission the way the intake does (under MEDIA_ROOT)."""
+    from django.core.files.base import ContentFile
+
+    from benchmark.models import Artifact
+
+    data = content.encode() if isinstance(content, str) else content
+    artifact = Artifact(
+        submission=submission,
+        kind=kind,
+        path=path,
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+    )
+    artifact.file.save(f"submissions/{submission.pk}/{path}", ContentFile(data), save=False)
+    artifact.save()
+    return artifact

@@ -1,12 +1,8 @@
 """Submissions with code files, stored under MEDIA_ROOT like uploaded ones."""
 
-import hashlib
-
 import factory
-from django.core.files.base import ContentFile
 
 from benchmark.models import (
-    Artifact,
     ArtifactKind,
     ModelFamily,
     Stage,
@@ -29,20 +25,6 @@ class SubmissionFactory(base.SubmissionFactory):
     source = SubmissionSource.API
 
 
-def artifact_add(submission: Submission, path: str, content: str | bytes, kind: str) -> Artifact:
-    data = content.encode() if isinstance(content, str) else content
-    artifact = Artifact(
-        submission=submission,
-        kind=kind,
-        path=path,
-        size=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
-    )
-    artifact.file.save(f"submissions/{submission.pk}/{path}", ContentFile(data), save=False)
-    artifact.save()
-    return artifact
-
-
 def submission_with_files(
     files: dict[str, str | bytes],
     *,
@@ -52,5 +34,5 @@ def submission_with_files(
     """A submission whose files are artifacts: code unless `kinds` says otherwise."""
     submission = SubmissionFactory(**submission_fields)
     for path, content in files.items():
-        artifact_add(submission, path, content, (kinds or {}).get(path, ArtifactKind.CODE))
+        base.artifact_add(submission, path, (kinds or {}).get(path, ArtifactKind.CODE), content)
     return submission

@@ -1,15 +1,11 @@
-import hashlib
-
 import factory
-from django.core.files.base import ContentFile
 
 from benchmark.models import (
-    Artifact,
     ModelFamily,
-    Submission,
 )
 from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus
 from tests.benchmark import factories as base
+from tests.benchmark.factories import artifact_add  # noqa: F401 - where the app's tests import it
 
 
 class AgentFactory(base.AgentFactory):
@@ -20,21 +16,6 @@ class AgentFactory(base.AgentFactory):
 
 class SubmissionFactory(base.SubmissionFactory):
     agent = factory.SubFactory(AgentFactory)
-
-
-def artifact_add(submission: Submission, path: str, kind: str, content: str | bytes) -> Artifact:
-    """An artifact file stored the way the intake stores it (under MEDIA_ROOT)."""
-    data = content.encode() if isinstance(content, str) else content
-    artifact = Artifact(
-        submission=submission,
-        kind=kind,
-        path=path,
-        size=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
-    )
-    artifact.file.save(f"submissions/{submission.pk}/{path}", ContentFile(data), save=False)
-    artifact.save()
-    return artifact
 
 
 class JudgeFactory(factory.django.DjangoModelFactory):

@@ -7,14 +7,13 @@ from decimal import Decimal
 
 import factory
 from django.contrib.auth import get_user_model
-from django.core.files.base import ContentFile
 from django.db.models import Max
 from django.utils import timezone
 
-from benchmark.models import Agent, Artifact, Stage, Submission, Team
+from benchmark.models import Agent, Stage, Submission, Team
 from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
 from reviews.models import Assignment, ReviewRound
-from tests.benchmark.factories import TaskFactory
+from tests.benchmark.factories import TaskFactory, artifact_add  # noqa: F401 - re-exported
 
 END2END_DIMENSIONS = ["Clarity", "Novelty", "Soundness", "Significance", "Overall"]
 
@@ -81,20 +80,6 @@ class SubmissionFactory(factory.django.DjangoModelFactory):
     source = "import"
     archive_sha256 = factory.Sequence(lambda n: hashlib.sha256(str(n).encode()).hexdigest())
     status = "ready"
-
-
-def artifact_add(submission: Submission, path: str, kind: str, content: bytes) -> Artifact:
-    """Store one file of a submission as the intake would (under MEDIA_ROOT)."""
-    artifact = Artifact(
-        submission=submission,
-        kind=kind,
-        path=path,
-        size=len(content),
-        sha256=hashlib.sha256(content).hexdigest(),
-    )
-    artifact.file.save(f"submissions/{submission.pk}/{path}", ContentFile(content), save=False)
-    artifact.save()
-    return artifact
 
 
 class RubricFactory(factory.django.DjangoModelFactory):
