@@ -10,6 +10,14 @@ class RubricAdmin(admin.ModelAdmin):
     list_display = ("stage", "version", "is_active", "source", "created_at")
     list_filter = ("stage", "is_active")
     readonly_fields = ("created_at",)
+    # A version's content is what its judgments were scored against: a new text is
+    # a new version (`manage.py import_rubric`), so only the flag and the note change.
+    version_content = ("stage", "version", "dimensions", "overall_key", "extra_fields", "prompt")
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return self.readonly_fields
+        return (*self.readonly_fields, *self.version_content)
 
 
 @admin.register(Judge)

@@ -6,12 +6,19 @@ class JudgingConfig(AppConfig):
     verbose_name = "MLR-Judge"
 
     def ready(self) -> None:
+        from django.db.models.signals import post_delete, post_save
+
         from benchmark.mlrbench_import import import_part_register
         from benchmark.signals import submission_ready
 
         from .mlrbench_import import reviews_part
-        from .receivers import submission_ready_receiver
+        from .models import Rubric
+        from .receivers import rubric_changed_receiver, submission_ready_receiver
 
         # Sent after the intake's transaction commits; queueing enqueues on commit too.
         submission_ready.connect(submission_ready_receiver, dispatch_uid="judging.submission_ready")
+        for signal in (post_save, post_delete):
+            signal.connect(
+                rubric_changed_receiver, sender=Rubric, dispatch_uid=f"judging.rubric.{signal}"
+            )
         import_part_register(name="reviews", order=30, run=reviews_part)

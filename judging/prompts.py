@@ -22,6 +22,7 @@ from django.conf import settings
 from benchmark.experiments.selectors import ReproductionForJudges, reproduction_for_judges
 from benchmark.models import Artifact, ArtifactKind, Stage, Submission
 
+from . import statements
 from .models import JudgingCondition, Rubric
 
 
@@ -213,7 +214,7 @@ def _reproduction_section(repro: ReproductionForJudges, *, budget: int) -> str:
 
 def _by_kind(submission: Submission) -> dict[str, list[Artifact]]:
     grouped: dict[str, list[Artifact]] = {}
-    for artifact in submission.artifacts.order_by("path"):
+    for artifact in statements.artifacts_for_prompt(submission_id=submission.pk):
         grouped.setdefault(artifact.kind, []).append(artifact)
     return grouped
 

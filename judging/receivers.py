@@ -12,3 +12,9 @@ def submission_ready_receiver(sender, *, submission_id: int, **kwargs) -> None:
     report = services.submission_ready_judge(submission_id=submission_id)
     if report.skipped:
         logger.info("submission %s not judged: %s", submission_id, "; ".join(report.skipped))
+
+
+def rubric_changed_receiver(sender, *, instance, **kwargs) -> None:
+    """A rubric row was written or deleted in this process: forget the copy the
+    judge runs keep (services.rubric_by_id)."""
+    services.rubric_forget(instance.pk)

@@ -22,12 +22,12 @@ from decimal import Decimal
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import FilteredRelation, Max, Q
+from django.db.models import Max
 from django.utils import timezone
 
 from benchmark.models import Submission, SubmissionStatus
 
-from . import llm
+from . import llm, statements
 from .models import (
     DimensionScore,
     Judge,
@@ -192,8 +192,15 @@ class QueueReport:
 def _enqueue(judgment_ids: list[int]) -> None:
     from .tasks import judgment_run_task
 
-    for judgment_id in judgment_ids:
-        judgment_run_task.delay(judgment_id)
+    if judgment_run_task.app.conf.task_always_eager:
+        for judgment_id in judgment_ids:
+            judgment_run_task.delay(judgment_id)
+        return
+    # One producer (one broker connection) for the whole batch: `delay` would take
+    # one from the pool and give it back for every message.
+    with judgment_run_task.app.producer_or_acquire() as producer:
+        for judgment_id in judgment_ids:
+            judgment_run_task.apply_async((judgment_id,), producer=producer)
 
 
 def judgments_enqueue_on_commit(judgment_ids: list[int]) -> None:
@@ -214,58 +221,96 @@ def judgments_queue(
     stage's current rubric: new judgments are created, failed ones are queued
     again, done ones are left alone unless `force`. The messages go out after the
     transaction commits. `resend_queued` sends queued judgments' messages again
-    (for a message lost with a broker; the claim makes a duplicate harmless)."""
+    (for a message lost with a broker; the claim makes a duplicate harmless).
+
+    A few statements for the whole batch, whatever its size: queueing a stage
+    for a pair of judges is the start of every judging run, and no worker starts
+    before its commit."""
     report = QueueReport()
     judges = list(judges) if judges is not None else list(Judge.objects.filter(is_active=True))
     if not judges:
         report.skipped.append("no active judge (add one with `manage.py judges add`)")
         return report
     rubrics: dict[str, Rubric | None] = {}
+    pairs: list[tuple[Submission, Rubric]] = []
+    for submission in submissions:
+        if submission.status not in JUDGEABLE_STATUSES:
+            report.skipped.append(f"submission {submission.pk} is {submission.status}")
+            continue
+        if submission.stage not in rubrics:
+            rubrics[submission.stage] = rubric_current(stage=submission.stage)
+        rubric = rubrics[submission.stage]
+        if rubric is None:
+            report.skipped.append(
+                f"submission {submission.pk}: no active rubric for the {submission.stage} stage"
+            )
+            continue
+        pairs.append((submission, rubric))
+    if not pairs:
+        return report
+
+    def existing() -> dict[tuple[int, int, int], tuple[int, str]]:
+        rows = (
+            Judgment.objects.select_for_update()
+            .filter(
+                submission_id__in={submission.pk for submission, _ in pairs},
+                judge_id__in={judge.pk for judge in judges},
+                rubric_id__in={rubric.pk for _, rubric in pairs},
+                condition=condition,
+            )
+            .values_list("submission_id", "judge_id", "rubric_id", "pk", "status")
+        )
+        return {(s, j, r): (pk, status) for s, j, r, pk, status in rows}
+
+    keys = [(sub.pk, judge.pk, rubric.pk) for sub, rubric in pairs for judge in judges]
     with transaction.atomic():
-        for submission in submissions:
-            if submission.status not in JUDGEABLE_STATUSES:
-                report.skipped.append(f"submission {submission.pk} is {submission.status}")
+        found = existing()
+        missing = [key for key in keys if key not in found]
+        if missing:
+            # ignore_conflicts: a judgment another queueing created meanwhile is
+            # taken as it is, by the second read.
+            Judgment.objects.bulk_create(
+                [
+                    Judgment(submission_id=s, judge_id=j, rubric_id=r, condition=condition)
+                    for s, j, r in missing
+                ],
+                ignore_conflicts=True,
+            )
+            found = existing()
+            report.created = len(missing)
+        created = set(missing)
+        reset: list[int] = []
+        queued_submissions: set[int] = set()
+        for key in keys:
+            pk, status = found[key]
+            if key in created:
+                pass
+            elif status == JudgmentStatus.FAILED or (force and status == JudgmentStatus.DONE):
+                reset.append(pk)
+                report.requeued += 1
+            elif status == JudgmentStatus.QUEUED and resend_queued:
+                report.requeued += 1
+            else:
+                report.unchanged += 1
                 continue
-            if submission.stage not in rubrics:
-                rubrics[submission.stage] = rubric_current(stage=submission.stage)
-            rubric = rubrics[submission.stage]
-            if rubric is None:
-                report.skipped.append(
-                    f"submission {submission.pk}: no active rubric for the {submission.stage} stage"
-                )
-                continue
-            queued_any = False
-            for judge in judges:
-                judgment, created = Judgment.objects.get_or_create(
-                    submission=submission, judge=judge, rubric=rubric, condition=condition
-                )
-                if created:
-                    report.created += 1
-                elif judgment.status == JudgmentStatus.FAILED or (
-                    force and judgment.status == JudgmentStatus.DONE
-                ):
-                    _judgment_reset(judgment)
-                    report.requeued += 1
-                elif judgment.status == JudgmentStatus.QUEUED and resend_queued:
-                    report.requeued += 1
-                else:
-                    report.unchanged += 1
-                    continue
-                report.judgment_ids.append(judgment.pk)
-                queued_any = True
-            if queued_any:
-                Submission.objects.filter(
-                    pk=submission.pk,
-                    status__in=[SubmissionStatus.READY, SubmissionStatus.JUDGED],
-                ).update(status=SubmissionStatus.JUDGING, updated_at=timezone.now())
+            report.judgment_ids.append(pk)
+            queued_submissions.add(key[0])
+        _judgments_reset(reset)
+        if queued_submissions:
+            Submission.objects.filter(
+                pk__in=queued_submissions,
+                status__in=[SubmissionStatus.READY, SubmissionStatus.JUDGED],
+            ).update(status=SubmissionStatus.JUDGING, updated_at=timezone.now())
         judgments_enqueue_on_commit(report.judgment_ids)
     return report
 
 
-def _judgment_reset(judgment: Judgment) -> None:
-    """Back to queued with nothing of the earlier run left (scores, usage, error)."""
-    judgment.scores.all().delete()
-    Judgment.objects.filter(pk=judgment.pk).update(
+def _judgments_reset(judgment_ids: list[int]) -> None:
+    """Back to queued with nothing of the earlier runs left (scores, usage, error)."""
+    if not judgment_ids:
+        return
+    DimensionScore.objects.filter(judgment_id__in=judgment_ids).delete()
+    Judgment.objects.filter(pk__in=judgment_ids).update(
         status=JudgmentStatus.QUEUED,
         run_token=None,
         strengths=[],
@@ -302,7 +347,7 @@ def judgment_rerun(*, judgment_id: int) -> Judgment:
             raise RerunRefused(
                 f"only a failed judgment can be re-run; this one is {judgment.status}"
             )
-        _judgment_reset(judgment)
+        _judgments_reset([judgment.pk])
         Submission.objects.filter(
             pk=judgment.submission_id,
             status__in=[SubmissionStatus.READY, SubmissionStatus.JUDGED],
@@ -377,9 +422,9 @@ class _Run:
         self.prompt_sha256 = ""
         self.deadline = time.monotonic() + settings.JUDGE_TASK_SOFT_TIME_LIMIT
 
-    def _owned(self):
-        return Judgment.objects.filter(
-            pk=self.judgment.pk, status=JudgmentStatus.RUNNING, run_token=self.token
+    def _update_owned(self, **values) -> bool:
+        return statements.judgment_update_owned(
+            judgment_id=self.judgment.pk, token=self.token, **values
         )
 
     def call(self, messages: list[dict]) -> llm.LLMResponse:
@@ -399,7 +444,7 @@ class _Run:
             if self.usage.calls > 1:
                 # Live progress for the submission page: a retry or a re-ask is on its way
                 # (the claim already said "call 1").
-                self._owned().update(attempts=self.usage.calls, updated_at=timezone.now())
+                self._update_owned(attempts=self.usage.calls, updated_at=timezone.now())
             try:
                 response = llm.chat(judge=judge, messages=messages, timeout=remaining)
             except llm.PermanentLLMError as exc:
@@ -464,7 +509,7 @@ class _Run:
         with transaction.atomic():
             # The conditional update locks the row: a reaper cannot requeue it under us,
             # and a run whose token was replaced updates nothing and writes nothing.
-            owned = self._owned().update(
+            owned = self._update_owned(
                 status=JudgmentStatus.DONE,
                 strengths=parsed.strengths,
                 weaknesses=parsed.weaknesses,
@@ -486,16 +531,12 @@ class _Run:
                 return False
             if replace:
                 DimensionScore.objects.filter(judgment_id=self.judgment.pk).delete()
-            DimensionScore.objects.bulk_create(
-                DimensionScore(
-                    judgment_id=self.judgment.pk,
-                    dimension=score.dimension,
-                    score=score.score,
-                    scale_min=score.scale_min,
-                    scale_max=score.scale_max,
-                    justification=score.justification,
-                )
-                for score in parsed.scores
+            statements.scores_insert(
+                judgment_id=self.judgment.pk,
+                scores=[
+                    (s.dimension, s.score, s.scale_min, s.scale_max, s.justification)
+                    for s in parsed.scores
+                ],
             )
             # In the same transaction: one commit for the scores and the status.
             submission_judging_refresh(submission_id=self.judgment.submission_id, savepoint=False)
@@ -505,7 +546,7 @@ class _Run:
     def fail(self, message: str, raw: str = "") -> bool:
         usage = self.usage
         failed = bool(
-            self._owned().update(
+            self._update_owned(
                 status=JudgmentStatus.FAILED,
                 error=message[:5000],
                 raw_response=raw,
@@ -529,23 +570,27 @@ def judgment_run(*, judgment_id: int) -> Judgment | None:
     `status` is the outcome; other fields are as claimed), or None, doing nothing,
     when it was not queued (claimed by another delivery, done, failed or deleted)."""
     token = uuid.uuid4()
-    claimed = Judgment.objects.filter(pk=judgment_id, status=JudgmentStatus.QUEUED).update(
+    now = timezone.now()
+    claimed = statements.judgment_claim(judgment_id=judgment_id, token=token, now=now)
+    if claimed is None:
+        return None
+    judgment = Judgment(
+        pk=judgment_id,
+        submission_id=claimed.submission_id,
+        judge_id=claimed.judge_id,
+        rubric_id=claimed.rubric_id,
+        condition=claimed.condition,
         status=JudgmentStatus.RUNNING,
         run_token=token,
-        started_at=timezone.now(),
-        finished_at=None,
-        attempts=1,  # the first call is on its way
-        error="",
-        updated_at=timezone.now(),
-    )
-    if not claimed:
-        return None
-    judgment = Judgment.objects.select_related("judge", "rubric", "submission__task").get(
-        pk=judgment_id
+        started_at=now,
+        attempts=1,
     )
     run = _Run(judgment, token)
     failure: tuple[str, str] | None = None
     try:
+        judgment.judge = statements.judge_for_run(judge_id=claimed.judge_id)
+        judgment.rubric = rubric_by_id(claimed.rubric_id)
+        judgment.submission = statements.submission_for_prompt(submission_id=claimed.submission_id)
         parsed, raw, _sha = run.judge()
     except JudgingFailed as exc:
         failure = (str(exc), exc.raw)
@@ -563,6 +608,24 @@ def judgment_run(*, judgment_id: int) -> Judgment | None:
     elif run.fail(*failure):
         submission_judging_refresh(submission_id=judgment.submission_id)
     return judgment
+
+
+# A rubric version never changes once written (a new text is a new version, and the
+# admin shows a version's content read-only), so each process keeps the rows it has
+# read; receivers.rubric_changed_receiver drops one that is saved or deleted anyway.
+_rubrics: dict[int, Rubric] = {}
+
+
+def rubric_by_id(rubric_id: int) -> Rubric:
+    rubric = _rubrics.get(rubric_id)
+    if rubric is None:
+        rubric = Rubric.objects.get(pk=rubric_id)
+        _rubrics[rubric_id] = rubric
+    return rubric
+
+
+def rubric_forget(rubric_id: int) -> None:
+    _rubrics.pop(rubric_id, None)
 
 
 def judgments_reap_stuck(*, older_than: float | None = None) -> list[int]:
@@ -600,33 +663,15 @@ def submission_judging_refresh(*, submission_id: int, savepoint: bool = True) ->
     active judge has a done judgment (with code, the default condition). The row
     is locked so that two judges finishing at once cannot leave it stale."""
     with transaction.atomic(savepoint=savepoint):
-        status = (
-            Submission.objects.select_for_update()
-            .filter(pk=submission_id)
-            .values_list("status", flat=True)
-            .first()
-        )
+        status = statements.submission_status_lock(submission_id=submission_id)
         if status is None:
             return None
         if status not in JUDGEABLE_STATUSES:
             return status
-        # Read after the lock, in statements of their own: a statement that had waited
+        # Read after the lock, in a statement of its own: a statement that had waited
         # for the lock would answer from a snapshot older than the other judge's commit.
-        # One statement for both: the active judges and this submission's judgments
-        # (it runs once per judgment, so a round trip saved counts in throughput).
-        rows = (
-            Judge.objects.annotate(
-                judgment=FilteredRelation(
-                    "judgments",
-                    condition=Q(
-                        judgments__submission_id=submission_id,
-                        judgments__condition=JudgingCondition.WITH_CODE,
-                    ),
-                )
-            )
-            .filter(Q(is_active=True) | Q(judgment__isnull=False))
-            .values_list("pk", "is_active", "judgment__status")
-        )
+        # One statement for both the active judges and this submission's judgments.
+        rows = statements.judging_state(submission_id=submission_id)
         active: set[int] = set()
         judgments: list[tuple[int, str]] = []
         for judge_id, is_active, state in rows:

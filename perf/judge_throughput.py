@@ -76,12 +76,16 @@ def main() -> None:
         submissions, judge = _data(args.judgments, server.url)
         workers = _start_workers(args.processes, args.concurrency)
         cpu_before = _cpu_seconds(workers)
+        machine_before, own_before = _machine_cpu(), _own_cpu()
         queue_seconds = _run_queue(submissions, judge, args.judgments)
         worker_cpu = _cpu_seconds(workers) - cpu_before
+        machine_cpu = _machine_cpu() - machine_before
+        own_cpu = _own_cpu() - own_before
         _stop(workers)
         workers = []
         loop_per_judgment, loop_n = _run_loop(submissions, judge, args.sample)
         _report(args, queue_seconds, loop_per_judgment, loop_n, worker_cpu)
+        _report_machine(queue_seconds, machine_cpu, worker_cpu, own_cpu)
     finally:
         _stop(workers)
         if server is not None:
@@ -216,6 +220,29 @@ def _cpu_seconds(workers: list[subprocess.Popen]) -> float:
             continue
         total += (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
     return total
+
+
+def _machine_cpu() -> float:
+    """CPU seconds the whole machine has been busy (all cores, /proc/stat)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def _report_machine(seconds: float, machine: float, workers: float, own: float) -> None:
+    """Where the machine's CPU went while the queue ran: the bound on 2 cores."""
+    cores = os.cpu_count() or 1
+    print(
+        f"machine CPU during the queue  {machine:.1f} s of {cores * seconds:.1f} s "
+        f"({100 * machine / (cores * seconds):.0f}% busy): workers {workers:.1f} s, this "
+        f"process (LLM server, queueing) {own:.1f} s, the rest (PostgreSQL, Redis) "
+        f"{max(0.0, machine - workers - own):.1f} s"
+    )
 
 
 def _stop(workers: list[subprocess.Popen]) -> None:

@@ -3,9 +3,11 @@ pages, the API, the judges and the leaderboard share."""
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from benchmark.models import (
@@ -153,45 +155,56 @@ def reproduction_for_judges(
 ) -> ReproductionForJudges | None:
     """The submission's latest finished reproduction run (the same one
     `experiment_log_for_judges` reads), its log and its check; None without one."""
-    # Plain values, one statement: every judgment of the submission runs this.
-    row = (
-        ExperimentRun.objects.filter(
-            submission_id=submission_id,
-            phase=ExperimentPhase.REPRO,
-            status__in=[
-                ExperimentStatus.SUCCEEDED,
-                ExperimentStatus.FAILED,
-                ExperimentStatus.TIMED_OUT,
-            ],
+    # Every judgment of an experiment or end-to-end submission runs this, so it is
+    # one statement written as SQL: the ORM's query building costs several times
+    # the statement itself (see judging/statements.py and perf/judge_throughput.py).
+    finished = [ExperimentStatus.SUCCEEDED, ExperimentStatus.FAILED, ExperimentStatus.TIMED_OUT]
+    runs = list(
+        ExperimentRun.objects.raw(
+            _latest_reproduction_sql(connection.vendor),
+            [submission_id, ExperimentPhase.REPRO.value, *[status.value for status in finished]],
         )
-        .order_by("-finished_at", "-id")
-        .values(
-            "pk",
-            "command",
-            "status",
-            "exit_code",
-            "log",
-            "reproduction__verdict",
-            "reproduction__summary",
-            "reproduction__evidence",
-        )
-        .first()
     )
-    if row is None:
+    if not runs:
         return None
-    run = ExperimentRun(
-        pk=row["pk"], command=row["command"], status=row["status"], log=row["log"] or ""
+    run = runs[0]
+    verdict = run.check_verdict
+    evidence = ReproductionCheck._meta.get_field("evidence").from_db_value(
+        run.check_evidence, None, connection
     )
-    verdict = row["reproduction__verdict"]
     return ReproductionForJudges(
         run_id=run.pk,
         command=run.command,
         status=run.get_status_display(),
-        exit_code=row["exit_code"],
+        exit_code=run.exit_code,
         log=_log_head_and_tail(run, max_bytes) if run.log else "",
         verdict=ReproductionVerdict(verdict).label if verdict else None,
-        summary=row["reproduction__summary"] or "",
-        evidence=list(row["reproduction__evidence"] or []),
+        summary=run.check_summary or "",
+        evidence=list(evidence or []),
+    )
+
+
+@functools.cache
+def _latest_reproduction_sql(vendor: str) -> str:
+    """The latest finished reproduction run of a submission, with its check's
+    verdict, summary and evidence (NULL without a check)."""
+    qn = connection.ops.quote_name
+    r = ExperimentRun._meta
+    c = ReproductionCheck._meta
+
+    def rc(name: str) -> str:
+        return qn(r.get_field(name).column)
+
+    def cc(name: str) -> str:
+        return qn(c.get_field(name).column)
+
+    return (
+        f"SELECT r.*, c.{cc('verdict')} AS check_verdict, "  # noqa: S608 - identifiers only
+        f"c.{cc('summary')} AS check_summary, c.{cc('evidence')} AS check_evidence "
+        f"FROM {qn(r.db_table)} r LEFT JOIN {qn(c.db_table)} c ON c.{cc('run')} = r.{rc('id')} "
+        f"WHERE r.{rc('submission')} = %s AND r.{rc('phase')} = %s "
+        f"AND r.{rc('status')} IN (%s, %s, %s) "
+        f"ORDER BY r.{rc('finished_at')} DESC, r.{rc('id')} DESC LIMIT 1"
     )
 
 
