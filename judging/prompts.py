@@ -219,8 +219,12 @@ def _by_kind(submission: Submission) -> dict[str, list[Artifact]]:
     return grouped
 
 
-def judge_prompt_build(*, submission: Submission, rubric: Rubric, condition: str) -> JudgePrompt:
-    """The messages sent to the judge, and their hash (same inputs, same hash)."""
+def judge_prompt_build(
+    *, submission: Submission, rubric: Rubric, condition: str, check_reproduction: bool = True
+) -> JudgePrompt:
+    """The messages sent to the judge, and their hash (same inputs, same hash).
+    `check_reproduction=False` says the caller knows the site has not re-run the
+    submission's code, so the re-run is not looked for."""
     stage = submission.stage
     if stage not in _STAGE_OUTPUT:
         raise PromptError(f"the {stage} stage is not judged by an LLM judge")
@@ -276,7 +280,11 @@ def judge_prompt_build(*, submission: Submission, rubric: Rubric, condition: str
             else:
                 log_text = "The submission contains no execution log."
             sections.append(f"# Execution log\n\n{log_text}")
-            repro = reproduction_for_judges(submission_id=submission.pk, max_bytes=log_budget)
+            repro = (
+                reproduction_for_judges(submission_id=submission.pk, max_bytes=log_budget)
+                if check_reproduction
+                else None
+            )
             if repro is not None:
                 sections.append(_reproduction_section(repro, budget=log_budget))
 

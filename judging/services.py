@@ -40,6 +40,7 @@ from .parsing import ParsedReview, ReviewFormatError, review_parse
 from .prompts import PromptError, judge_prompt_build, reask_message
 from .ratelimit import RateLimitTimeout, judge_call_acquire
 from .rubrics import DEFAULT_RUBRICS
+from .signals import judgment_finished
 
 logger = logging.getLogger(__name__)
 
@@ -464,11 +465,14 @@ class _Run:
             return response
         raise AssertionError("unreachable")
 
-    def judge(self) -> tuple[ParsedReview, str, str]:
+    def judge(self, *, check_reproduction: bool = True) -> tuple[ParsedReview, str, str]:
         judgment = self.judgment
         rubric = judgment.rubric
         prompt = judge_prompt_build(
-            submission=judgment.submission, rubric=rubric, condition=judgment.condition
+            submission=judgment.submission,
+            rubric=rubric,
+            condition=judgment.condition,
+            check_reproduction=check_reproduction,
         )
         self.prompt_sha256 = prompt.sha256
         messages = list(prompt.messages)
@@ -588,10 +592,13 @@ def judgment_run(*, judgment_id: int) -> Judgment | None:
     run = _Run(judgment, token)
     failure: tuple[str, str] | None = None
     try:
-        judgment.judge = statements.judge_for_run(judge_id=claimed.judge_id)
+        inputs = statements.run_inputs(
+            judge_id=claimed.judge_id, submission_id=claimed.submission_id
+        )
+        judgment.judge = inputs.judge
+        judgment.submission = inputs.submission
         judgment.rubric = rubric_by_id(claimed.rubric_id)
-        judgment.submission = statements.submission_for_prompt(submission_id=claimed.submission_id)
-        parsed, raw, _sha = run.judge()
+        parsed, raw, _sha = run.judge(check_reproduction=inputs.has_reproduction)
     except JudgingFailed as exc:
         failure = (str(exc), exc.raw)
     except PromptError as exc:
@@ -603,10 +610,20 @@ def judgment_run(*, judgment_id: int) -> Judgment | None:
         failure = (f"internal error: {type(exc).__name__}: {exc}", "")
     if failure is None:
         # Records the scores and the submission's status in one transaction.
-        if not run.record(parsed, raw):
+        finished = run.record(parsed, raw)
+        if not finished:
             logger.warning("judgment %s: result of a run given up for dead discarded", judgment_id)
-    elif run.fail(*failure):
-        submission_judging_refresh(submission_id=judgment.submission_id)
+    else:
+        finished = run.fail(*failure)
+        if finished:
+            submission_judging_refresh(submission_id=judgment.submission_id)
+    if finished:
+        judgment_finished.send(
+            sender=Judgment,
+            judgment_id=judgment_id,
+            submission_id=judgment.submission_id,
+            status=judgment.status,
+        )
     return judgment
 
 

@@ -22,7 +22,8 @@ from datetime import datetime
 
 from django.db import connection
 
-from benchmark.models import Artifact, Submission, Task
+from benchmark.experiments.selectors import REPRODUCTION_FINISHED
+from benchmark.models import Artifact, ExperimentPhase, ExperimentRun, Submission, Task
 
 from .models import DimensionScore, Judge, JudgingCondition, Judgment, JudgmentStatus
 
@@ -66,26 +67,37 @@ def judgment_claim(*, judgment_id: int, token: uuid.UUID, now: datetime) -> Clai
     return Claimed(*row) if row else None
 
 
-def judge_for_run(*, judge_id: int) -> Judge:
-    """The judge's row as it is now (an organiser may have changed its limit)."""
-    judges = list(Judge.objects.raw(_judge_sql(connection.vendor), [judge_id]))
-    if not judges:
-        raise Judge.DoesNotExist(f"judge {judge_id} does not exist")
-    return judges[0]
+@dataclass(frozen=True)
+class RunInputs:
+    judge: Judge
+    submission: Submission  # with its stage and its task's description
+    has_reproduction: bool  # a finished reproduction run exists for the prompt to show
 
 
-def submission_for_prompt(*, submission_id: int) -> Submission:
-    """The submission with its stage and its task's description, all a prompt reads
-    of them (any other field is loaded on first use)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_submission_sql(connection.vendor), [submission_id])
-        row = cursor.fetchone()
-    if row is None:
-        raise Submission.DoesNotExist(f"submission {submission_id} does not exist")
-    submission_pk, stage, task_pk, description = row
-    submission = _instance(Submission, id=submission_pk, stage=stage, task_id=task_pk)
-    submission.task = _instance(Task, id=task_pk, description=description)
-    return submission
+def run_inputs(*, judge_id: int, submission_id: int) -> RunInputs:
+    """What a judge run reads before it builds its prompt, in one statement: the
+    judge's row as it is now (an organiser may have changed its limit), the
+    submission's stage, its task's description, and whether the site has re-run
+    its code (else the prompt need not look for the re-run)."""
+    params = [
+        ExperimentPhase.REPRO.value,
+        *[status.value for status in REPRODUCTION_FINISHED],
+        judge_id,
+        submission_id,
+    ]
+    rows = list(Judge.objects.raw(_run_inputs_sql(connection.vendor), params))
+    if not rows:
+        raise Submission.DoesNotExist(
+            f"judge {judge_id} or submission {submission_id} does not exist"
+        )
+    judge = rows[0]
+    submission = _instance(
+        Submission, id=submission_id, stage=judge.submission_stage, task_id=judge.task_pk
+    )
+    submission.task = _instance(Task, id=judge.task_pk, description=judge.task_description)
+    return RunInputs(
+        judge=judge, submission=submission, has_reproduction=bool(judge.has_reproduction)
+    )
 
 
 def _instance(model, **values):
@@ -189,18 +201,18 @@ def judging_state(*, submission_id: int) -> list[tuple[int, bool, str | None]]:
 
 
 @functools.cache
-def _judge_sql(vendor: str) -> str:
-    return f"SELECT * FROM {_table(Judge)} WHERE {_column(Judge, 'id')} = %s"  # noqa: S608
-
-
-@functools.cache
-def _submission_sql(vendor: str) -> str:
+def _run_inputs_sql(vendor: str) -> str:
     s = functools.partial(_column, Submission)
     t = functools.partial(_column, Task)
+    r = functools.partial(_column, ExperimentRun)
     return (
-        f"SELECT s.{s('id')}, s.{s('stage')}, t.{t('id')}, t.{t('description')} "  # noqa: S608
-        f"FROM {_table(Submission)} s JOIN {_table(Task)} t ON t.{t('id')} = s.{s('task')} "
-        f"WHERE s.{s('id')} = %s"
+        f"SELECT jd.*, s.{s('stage')} AS submission_stage, t.{t('id')} AS task_pk, "  # noqa: S608
+        f"t.{t('description')} AS task_description, EXISTS (SELECT 1 FROM "
+        f"{_table(ExperimentRun)} r WHERE r.{r('submission')} = s.{s('id')} "
+        f"AND r.{r('phase')} = %s AND r.{r('status')} IN (%s, %s, %s)) AS has_reproduction "
+        f"FROM {_table(Judge)} jd, {_table(Submission)} s "
+        f"JOIN {_table(Task)} t ON t.{t('id')} = s.{s('task')} "
+        f"WHERE jd.{_column(Judge, 'id')} = %s AND s.{s('id')} = %s"
     )
 
 

@@ -11,6 +11,12 @@ def _data_written(sender, **kwargs) -> None:
         data_changed()
 
 
+def _judgment_finished(sender, **kwargs) -> None:
+    from .caching import data_changed
+
+    data_changed()
+
+
 def _import_part(path, options):
     """After `import_mlrbench` (whose parts may write in bulk, without
     signals), start every leaderboard afresh."""
@@ -32,7 +38,10 @@ class LeaderboardConfig(AppConfig):
         from django.db.models.signals import post_delete, post_save
 
         from benchmark.mlrbench_import import import_part_register
+        from judging.signals import judgment_finished
 
         post_save.connect(_data_written, dispatch_uid="leaderboard-data-written-save")
         post_delete.connect(_data_written, dispatch_uid="leaderboard-data-written-delete")
+        # A judge run writes without model signals and says so with its own.
+        judgment_finished.connect(_judgment_finished, dispatch_uid="leaderboard-judgment-finished")
         import_part_register(name="leaderboard", order=90, run=_import_part)

@@ -21,6 +21,12 @@ from benchmark.models import (
 )
 
 LOG_CHUNK_MAX_BYTES = 64 * 1024
+# A reproduction run judges are shown has ended, one way or another.
+REPRODUCTION_FINISHED = (
+    ExperimentStatus.SUCCEEDED,
+    ExperimentStatus.FAILED,
+    ExperimentStatus.TIMED_OUT,
+)
 LOG_TAIL_BYTES = 16 * 1024
 
 
@@ -94,11 +100,7 @@ def experiment_log_for_judges(*, submission_id: int, max_bytes: int = 200_000) -
         ExperimentRun.objects.filter(
             submission_id=submission_id,
             phase=ExperimentPhase.REPRO,
-            status__in=[
-                ExperimentStatus.SUCCEEDED,
-                ExperimentStatus.FAILED,
-                ExperimentStatus.TIMED_OUT,
-            ],
+            status__in=REPRODUCTION_FINISHED,
         )
         .order_by("-finished_at", "-id")
         .first()
@@ -158,11 +160,14 @@ def reproduction_for_judges(
     # Every judgment of an experiment or end-to-end submission runs this, so it is
     # one statement written as SQL: the ORM's query building costs several times
     # the statement itself (see judging/statements.py and perf/judge_throughput.py).
-    finished = [ExperimentStatus.SUCCEEDED, ExperimentStatus.FAILED, ExperimentStatus.TIMED_OUT]
     runs = list(
         ExperimentRun.objects.raw(
             _latest_reproduction_sql(connection.vendor),
-            [submission_id, ExperimentPhase.REPRO.value, *[status.value for status in finished]],
+            [
+                submission_id,
+                ExperimentPhase.REPRO.value,
+                *[status.value for status in REPRODUCTION_FINISHED],
+            ],
         )
     )
     if not runs:

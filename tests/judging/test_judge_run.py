@@ -269,3 +269,20 @@ def test_no_code_judgments_do_not_decide_whether_a_submission_is_judged(
     submission.refresh_from_db()
     assert submission.status == SubmissionStatus.READY
     assert "Not provided: judge the paper alone." in fake_llm.requests[0].messages[1]["content"]
+
+
+@pytest.mark.parametrize("outcome", ["done", "failed"])
+def test_a_finished_judgment_makes_the_cached_leaderboard_stale(
+    judgment, fake_llm, django_capture_on_commit_callbacks, outcome
+):
+    from leaderboard.caching import data_version
+
+    fake_llm.default = (
+        answer(review_answer("end2end")) if outcome == "done" else error(401, "bad key")
+    )
+    before = data_version()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert run(judgment).status == outcome
+    # The run writes with single statements (no model signals): its own signal
+    # bumps the version, so the next leaderboard request is computed afresh.
+    assert data_version() > before

@@ -1,0 +1,105 @@
+"""Run by tests/judging/test_sqlite.py in a process of its own, on a SQLite database
+with eager Celery (the quick start's set-up): an end-to-end submission with a
+finished reproduction run is queued for two judges, which run at once, and the
+outcome is printed as JSON. Arguments: the judges' api_base."""
+
+import json
+import os
+import sys
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mlrbench_site.settings")
+django.setup()
+
+from django.core.files.base import ContentFile  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from benchmark.experiments.claims import Number  # noqa: E402
+from benchmark.experiments.services import (  # noqa: E402
+    experiment_queue,
+    reproduction_check_record,
+)
+from benchmark.models import (  # noqa: E402
+    Agent,
+    ArtifactKind,
+    ExperimentStatus,
+    Stage,
+    Submission,
+    Task,
+    Team,
+)
+from judging.models import Judge, Judgment  # noqa: E402
+from judging.services import ensure_default_rubrics, judgments_queue  # noqa: E402
+from tests.benchmark.factories import artifact_add  # noqa: E402
+
+
+def main(api_base: str) -> None:
+    ensure_default_rubrics()
+    judges = [
+        Judge.objects.create(
+            name=name,
+            model="openai/sqlite-judge",
+            api_base=api_base,
+            api_key_env="SQLITE_JUDGE_KEY",
+            timeout_seconds=10,
+        )
+        for name in ("judge-a", "judge-b")
+    ]
+    team = Team.objects.create(name="sqlite", slug="sqlite")
+    agent = Agent.objects.create(team=team, name="sqlite-agent", display_name="sqlite")
+    task = Task.objects.create(
+        slug="iclr2025_sqlite",
+        title="SQLite",
+        description="# SQLite task\n\nA task.",
+        conference="iclr",
+        year=2025,
+    )
+    submission = Submission.objects.create(
+        agent=agent,
+        task=task,
+        stage=Stage.END2END,
+        source="import",
+        archive_sha256="0" * 64,
+        status="ready",
+    )
+    artifact_add(submission, "results/paper.md", ArtifactKind.PAPER, "# Paper\n\nAccuracy 0.874.")
+    artifact_add(submission, "code/run.py", ArtifactKind.CODE, "print('accuracy 0.5')\n")
+    artifact_add(submission, "results/log.txt", ArtifactKind.LOG, "accuracy 0.5\n")
+    run = experiment_queue(submission=submission, phase="repro", command="sh run.sh")
+    run.log.save(f"experiments/{run.pk}.log", ContentFile(b"RERUN accuracy 0.5\n"), save=False)
+    run.status = ExperimentStatus.SUCCEEDED
+    run.exit_code = 0
+    run.started_at = run.finished_at = timezone.now()
+    run.save()
+    reproduction_check_record(
+        run=run, produced=[Number(value=0.5, text="0.5", where="log", decimals=1, percent=False)]
+    )
+
+    judgments_queue(submissions=[submission], judges=judges)  # eager: runs them now
+
+    submission.refresh_from_db()
+    judgments = Judgment.objects.filter(submission=submission).order_by("judge__name")
+    print(
+        json.dumps(
+            {
+                "submission": submission.status,
+                "judgments": [
+                    {
+                        "status": judgment.status,
+                        "error": judgment.error,
+                        "attempts": judgment.attempts,
+                        "strengths": judgment.strengths,
+                        "cost_usd": None if judgment.cost_usd is None else str(judgment.cost_usd),
+                        "started": judgment.started_at is not None,
+                        "scores": {s.dimension: str(s.score) for s in judgment.scores.all()},
+                    }
+                    for judgment in judgments
+                ],
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
