@@ -11,13 +11,15 @@ used. Every request is recorded with its JSON body and headers.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import socket
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
 
 
 @dataclass
@@ -57,81 +59,109 @@ class RecordedRequest:
         return self.body.get("messages", [])
 
 
-class _Server(ThreadingHTTPServer):
-    # Many judge threads connect at once: the default backlog of 5 would refuse some.
-    request_queue_size = 256
-    daemon_threads = True
-
-
 class FakeLLMServer:
+    """One event loop on a thread of its own serves every connection (HTTP/1.1,
+    keep-alive), so that dozens of judge threads waiting on answers cost the
+    process that runs the server no thread each (perf/judge_throughput.py runs
+    it beside the workers it measures)."""
+
     def __init__(self, default: Behaviour | Callable[[dict], Behaviour] | None = None):
         self._script: deque[Behaviour] = deque()
         self._lock = threading.Lock()
-        self._closing = threading.Event()
         self.default = default or error(500, "the test scripted no answer")
         self.requests: list[RecordedRequest] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # One segment per response: no 40 ms Nagle/delayed-ACK stall per call.
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args):  # keep test output clean
-                pass
-
-            def do_POST(self):
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length)
-                try:
-                    body = json.loads(raw or b"{}")
-                except json.JSONDecodeError:
-                    body = {}
-                behaviour = fake._next(
-                    body, self.path, {k.lower(): v for k, v in self.headers.items()}
-                )
-                if behaviour.delay and fake._closing.wait(behaviour.delay):
-                    return
-                if behaviour.status == 200:
-                    payload = {
-                        "id": f"chatcmpl-{len(fake.requests)}",
-                        "object": "chat.completion",
-                        "created": int(time.time()),
-                        "model": body.get("model", "test"),
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": behaviour.content},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {
-                            "prompt_tokens": behaviour.prompt_tokens,
-                            "completion_tokens": behaviour.completion_tokens,
-                            "total_tokens": behaviour.prompt_tokens + behaviour.completion_tokens,
-                        },
-                    }
-                else:
-                    payload = {"error": {"message": behaviour.message, "type": "test_error"}}
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(behaviour.status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for name, value in behaviour.headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout test)
-
-        self._server = _Server(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._loop = asyncio.new_event_loop()
+        self._closing: asyncio.Event | None = None
+        self._connections: set[asyncio.StreamWriter] = set()
+        started = threading.Event()
+        self._thread = threading.Thread(target=self._serve, args=(started,), daemon=True)
         self._thread.start()
+        started.wait()
+
+    def _serve(self, started: threading.Event) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._closing = asyncio.Event()
+        # Many judge threads connect at once: the default backlog would refuse some.
+        self._server = self._loop.run_until_complete(
+            asyncio.start_server(self._connection, "127.0.0.1", 0, backlog=256)
+        )
+        started.set()
+        self._loop.run_forever()
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self._connections.add(writer)
+        sock = writer.get_extra_info("socket")
+        if sock is not None:  # one segment per response: no Nagle/delayed-ACK stall
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            while await self._exchange(reader, writer):
+                pass
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            pass  # the client gave up (a timeout test) or closed its connection
+        finally:
+            self._connections.discard(writer)
+            writer.close()
+
+    async def _exchange(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """One request and its answer; False when the connection is over."""
+        head = await reader.readuntil(b"\r\n\r\n")
+        request_line, *header_lines = head.decode("latin-1").split("\r\n")
+        if not request_line:
+            return False
+        path = request_line.split(" ")[1] if " " in request_line else "/"
+        headers = {}
+        for line in header_lines:
+            if ":" in line:
+                name, value = line.split(":", 1)
+                headers[name.strip().lower()] = value.strip()
+        raw = await reader.readexactly(int(headers.get("content-length") or 0))
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            body = {}
+        behaviour = self._next(body, path, headers)
+        if behaviour.delay:
+            try:
+                await asyncio.wait_for(self._closing.wait(), behaviour.delay)
+                return False  # closing
+            except TimeoutError:
+                pass
+        if behaviour.status == 200:
+            payload = {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "test"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": behaviour.content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": behaviour.prompt_tokens,
+                    "completion_tokens": behaviour.completion_tokens,
+                    "total_tokens": behaviour.prompt_tokens + behaviour.completion_tokens,
+                },
+            }
+        else:
+            payload = {"error": {"message": behaviour.message, "type": "test_error"}}
+        data = json.dumps(payload).encode()
+        reason = HTTPStatus(behaviour.status).phrase
+        lines = [
+            f"HTTP/1.1 {behaviour.status} {reason}",
+            "Content-Type: application/json",
+            f"Content-Length: {len(data)}",
+            *(f"{name}: {value}" for name, value in behaviour.headers.items()),
+        ]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + data)
+        await writer.drain()
+        return headers.get("connection", "").lower() != "close"
 
     @property
     def port(self) -> int:
-        return self._server.server_address[1]
+        return self._server.sockets[0].getsockname()[1]
 
     @property
     def url(self) -> str:
@@ -158,6 +188,16 @@ class FakeLLMServer:
         return False
 
     def close(self) -> None:
-        self._closing.set()
-        self._server.shutdown()
-        self._server.server_close()
+        async def stop() -> None:
+            self._closing.set()  # answers still waiting on their delay give up
+            self._server.close()
+            for writer in list(self._connections):
+                writer.close()
+            await self._server.wait_closed()
+
+        if self._loop.is_closed():
+            return
+        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
