@@ -11,15 +11,16 @@ printed as such. The ideal for the queue is N x 0.3 s / concurrency.
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mlrbench \\
     REDIS_URL=redis://127.0.0.1:6379/3 .venv/bin/python perf/judge_throughput.py
 
-Options: --judgments 500 --delay 0.3 --concurrency 32 --processes 2 --sample 20
-(PERF_PREFETCH sets the workers' --prefetch-multiplier). The concurrency is the
-number of calls in flight, split across the worker processes: by default two
-processes of 16 threads, one per core of a 2-core machine (`--processes 1` is
-the single 32-thread worker of docker-compose). It also prints the CPU the
-workers used per judgment: with 300 ms answers the queue is bound by CPU
-(litellm, Django and Celery take ~17-22 ms per judgment, and one process cannot
-use more than one core), so it cannot reach the ideal on 2 busy cores; with
-realistic answer times (--delay 3) it does.
+Options: --judgments 500 --delay 0.3 --concurrency 32 --processes 4 --sample 20
+--rounds 3 (PERF_PREFETCH sets the workers' --prefetch-multiplier). The
+concurrency is the number of calls in flight, split across the worker
+processes: by default four processes of 8 threads, two per core of a 2-core
+machine, as the README recommends (`--processes 1` is a single 32-thread
+worker). Each round queues 500 new judgments; the median round is reported.
+It also prints the CPU the workers used per judgment and where the machine's
+CPU went: with 300 ms answers the queue is bound by the CPU of 2 cores
+(litellm, Django, Celery, PostgreSQL: ~20 ms per judgment in all), so the
+threads wait on each other; with realistic answer times (--delay 3) it is not.
 Goal: at least 20x the loop and at least 80% of the ideal at concurrency 32.
 """
 
@@ -56,10 +57,12 @@ def main() -> None:
     parser.add_argument("--judgments", type=int, default=500)
     parser.add_argument("--delay", type=float, default=0.3, help="server answer time, seconds")
     parser.add_argument("--concurrency", type=int, default=32, help="calls in flight, in all")
-    parser.add_argument("--processes", type=int, default=2, help="worker processes")
+    parser.add_argument("--processes", type=int, default=4, help="worker processes")
     parser.add_argument("--sample", type=int, default=20, help="judgments the loop runs")
     parser.add_argument("--rounds", type=int, default=3, help="queue runs; the median is reported")
     args = parser.parse_args()
+    if not 1 <= args.processes <= args.concurrency:
+        parser.error("--processes must be between 1 and --concurrency")
     if not os.environ.get("REDIS_URL") and not os.environ.get("CELERY_BROKER_URL"):
         sys.exit("set REDIS_URL (the queue needs a broker) and DATABASE_URL (PostgreSQL)")
 
@@ -166,7 +169,8 @@ def _start_workers(processes: int, concurrency: int) -> list[subprocess.Popen]:
 
     with app.connection_for_write() as conn:
         conn.default_channel.queue_purge("judge")
-    threads = max(1, concurrency // processes)
+    # The concurrency split as evenly as it goes: 32 over 3 processes is 11, 11, 10.
+    threads = [concurrency // processes + (i < concurrency % processes) for i in range(processes)]
     env = {
         **os.environ,
         "DATABASE_URL": _database_url(),
@@ -190,7 +194,7 @@ def _start_workers(processes: int, concurrency: int) -> list[subprocess.Popen]:
             "--pool",
             "threads",
             "--concurrency",
-            str(threads),
+            str(threads[i]),
             "-n",
             node,
             "--prefetch-multiplier",
@@ -202,7 +206,7 @@ def _start_workers(processes: int, concurrency: int) -> list[subprocess.Popen]:
         ]
         workers.append(subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True))
         nodes.append(node)
-    print(f"workers: {processes} process(es) x {threads} threads: {' '.join(command[3:11])}")
+    print(f"workers: {processes} process(es), threads {threads}: {' '.join(command[3:9])}")
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         if len(app.control.ping(destination=nodes, timeout=1.0)) == len(nodes):

@@ -68,3 +68,18 @@ def test_beat_runs_the_apps_schedule_with_the_judging_reaper(compose):
     assert "judging.reap_stuck" in schedule
     app.loader.import_default_modules()  # what a worker does at start: find the tasks
     assert "judging.reap_stuck" in app.tasks
+
+
+def compose_default(value: str) -> int:
+    """`${NAME:-8}` as docker compose reads it when NAME is unset: 8."""
+    match = re.fullmatch(r"\$\{\w+:-(\d+)\}", value)
+    return int(match.group(1) if match else value)
+
+
+def test_judge_workers_keep_32_calls_in_flight_two_processes_per_core(compose):
+    service = compose["services"]["worker"]
+    args = command_of(service)
+    assert args[args.index("--pool") + 1] == "threads"
+    threads = compose_default(args[args.index("--concurrency") + 1])
+    replicas = compose_default(str(service["deploy"]["replicas"]))
+    assert (threads, replicas) == (8, 4)
