@@ -20,18 +20,10 @@ from benchmark.experiments.services import (  # noqa: E402
     experiment_queue,
     reproduction_check_record,
 )
-from benchmark.models import (  # noqa: E402
-    Agent,
-    ArtifactKind,
-    ExperimentStatus,
-    Stage,
-    Submission,
-    Task,
-    Team,
-)
+from benchmark.models import ExperimentStatus  # noqa: E402
 from judging.models import Judge, Judgment  # noqa: E402
 from judging.services import ensure_default_rubrics, judgments_queue  # noqa: E402
-from tests.benchmark.factories import artifact_add  # noqa: E402
+from tests.judging.conftest import end2end_submission  # noqa: E402
 
 
 def main(api_base: str) -> None:
@@ -46,34 +38,15 @@ def main(api_base: str) -> None:
         )
         for name in ("judge-a", "judge-b")
     ]
-    team = Team.objects.create(name="sqlite", slug="sqlite")
-    agent = Agent.objects.create(team=team, name="sqlite-agent", display_name="sqlite")
-    task = Task.objects.create(
-        slug="iclr2025_sqlite",
-        title="SQLite",
-        description="# SQLite task\n\nA task.",
-        conference="iclr",
-        year=2025,
-    )
-    submission = Submission.objects.create(
-        agent=agent,
-        task=task,
-        stage=Stage.END2END,
-        source="import",
-        archive_sha256="0" * 64,
-        status="ready",
-    )
-    artifact_add(submission, "results/paper.md", ArtifactKind.PAPER, "# Paper\n\nAccuracy 0.874.")
-    artifact_add(submission, "code/run.py", ArtifactKind.CODE, "print('accuracy 0.5')\n")
-    artifact_add(submission, "results/log.txt", ArtifactKind.LOG, "accuracy 0.5\n")
+    submission = end2end_submission(status="ready")
     run = experiment_queue(submission=submission, phase="repro", command="sh run.sh")
-    run.log.save(f"experiments/{run.pk}.log", ContentFile(b"RERUN accuracy 0.5\n"), save=False)
+    run.log.save(f"experiments/{run.pk}.log", ContentFile(b"RERUN accuracy 0.91\n"), save=False)
     run.status = ExperimentStatus.SUCCEEDED
     run.exit_code = 0
     run.started_at = run.finished_at = timezone.now()
     run.save()
     reproduction_check_record(
-        run=run, produced=[Number(value=0.5, text="0.5", where="log", decimals=1, percent=False)]
+        run=run, produced=[Number(value=0.91, text="0.91", where="log", decimals=2, percent=False)]
     )
 
     judgments_queue(submissions=[submission], judges=judges)  # eager: runs them now

@@ -63,4 +63,4 @@ def test_two_judges_judge_a_submission_on_sqlite(tmp_path, fake_llm):
     # Both prompts carried the site's re-run, found by the SQL lookup on SQLite.
     prompts = [request.messages[-1]["content"] for request in fake_llm.requests]
     assert len(prompts) == 2
-    assert all(REPRO_HEADING in prompt and "RERUN accuracy 0.5" in prompt for prompt in prompts)
+    assert all(REPRO_HEADING in prompt and "RERUN accuracy 0.91" in prompt for prompt in prompts)
