@@ -4,8 +4,9 @@ update, is the truth, so a message delivered twice does the work once
 (acks_late is on for every task).
 
 Judge calls wait on the network: run this queue with a thread pool so one
-machine keeps many calls in flight,
-`celery -A mlrbench_site worker -Q judge --pool threads --concurrency 32`.
+machine keeps many calls in flight, two processes per core (each judgment also
+costs CPU, and a process's threads take turns on one core),
+`celery -A mlrbench_site worker -Q judge --pool threads --concurrency 8`.
 """
 
 from celery import shared_task
