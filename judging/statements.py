@@ -4,8 +4,9 @@ A judge run is a few milliseconds of work around a call that waits seconds, and
 a worker keeps dozens in flight: on a small machine the queue's throughput is
 bound by the CPU each judgment costs. Building an ORM query costs 0.3 to 2.5 ms
 of CPU against about 0.1 ms for the same statement as SQL, so the statements
-that run once per judgment (the claim, the submission's lock and its judging
-state) are here, measured by `perf/judge_throughput.py`. Everything else uses
+that run once per judgment (the claim, what the prompt reads, the result, the
+submission's lock and its judging state) are here, measured by
+`perf/judge_throughput.py`. Everything else uses
 the ORM. Table and column names come from the models, values go through the
 fields' own conversion, rows come back as model instances (`Model.from_db`,
 `raw()`: a column not read is a deferred field, loaded if something asks for
@@ -38,6 +39,13 @@ def _column(model, name: str) -> str:
 
 def _value(model, name: str, value):
     return model._meta.get_field(name).get_db_prep_value(value, connection)
+
+
+def _instance(model, **values):
+    """A model instance from some of its columns; the others are deferred."""
+    # from_db takes the values in the order of the model's fields.
+    names = [f.attname for f in model._meta.concrete_fields if f.attname in values]
+    return model.from_db(connection.alias, names, [values[name] for name in names])
 
 
 @dataclass(frozen=True)
@@ -100,53 +108,9 @@ def run_inputs(*, judge_id: int, submission_id: int) -> RunInputs:
     )
 
 
-def _instance(model, **values):
-    """A model instance from some of its columns; the others are deferred."""
-    # from_db takes the values in the order of the model's fields.
-    names = [f.attname for f in model._meta.concrete_fields if f.attname in values]
-    return model.from_db(connection.alias, names, [values[name] for name in names])
-
-
 def artifacts_for_prompt(*, submission_id: int) -> list[Artifact]:
     """The submission's artifacts in path order."""
     return list(Artifact.objects.raw(_artifacts_sql(connection.vendor), [submission_id]))
-
-
-# The statements' texts: identifiers only (quoted, from the models), built once per
-# database vendor; every value is a parameter.
-@functools.cache
-def _claim_sql(vendor: str) -> str:
-    J = Judgment
-    c = functools.partial(_column, J)
-    return (
-        f"UPDATE {_table(J)} SET {c('status')} = %s, {c('run_token')} = %s, "  # noqa: S608
-        f"{c('started_at')} = %s, {c('finished_at')} = NULL, {c('attempts')} = 1, "
-        f"{c('error')} = '', {c('updated_at')} = %s "
-        f"WHERE {c('id')} = %s AND {c('status')} = %s "
-        f"RETURNING {c('submission')}, {c('judge')}, {c('rubric')}, {c('condition')}"
-    )
-
-
-@functools.cache
-def _lock_sql(vendor: str) -> str:
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    return (
-        f"SELECT {_column(Submission, 'status')} FROM {_table(Submission)} "  # noqa: S608
-        f"WHERE {_column(Submission, 'id')} = %s{lock}"
-    )
-
-
-@functools.cache
-def _state_sql(vendor: str) -> str:
-    jd = functools.partial(_column, Judge)
-    jm = functools.partial(_column, Judgment)
-    return (
-        f"SELECT jd.{jd('id')}, jd.{jd('is_active')}, jm.{jm('status')} "  # noqa: S608
-        f"FROM {_table(Judge)} jd LEFT JOIN {_table(Judgment)} jm "
-        f"ON jm.{jm('judge')} = jd.{jd('id')} "
-        f"AND jm.{jm('submission')} = %s AND jm.{jm('condition')} = %s "
-        f"WHERE jd.{jd('is_active')} = %s OR jm.{jm('id')} IS NOT NULL"
-    )
 
 
 def judgment_update_owned(*, judgment_id: int, token: uuid.UUID, **values) -> bool:
@@ -200,6 +164,21 @@ def judging_state(*, submission_id: int) -> list[tuple[int, bool, str | None]]:
         return [(judge_id, bool(active), status) for judge_id, active, status in cursor.fetchall()]
 
 
+# The statements' texts: identifiers only (quoted, from the models), built once per
+# database vendor; every value is a parameter.
+@functools.cache
+def _claim_sql(vendor: str) -> str:
+    J = Judgment
+    c = functools.partial(_column, J)
+    return (
+        f"UPDATE {_table(J)} SET {c('status')} = %s, {c('run_token')} = %s, "  # noqa: S608
+        f"{c('started_at')} = %s, {c('finished_at')} = NULL, {c('attempts')} = 1, "
+        f"{c('error')} = '', {c('updated_at')} = %s "
+        f"WHERE {c('id')} = %s AND {c('status')} = %s "
+        f"RETURNING {c('submission')}, {c('judge')}, {c('rubric')}, {c('condition')}"
+    )
+
+
 @functools.cache
 def _run_inputs_sql(vendor: str) -> str:
     s = functools.partial(_column, Submission)
@@ -244,3 +223,25 @@ def _scores_sql(vendor: str, rows: int) -> str:
     )
     values = ", ".join(["(%s, %s, %s, %s, %s, %s)"] * rows)
     return f"INSERT INTO {_table(DimensionScore)} ({columns}) VALUES {values}"  # noqa: S608
+
+
+@functools.cache
+def _lock_sql(vendor: str) -> str:
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    return (
+        f"SELECT {_column(Submission, 'status')} FROM {_table(Submission)} "  # noqa: S608
+        f"WHERE {_column(Submission, 'id')} = %s{lock}"
+    )
+
+
+@functools.cache
+def _state_sql(vendor: str) -> str:
+    jd = functools.partial(_column, Judge)
+    jm = functools.partial(_column, Judgment)
+    return (
+        f"SELECT jd.{jd('id')}, jd.{jd('is_active')}, jm.{jm('status')} "  # noqa: S608
+        f"FROM {_table(Judge)} jd LEFT JOIN {_table(Judgment)} jm "
+        f"ON jm.{jm('judge')} = jd.{jd('id')} "
+        f"AND jm.{jm('submission')} = %s AND jm.{jm('condition')} = %s "
+        f"WHERE jd.{jd('is_active')} = %s OR jm.{jm('id')} IS NOT NULL"
+    )
