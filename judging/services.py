@@ -509,27 +509,19 @@ class _Run:
             return self._record(parsed, raw, replace=True)
 
     def _record(self, parsed: ParsedReview, raw: str, *, replace: bool) -> bool:
-        usage = self.usage
         with transaction.atomic():
             # The conditional update locks the row: a reaper cannot requeue it under us,
             # and a run whose token was replaced updates nothing and writes nothing.
-            owned = self._update_owned(
+            owned = self._update_finished(
                 status=JudgmentStatus.DONE,
+                raw=raw,
+                latency_seconds=self.usage.latency_seconds,
                 strengths=parsed.strengths,
                 weaknesses=parsed.weaknesses,
                 confidence=parsed.confidence,
                 has_hallucination=parsed.has_hallucination,
                 hallucination_details=parsed.hallucination_details,
-                raw_response=raw,
-                prompt_sha256=self.prompt_sha256,
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cost_usd=usage.cost,
-                latency_seconds=usage.latency_seconds,
-                attempts=usage.calls,
                 error="",
-                finished_at=timezone.now(),
-                updated_at=timezone.now(),
             )
             if not owned:
                 return False
@@ -548,25 +540,33 @@ class _Run:
         return True
 
     def fail(self, message: str, raw: str = "") -> bool:
-        usage = self.usage
-        failed = bool(
-            self._update_owned(
-                status=JudgmentStatus.FAILED,
-                error=message[:5000],
-                raw_response=raw,
-                prompt_sha256=self.prompt_sha256,
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cost_usd=usage.cost,
-                latency_seconds=usage.latency_seconds or None,
-                attempts=usage.calls,
-                finished_at=timezone.now(),
-                updated_at=timezone.now(),
-            )
+        failed = self._update_finished(
+            status=JudgmentStatus.FAILED,
+            raw=raw,
+            latency_seconds=self.usage.latency_seconds or None,
+            error=message[:5000],
         )
         if failed:
             self.judgment.status = JudgmentStatus.FAILED
         return failed
+
+    def _update_finished(self, *, status: str, raw: str, **fields) -> bool:
+        """Write the outcome with what the run's calls used, if the judgment is still
+        this run's."""
+        usage = self.usage
+        now = timezone.now()
+        return self._update_owned(
+            status=status,
+            raw_response=raw,
+            prompt_sha256=self.prompt_sha256,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cost_usd=usage.cost,
+            attempts=usage.calls,
+            finished_at=now,
+            updated_at=now,
+            **fields,
+        )
 
 
 def judgment_run(*, judgment_id: int) -> Judgment | None:
