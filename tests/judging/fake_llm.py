@@ -71,8 +71,7 @@ class FakeLLMServer:
         self.default = default or error(500, "the test scripted no answer")
         self.requests: list[RecordedRequest] = []
         self._loop = asyncio.new_event_loop()
-        self._closing: asyncio.Event | None = None
-        self._connections: set[asyncio.StreamWriter] = set()
+        self._handlers: set[asyncio.Task] = set()
         started = threading.Event()
         self._thread = threading.Thread(target=self._serve, args=(started,), daemon=True)
         self._thread.start()
@@ -80,7 +79,6 @@ class FakeLLMServer:
 
     def _serve(self, started: threading.Event) -> None:
         asyncio.set_event_loop(self._loop)
-        self._closing = asyncio.Event()
         # Many judge threads connect at once: the default backlog would refuse some.
         self._server = self._loop.run_until_complete(
             asyncio.start_server(self._connection, "127.0.0.1", 0, backlog=256)
@@ -89,7 +87,8 @@ class FakeLLMServer:
         self._loop.run_forever()
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
-        self._connections.add(writer)
+        handler = asyncio.current_task()
+        self._handlers.add(handler)
         sock = writer.get_extra_info("socket")
         if sock is not None:  # one segment per response: no Nagle/delayed-ACK stall
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -98,8 +97,10 @@ class FakeLLMServer:
                 pass
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass  # the client gave up (a timeout test) or closed its connection
+        except asyncio.CancelledError:
+            pass  # the server is closing: answers still waiting on their delay give up
         finally:
-            self._connections.discard(writer)
+            self._handlers.discard(handler)
             writer.close()
 
     async def _exchange(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
@@ -115,17 +116,14 @@ class FakeLLMServer:
                 name, value = line.split(":", 1)
                 headers[name.strip().lower()] = value.strip()
         raw = await reader.readexactly(int(headers.get("content-length") or 0))
+        # The answer goes out `delay` after the request arrived, whatever this server
+        # spent on it meanwhile: a perf run measures the client against that delay.
+        arrived = self._loop.time()
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             body = {}
         behaviour = self._next(body, path, headers)
-        if behaviour.delay:
-            try:
-                await asyncio.wait_for(self._closing.wait(), behaviour.delay)
-                return False  # closing
-            except TimeoutError:
-                pass
         if behaviour.status == 200:
             payload = {
                 "id": f"chatcmpl-{len(self.requests)}",
@@ -155,7 +153,10 @@ class FakeLLMServer:
             f"Content-Length: {len(data)}",
             *(f"{name}: {value}" for name, value in behaviour.headers.items()),
         ]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + data)
+        response = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + data
+        if behaviour.delay:
+            await asyncio.sleep(max(0.0, arrived + behaviour.delay - self._loop.time()))
+        writer.write(response)
         await writer.drain()
         return headers.get("connection", "").lower() != "close"
 
@@ -189,10 +190,9 @@ class FakeLLMServer:
 
     def close(self) -> None:
         async def stop() -> None:
-            self._closing.set()  # answers still waiting on their delay give up
             self._server.close()
-            for writer in list(self._connections):
-                writer.close()
+            for handler in list(self._handlers):
+                handler.cancel()
             await self._server.wait_closed()
 
         if self._loop.is_closed():
