@@ -46,6 +46,15 @@ class JudgeAdmin(admin.ModelAdmin):
             },
         ),
         ("Sampling", {"fields": ("temperature", "max_tokens")}),
+        (
+            "Price",
+            {
+                "fields": ("input_usd_per_mtok", "output_usd_per_mtok"),
+                "description": "Only for a model litellm's price table lacks (a self-hosted "
+                "server, a model newer than the table): both, in USD per million tokens. "
+                "Empty: the table's price, and a model it does not list costs unknown.",
+            },
+        ),
     )
 
     def get_queryset(self, request):

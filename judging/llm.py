@@ -6,8 +6,8 @@ its own backoff, rate limit and deadline. Errors come out classified:
 `TransientLLMError` (worth retrying: rate limits, timeouts, refused
 connections, 5xx) or `PermanentLLMError` (a bad key, a context too long, a bad
 request, an unknown model: retrying cannot help). Usage and cost come from
-litellm's bundled price table; a model it has no price for costs `None`
-(unknown), never 0.
+the judge's own price when it has one, else litellm's bundled price table; a
+model it has no price for costs `None` (unknown), never 0.
 """
 
 from __future__ import annotations
@@ -75,6 +75,17 @@ def chat(*, judge: Judge, messages: list[dict], timeout: float | None = None) ->
     """One chat completion with the judge's model and parameters."""
     api_key = api_key_for(judge)
     timeout = judge.timeout_seconds if timeout is None else min(timeout, judge.timeout_seconds)
+    # A judge's own price goes to litellm too: litellm prices every call for its own
+    # use, and for a model its table lacks it searches the table for near names on
+    # every call (about 1 ms of CPU) before it gives up.
+    price = (
+        {
+            "input_cost_per_token": float(judge.input_usd_per_mtok) / 1e6,
+            "output_cost_per_token": float(judge.output_usd_per_mtok) / 1e6,
+        }
+        if judge.has_own_price
+        else {}
+    )
     started = time.monotonic()
     try:
         response = litellm.completion(
@@ -87,6 +98,7 @@ def chat(*, judge: Judge, messages: list[dict], timeout: float | None = None) ->
             timeout=timeout,
             num_retries=0,
             max_retries=0,
+            **price,
         )
     except Exception as exc:  # classified below; anything unknown is permanent
         raise error_classify(exc, judge=judge, timeout=timeout) from exc
@@ -94,14 +106,38 @@ def chat(*, judge: Judge, messages: list[dict], timeout: float | None = None) ->
     choice = response.choices[0] if response.choices else None
     text = (choice.message.content if choice and choice.message else None) or ""
     usage = getattr(response, "usage", None)
+    input_tokens = getattr(usage, "prompt_tokens", None)
+    output_tokens = getattr(usage, "completion_tokens", None)
     return LLMResponse(
         text=text,
-        input_tokens=getattr(usage, "prompt_tokens", None),
-        output_tokens=getattr(usage, "completion_tokens", None),
-        cost_usd=cost_of(response, judge=judge),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost_usd=(
+            own_price_cost(judge, input_tokens, output_tokens)
+            if judge.has_own_price
+            else cost_of(response, judge=judge)
+        ),
         latency_seconds=latency,
         model=getattr(response, "model", "") or judge.model,
     )
+
+
+_MILLION = Decimal(1_000_000)
+_MICRODOLLAR = Decimal("0.000001")
+
+
+def own_price_cost(
+    judge: Judge, input_tokens: int | None, output_tokens: int | None
+) -> Decimal | None:
+    """USD at the judge's own price (exact, in decimals); None when the server did not
+    say how many tokens the call used. A price of 0 (a free self-hosted server) is a
+    known cost of 0."""
+    if input_tokens is None or output_tokens is None:
+        return None
+    cost = (
+        input_tokens * judge.input_usd_per_mtok + output_tokens * judge.output_usd_per_mtok
+    ) / _MILLION
+    return cost.quantize(_MICRODOLLAR)
 
 
 def cost_of(response, *, judge: Judge) -> Decimal | None:
@@ -117,7 +153,7 @@ def cost_of(response, *, judge: Judge) -> Decimal | None:
             return None
     if cost is None:
         return None
-    cost = Decimal(str(cost)).quantize(Decimal("0.000001"))
+    cost = Decimal(str(cost)).quantize(_MICRODOLLAR)
     # litellm answers 0 for a model it knows nothing about in some code paths;
     # a real price table entry for a paid model is never exactly 0 for a non-empty call.
     if cost == 0 and not _has_price(judge.model):

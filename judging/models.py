@@ -92,6 +92,25 @@ class Judge(models.Model):
     )
     requests_per_minute = models.PositiveIntegerField(default=60)
     timeout_seconds = models.FloatField(default=120.0)
+    # The judge's own price, for a model litellm's table lacks (a self-hosted server,
+    # a model newer than the table): both or neither. Empty: the table's price, and
+    # a model the table does not list costs "unknown".
+    input_usd_per_mtok = models.DecimalField(
+        "input price",
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="USD per million input tokens; empty: litellm's price table.",
+    )
+    output_usd_per_mtok = models.DecimalField(
+        "output price",
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="USD per million output tokens; set with the input price.",
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -104,7 +123,35 @@ class Judge(models.Model):
             models.CheckConstraint(
                 condition=Q(requests_per_minute__gte=1), name="judge_rpm_positive"
             ),
+            models.CheckConstraint(
+                condition=(
+                    Q(input_usd_per_mtok__isnull=True, output_usd_per_mtok__isnull=True)
+                    # Not null spelled out: a check that is NULL (unknown) passes.
+                    | Q(
+                        input_usd_per_mtok__isnull=False,
+                        output_usd_per_mtok__isnull=False,
+                        input_usd_per_mtok__gte=0,
+                        output_usd_per_mtok__gte=0,
+                    )
+                ),
+                name="judge_price_both_or_neither",
+            ),
         ]
+
+    @property
+    def has_own_price(self) -> bool:
+        return self.input_usd_per_mtok is not None and self.output_usd_per_mtok is not None
+
+    def clean(self) -> None:
+        super().clean()
+        if (self.input_usd_per_mtok is None) != (self.output_usd_per_mtok is None):
+            raise ValidationError(
+                "Give both the input and the output price, or neither (litellm's table)."
+            )
+        for name in ("input_usd_per_mtok", "output_usd_per_mtok"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ValidationError({name: "A price cannot be negative."})
 
     def __str__(self) -> str:
         return self.name

@@ -141,6 +141,8 @@ def judge_create(
     temperature: float = 0.0,
     max_tokens: int = 4096,
     timeout_seconds: float = 120.0,
+    input_usd_per_mtok: Decimal | None = None,
+    output_usd_per_mtok: Decimal | None = None,
     is_active: bool = True,
 ) -> Judge:
     from django.core.exceptions import ValidationError
@@ -157,13 +159,18 @@ def judge_create(
         temperature=temperature,
         max_tokens=max_tokens,
         timeout_seconds=timeout_seconds,
+        input_usd_per_mtok=input_usd_per_mtok,
+        output_usd_per_mtok=output_usd_per_mtok,
         is_active=is_active,
     )
     try:
         judge.full_clean()
     except ValidationError as exc:
         raise JudgeError(
-            "; ".join(f"{key}: {' '.join(msgs)}" for key, msgs in exc.message_dict.items())
+            "; ".join(
+                " ".join(msgs) if key == "__all__" else f"{key}: {' '.join(msgs)}"
+                for key, msgs in exc.message_dict.items()
+            )
         ) from exc
     if timeout_seconds <= 0:
         raise JudgeError("timeout_seconds: must be positive")

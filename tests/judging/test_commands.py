@@ -1,5 +1,6 @@
 """Organiser commands: judges, import_rubric, judge, reap_stuck."""
 
+from decimal import Decimal
 from io import StringIO
 
 import pytest
@@ -75,6 +76,48 @@ def test_judges_add_list_disable_enable():
 def test_judges_add_refuses_bad_input_with_a_clear_error(args, message):
     with pytest.raises(CommandError, match=message):
         run("judges", "add", *args)
+    assert not Judge.objects.exists()
+
+
+def test_judges_add_with_its_own_price_and_list_shows_it():
+    run(
+        "judges",
+        "add",
+        "--name",
+        "local-qwen",
+        "--model",
+        "openai/qwen3",
+        "--api-base",
+        "http://vllm:8000/v1",
+        "--input-price",
+        "0.15",
+        "--output-price",
+        "0.6",
+    )
+    run("judges", "add", "--name", "gpt", "--model", "openai/gpt-4o")
+
+    judge = Judge.objects.get(name="local-qwen")
+    assert (judge.input_usd_per_mtok, judge.output_usd_per_mtok) == (
+        Decimal("0.15"),
+        Decimal("0.6"),
+    )
+    listing = run("judges", "list").splitlines()
+    assert "$0.15/$0.6" in next(line for line in listing if line.startswith("local-qwen"))
+    assert "litellm's table" in next(line for line in listing if line.startswith("gpt"))
+
+
+@pytest.mark.parametrize(
+    ("prices", "message"),
+    [
+        (["--input-price", "1"], "both the input and the output price"),
+        (["--input-price", "-1", "--output-price", "1"], "0 or more"),
+        (["--input-price", "cheap", "--output-price", "1"], "not a number of dollars"),
+        (["--input-price", "0.0000001", "--output-price", "1"], "decimal places"),
+    ],
+)
+def test_judges_add_refuses_a_bad_price_with_a_clear_error(prices, message):
+    with pytest.raises(CommandError, match=message):
+        run("judges", "add", "--name", "x", "--model", "m", *prices)
     assert not Judge.objects.exists()
 
 

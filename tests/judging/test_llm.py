@@ -2,7 +2,11 @@
 from the judge's row, a timeout on every call, no hidden retries, and errors
 classified as worth retrying or not."""
 
+from decimal import Decimal
+
 import pytest
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 
 from judging import llm
 
@@ -50,6 +54,40 @@ def test_a_priced_model_costs_what_litellms_table_says(fake_llm):
     info = litellm.get_model_info("gpt-4o-mini")
     expected = 1200 * info["input_cost_per_token"] + 300 * info["output_cost_per_token"]
     assert cost is not None and float(cost) == pytest.approx(expected, rel=1e-3)
+
+
+def test_a_judge_with_its_own_price_costs_its_tokens_at_that_price(fake_llm):
+    judge = JudgeFactory(
+        api_base=fake_llm.url,
+        model="openai/test-judge",  # not in litellm's table
+        input_usd_per_mtok=Decimal("2.5"),
+        output_usd_per_mtok=Decimal("10"),
+    )
+    fake_llm.script(answer("{}"))
+
+    # 1200 input tokens at $2.50 and 300 output tokens at $10 per million, exactly.
+    assert llm.chat(judge=judge, messages=MESSAGES).cost_usd == Decimal("0.006")
+
+
+def test_a_free_self_hosted_judge_costs_zero_not_unknown(fake_llm):
+    judge = JudgeFactory(
+        api_base=fake_llm.url, input_usd_per_mtok=Decimal(0), output_usd_per_mtok=Decimal(0)
+    )
+    fake_llm.script(answer("{}"))
+
+    cost = llm.chat(judge=judge, messages=MESSAGES).cost_usd
+
+    assert cost is not None and cost == 0
+
+
+def test_a_judge_has_both_prices_or_neither():
+    with pytest.raises(IntegrityError), transaction.atomic():
+        JudgeFactory(input_usd_per_mtok=Decimal(1), output_usd_per_mtok=None)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        JudgeFactory(input_usd_per_mtok=Decimal(-1), output_usd_per_mtok=Decimal(1))
+    judge = JudgeFactory.build(input_usd_per_mtok=None, output_usd_per_mtok=Decimal(1))
+    with pytest.raises(ValidationError, match="both the input and the output price"):
+        judge.full_clean()
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,22 @@
+import argparse
+from decimal import Decimal, InvalidOperation
+
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count, Q, Sum
 
 from benchmark.models import ModelFamily
 from judging import services
 from judging.models import Judge, JudgmentStatus
+
+
+def _price(text: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"not a number of dollars: {text!r}") from None
+    if not value.is_finite() or value < 0:
+        raise argparse.ArgumentTypeError(f"a price is a number of dollars, 0 or more: {text!r}")
+    return value
 
 
 class Command(BaseCommand):
@@ -28,6 +41,15 @@ class Command(BaseCommand):
         add.add_argument("--temperature", type=float, default=0.0)
         add.add_argument("--max-tokens", type=int, default=4096)
         add.add_argument("--timeout", type=float, default=120.0, help="seconds per call")
+        for kind in ("input", "output"):
+            add.add_argument(
+                f"--{kind}-price",
+                type=_price,
+                default=None,
+                metavar="USD",
+                help=f"USD per million {kind} tokens, for a model litellm's price table lacks "
+                "(give both prices or neither)",
+            )
         add.add_argument("--inactive", action="store_true", help="add it disabled")
         sub.add_parser("list", help="list the judges")
         for action in ("disable", "enable"):
@@ -51,6 +73,8 @@ class Command(BaseCommand):
             temperature=options["temperature"],
             max_tokens=options["max_tokens"],
             timeout_seconds=options["timeout"],
+            input_usd_per_mtok=options["input_price"],
+            output_usd_per_mtok=options["output_price"],
             is_active=not options["inactive"],
         )
         state = "active" if judge.is_active else "inactive"
@@ -84,17 +108,22 @@ class Command(BaseCommand):
             return
         header = (
             f"{'name':32} {'model':40} {'family':10} {'rpm':>5} {'active':6} "
-            f"{'done':>5} {'failed':>6}  cost"
+            f"{'price in/out per Mtok':22} {'done':>5} {'failed':>6}  cost"
         )
         self.stdout.write(header)
         for judge in judges:
             cost = f"${judge.cost:.4f}" if judge.cost is not None else "-"
             if judge.unpriced:
                 cost += f" (+{judge.unpriced} unpriced)"
+            price = (
+                f"${judge.input_usd_per_mtok.normalize():f}/${judge.output_usd_per_mtok.normalize():f}"
+                if judge.has_own_price
+                else "litellm's table"
+            )
             self.stdout.write(
                 f"{judge.name:32} {judge.model:40} {judge.model_family:10} "
                 f"{judge.requests_per_minute:>5} {'yes' if judge.is_active else 'no':6} "
-                f"{judge.done:>5} {judge.failed:>6}  {cost}"
+                f"{price:22} {judge.done:>5} {judge.failed:>6}  {cost}"
             )
 
     def _disable(self, *, name: str, **options):
