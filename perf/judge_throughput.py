@@ -93,7 +93,7 @@ def main() -> None:
         workers = _start_workers(args.processes, args.concurrency)
         rounds = []
         for number in range(args.rounds):
-            rounds.append(_round(workers, submissions, judge, args.judgments))
+            rounds.append(_round(workers, server, submissions, judge, args.judgments))
             print(f"round {number + 1}: {rounds[-1].seconds:.2f} s", flush=True)
         _stop(workers)
         workers = []
@@ -109,11 +109,44 @@ def main() -> None:
         teardown_databases(old_config, verbosity=0)
 
 
-def _fake_server(delay: float):
-    from tests.judging.fake_llm import FakeLLMServer, answer
-    from tests.judging.helpers import review_answer
+class _ServerProcess:
+    """The loopback LLM server in a process of its own, as a provider would be: its
+    event loop does not take turns with this process's queueing and polling."""
 
-    return FakeLLMServer(default=answer(review_answer("end2end"), delay=delay))
+    def __init__(self, delay: float):
+        code = (
+            "import sys, time\n"
+            "from tests.judging.fake_llm import FakeLLMServer, answer\n"
+            "from tests.judging.helpers import review_answer\n"
+            f"server = FakeLLMServer(default=answer(review_answer('end2end'), delay={delay!r}))\n"
+            "print(server.url, flush=True)\n"
+            "sys.stdin.read()\n"  # until the parent closes it (or dies)
+            "server.close()\n"
+        )
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.url = self._process.stdout.readline().strip()
+        if not self.url:
+            raise SystemExit("the loopback LLM server did not start")
+
+    def cpu_seconds(self) -> float:
+        return _process_cpu(self._process.pid)
+
+    def close(self) -> None:
+        self._process.stdin.close()
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+
+
+def _fake_server(delay: float) -> _ServerProcess:
+    return _ServerProcess(delay)
 
 
 def _data(n: int, api_base: str, *, unpriced: bool = False):
@@ -229,17 +262,18 @@ def _start_workers(processes: int, concurrency: int) -> list[subprocess.Popen]:
     raise SystemExit("the workers did not start")
 
 
+def _process_cpu(pid: int) -> float:
+    """CPU time a process has used so far (Linux /proc); 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
 def _cpu_seconds(workers: list[subprocess.Popen]) -> float:
-    """CPU time the worker processes have used so far (Linux /proc)."""
-    total = 0.0
-    ticks = os.sysconf("SC_CLK_TCK")
-    for worker in workers:
-        try:
-            fields = Path(f"/proc/{worker.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
-    return total
+    """CPU time the worker processes have used so far."""
+    return sum(_process_cpu(worker.pid) for worker in workers)
 
 
 def _machine_cpu() -> float:
@@ -257,13 +291,13 @@ def _own_cpu() -> float:
 def _report_machine(median: Round) -> None:
     """Where the machine's CPU went while the queue ran: the bound on 2 cores."""
     seconds, machine = median.seconds, median.machine_cpu
-    workers, own = median.worker_cpu, median.own_cpu
+    workers, own, server = median.worker_cpu, median.own_cpu, median.server_cpu
     cores = os.cpu_count() or 1
     print(
         f"machine CPU during the queue  {machine:.1f} s of {cores * seconds:.1f} s "
-        f"({100 * machine / (cores * seconds):.0f}% busy): workers {workers:.1f} s, this "
-        f"process (LLM server, queueing) {own:.1f} s, the rest (PostgreSQL, Redis) "
-        f"{max(0.0, machine - workers - own):.1f} s"
+        f"({100 * machine / (cores * seconds):.0f}% busy): workers {workers:.1f} s, LLM "
+        f"server {server:.1f} s, this process (queueing, polling) {own:.1f} s, the rest "
+        f"(PostgreSQL, Redis) {max(0.0, machine - workers - own - server):.1f} s"
     )
 
 
@@ -283,15 +317,16 @@ class Round:
     seconds: float
     worker_cpu: float  # CPU seconds of the worker processes
     machine_cpu: float  # CPU seconds the whole machine was busy
-    own_cpu: float  # this process: the LLM server, queueing and polling
+    own_cpu: float  # this process: queueing and polling
+    server_cpu: float  # the loopback LLM server's process
 
 
-def _round(workers, submissions, judges, n: int) -> Round:
+def _round(workers, server, submissions, judges, n: int) -> Round:
     from judging.models import Judgment
 
     # Every round queues n new judgments: the last round's go first (not timed).
     Judgment.objects.filter(judge__in=judges).delete()
-    workers_before = _cpu_seconds(workers)
+    workers_before, server_before = _cpu_seconds(workers), server.cpu_seconds()
     machine_before, own_before = _machine_cpu(), _own_cpu()
     seconds = _run_queue(submissions, judges, n)
     return Round(
@@ -299,6 +334,7 @@ def _round(workers, submissions, judges, n: int) -> Round:
         worker_cpu=_cpu_seconds(workers) - workers_before,
         machine_cpu=_machine_cpu() - machine_before,
         own_cpu=_own_cpu() - own_before,
+        server_cpu=server.cpu_seconds() - server_before,
     )
 
 
