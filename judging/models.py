@@ -138,6 +138,9 @@ class Judge(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return self.name
+
     @property
     def has_own_price(self) -> bool:
         return self.input_usd_per_mtok is not None and self.output_usd_per_mtok is not None
@@ -152,9 +155,6 @@ class Judge(models.Model):
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise ValidationError({name: "A price cannot be negative."})
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class JudgingCondition(models.TextChoices):
