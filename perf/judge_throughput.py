@@ -19,7 +19,7 @@ machine, as the README recommends (`--processes 1` is a single 32-thread
 worker). Each round queues 500 new judgments; the median round is reported.
 It also prints the CPU the workers used per judgment and where the machine's
 CPU went: with 300 ms answers the queue is bound by the CPU of 2 cores
-(litellm, Django, Celery, PostgreSQL: ~20 ms per judgment in all), so the
+(litellm, Django, Celery, PostgreSQL: ~15 ms per judgment in all), so the
 threads wait on each other; with realistic answer times (--delay 3) it is not.
 A round's time runs from queueing to the last judgment's finish as the workers
 stamped it. The server answers exactly its delay after a request arrived. The
@@ -414,7 +414,7 @@ def _report(args, rounds: list[Round], median: Round, loop_per_judgment: float, 
         f"load average {os.getloadavg()[0]:.1f})"
     )
     print(f"speed-up over the loop        {loop_seconds / queue_seconds:.1f}x   (goal >= 20x)")
-    print(f"share of the ideal            {100 * ideal / queue_seconds:.0f}%   (goal >= 80%)")
+    print(f"share of the ideal            {100 * ideal / queue_seconds:.1f}%   (goal >= 80%)")
 
 
 if __name__ == "__main__":
