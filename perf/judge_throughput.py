@@ -350,8 +350,8 @@ def _run_queue(submissions, judges, n: int) -> float:
     ids = report.judgment_ids[:n]
     if len(ids) < len(report.judgment_ids):
         Judgment.objects.exclude(pk__in=ids).delete()  # an odd n: one judgment too many
-    # The perf judges' judgments are exactly `ids` now; counting them by judge keeps
-    # this poll (20 a second) from costing the machine what it measures.
+    # The perf judges' judgments are exactly `ids` now; counting them by judge, four
+    # times a second, keeps this poll from costing the machine what it measures.
     finished_query = Judgment.objects.filter(
         judge__in=judges, status__in=[JudgmentStatus.DONE, JudgmentStatus.FAILED]
     )
@@ -359,9 +359,9 @@ def _run_queue(submissions, judges, n: int) -> float:
         finished = finished_query.count()
         if finished >= len(ids):
             break
-        time.sleep(0.05)
+        time.sleep(0.25)
     # The queue's time ends when its last judgment finished, as the workers stamped
-    # it, not when this poll (20 a second) happened to notice.
+    # it, not when this poll happened to notice.
     last = Judgment.objects.filter(pk__in=ids).aggregate(last=Max("finished_at"))["last"]
     seconds = (last - started).total_seconds()
     failed = Judgment.objects.filter(pk__in=ids, status=JudgmentStatus.FAILED)
