@@ -12,7 +12,7 @@ printed as such. The ideal for the queue is N x 0.3 s / concurrency.
     REDIS_URL=redis://127.0.0.1:6379/3 .venv/bin/python perf/judge_throughput.py
 
 Options: --judgments 500 --delay 0.3 --concurrency 32 --processes 4 --sample 20
---rounds 3 --unpriced (PERF_PREFETCH sets the workers' --prefetch-multiplier). The
+--rounds 5 --unpriced (PERF_PREFETCH sets the workers' --prefetch-multiplier). The
 concurrency is the number of calls in flight, split across the worker
 processes: by default four processes of 8 threads, two per core of a 2-core
 machine, as the README recommends (`--processes 1` is a single 32-thread
@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32, help="calls in flight, in all")
     parser.add_argument("--processes", type=int, default=4, help="worker processes")
     parser.add_argument("--sample", type=int, default=20, help="judgments the loop runs")
-    parser.add_argument("--rounds", type=int, default=3, help="queue runs; the median is reported")
+    parser.add_argument("--rounds", type=int, default=5, help="queue runs; the median is reported")
     parser.add_argument(
         "--unpriced",
         action="store_true",
