@@ -153,7 +153,8 @@ class Judge(models.Model):
             )
         for name in ("input_usd_per_mtok", "output_usd_per_mtok"):
             value = getattr(self, name)
-            if value is not None and value < 0:
+            # A value that is not a number (NaN, infinity) is the field's own error.
+            if value is not None and value.is_finite() and value < 0:
                 raise ValidationError({name: "A price cannot be negative."})
 
 

@@ -110,7 +110,8 @@ def test_judges_add_with_its_own_price_and_list_shows_it():
     ("prices", "message"),
     [
         (["--input-price", "1"], "both the input and the output price"),
-        (["--input-price", "-1", "--output-price", "1"], "0 or more"),
+        (["--input-price", "-1", "--output-price", "1"], "cannot be negative"),
+        (["--input-price", "NaN", "--output-price", "1"], "input_usd_per_mtok"),
         (["--input-price", "cheap", "--output-price", "1"], "not a number of dollars"),
         (["--input-price", "0.0000001", "--output-price", "1"], "decimal places"),
     ],

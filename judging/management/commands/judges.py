@@ -10,13 +10,11 @@ from judging.models import Judge, JudgmentStatus
 
 
 def _price(text: str) -> Decimal:
+    # Only the conversion: what a price may be is the Judge model's rule (full_clean).
     try:
-        value = Decimal(text)
+        return Decimal(text)
     except InvalidOperation:
         raise argparse.ArgumentTypeError(f"not a number of dollars: {text!r}") from None
-    if not value.is_finite() or value < 0:
-        raise argparse.ArgumentTypeError(f"a price is a number of dollars, 0 or more: {text!r}")
-    return value
 
 
 class Command(BaseCommand):
