@@ -28,6 +28,7 @@ from django.utils import timezone
 from benchmark.models import Submission, SubmissionStatus
 
 from . import llm, statements
+from .callslots import CallSlotTimeout, call_slot
 from .models import (
     DimensionScore,
     Judge,
@@ -448,13 +449,21 @@ class _Run:
                 )
             except RateLimitTimeout as exc:
                 raise JudgingFailed(str(exc)) from exc
-            self.usage.calls += 1
-            if self.usage.calls > 1:
-                # Live progress for the submission page: a retry or a re-ask is on its way
-                # (the claim already said "call 1").
-                self._update_owned(attempts=self.usage.calls, updated_at=timezone.now())
             try:
-                response = llm.chat(judge=judge, messages=messages, timeout=remaining)
+                # The rate limit first: a thread that waits for its judge's next minute
+                # must not hold a slot another judge's call could use.
+                with call_slot(timeout=self.deadline - time.monotonic()):
+                    remaining = self.deadline - time.monotonic()
+                    if remaining <= 1:
+                        raise JudgingFailed("ran out of time before the judge answered")
+                    self.usage.calls += 1
+                    if self.usage.calls > 1:
+                        # Live progress for the submission page: a retry or a re-ask is
+                        # on its way (the claim already said "call 1").
+                        self._update_owned(attempts=self.usage.calls, updated_at=timezone.now())
+                    response = llm.chat(judge=judge, messages=messages, timeout=remaining)
+            except CallSlotTimeout as exc:
+                raise JudgingFailed(f"ran out of time before the call: {exc}") from exc
             except llm.PermanentLLMError as exc:
                 raise JudgingFailed(f"{exc} (not retried: retrying cannot fix this)") from exc
             except llm.TransientLLMError as exc:

@@ -5,8 +5,9 @@ update, is the truth, so a message delivered twice does the work once
 
 Judge calls wait on the network: run this queue with a thread pool so one
 machine keeps many calls in flight, two processes per core (each judgment also
-costs CPU, and a process's threads take turns on one core),
-`celery -A mlrbench_site worker -Q judge --pool threads --concurrency 8`.
+costs CPU, and a process's threads take turns on one core), with a few threads
+more than the process's calls (judging/callslots.py):
+`JUDGE_CALLS_PER_PROCESS=8 celery -A mlrbench_site worker -Q judge --pool threads --concurrency 12`.
 """
 
 from celery import shared_task

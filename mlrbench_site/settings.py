@@ -233,6 +233,12 @@ JUDGE_DOCUMENT_BUDGET_CHARS = env.int("JUDGE_DOCUMENT_BUDGET_CHARS", default=60_
 JUDGE_CODE_BUDGET_CHARS = env.int("JUDGE_CODE_BUDGET_CHARS", default=60_000)
 JUDGE_LOG_BUDGET_CHARS = env.int("JUDGE_LOG_BUDGET_CHARS", default=20_000)
 JUDGE_REAP_INTERVAL_SECONDS = env.int("JUDGE_REAP_INTERVAL_SECONDS", default=5 * 60)
+# Calls in flight per worker process (judging/callslots.py): with it set, a worker
+# may run more threads than calls, the others preparing prompts and recording
+# results. 0: the process's threads are its calls.
+JUDGE_CALLS_PER_PROCESS = env.int("JUDGE_CALLS_PER_PROCESS", default=0)
+if JUDGE_CALLS_PER_PROCESS < 0:
+    raise ImproperlyConfigured("JUDGE_CALLS_PER_PROCESS must be 0 (no limit) or more.")
 CELERY_TASK_ROUTES = {"judging.*": {"queue": "judge"}}
 # Celery's Django fixup closes the database connection around every task, whatever
 # CONN_MAX_AGE says; with CONN_MAX_AGE set, let it reuse them (the judge tasks close

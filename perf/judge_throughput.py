@@ -11,12 +11,17 @@ printed as such. The ideal for the queue is N x 0.3 s / concurrency.
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mlrbench \\
     REDIS_URL=redis://127.0.0.1:6379/3 .venv/bin/python perf/judge_throughput.py
 
-Options: --judgments 500 --delay 0.3 --concurrency 32 --processes 4 --sample 20
---rounds 5 --unpriced (PERF_PREFETCH sets the workers' --prefetch-multiplier). The
-concurrency is the number of calls in flight, split across the worker
-processes: by default four processes of 8 threads, two per core of a 2-core
-machine, as the README recommends (`--processes 1` is a single 32-thread
-worker). Each round queues 500 new judgments; the median round is reported.
+Options: --judgments 500 --delay 0.3 --concurrency 32 --processes 4
+--spare-threads 4 --sample 20 --rounds 5 --unpriced (PERF_PREFETCH sets the
+workers' --prefetch-multiplier). The concurrency is the number of calls in
+flight, split across the worker processes: by default four processes of 8
+calls (JUDGE_CALLS_PER_PROCESS) and 12 threads, two processes per core of a
+2-core machine, as the README recommends. The 4 spare threads of a process
+prepare prompts and record answers while its 8 calls wait; `--spare-threads 0`
+runs one thread per call (4 x 8 threads), the set-up before call slots. The
+server counts the calls it has in hand at once, and each round prints the most
+it saw: never more than the concurrency. Each round queues 500 new judgments;
+the median round is reported.
 It also prints the CPU the workers used per judgment and where the machine's
 CPU went: with 300 ms answers the queue is bound by the CPU of 2 cores
 (litellm, Django, Celery, PostgreSQL: ~15 ms per judgment in all), so the
@@ -56,6 +61,7 @@ os.environ.setdefault("JUDGE_RETRY_ATTEMPTS", "1")
 
 
 PREFETCH = int(os.environ.get("PERF_PREFETCH", "1"))
+SPARE_THREADS = 4
 
 
 def main() -> None:
@@ -64,6 +70,13 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.3, help="server answer time, seconds")
     parser.add_argument("--concurrency", type=int, default=32, help="calls in flight, in all")
     parser.add_argument("--processes", type=int, default=4, help="worker processes")
+    parser.add_argument(
+        "--spare-threads",
+        type=int,
+        default=SPARE_THREADS,
+        help="threads per process beyond its calls (JUDGE_CALLS_PER_PROCESS); 0: the threads "
+        "are the calls",
+    )
     parser.add_argument("--sample", type=int, default=20, help="judgments the loop runs")
     parser.add_argument("--rounds", type=int, default=5, help="queue runs; the median is reported")
     parser.add_argument(
@@ -74,6 +87,8 @@ def main() -> None:
     args = parser.parse_args()
     if not 1 <= args.processes <= args.concurrency:
         parser.error("--processes must be between 1 and --concurrency")
+    if args.spare_threads < 0:
+        parser.error("--spare-threads cannot be negative")
     if not os.environ.get("REDIS_URL") and not os.environ.get("CELERY_BROKER_URL"):
         sys.exit("set REDIS_URL (the queue needs a broker) and DATABASE_URL (PostgreSQL)")
 
@@ -90,11 +105,15 @@ def main() -> None:
     try:
         server = _fake_server(args.delay)
         submissions, judge = _data(args.judgments, server.url, unpriced=args.unpriced)
-        workers = _start_workers(args.processes, args.concurrency)
+        workers = _start_workers(args.processes, args.concurrency, args.spare_threads)
         rounds = []
         for number in range(args.rounds):
             rounds.append(_round(workers, server, submissions, judge, args.judgments))
-            print(f"round {number + 1}: {rounds[-1].seconds:.2f} s", flush=True)
+            print(
+                f"round {number + 1}: {rounds[-1].seconds:.2f} s, at most "
+                f"{rounds[-1].most_in_flight} calls in flight",
+                flush=True,
+            )
         _stop(workers)
         workers = []
         loop_per_judgment, loop_n = _run_loop(submissions, judge, args.sample)
@@ -120,7 +139,11 @@ class _ServerProcess:
             "from tests.judging.helpers import review_answer\n"
             f"server = FakeLLMServer(default=answer(review_answer('end2end'), delay={delay!r}))\n"
             "print(server.url, flush=True)\n"
-            "sys.stdin.read()\n"  # until the parent closes it (or dies)
+            # Each line asks for the most calls in flight at once since the last one;
+            # the loop ends when the parent closes stdin (or dies).
+            "for _ in sys.stdin:\n"
+            "    print(server.most_in_flight, flush=True)\n"
+            "    server.most_in_flight = server.in_flight\n"
             "server.close()\n"
         )
         self._process = subprocess.Popen(
@@ -136,6 +159,12 @@ class _ServerProcess:
 
     def cpu_seconds(self) -> float:
         return _process_cpu(self._process.pid)
+
+    def most_in_flight(self) -> int:
+        """The most calls the server had in hand at once since the last time asked."""
+        self._process.stdin.write("\n")
+        self._process.stdin.flush()
+        return int(self._process.stdout.readline())
 
     def close(self) -> None:
         self._process.stdin.close()
@@ -210,15 +239,16 @@ def _database_url() -> str:
     )
 
 
-def _start_workers(processes: int, concurrency: int) -> list[subprocess.Popen]:
+def _start_workers(processes: int, concurrency: int, spare: int) -> list[subprocess.Popen]:
     from django.conf import settings
 
     from mlrbench_site.celery import app
 
     with app.connection_for_write() as conn:
         conn.default_channel.queue_purge("judge")
-    # The concurrency split as evenly as it goes: 32 over 3 processes is 11, 11, 10.
-    threads = [concurrency // processes + (i < concurrency % processes) for i in range(processes)]
+    # The calls split as evenly as they go: 32 over 3 processes is 11, 11, 10.
+    calls = [concurrency // processes + (i < concurrency % processes) for i in range(processes)]
+    threads = [n + spare for n in calls]
     env = {
         **os.environ,
         "DATABASE_URL": _database_url(),
@@ -229,6 +259,8 @@ def _start_workers(processes: int, concurrency: int) -> list[subprocess.Popen]:
     }
     workers, nodes = [], []
     for i in range(processes):
+        if spare:
+            env["JUDGE_CALLS_PER_PROCESS"] = str(calls[i])
         node = f"perf{i}-{uuid.uuid4().hex[:6]}@{socket.gethostname()}"
         command = [
             sys.executable,
@@ -252,9 +284,12 @@ def _start_workers(processes: int, concurrency: int) -> list[subprocess.Popen]:
             "--loglevel",
             "WARNING",
         ]
-        workers.append(subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True))
+        workers.append(subprocess.Popen(command, cwd=ROOT, env=dict(env), start_new_session=True))
         nodes.append(node)
-    print(f"workers: {processes} process(es), threads {threads}: {' '.join(command[3:9])}")
+    print(
+        f"workers: {processes} process(es), calls {calls}, threads {threads}: "
+        f"{' '.join(command[3:9])}"
+    )
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         if len(app.control.ping(destination=nodes, timeout=1.0)) == len(nodes):
@@ -319,6 +354,7 @@ class Round:
     machine_cpu: float  # CPU seconds the whole machine was busy
     own_cpu: float  # this process: queueing and polling
     server_cpu: float  # the loopback LLM server's process
+    most_in_flight: int  # the most calls the server had in hand at once
 
 
 def _round(workers, server, submissions, judges, n: int) -> Round:
@@ -328,6 +364,7 @@ def _round(workers, server, submissions, judges, n: int) -> Round:
     Judgment.objects.filter(judge__in=judges).delete()
     workers_before, server_before = _cpu_seconds(workers), server.cpu_seconds()
     machine_before, own_before = _machine_cpu(), _own_cpu()
+    server.most_in_flight()  # from here on
     seconds = _run_queue(submissions, judges, n)
     return Round(
         seconds=seconds,
@@ -335,6 +372,7 @@ def _round(workers, server, submissions, judges, n: int) -> Round:
         machine_cpu=_machine_cpu() - machine_before,
         own_cpu=_own_cpu() - own_before,
         server_cpu=server.cpu_seconds() - server_before,
+        most_in_flight=server.most_in_flight(),
     )
 
 
@@ -407,6 +445,15 @@ def _report(args, rounds: list[Round], median: Round, loop_per_judgment: float, 
         f"({n / queue_seconds:.0f} judgments/s), the median of "
         f"{', '.join(f'{r.seconds:.2f}' for r in rounds)} s"
     )
+    most = max(r.most_in_flight for r in rounds)
+    threads = (
+        f"{args.processes} processes of {args.spare_threads} threads beyond their calls"
+        if args.spare_threads
+        else f"{args.processes} processes, one thread per call"
+    )
+    print(f"calls in flight               at most {most} at the server ({threads})")
+    if most > args.concurrency:
+        print(f"  (more than {args.concurrency}: the ideal below does not bound this run)")
     print(f"ideal (N x delay / conc.)     {ideal:.2f} s")
     print(
         f"worker CPU                    {median.worker_cpu:.1f} s "

@@ -70,6 +70,10 @@ class FakeLLMServer:
         self._lock = threading.Lock()
         self.default = default or error(500, "the test scripted no answer")
         self.requests: list[RecordedRequest] = []
+        # Requests received and not yet answered, and the most there were at once
+        # (what a provider's concurrency limit counts); the loop's thread alone writes them.
+        self.in_flight = 0
+        self.most_in_flight = 0
         self._loop = asyncio.new_event_loop()
         self._handlers: set[asyncio.Task] = set()
         started = threading.Event()
@@ -119,6 +123,14 @@ class FakeLLMServer:
         # The answer goes out `delay` after the request arrived, whatever this server
         # spent on it meanwhile: a perf run measures the client against that delay.
         arrived = self._loop.time()
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            return await self._answer(raw, path, headers, writer, arrived)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer(self, raw: bytes, path: str, headers: dict, writer, arrived: float) -> bool:
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:

@@ -286,3 +286,26 @@ def test_a_finished_judgment_makes_the_cached_leaderboard_stale(
     # The run writes with single statements (no model signals): its own signal
     # bumps the version, so the next leaderboard request is computed afresh.
     assert data_version() > before
+
+
+def test_a_run_waits_for_a_call_slot_and_fails_clearly_when_none_comes_free(
+    judgment, fake_llm, settings
+):
+    from judging.callslots import call_slot
+
+    settings.JUDGE_CALLS_PER_PROCESS = 1
+    settings.JUDGE_TASK_SOFT_TIME_LIMIT = 2
+    fake_llm.default = answer(review_answer("end2end"))
+
+    with call_slot(timeout=1):  # another thread's call holds this process's only slot
+        judgment = run(judgment)
+
+    assert judgment.status == JudgmentStatus.FAILED
+    assert "no call slot came free" in judgment.error
+    assert "JUDGE_CALLS_PER_PROCESS" in judgment.error
+    assert fake_llm.requests == []  # nothing was sent
+    assert not judgment.scores.exists()
+
+    # Once the slot is free, the judgment runs again to the end.
+    Judgment.objects.filter(pk=judgment.pk).update(status=JudgmentStatus.QUEUED, run_token=None)
+    assert run(judgment).status == JudgmentStatus.DONE

@@ -1,8 +1,9 @@
 """The judge queue with real Celery worker processes on Redis, calling the
 loopback server through litellm: a ready submission is scored by every active
 judge, a message delivered twice is judged once, a worker killed with SIGKILL
-half-way leaves a judgment that still ends `done` exactly once, and a judge's
-requests-per-minute limit holds across worker processes."""
+half-way leaves a judgment that still ends `done` exactly once, a judge's
+requests-per-minute limit holds across worker processes, and a worker with more
+threads than call slots keeps no more calls in flight than its slots."""
 
 import os
 import signal
@@ -154,3 +155,28 @@ def test_a_judges_rate_limit_holds_across_worker_processes(
     # The other three wait a minute for their slots; a warm shutdown would wait too.
     for worker in workers:
         os.killpg(worker.pid, signal.SIGKILL)
+
+
+def test_a_worker_with_more_threads_than_call_slots_keeps_only_its_slots_in_flight(
+    celery_worker_process, worker_env, fake_llm
+):
+    ensure_default_rubrics()
+    judge = JudgeFactory(name="small-server", api_base=fake_llm.url)
+    fake_llm.default = answer(review_answer("end2end"), delay=0.4)
+    celery_worker_process(
+        "judge",
+        pool="threads",
+        concurrency=6,
+        env={**worker_env, "JUDGE_CALLS_PER_PROCESS": "2"},
+    )
+    submissions = [end2end_submission(task_slug=f"iclr2025_task{i}") for i in range(8)]
+
+    judgments_queue(submissions=submissions, judges=[judge])
+
+    wait_until(
+        lambda: Judgment.objects.filter(judge=judge, status=JudgmentStatus.DONE).count() == 8,
+        what="all eight judgments to be done",
+    )
+    # Six threads took judgments at once; the server never had more than two calls.
+    assert fake_llm.most_in_flight == 2
+    assert len(fake_llm.requests) == 8

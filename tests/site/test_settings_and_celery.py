@@ -27,6 +27,12 @@ def test_secret_key_is_required_when_debug_is_off():
     assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
 
 
+def test_a_negative_number_of_judge_calls_per_process_is_refused():
+    result = run_python("import django; django.setup()", DEBUG="1", JUDGE_CALLS_PER_PROCESS="-1")
+    assert result.returncode != 0
+    assert "JUDGE_CALLS_PER_PROCESS must be 0 (no limit) or more" in result.stderr
+
+
 def test_bare_defaults_are_sqlite_local_cache_and_eager_celery(tmp_path):
     code = (
         "import django; django.setup();"
