@@ -259,8 +259,8 @@ def _start_workers(processes: int, concurrency: int, spare: int) -> list[subproc
     }
     workers, nodes = [], []
     for i in range(processes):
-        if spare:
-            env["JUDGE_CALLS_PER_PROCESS"] = str(calls[i])
+        # Without spare threads the threads are the calls: no slots of their own.
+        env["JUDGE_CALLS_PER_PROCESS"] = str(calls[i]) if spare else "0"
         node = f"perf{i}-{uuid.uuid4().hex[:6]}@{socket.gethostname()}"
         command = [
             sys.executable,
