@@ -82,4 +82,7 @@ def test_judge_workers_keep_32_calls_in_flight_two_processes_per_core(compose):
     assert args[args.index("--pool") + 1] == "threads"
     threads = compose_default(args[args.index("--concurrency") + 1])
     replicas = compose_default(str(service["deploy"]["replicas"]))
-    assert (threads, replicas) == (8, 4)
+    calls = compose_default(str(service["environment"]["JUDGE_CALLS_PER_PROCESS"]))
+    assert (calls, replicas) == (8, 4)
+    # A few threads more than calls: they prepare prompts and record answers meanwhile.
+    assert threads == 12
