@@ -45,24 +45,20 @@ def _slots(limit: int) -> threading.BoundedSemaphore:
         return _semaphore[1]
 
 
-def calls_per_process() -> int:
-    """This process's call slots; 0 for no limit (settings refuse a negative one)."""
-    return settings.JUDGE_CALLS_PER_PROCESS
-
-
 @contextlib.contextmanager
 def call_slot(*, timeout: float) -> Iterator[None]:
     """Hold one of this process's call slots while the block runs; wait up to
     `timeout` seconds for one to come free (CallSlotTimeout after that)."""
-    limit = calls_per_process()
+    limit = settings.JUDGE_CALLS_PER_PROCESS  # 0: no limit (settings refuse a negative one)
     if not limit:
         yield
         return
     slots = _slots(limit)
-    if not slots.acquire(timeout=max(0.0, timeout)):
+    timeout = max(0.0, timeout)
+    if not slots.acquire(timeout=timeout):
         raise CallSlotTimeout(
             f"no call slot came free in this worker process ({limit} calls in flight, "
-            f"JUDGE_CALLS_PER_PROCESS) within {max(0.0, timeout):.0f} s"
+            f"JUDGE_CALLS_PER_PROCESS) within {timeout:.0f} s"
         )
     try:
         yield
