@@ -165,7 +165,9 @@ def _default_mlrbench_data() -> str:
 MLRBENCH_DATA = env.str("MLRBENCH_DATA", default=_default_mlrbench_data())
 
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "common.drf.AutoSchema",
+    # Every API error answers {"errors": [{"field", "code", "message"}]}.
+    "EXCEPTION_HANDLER": "common.drf.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
