@@ -129,4 +129,4 @@ def form_add_errors(form: forms.BaseForm, error: ApplicationError) -> None:
         field = item.field if item.field in form.fields else None
         shown = form.errors.get(field or NON_FIELD_ERRORS, [])
         if item.message not in shown:
-            form.add_error(field, item.message)
+            form.add_error(field, forms.ValidationError(item.message, code=item.code))
