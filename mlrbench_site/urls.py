@@ -5,20 +5,16 @@ from rest_framework.routers import APIRootView
 from rest_framework.urlpatterns import format_suffix_patterns
 
 from benchmark import api_urls as benchmark_api
-from benchmark.experiments.apis import ExperimentRunViewSet
-from common.drf import AppRouter
+from experiments import api_urls as experiments_api
 from leaderboard import api_urls as leaderboard_api
 
 from . import views
-
-experiments_router = AppRouter()
-experiments_router.register("experiments", ExperimentRunViewSet, basename="experiment")
 
 # /api/ lists the viewsets of every app's router, as one router's root would.
 api_root = APIRootView.as_view(
     api_root_dict={
         prefix: f"{basename}-list"
-        for router in (benchmark_api.router, leaderboard_api.router, experiments_router)
+        for router in (benchmark_api.router, leaderboard_api.router, experiments_api.router)
         for prefix, _viewset, basename in router.registry
     }
 )
@@ -28,7 +24,7 @@ api_patterns = [
     *format_suffix_patterns([path("", api_root, name="api-root")]),
     path("", include("benchmark.api_urls")),
     path("", include("leaderboard.api_urls")),
-    path("", include(experiments_router.urls)),
+    path("", include("experiments.api_urls")),
     path("", include("judging.api_urls")),
     path("", include("reviews.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -40,7 +36,7 @@ urlpatterns = [
     path("healthz", views.healthz_view, name="healthz"),
     path("", include("benchmark.urls")),
     path("", include("reviews.urls")),
-    path("", include("benchmark.experiments.urls")),
+    path("", include("experiments.urls")),
     path("", include("judging.urls")),
     path("api/", include((api_patterns, "api"))),
     path("", include("leaderboard.urls")),
