@@ -43,3 +43,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
 ]
+
+handler404 = "mlrbench_site.views.not_found_view"

@@ -160,3 +160,21 @@ def test_a_queue_with_nothing_to_do_is_a_409_with_its_counts_beside_the_errors(a
     assert "no active judge" in item["message"]
     body = response.json()
     assert (body["created"], body["requeued"], body["skipped"]) == (0, 0, [item["message"]])
+
+
+def test_an_unknown_api_path_answers_the_error_body_and_a_page_stays_a_page(client):
+    response = client.get("/api/no-such-endpoint/")
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json() == {
+        "errors": [
+            {
+                "field": None,
+                "code": "not_found",
+                "message": "no API endpoint at /api/no-such-endpoint/",
+            }
+        ]
+    }
+    page = client.get("/no-such-page/")
+    assert page.status_code == 404
+    assert page["Content-Type"].startswith("text/html")
