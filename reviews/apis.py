@@ -19,6 +19,7 @@ from .blind import submission_blind
 from .forms import score_field_name
 from .models import Assignment, ReviewRound, ReviewStatus
 from .roles import is_organiser, is_reviewer
+from .serializers import StageAgreementSerializer
 from .views import reviews_csv_response
 
 
@@ -47,7 +48,7 @@ class AgreementApi(APIView):
             OpenApiParameter("stage", str, enum=Stage.values, default=Stage.END2END),
             OpenApiParameter("judge", str, description="a judge's name; empty: mean of judges"),
         ],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: StageAgreementSerializer},
     )
     def get(self, request: Request) -> Response:
         stage = request.query_params.get("stage") or Stage.END2END
@@ -56,9 +57,7 @@ class AgreementApi(APIView):
             result = selectors.agreement_for_stage(stage=stage, judge=judge)
         except (selectors.UnknownStage, selectors.UnknownJudge) as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(
-            {"stage": result["stage"], "judge": result["judge"], "dimensions": result["dimensions"]}
-        )
+        return Response(StageAgreementSerializer(result).data)
 
 
 def _assignment_data(request: Request, assignment: Assignment, *, detail: bool = False) -> dict:

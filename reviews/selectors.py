@@ -14,7 +14,7 @@ from benchmark.models import Stage
 from judging.models import Judge, Judgment, JudgmentStatus, Rubric
 from judging.selectors import stage_scores
 
-from .agreement import agreement_compute
+from .agreement import DimensionAgreement, DimensionPlot, agreement_compute
 from .agreement_cache import ENTRY_TIMEOUT_SECONDS, agreement_cache_key
 from .models import (
     Assignment,
@@ -205,7 +205,19 @@ def agreement_dimensions(stage: str, human: set[str], llm: set[str]) -> list[str
     return keys + extra
 
 
-def agreement_compute_for_stage(*, stage: str, judge: str | None = None) -> dict:
+@dataclass(frozen=True)
+class StageAgreement:
+    """A stage's agreement against the mean of the judges (`judge` None) or one judge."""
+
+    stage: str
+    judge: str | None
+    dimensions: list[DimensionAgreement]
+    plots: dict[str, DimensionPlot]
+    n_reviews: int
+    computed_at: str  # ISO 8601, UTC
+
+
+def agreement_compute_for_stage(*, stage: str, judge: str | None = None) -> StageAgreement:
     """Recompute from the database (no cache)."""
     human_rows = list(
         HumanReviewScore.objects.filter(
@@ -224,14 +236,14 @@ def agreement_compute_for_stage(*, stage: str, judge: str | None = None) -> dict
         {paper: {d: float(v) for d, v in scores.items()} for paper, scores in llm.items()},
         dimensions=dimensions,
     )
-    return {
-        "stage": stage,
-        "judge": judge,
-        "dimensions": rows,
-        "plots": plots,
-        "n_reviews": len({(row[0], row[1]) for row in human_rows}),
-        "computed_at": datetime.now(UTC).isoformat(),
-    }
+    return StageAgreement(
+        stage=stage,
+        judge=judge,
+        dimensions=rows,
+        plots=plots,
+        n_reviews=len({(row[0], row[1]) for row in human_rows}),
+        computed_at=datetime.now(UTC).isoformat(),
+    )
 
 
 def _judgments_fingerprint(stage: str) -> str:
@@ -246,7 +258,12 @@ def _judgments_fingerprint(stage: str) -> str:
     return "{n}:{last_id}:{finished}:{updated}".format(**summary).replace(" ", "_")
 
 
-def agreement_for_stage(*, stage: str, judge: str | None = None) -> dict:
+# Part of the cache key: entries cached in another shape (dicts, before
+# StageAgreement) are never read back after an upgrade.
+_AGREEMENT_CACHE_FORMAT = "v2"
+
+
+def agreement_for_stage(*, stage: str, judge: str | None = None) -> StageAgreement:
     """The agreement statistics of a stage against the mean of the judges (or
     one judge), from the cache when nothing changed since they were computed."""
     if stage not in Stage.values:
@@ -254,8 +271,11 @@ def agreement_for_stage(*, stage: str, judge: str | None = None) -> dict:
     judge = judge or None
     if judge is not None and not Judge.objects.filter(name=judge).exists():
         raise UnknownJudge(f"unknown judge {judge!r}")
-    key = f"{agreement_cache_key(stage, judge)}:{_judgments_fingerprint(stage)}"
-    result = cache.get(key)
+    key = (
+        f"{agreement_cache_key(stage, judge)}:{_judgments_fingerprint(stage)}:"
+        f"{_AGREEMENT_CACHE_FORMAT}"
+    )
+    result: StageAgreement | None = cache.get(key)
     if result is None:
         result = agreement_compute_for_stage(stage=stage, judge=judge)
         cache.set(key, result, timeout=ENTRY_TIMEOUT_SECONDS)

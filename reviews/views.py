@@ -5,7 +5,9 @@ the request, calls a service or selector, renders."""
 import csv
 import mimetypes
 import posixpath
+from dataclasses import dataclass
 from functools import wraps
+from typing import cast
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -30,6 +32,7 @@ from benchmark.models import Stage
 from benchmark.rendering import markdown_render
 
 from . import selectors, services
+from .agreement import DimensionAgreement, Interval
 from .blind import artifact_for_blind_path, submission_blind
 from .charts import agreement_charts
 from .forms import AssignmentAddForm, ReviewForm, ReviewRoundForm, score_field_name
@@ -354,7 +357,7 @@ _AGREEMENT_COLUMNS = [
 ]
 
 
-def _cell(value, kind: str) -> str:
+def _cell(value: object, kind: str) -> str:
     if value is None:
         return "—"
     if kind == "d":
@@ -364,30 +367,47 @@ def _cell(value, kind: str) -> str:
     if kind == "p":
         return f"{value:.3g}"
     if kind == "ci":
-        return f"[{value[0]:.2f}, {value[1]:.2f}]"
+        low, high = cast(Interval, value)
+        return f"[{low:.2f}, {high:.2f}]"
     return f"{value:.3f}"
 
 
-def _agreement_rows(result: dict) -> list[dict]:
+@dataclass(frozen=True)
+class AgreementCell:
+    key: str
+    text: str
+    reason: str  # why the figure is empty; "" when it is not
+
+
+@dataclass(frozen=True)
+class AgreementRow:
+    dimension: str
+    cells: list[AgreementCell]
+
+
+def _agreement_rows(dimensions: list[DimensionAgreement]) -> list[AgreementRow]:
     """Table rows: each cell's text, and why it is empty when it is."""
-    rows = []
-    for row in result["dimensions"]:
-        cells = [
-            {
-                "key": key,
-                "text": _cell(row.get(key), kind),
-                "reason": row["unavailable"].get(key, ""),
-            }
-            for key, _label, kind in _AGREEMENT_COLUMNS
-        ]
-        rows.append({"dimension": row["dimension"], "cells": cells, "row": row})
-    return rows
+    return [
+        AgreementRow(
+            dimension=row.dimension,
+            cells=[
+                AgreementCell(
+                    key=key,
+                    text=_cell(getattr(row, key), kind),
+                    reason=row.unavailable.get(key, ""),
+                )
+                for key, _label, kind in _AGREEMENT_COLUMNS
+            ],
+        )
+        for row in dimensions
+    ]
 
 
 def agreement_view(request: HttpRequest) -> HttpResponse:
     stage = request.GET.get("stage") or Stage.END2END
     judge = request.GET.get("judge") or None
     error = ""
+    result: selectors.StageAgreement | None
     try:
         result = selectors.agreement_for_stage(stage=stage, judge=judge)
     except (selectors.UnknownStage, selectors.UnknownJudge) as exc:
@@ -404,7 +424,7 @@ def agreement_view(request: HttpRequest) -> HttpResponse:
             "result": result,
             "charts": agreement_charts(result) if result else [],
             "columns": [label for _key, label, _fmt in _AGREEMENT_COLUMNS],
-            "rows": _agreement_rows(result) if result else [],
+            "rows": _agreement_rows(result.dimensions) if result else [],
             "error": error,
         },
         status=400 if error else 200,
