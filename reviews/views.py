@@ -5,9 +5,10 @@ the request, calls a service or selector, renders."""
 import csv
 import mimetypes
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
-from typing import cast
+from typing import Concatenate, ParamSpec, cast
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -25,7 +26,7 @@ from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 from django.utils.timezone import make_aware
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from benchmark.csv_cells import csv_row
 from benchmark.models import Stage
@@ -38,6 +39,8 @@ from .charts import agreement_charts
 from .forms import AssignmentAddForm, ReviewForm, ReviewRoundForm, score_field_name
 from .models import REVIEWERS_GROUP, Assignment, ReviewRound, ReviewStatus
 from .roles import is_organiser, is_reviewer
+
+P = ParamSpec("P")
 
 LOGIN_URL = "reviews:login"
 # Files a reviewer's browser may display inline; anything else is shown as text.
@@ -235,82 +238,122 @@ def _reviewers():
 
 
 @never_cache
+@require_GET
 @organiser_required
 def round_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """A round's page; each of its buttons posts to one of the action views below."""
     review_round = get_object_or_404(ReviewRound, pk=pk)
-    add_form = AssignmentAddForm(review_round=review_round, reviewers=_reviewers())
-    if request.method == "POST":
-        action = request.POST.get("action")
-        try:
-            if action == "generate":
-                plan = services.assignments_generate(review_round=review_round)
-                messages.success(request, f"{len(plan.created)} assignment(s) made.")
-                if plan.short:
-                    messages.warning(
-                        request,
-                        f"{len(plan.short)} paper(s) still lack reviewers: no eligible "
-                        "reviewer has room (team conflicts or maximum loads).",
-                    )
-            elif action == "add":
-                add_form = AssignmentAddForm(
-                    request.POST, review_round=review_round, reviewers=_reviewers()
-                )
-                if add_form.is_valid():
-                    services.assignment_add(
-                        review_round=review_round,
-                        reviewer=add_form.cleaned_data["reviewer"],
-                        submission=add_form.cleaned_data["submission"],
-                    )
-                    messages.success(request, "Assignment added.")
-                else:
-                    messages.error(request, "Choose a reviewer and a paper of this round.")
-            elif action == "remove":
-                assignment = get_object_or_404(
-                    Assignment, pk=request.POST.get("assignment"), review_round=review_round
-                )
-                services.assignment_remove(assignment=assignment)
-                messages.success(request, f"Assignment {assignment.code} removed.")
-            elif action == "due":
-                assignment = get_object_or_404(
-                    Assignment, pk=request.POST.get("assignment"), review_round=review_round
-                )
-                due = parse_datetime(request.POST.get("due_at", ""))
-                if due is None:
-                    messages.error(request, "The due date must look like 2025-06-30T18:00.")
-                else:
-                    services.assignment_due_set(
-                        assignment=assignment, due_at=due if due.tzinfo else make_aware(due)
-                    )
-                    messages.success(request, f"{assignment.code} is now due {due:%Y-%m-%d %H:%M}.")
-            elif action == "remind":
-                sent = services.reminders_send(
-                    review_round=review_round,
-                    queue_url=request.build_absolute_uri(reverse("reviews:queue")),
-                )
-                messages.success(request, f"{sent} reminder(s) sent.")
-            elif action == "close":
-                services.review_round_close(review_round=review_round)
-                messages.success(request, "Round closed: reviews can no longer change.")
-            elif action == "release":
-                services.review_round_release(review_round=review_round)
-                messages.success(
-                    request,
-                    "Round released: its submitted reviews are now public on the "
-                    "leaderboard and in the export.",
-                )
-            else:
-                messages.error(request, "Unknown action.")
-        except services.ReviewError as exc:
-            messages.error(request, str(exc))
-        return redirect("reviews:round", pk=review_round.pk)
     return render(
         request,
         "reviews/round.html",
         {
             "round": review_round,
             "progress": selectors.round_progress(review_round=review_round),
-            "add_form": add_form,
+            "add_form": AssignmentAddForm(review_round=review_round, reviewers=_reviewers()),
         },
+    )
+
+
+# An organiser's action on a round: the view gets the round, says what it did
+# in a message, and the organiser is sent back to the round's page.
+RoundAction = Callable[Concatenate[HttpRequest, ReviewRound, P], None]
+
+
+def _round_action(
+    action: RoundAction[P],
+) -> Callable[Concatenate[HttpRequest, int, P], HttpResponse]:
+    @never_cache
+    @require_POST
+    @organiser_required
+    @wraps(action)
+    def view(request: HttpRequest, pk: int, *args: P.args, **kwargs: P.kwargs) -> HttpResponse:
+        review_round = get_object_or_404(ReviewRound, pk=pk)
+        try:
+            action(request, review_round, *args, **kwargs)
+        except services.ReviewError as exc:
+            messages.error(request, str(exc))
+        return redirect("reviews:round", pk=review_round.pk)
+
+    return view
+
+
+def _round_assignment(review_round: ReviewRound, assignment_pk: int) -> Assignment:
+    return get_object_or_404(Assignment, pk=assignment_pk, review_round=review_round)
+
+
+@_round_action
+def round_assign_view(request: HttpRequest, review_round: ReviewRound) -> None:
+    """Assign reviewers automatically."""
+    plan = services.assignments_generate(review_round=review_round)
+    messages.success(request, f"{len(plan.created)} assignment(s) made.")
+    if plan.short:
+        messages.warning(
+            request,
+            f"{len(plan.short)} paper(s) still lack reviewers: no eligible "
+            "reviewer has room (team conflicts or maximum loads).",
+        )
+
+
+@_round_action
+def round_assignment_add_view(request: HttpRequest, review_round: ReviewRound) -> None:
+    form = AssignmentAddForm(request.POST, review_round=review_round, reviewers=_reviewers())
+    if not form.is_valid():
+        messages.error(request, "Choose a reviewer and a paper of this round.")
+        return
+    services.assignment_add(
+        review_round=review_round,
+        reviewer=form.cleaned_data["reviewer"],
+        submission=form.cleaned_data["submission"],
+    )
+    messages.success(request, "Assignment added.")
+
+
+@_round_action
+def round_assignment_remove_view(
+    request: HttpRequest, review_round: ReviewRound, assignment_pk: int
+) -> None:
+    assignment = _round_assignment(review_round, assignment_pk)
+    services.assignment_remove(assignment=assignment)
+    messages.success(request, f"Assignment {assignment.code} removed.")
+
+
+@_round_action
+def round_assignment_due_view(
+    request: HttpRequest, review_round: ReviewRound, assignment_pk: int
+) -> None:
+    assignment = _round_assignment(review_round, assignment_pk)
+    due = parse_datetime(request.POST.get("due_at", ""))
+    if due is None:
+        messages.error(request, "The due date must look like 2025-06-30T18:00.")
+        return
+    services.assignment_due_set(
+        assignment=assignment, due_at=due if due.tzinfo else make_aware(due)
+    )
+    messages.success(request, f"{assignment.code} is now due {due:%Y-%m-%d %H:%M}.")
+
+
+@_round_action
+def round_remind_view(request: HttpRequest, review_round: ReviewRound) -> None:
+    sent = services.reminders_send(
+        review_round=review_round,
+        queue_url=request.build_absolute_uri(reverse("reviews:queue")),
+    )
+    messages.success(request, f"{sent} reminder(s) sent.")
+
+
+@_round_action
+def round_close_view(request: HttpRequest, review_round: ReviewRound) -> None:
+    services.review_round_close(review_round=review_round)
+    messages.success(request, "Round closed: reviews can no longer change.")
+
+
+@_round_action
+def round_release_view(request: HttpRequest, review_round: ReviewRound) -> None:
+    services.review_round_release(review_round=review_round)
+    messages.success(
+        request,
+        "Round released: its submitted reviews are now public on the "
+        "leaderboard and in the export.",
     )
 
 
