@@ -149,18 +149,22 @@ def stage_check(stage: str, kinds: Iterable[str]) -> str | None:
     )
 
 
+# The canonical name of each kind's file, most preferred first.
+_PREFERRED_PATHS: dict[str, tuple[str, ...]] = {
+    ArtifactKind.PAPER: ("results/paper.md", "paper.md"),
+    ArtifactKind.IDEA: ("idea.md",),
+    ArtifactKind.PROPOSAL: ("proposal.md",),
+    ArtifactKind.RELATED_WORK: ("related_work.md",),
+    ArtifactKind.RESULTS: ("results/results.md", "results.md"),
+    ArtifactKind.LOG: ("results/log.txt", "log.txt"),
+    ArtifactKind.TASK: ("task.md",),
+}
+
+
 def primary_path(paths: Iterable[str], kind: str) -> str | None:
     """The file to show for a kind (the paper, the idea, ...): the shallowest,
     preferring the canonical name (`results/paper.md`, `idea.md`)."""
-    preferred = {
-        ArtifactKind.PAPER: ("results/paper.md", "paper.md"),
-        ArtifactKind.IDEA: ("idea.md",),
-        ArtifactKind.PROPOSAL: ("proposal.md",),
-        ArtifactKind.RELATED_WORK: ("related_work.md",),
-        ArtifactKind.RESULTS: ("results/results.md", "results.md"),
-        ArtifactKind.LOG: ("results/log.txt", "log.txt"),
-        ArtifactKind.TASK: ("task.md",),
-    }.get(kind, ())
+    preferred = _PREFERRED_PATHS.get(kind, ())
     candidates = [path for path in paths if artifact_kind(path) == kind]
     if not candidates:
         return None

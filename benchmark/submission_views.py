@@ -15,6 +15,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import TextLexer, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
+from common.http import AuthenticatedHttpRequest
+
 from .accounts import (
     AccountError,
     agent_register,
@@ -59,7 +61,7 @@ def _wants_json(request: HttpRequest) -> bool:
 
 
 @login_required
-def submission_upload_view(request: HttpRequest) -> HttpResponse:
+def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = SubmissionUploadForm(request.POST, request.FILES, user=request.user)
         refusal = upload_refusal(request, "archive")
@@ -112,7 +114,7 @@ def submission_upload_view(request: HttpRequest) -> HttpResponse:
         {
             "form": form,
             "tasks": Task.objects.only("slug", "title"),
-            "has_agents": form.fields["agent"].queryset.exists(),
+            "has_agents": agents_of(request.user).exists(),
         },
         status=status,
     )
@@ -225,7 +227,7 @@ def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
-def account_view(request: HttpRequest) -> HttpResponse:
+def account_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     return _account_render(request)
 
 
@@ -245,7 +247,7 @@ def _account_render(request, *, status=200, new_key=None, **forms) -> HttpRespon
 
 @login_required
 @require_POST
-def team_create_view(request: HttpRequest) -> HttpResponse:
+def team_create_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = TeamForm(request.POST)
     if form.is_valid():
         try:
@@ -260,7 +262,7 @@ def team_create_view(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def agent_register_view(request: HttpRequest) -> HttpResponse:
+def agent_register_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = AgentForm(request.POST, user=request.user)
     if form.is_valid():
         data = form.cleaned_data
@@ -276,7 +278,7 @@ def agent_register_view(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def token_create_view(request: HttpRequest) -> HttpResponse:
+def token_create_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ApiTokenForm(request.POST)
     if form.is_valid():
         try:
@@ -293,7 +295,7 @@ def token_create_view(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
+def token_revoke_view(request: AuthenticatedHttpRequest, token_id: int) -> HttpResponse:
     try:
         token = api_token_revoke(user=request.user, token_id=token_id)
     except AccountError as exc:

@@ -53,14 +53,14 @@ _STAGE_OUTPUT: dict[str, str] = {
 }
 _CODE_STAGES = {Stage.EXPERIMENT, Stage.END2END}
 
-_HEADINGS = {
+_HEADINGS: dict[str, str] = {
     ArtifactKind.IDEA: "Research idea",
     ArtifactKind.RELATED_WORK: "Literature review",
     ArtifactKind.PROPOSAL: "Research proposal",
     ArtifactKind.RESULTS: "Experimental results",
     ArtifactKind.PAPER: "Paper",
 }
-_UNDER_REVIEW = {
+_UNDER_REVIEW: dict[str, str] = {
     Stage.IDEA: "Research idea under review",
     Stage.PROPOSAL: "Research proposal under review",
     Stage.EXPERIMENT: "Experimental results under review",

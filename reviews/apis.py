@@ -2,6 +2,8 @@
 own assignments (blind until they submit), drafts and review submission,
 and for organisers a round's assignments and the CSV export."""
 
+from typing import Any
+
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -13,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.models import Stage
+from common.http import signed_in_user
 
 from . import selectors, services
 from .blind import submission_blind
@@ -63,7 +66,10 @@ class AgreementApi(APIView):
 def _assignment_data(request: Request, assignment: Assignment, *, detail: bool = False) -> dict:
     review = selectors.review_of_assignment(assignment)
     submitted = selectors.identity_visible(assignment=assignment, review=review)
-    data = {
+    paper_url = request.build_absolute_uri(
+        reverse("reviews:paper", kwargs={"code": assignment.code})
+    )
+    data: dict[str, Any] = {
         "code": assignment.code,
         "stage": assignment.review_round.stage,
         "task": {
@@ -73,9 +79,7 @@ def _assignment_data(request: Request, assignment: Assignment, *, detail: bool =
         "due_at": assignment.due_at,
         "status": assignment.status,
         "closed": assignment.is_closed,
-        "paper_url": request.build_absolute_uri(
-            reverse("reviews:paper", kwargs={"code": assignment.code})
-        ),
+        "paper_url": paper_url,
         "review": None,
         "revealed": None,
     }
@@ -117,7 +121,7 @@ def _assignment_data(request: Request, assignment: Assignment, *, detail: bool =
                 "path": artifact.path,
                 "kind": artifact.kind,
                 "size": artifact.size,
-                "url": data["paper_url"] + artifact.path,
+                "url": paper_url + artifact.path,
             }
             for artifact in blind.artifacts.all()
         ]
@@ -126,7 +130,7 @@ def _assignment_data(request: Request, assignment: Assignment, *, detail: bool =
 
 def _own(request: Request, code: str) -> Assignment:
     try:
-        return selectors.assignment_of_reviewer(user=request.user, code=code)
+        return selectors.assignment_of_reviewer(user=signed_in_user(request.user), code=code)
     except Assignment.DoesNotExist as exc:
         raise Http404 from exc
 
@@ -138,7 +142,7 @@ class MyAssignmentsApi(APIView):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
-        assignments = selectors.reviewer_assignments(user=request.user)
+        assignments = selectors.reviewer_assignments(user=signed_in_user(request.user))
         return Response({"results": [_assignment_data(request, a) for a in assignments]})
 
 

@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from benchmark.mlrbench_import import ImportOptions, ImportPartReport
@@ -191,7 +191,7 @@ def human_scores_part(path: Path, options: ImportOptions) -> ImportPartReport:
 
     papers = _Papers(kept)
     with transaction.atomic():
-        reviewers: dict[str, AbstractBaseUser] = {}
+        reviewers: dict[str, User] = {}
         for row in kept:
             submission, problem = papers.submission_of(row)
             if submission is None:

@@ -31,6 +31,7 @@ from django.views.decorators.http import require_GET, require_POST
 from benchmark.csv_cells import csv_row
 from benchmark.models import Stage
 from benchmark.rendering import markdown_render
+from common.http import AuthenticatedHttpRequest
 
 from . import selectors, services
 from .agreement import DimensionAgreement, Interval
@@ -65,7 +66,7 @@ reviewer_required = _role_required(lambda user: is_reviewer(user) or is_organise
 organiser_required = _role_required(is_organiser)
 
 
-def _own_assignment(request: HttpRequest, code: str) -> Assignment:
+def _own_assignment(request: AuthenticatedHttpRequest, code: str) -> Assignment:
     try:
         return selectors.assignment_of_reviewer(user=request.user, code=code)
     except Assignment.DoesNotExist as exc:
@@ -78,7 +79,7 @@ def _own_assignment(request: HttpRequest, code: str) -> Assignment:
 
 @never_cache
 @reviewer_required
-def queue_view(request: HttpRequest) -> HttpResponse:
+def queue_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     assignments = list(selectors.reviewer_assignments(user=request.user))
     done = sum(a.status == "submitted" for a in assignments)
     return render(
@@ -113,7 +114,7 @@ def _form_initial(review, dimensions) -> dict:
 
 @never_cache
 @reviewer_required
-def paper_view(request: HttpRequest, code: str) -> HttpResponse:
+def paper_view(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
     assignment = _own_assignment(request, code)
     status = 200
     form = None
@@ -165,7 +166,7 @@ def paper_view(request: HttpRequest, code: str) -> HttpResponse:
 
 @never_cache
 @reviewer_required
-def paper_file_view(request: HttpRequest, code: str, path: str) -> HttpResponse:
+def paper_file_view(request: AuthenticatedHttpRequest, code: str, path: str) -> FileResponse:
     """A file of the paper, by its blind path: the only way a reviewer reaches artifacts."""
     assignment = _own_assignment(request, code)
     artifact = artifact_for_blind_path(assignment.submission, path)
@@ -185,7 +186,7 @@ def paper_file_view(request: HttpRequest, code: str, path: str) -> HttpResponse:
 @never_cache
 @require_POST
 @reviewer_required
-def draft_view(request: HttpRequest, code: str) -> JsonResponse:
+def draft_view(request: AuthenticatedHttpRequest, code: str) -> JsonResponse:
     assignment = _own_assignment(request, code)
     try:
         review = services.review_draft_save(assignment=assignment, data=request.POST)
@@ -200,7 +201,7 @@ def draft_view(request: HttpRequest, code: str) -> JsonResponse:
 
 @never_cache
 @organiser_required
-def rounds_view(request: HttpRequest) -> HttpResponse:
+def rounds_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ReviewRoundForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -240,7 +241,7 @@ def _reviewers():
 @never_cache
 @require_GET
 @organiser_required
-def round_view(request: HttpRequest, pk: int) -> HttpResponse:
+def round_view(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """A round's page; each of its buttons posts to one of the action views below."""
     review_round = get_object_or_404(ReviewRound, pk=pk)
     return render(
@@ -370,7 +371,7 @@ def reviews_csv_response(stage: str) -> HttpResponse:
 
 @never_cache
 @organiser_required
-def export_view(request: HttpRequest) -> HttpResponse:
+def export_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     stage = request.GET.get("stage", Stage.END2END)
     if stage not in Stage.values:
         return HttpResponse(f"Unknown stage {stage!r}.", status=400, content_type="text/plain")
