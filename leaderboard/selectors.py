@@ -32,12 +32,13 @@ from decimal import Decimal
 from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
 
-from benchmark.experiments.selectors import (
+from benchmark.models import Agent, Stage, Submission, SubmissionStatus, Task
+from experiments.models import ReproductionVerdict
+from experiments.selectors import (
     ObjectiveRow,
     objective_leaderboard_rows,
     reproduction_verdicts,
 )
-from benchmark.models import Agent, ReproductionVerdict, Stage, Submission, SubmissionStatus, Task
 from judging.models import JudgingCondition, Judgment, JudgmentStatus, Rubric
 from judging.selectors import dimension_means, same_family_judgment_q, stage_scores
 
