@@ -22,7 +22,6 @@ from django.conf import settings
 from benchmark.experiments.selectors import ReproductionForJudges, reproduction_for_judges
 from benchmark.models import Artifact, ArtifactKind, Stage, Submission
 
-from . import statements
 from .models import JudgingCondition, Rubric
 
 
@@ -214,17 +213,13 @@ def _reproduction_section(repro: ReproductionForJudges, *, budget: int) -> str:
 
 def _by_kind(submission: Submission) -> dict[str, list[Artifact]]:
     grouped: dict[str, list[Artifact]] = {}
-    for artifact in statements.artifacts_for_prompt(submission_id=submission.pk):
+    for artifact in Artifact.objects.filter(submission_id=submission.pk).order_by("path"):
         grouped.setdefault(artifact.kind, []).append(artifact)
     return grouped
 
 
-def judge_prompt_build(
-    *, submission: Submission, rubric: Rubric, condition: str, check_reproduction: bool = True
-) -> JudgePrompt:
-    """The messages sent to the judge, and their hash (same inputs, same hash).
-    `check_reproduction=False` says the caller knows the site has not re-run the
-    submission's code, so the re-run is not looked for."""
+def judge_prompt_build(*, submission: Submission, rubric: Rubric, condition: str) -> JudgePrompt:
+    """The messages sent to the judge, and their hash (same inputs, same hash)."""
     stage = submission.stage
     if stage not in _STAGE_OUTPUT:
         raise PromptError(f"the {stage} stage is not judged by an LLM judge")
@@ -280,11 +275,7 @@ def judge_prompt_build(
             else:
                 log_text = "The submission contains no execution log."
             sections.append(f"# Execution log\n\n{log_text}")
-            repro = (
-                reproduction_for_judges(submission_id=submission.pk, max_bytes=log_budget)
-                if check_reproduction
-                else None
-            )
+            repro = reproduction_for_judges(submission_id=submission.pk, max_bytes=log_budget)
             if repro is not None:
                 sections.append(_reproduction_section(repro, budget=log_budget))
 
