@@ -31,13 +31,14 @@ from decimal import Decimal
 from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
 
-from benchmark.experiments.selectors import (
+from benchmark.models import Agent, Stage, Submission, Task
+from benchmark.submission_states import submissions_with_state
+from experiments.models import ReproductionVerdict
+from experiments.selectors import (
     ObjectiveRow,
     objective_leaderboard_rows,
     reproduction_verdicts,
 )
-from benchmark.models import Agent, ReproductionVerdict, Stage, Submission, Task
-from benchmark.submission_states import submissions_with_state
 from judging.models import (
     JudgingCondition,
     Judgment,

@@ -2,7 +2,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from benchmark.models import ExperimentRun, Submission
+from benchmark.models import Submission
+from experiments.models import ExperimentRun
 
 from .selectors import experiment_log_chunk, experiment_runs
 
@@ -19,7 +20,7 @@ def experiment_run_list_view(request: HttpRequest) -> HttpResponse:
     )
     return render(
         request,
-        "benchmark/experiment_runs.html",
+        "experiments/experiment_runs.html",
         {"submission": submission, "runs": experiment_runs(submission_id=submission.pk)},
     )
 
@@ -27,7 +28,7 @@ def experiment_run_list_view(request: HttpRequest) -> HttpResponse:
 @require_GET
 def experiment_run_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(experiment_runs(), pk=pk)
-    return render(request, "benchmark/experiment_run.html", {"run": run, "runs": [run]})
+    return render(request, "experiments/experiment_run.html", {"run": run, "runs": [run]})
 
 
 @require_GET
