@@ -18,7 +18,7 @@ def judging_states_to_ready(apps, schema_editor) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("benchmark", "0006_agent_names_with_dots"),
+        ("benchmark", "0007_experiments_moved"),
     ]
 
     operations = [
