@@ -23,7 +23,7 @@ from decimal import Decimal
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -429,16 +429,6 @@ class _Run:
             ).update(**values)
         )
 
-    @staticmethod
-    def _release_connection() -> None:
-        # A call waits seconds on the judge, and the rate limit up to a minute: the
-        # thread gives its database connection back meanwhile, else 128 calls in flight
-        # hold 128 idle PostgreSQL connections (its default max_connections is 100);
-        # the next statement opens one again. Inside a transaction (an eager task in
-        # a request, a test) the connection stays.
-        if not connection.in_atomic_block:
-            connection.close()
-
     def call(self, messages: list[dict]) -> llm.LLMResponse:
         judge = self.judgment.judge
         max_attempts = settings.JUDGE_RETRY_ATTEMPTS
@@ -446,7 +436,6 @@ class _Run:
             remaining = self.deadline - time.monotonic()
             if remaining <= 1:
                 raise JudgingFailed("ran out of time before the judge answered")
-            self._release_connection()
             try:
                 judge_call_acquire(
                     judge_id=judge.pk, limit=judge.requests_per_minute, deadline=self.deadline
@@ -465,7 +454,6 @@ class _Run:
                         # Live progress for the submission page: a retry or a re-ask is
                         # on its way (the claim already said "call 1").
                         self._update_owned(attempts=self.usage.calls, updated_at=timezone.now())
-                        self._release_connection()
                     response = llm.chat(judge=judge, messages=messages, timeout=remaining)
             except CallSlotTimeout as exc:
                 raise JudgingFailed(f"ran out of time before the call: {exc}") from exc
