@@ -8,6 +8,12 @@ update (queued -> running) that also stamps a fresh `run_token`; the result is
 written only while the token is still the run's own. So a message delivered
 twice runs once, and a run that was given up for dead (requeued by
 `judgments_reap_stuck`) can never write a second result over the new run.
+
+The run uses the ORM throughout. Measured side by side with the hand-written SQL
+it replaced (perf/judge_throughput.py, 600 judgments, 48 calls in flight,
+lognormal answers with median 1.6 s, 2 shared cores): 44.3% against 44.4% of
+the ideal, a tenth of a point, for 16.4 against 12.9 ms of worker CPU per
+judgment.
 """
 
 from __future__ import annotations
