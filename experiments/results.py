@@ -43,10 +43,11 @@ def objective_result_record(*, run: ExperimentRun) -> ObjectiveResult | None:
     result = ObjectiveResult.objects.select_related("objective").filter(test_run=run).first()
     if result is None:
         return None
-    succeeded = run.status == ExperimentStatus.SUCCEEDED and run.score is not None
-    result.test_score = run.score if succeeded else None
+    score = run.score if run.status == ExperimentStatus.SUCCEEDED else None
+    succeeded = score is not None
+    result.test_score = score
     result.relative_improvement = (
-        result.objective.relative_improvement(run.score) if succeeded else None
+        result.objective.relative_improvement(score) if score is not None else None
     )
     result.runtime_seconds = run.wall_seconds if succeeded else None
     result.save(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -101,7 +102,7 @@ class ReproductionForJudges:
     log: str  # empty when the run wrote nothing
     verdict: str | None  # the check's label ("Not reproduced"), None without a check
     summary: str
-    evidence: list[dict]
+    evidence: list[dict[str, Any]]
 
 
 def _log_head_and_tail(run: ExperimentRun, max_bytes: int) -> str:
@@ -113,10 +114,11 @@ def _log_head_and_tail(run: ExperimentRun, max_bytes: int) -> str:
             size = handle.tell()
             handle.seek(0)
             if size <= 2 * max_bytes:
-                return handle.read().decode("utf-8", errors="replace")
-            head = handle.read(max_bytes)
+                whole: bytes = handle.read()
+                return whole.decode("utf-8", errors="replace")
+            head: bytes = handle.read(max_bytes)
             handle.seek(size - max_bytes)
-            tail = handle.read()
+            tail: bytes = handle.read()
     except OSError:
         return ""
     return (
@@ -221,6 +223,8 @@ def objective_leaderboard_rows() -> list[ObjectiveRow]:
                 agent_display_name=result.agent.display_name,
                 mean_relative_improvement=0.0,
             )
+        # The query keeps only results with both (the filter above).
+        assert result.test_score is not None and result.relative_improvement is not None
         row.tasks.append(
             ObjectiveCell(
                 task_slug=result.objective.task.slug,

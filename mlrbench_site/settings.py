@@ -10,6 +10,7 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Exchange, Queue
 
 # litellm downloads its model price table at import unless told otherwise; the
 # site has no internet in production sandboxes, and prices must not change
@@ -121,6 +122,14 @@ CELERY_ACCEPT_CONTENT = ["json"]
 JUDGE_QUEUE = "judge"
 GPU_QUEUE = "gpu"
 CELERY_TASK_DEFAULT_QUEUE = JUDGE_QUEUE
+# Each queue has its own exchange and routing key. A bare Queue(name) gets
+# Celery's default exchange and key, the same for both, and a message for one
+# queue was then also delivered to the other (an experiment run taken by a
+# judge worker, a judgment by a gpu worker).
+CELERY_TASK_QUEUES = tuple(
+    Queue(name, Exchange(name, type="direct"), routing_key=name)
+    for name in (JUDGE_QUEUE, GPU_QUEUE)
+)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=15 * 60)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=20 * 60)
 CELERY_TASK_ACKS_LATE = True
@@ -171,7 +180,9 @@ def _default_mlrbench_data() -> str:
 MLRBENCH_DATA = env.str("MLRBENCH_DATA", default=_default_mlrbench_data())
 
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "common.drf.AutoSchema",
+    # Every API error answers {"errors": [{"field", "code", "message"}]}.
+    "EXCEPTION_HANDLER": "common.drf.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
