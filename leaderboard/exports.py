@@ -7,7 +7,6 @@ first) is written with a leading `'` and shown as text instead.
 
 import csv
 import datetime as dt
-import importlib
 import io
 import json
 import zipfile
@@ -17,9 +16,10 @@ from decimal import Decimal
 
 from django.db.models import F, QuerySet
 
-from benchmark.csv_cells import csv_row
 from benchmark.models import Agent, Submission, Task
+from common.csv_cells import csv_row
 from judging.models import DimensionScore, Judgment, JudgmentStatus
+from reviews.selectors import released_review_export
 
 ROWS_PER_CHUNK = 5000
 
@@ -145,21 +145,10 @@ def _header(fields: Sequence[str], renames: dict[str, str]) -> tuple[str, ...]:
     return tuple(renames.get(f, f) for f in fields)
 
 
-def public_review_table() -> ExportTable | None:
-    """Released human reviews, once the reviews app provides them.
-
-    Expected: `reviews.selectors.released_review_export()` answering
-    `(header, rows)`: column names and an iterable of rows, reviewers already
-    anonymised and only reviews of papers an organiser has released.
-    """
-    try:
-        module = importlib.import_module("reviews.selectors")
-    except ImportError:
-        return None
-    provider = getattr(module, "released_review_export", None)
-    if provider is None:
-        return None
-    header, rows = provider()
+def public_review_table() -> ExportTable:
+    """Released human reviews: reviewers anonymised, only reviews of papers an
+    organiser has released."""
+    header, rows = released_review_export()
     return ExportTable("reviews", tuple(header), lambda: rows)
 
 
@@ -215,9 +204,7 @@ def export_tables() -> list[ExportTable]:
             ),
         ),
     ]
-    reviews = public_review_table()
-    if reviews is not None:
-        tables.append(reviews)
+    tables.append(public_review_table())
     return tables
 
 

@@ -19,7 +19,12 @@ its own database in it):
     REDIS_URL=redis://127.0.0.1:6379/4 .venv/bin/python perf/leaderboard.py
 
 Options: `--agents`, `--tasks`, `--repeat`, `--export-repeat`, `--keep` (leave the
-database), `--reuse NAME` (measure a database kept earlier).
+database), `--reuse NAME` (measure a database kept earlier), `--smoke` (3 agents x 4
+tasks, a few requests, static files from the finders: checks that the script still
+runs, in seconds; exits non-zero on any error).
+
+The scores are given on the dimensions of the stages' own rubrics, the ones
+the site's migrations create, so the script follows the rubrics as they change.
 """
 
 import argparse
@@ -43,13 +48,6 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = ["idea", "proposal", "experiment", "paper", "end2end"]
-DIMENSIONS = {
-    "idea": ["Overall", "Consistency", "Clarity", "Novelty", "Feasibility", "Significance"],
-    "proposal": ["Overall", "Consistency", "Clarity", "Novelty", "Soundness", "Feasibility"],
-    "experiment": ["Overall", "Consistency", "Completeness", "Novelty", "Soundness"],
-    "paper": ["Overall", "Consistency", "Clarity", "Completeness", "Soundness"],
-    "end2end": ["Overall", "Clarity", "Novelty", "Soundness", "Significance"],
-}
 FAMILIES = ["anthropic", "openai", "google", "deepseek", "qwen", "other"]
 CONFERENCES = ["iclr", "icml", "neurips"]
 TOPICS = ["llm_vlm", "ai_for_science", "ml_theory", "trustworthy_ai", "computer_vision"]
@@ -106,14 +104,31 @@ def copy_rows(cursor, model, rows, *, with_id: bool = True) -> int:
     return n
 
 
+def stage_rubrics() -> dict[str, tuple[int, list[str]]]:
+    """`{stage: (rubric id, dimension keys)}` of each stage's newest rubric: the
+    site's own, which its migrations create (inserting them again would clash)."""
+    from judging.models import Rubric
+
+    rubrics: dict[str, tuple[int, list[str]]] = {}
+    for rubric in Rubric.objects.filter(stage__in=STAGES).order_by(
+        "stage", "-is_active", "-version"
+    ):
+        rubrics.setdefault(rubric.stage, (rubric.id, [d["key"] for d in rubric.dimensions]))
+    missing = sorted(set(STAGES) - set(rubrics))
+    if missing:
+        raise SystemExit(f"no rubric for {', '.join(missing)}: did the migrations run?")
+    return rubrics
+
+
 def fill(n_agents: int, n_tasks: int, seed: int = 7) -> dict[str, int]:
     from django.db import connection
 
     from benchmark.models import Agent, Submission, Task, Team
-    from judging.models import DimensionScore, Judge, Judgment, Rubric
+    from judging.models import DimensionScore, Judge, Judgment
 
     rnd = random.Random(seed)
     counts: dict[str, int] = {}
+    rubrics = stage_rubrics()
     connection.ensure_connection()
     with connection.connection.cursor() as cur:
         counts["tasks"] = copy_rows(
@@ -167,25 +182,6 @@ def fill(n_agents: int, n_tasks: int, seed: int = 7) -> dict[str, int]:
                 },
             ],
         )
-        copy_rows(
-            cur,
-            Rubric,
-            (
-                {
-                    "id": i + 1,
-                    "stage": stage,
-                    "version": 1,
-                    "dimensions": [
-                        {"key": k, "label": k, "min": 1, "max": 10, "levels": {}}
-                        for k in DIMENSIONS[stage]
-                    ],
-                    "overall_key": "Overall",
-                    "extra_fields": ["Hallucination"] if stage == "experiment" else [],
-                    "prompt": f"Judge the {stage}.",
-                }
-                for i, stage in enumerate(STAGES)
-            ),
-        )
         submissions = []
         sid = 0
         for s_index, stage in enumerate(STAGES):
@@ -205,7 +201,8 @@ def fill(n_agents: int, n_tasks: int, seed: int = 7) -> dict[str, int]:
                     "version": 1,
                     "source": "import",
                     "archive_sha256": hashlib.sha256(f"{sid}".encode()).hexdigest(),
-                    "status": "judged",
+                    # Intake's status: a submission counts once all its judgments are done.
+                    "status": "ready",
                     "llm_cost_usd": Decimal(f"{rnd.uniform(0.2, 4):.6f}"),
                     "agent_cost_usd": (
                         Decimal(f"{rnd.uniform(0.5, 9):.6f}") if stage == "experiment" else None
@@ -229,7 +226,7 @@ def fill(n_agents: int, n_tasks: int, seed: int = 7) -> dict[str, int]:
                     "id": jid,
                     "submission_id": sid,
                     "judge_id": judge,
-                    "rubric_id": s_index + 1,
+                    "rubric_id": rubrics[stage][0],
                     "condition": "with_code",
                     "status": "done",
                     "strengths": ["synthetic strength"],
@@ -254,11 +251,11 @@ def fill(n_agents: int, n_tasks: int, seed: int = 7) -> dict[str, int]:
                     "justification": f"Synthetic justification of {dimension}.",
                 }
                 for jid, sid, judge, s_index, stage, skill in judgments
-                for dimension in DIMENSIONS[stage]
+                for dimension in rubrics[stage][1]
             ),
             with_id=False,
         )
-        for model in (Task, Team, Agent, Judge, Rubric, Submission, Judgment, DimensionScore):
+        for model in (Task, Team, Agent, Judge, Submission, Judgment, DimensionScore):
             table = model._meta.db_table
             cur.execute(
                 f"SELECT setval(pg_get_serial_sequence('\"{table}\"', 'id'), "  # noqa: S608
@@ -329,7 +326,12 @@ def main() -> None:
     parser.add_argument("--export-repeat", type=int, default=2)
     parser.add_argument("--keep", action="store_true", help="leave the database")
     parser.add_argument("--reuse", metavar="NAME", help="measure a database kept earlier")
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny sizes: check that the script runs, in seconds"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.agents, args.tasks, args.repeat, args.export_repeat = 3, 4, 3, 1
 
     if not os.environ.get("REDIS_URL"):
         raise SystemExit("set REDIS_URL: the server's workers must share one cache (Redis)")
@@ -353,7 +355,13 @@ def main() -> None:
         "EXPORT_ANON_RATE": "1000000/minute",
         "LOG_LEVEL": "WARNING",
     }
+    if args.smoke:
+        # Static files from the finders, as in the test suite: no collectstatic.
+        env["STATIC_MANIFEST"] = "0"
     os.environ.update(env)
+    # Before anything can fail: the clean-up below reads the settings too.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mlrbench_site.settings")
+    sys.path.insert(0, str(ROOT))
     server = None
     try:
         python = sys.executable
@@ -362,11 +370,10 @@ def main() -> None:
             subprocess.run(
                 [*manage, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
             )
-        subprocess.run(
-            [*manage, "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
-        )
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mlrbench_site.settings")
-        sys.path.insert(0, str(ROOT))
+        if not args.smoke:
+            subprocess.run(
+                [*manage, "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
+            )
         import django
 
         django.setup()

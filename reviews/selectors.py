@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.cache import cache
 from django.db.models import Avg, Count, F, Max, Prefetch, Q, QuerySet
 
 from benchmark.models import Stage
@@ -15,7 +14,7 @@ from judging.models import Judge, Judgment, JudgmentStatus, Rubric
 from judging.selectors import stage_scores
 
 from .agreement import agreement_compute
-from .agreement_cache import ENTRY_TIMEOUT_SECONDS, agreement_cache_key
+from .agreement_cache import AGREEMENT_GENERATION, ENTRY_TIMEOUT_SECONDS
 from .models import (
     Assignment,
     AssignmentStatus,
@@ -254,12 +253,11 @@ def agreement_for_stage(*, stage: str, judge: str | None = None) -> dict:
     judge = judge or None
     if judge is not None and not Judge.objects.filter(name=judge).exists():
         raise UnknownJudge(f"unknown judge {judge!r}")
-    key = f"{agreement_cache_key(stage, judge)}:{_judgments_fingerprint(stage)}"
-    result = cache.get(key)
-    if result is None:
-        result = agreement_compute_for_stage(stage=stage, judge=judge)
-        cache.set(key, result, timeout=ENTRY_TIMEOUT_SECONDS)
-    return result
+    return AGREEMENT_GENERATION.cached(
+        (stage, judge, _judgments_fingerprint(stage)),
+        lambda: agreement_compute_for_stage(stage=stage, judge=judge),
+        timeout=ENTRY_TIMEOUT_SECONDS,
+    )
 
 
 # Released reviews: what the public sees ---------------------------------------------------

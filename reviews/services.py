@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from benchmark.models import Submission, Team, Topic
 
-from .agreement_cache import agreement_invalidate
+from .agreement_cache import AGREEMENT_GENERATION
 from .forms import TEXT_LIMIT, ReviewForm, score_field_name
 from .models import (
     ORGANISERS_GROUP,
@@ -487,7 +487,7 @@ def _review_write(
         weaknesses=weaknesses,
         comments=comments,
     )
-    transaction.on_commit(agreement_invalidate)
+    AGREEMENT_GENERATION.bump_on_commit()
     return True
 
 

@@ -1,0 +1,1 @@
+"""Pieces every app shares; imports no app."""
