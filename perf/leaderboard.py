@@ -290,19 +290,12 @@ def median_of(base: str, path: str, repeat: int) -> float:
     return statistics.median(times)
 
 
-def bump_cache(env: dict[str, str]) -> None:
-    """Invalidate the cached leaderboards as a landing judgment would."""
-    subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import django; django.setup(); "
-            "from leaderboard.caching import data_changed; data_changed()",
-        ],
-        cwd=ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "mlrbench_site.settings"},
-        check=True,
-    )
+def bump_cache() -> None:
+    """Invalidate the cached leaderboards as a landing judgment would. This
+    process has the server's settings (the same Redis and key prefix)."""
+    from leaderboard.caching import data_changed
+
+    data_changed()  # outside a transaction: at once
 
 
 def wait_until_up(base: str, server: subprocess.Popen) -> None:
@@ -421,7 +414,7 @@ def main() -> None:
                 ("page", f"/leaderboard/?stage={stage}"),
                 ("api", f"/api/leaderboard/?stage={stage}"),
             ):
-                bump_cache(env)
+                bump_cache()
                 first, status, _ = fetch(base, path)
                 assert status == 200, (path, status)
                 median = median_of(base, path, args.repeat)
@@ -432,7 +425,7 @@ def main() -> None:
                     f"{ratio:>10.1f}"
                 )
         variant = "/api/leaderboard/?stage=end2end&judge=gemini-judge&exclude_same_family=1"
-        bump_cache(env)
+        bump_cache()
         first, _, _ = fetch(base, variant + "&common_tasks=1&conference=iclr")
         print(
             f"\nend2end, one judge, same family out, common tasks, computed: {first * 1000:.0f} ms"
