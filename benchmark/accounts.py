@@ -11,6 +11,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
 
+from common.errors import NotFound, ValidationFailed
+
 from .models import Agent, ApiToken, ModelFamily, Team
 from .models.submissions import AGENT_NAME_PATTERN
 
@@ -20,7 +22,7 @@ _AGENT_NAME_RE = re.compile(AGENT_NAME_PATTERN)
 TOKEN_PREFIX = "mlrb_"  # noqa: S105 - a label that makes keys recognisable, not a secret
 
 
-class AccountError(Exception):
+class AccountError(ValidationFailed):
     """A request about teams, agents or tokens that cannot be done; the message says why."""
 
 
@@ -29,12 +31,14 @@ def team_create(*, name: str, creator: AbstractBaseUser) -> Team:
     name = name.strip()
     slug = slugify(name)
     if not name or not slug:
-        raise AccountError("a team needs a name with at least one letter or digit")
+        raise AccountError("a team needs a name with at least one letter or digit", field="name")
     try:
         with transaction.atomic():
             team = Team.objects.create(name=name, slug=slug)
     except IntegrityError:
-        raise AccountError(f"a team named {name!r} already exists") from None
+        raise AccountError(
+            f"a team named {name!r} already exists", code="duplicate", field="name"
+        ) from None
     team.members.add(creator)
     return team
 
@@ -70,14 +74,21 @@ def agent_register(
     links: list[str] | None = None,
 ) -> Agent:
     if not team.members.filter(pk=user.pk).exists():
-        raise AccountError("you can only register agents for a team you belong to")
+        raise AccountError(
+            "you can only register agents for a team you belong to",
+            code="not_a_member",
+            field="team",
+        )
     if not _AGENT_NAME_RE.match(name):
         raise AccountError(
             "the name must be lower-case letters, digits, '.', '-' or '_' "
-            "(at most 100, starting with a letter or digit)"
+            "(at most 100, starting with a letter or digit)",
+            field="name",
         )
     if model_family not in ModelFamily.values:
-        raise AccountError(f"unknown model family {model_family!r}")
+        raise AccountError(
+            f"unknown model family {model_family!r}", code="invalid_choice", field="model_family"
+        )
     try:
         with transaction.atomic():
             return Agent.objects.create(
@@ -92,7 +103,9 @@ def agent_register(
                 links=links or [],
             )
     except IntegrityError:
-        raise AccountError(f"an agent named {name!r} already exists") from None
+        raise AccountError(
+            f"an agent named {name!r} already exists", code="duplicate", field="name"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -108,7 +121,7 @@ def _key_sha256(key: str) -> str:
 def api_token_create(*, user: AbstractBaseUser, name: str) -> NewApiToken:
     name = name.strip()[:100]
     if not name:
-        raise AccountError("a token needs a name, e.g. the machine it is for")
+        raise AccountError("a token needs a name, e.g. the machine it is for", field="name")
     key = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user, name=name, prefix=key[: len(TOKEN_PREFIX) + 6], key_sha256=_key_sha256(key)
@@ -119,7 +132,7 @@ def api_token_create(*, user: AbstractBaseUser, name: str) -> NewApiToken:
 def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> ApiToken:
     token = ApiToken.objects.filter(pk=token_id, user=user).first()
     if token is None:
-        raise AccountError("no such token")
+        raise NotFound("no such token")
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])

@@ -53,7 +53,3 @@ class ApiTokenAdmin(admin.ModelAdmin):
     list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
     search_fields = ["name", "user__username", "prefix"]
     readonly_fields = ["prefix", "key_sha256", "created_at", "last_used_at"]
-
-
-# Experiment runs, objective tasks and results register their own admins.
-from .experiments import admin as experiments_admin  # noqa: E402, F401

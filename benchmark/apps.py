@@ -11,5 +11,3 @@ class BenchmarkConfig(AppConfig):
 
         import_part_register(name="tasks", order=10, run=tasks_part)
         import_part_register(name="runs", order=20, run=runs_part)
-
-        from .experiments import receivers  # noqa: F401 - connects submission_ready

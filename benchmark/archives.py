@@ -22,6 +22,8 @@ from typing import BinaryIO
 
 from django.conf import settings
 
+from common.errors import ValidationFailed
+
 CHUNK = 1024 * 1024
 # Below this many unpacked bytes the compression ratio says nothing: tiny
 # files of zeros compress a thousandfold and harm no one.
@@ -72,8 +74,10 @@ _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
 
 
-class ArchiveRefused(Exception):
+class ArchiveRefused(ValidationFailed):
     """The archive (or one entry of it) is refused; the message says why, for the user."""
+
+    default_code = "archive_refused"
 
 
 @dataclass(frozen=True)

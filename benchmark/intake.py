@@ -21,6 +21,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
+from common.errors import Conflict, ValidationFailed
+
 from .archives import (
     ArchiveRefused,
     IntakeLimits,
@@ -48,18 +50,29 @@ logger = logging.getLogger(__name__)
 SUBMISSIONS_FOLDER = "submissions"
 
 
-class IntakeRefused(Exception):
-    """The upload is refused; the message tells the user what is wrong."""
+class IntakeRefused(ValidationFailed):
+    """The upload is refused; the message tells the user what is wrong (in the
+    `archive` field unless another is named)."""
+
+    default_code = "archive_refused"
+
+    def __init__(self, message: str, *, code: str | None = None, field: str = "archive"):
+        super().__init__(message, code=code, field=field)
 
 
-class DuplicateSubmission(Exception):
-    """The very same archive was already submitted for this agent, task and stage."""
+class DuplicateSubmission(Conflict):
+    """The very same archive was already submitted for this agent, task and
+    stage; the answer carries the existing submission's `id`."""
+
+    default_code = "duplicate_submission"
 
     def __init__(self, submission: Submission):
         self.submission = submission
         super().__init__(
             f"this archive was already submitted as submission {submission.pk} "
-            f"(version {submission.version})"
+            f"(version {submission.version})",
+            field="archive",
+            extra={"id": submission.pk},
         )
 
 
@@ -108,7 +121,7 @@ def submission_intake(
     from the upload handler, which hashed the upload while receiving it.
     """
     if stage not in Stage.values:
-        raise IntakeRefused(f"unknown stage {stage!r}")
+        raise IntakeRefused(f"unknown stage {stage!r}", code="invalid_choice", field="stage")
     limits = limits or IntakeLimits.from_settings()
     sha256 = archive_sha256 or file_sha256(archive)
     existing = Submission.objects.filter(
@@ -136,7 +149,7 @@ def submission_intake(
             if problem:
                 raise ArchiveRefused(problem)
         except ArchiveRefused as exc:
-            raise IntakeRefused(str(exc)) from None
+            raise IntakeRefused(exc.message, code=exc.code) from None
         return submission_store(
             agent=agent,
             task=task,

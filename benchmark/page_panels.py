@@ -1,6 +1,8 @@
-"""Panels that other apps add to the submission page (the judges' scores,
-say), named by dotted path in `SUBMISSION_PAGE_PANELS`, so that `benchmark`
-never imports them. A panel is `panel(*, request, submission) -> SafeString`."""
+"""Panels that other apps add to benchmark's pages (the judges' scores and the
+experiment runs on the submission page, objective results on the task page),
+named by dotted path in `SUBMISSION_PAGE_PANELS` and `TASK_PAGE_PANELS`, so
+that `benchmark` never imports them. A panel is
+`panel(*, request, submission) -> SafeString` (or `task=` on the task page)."""
 
 from functools import cache
 
@@ -9,7 +11,7 @@ from django.http import HttpRequest
 from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString
 
-from .models import Submission
+from .models import Submission, Task
 
 
 @cache
@@ -21,4 +23,10 @@ def submission_page_panels(*, request: HttpRequest, submission: Submission) -> l
     return [
         panel(request=request, submission=submission)
         for panel in _panels(tuple(settings.SUBMISSION_PAGE_PANELS))
+    ]
+
+
+def task_page_panels(*, request: HttpRequest, task: Task) -> list[SafeString]:
+    return [
+        panel(request=request, task=task) for panel in _panels(tuple(settings.TASK_PAGE_PANELS))
     ]

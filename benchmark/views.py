@@ -4,6 +4,7 @@ from django.shortcuts import get_object_or_404, render
 
 from .filters import TaskFilter
 from .models import Task
+from .page_panels import task_page_panels
 from .rendering import markdown_render
 from .selectors import task_list
 
@@ -28,5 +29,9 @@ def task_detail_view(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "benchmark/task_detail.html",
-        {"task": task, "description_html": markdown_render(task.description)},
+        {
+            "task": task,
+            "description_html": markdown_render(task.description),
+            "panels": task_page_panels(request=request, task=task),
+        },
     )

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from benchmark.experiments.selectors import ReproductionForJudges, reproduction_for_judges
 from benchmark.models import Artifact, ArtifactKind, Stage, Submission
+from experiments.selectors import ReproductionForJudges, reproduction_for_judges
 
 from . import statements
 from .models import JudgingCondition, Rubric

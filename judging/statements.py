@@ -23,8 +23,9 @@ from datetime import datetime
 
 from django.db import connection
 
-from benchmark.experiments.selectors import REPRODUCTION_FINISHED
-from benchmark.models import Artifact, ExperimentPhase, ExperimentRun, Submission, Task
+from benchmark.models import Artifact, Submission, Task
+from experiments.models import ExperimentPhase, ExperimentRun
+from experiments.selectors import REPRODUCTION_FINISHED
 
 from .models import DimensionScore, Judge, JudgingCondition, Judgment, JudgmentStatus
 

@@ -31,14 +31,14 @@ class LeaderboardView:
 
 
 def leaderboard_view_of(board: Leaderboard, sort: str = "") -> LeaderboardView:
-    """Raises ValueError for a column the board cannot be sorted by."""
+    """Raises UnknownSort for a column the board cannot be sorted by."""
     return LeaderboardView(
         board=board, rows=leaderboard_sort(board, sort) if sort else board.rows, sort=sort
     )
 
 
 def leaderboard_payload(query: LeaderboardQuery, *, sort: str = "") -> dict:
-    """The API's answer; raises ValueError for a column it cannot sort by."""
+    """The API's answer; raises UnknownSort for a column it cannot sort by."""
 
     def compute() -> dict:
         view = leaderboard_view_of(leaderboard_compute(query), sort)

@@ -31,13 +31,15 @@ from decimal import Decimal
 from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
 
-from benchmark.experiments.selectors import (
+from benchmark.models import Agent, Stage, Submission, SubmissionStatus, Task
+from common.bootstrap import mean_intervals
+from common.errors import ValidationFailed
+from experiments.models import ReproductionVerdict
+from experiments.selectors import (
     ObjectiveRow,
     objective_leaderboard_rows,
     reproduction_verdicts,
 )
-from benchmark.models import Agent, ReproductionVerdict, Stage, Submission, SubmissionStatus, Task
-from common.bootstrap import mean_intervals
 from judging.models import JudgingCondition, Judgment, JudgmentStatus, Rubric
 from judging.selectors import dimension_means, same_family_judgment_q, stage_scores
 from reviews.selectors import human_overall_by_submission
@@ -477,13 +479,19 @@ def _sort_value(row: LeaderboardRow, key: str):
             return row.scores.get(key)
 
 
+class UnknownSort(ValidationFailed, ValueError):
+    default_code = "invalid_sort"
+
+
 def leaderboard_sort(board: Leaderboard, sort: str) -> list[LeaderboardRow]:
     """Rows ordered by `sort` (a sort key, `-` first for descending); rows
-    without a value go last either way. Unknown keys raise ValueError."""
+    without a value go last either way. Unknown keys raise UnknownSort."""
     descending = sort.startswith("-")
     key = sort.lstrip("-")
     if key not in board.sort_keys():
-        raise ValueError(f"cannot sort by {key!r}; choose one of {', '.join(board.sort_keys())}")
+        raise UnknownSort(
+            f"cannot sort by {key!r}; choose one of {', '.join(board.sort_keys())}", field="sort"
+        )
     present = [r for r in board.rows if _sort_value(r, key) is not None]
     missing = [r for r in board.rows if _sort_value(r, key) is None]
     present.sort(key=lambda r: r.agent)

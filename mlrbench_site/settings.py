@@ -10,6 +10,7 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Exchange, Queue
 
 # litellm downloads its model price table at import unless told otherwise; the
 # site has no internet in production sandboxes, and prices must not change
@@ -48,6 +49,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "benchmark",
+    "experiments",
     "judging",
     "reviews",
     "leaderboard",
@@ -114,7 +116,20 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-CELERY_TASK_DEFAULT_QUEUE = "judge"
+# Two named queues: `judge` (LLM calls, I/O-bound) and `gpu` (experiment jobs,
+# one per GPU). Tasks reach them through CELERY_TASK_ROUTES, never by an app
+# naming a queue itself.
+JUDGE_QUEUE = "judge"
+GPU_QUEUE = "gpu"
+CELERY_TASK_DEFAULT_QUEUE = JUDGE_QUEUE
+# Each queue has its own exchange and routing key. A bare Queue(name) gets
+# Celery's default exchange and key, the same for both, and a message for one
+# queue was then also delivered to the other (an experiment run taken by a
+# judge worker, a judgment by a gpu worker).
+CELERY_TASK_QUEUES = tuple(
+    Queue(name, Exchange(name, type="direct"), routing_key=name)
+    for name in (JUDGE_QUEUE, GPU_QUEUE)
+)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=15 * 60)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=20 * 60)
 CELERY_TASK_ACKS_LATE = True
@@ -165,7 +180,9 @@ def _default_mlrbench_data() -> str:
 MLRBENCH_DATA = env.str("MLRBENCH_DATA", default=_default_mlrbench_data())
 
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "common.drf.AutoSchema",
+    # Every API error answers {"errors": [{"field", "code", "message"}]}.
+    "EXCEPTION_HANDLER": "common.drf.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -239,7 +256,12 @@ JUDGE_REAP_INTERVAL_SECONDS = env.int("JUDGE_REAP_INTERVAL_SECONDS", default=5 *
 JUDGE_CALLS_PER_PROCESS = env.int("JUDGE_CALLS_PER_PROCESS", default=0)
 if JUDGE_CALLS_PER_PROCESS < 0:
     raise ImproperlyConfigured("JUDGE_CALLS_PER_PROCESS must be 0 (no limit) or more.")
-CELERY_TASK_ROUTES = {"judging.*": {"queue": "judge"}}
+CELERY_TASK_ROUTES = {
+    "judging.*": {"queue": JUDGE_QUEUE},
+    # The experiment task kept the name it had in the benchmark app: messages
+    # queued before the experiments app existed still find it.
+    "benchmark.experiment_run": {"queue": GPU_QUEUE},
+}
 # Celery's Django fixup closes the database connection around every task, whatever
 # CONN_MAX_AGE says; with CONN_MAX_AGE set, let it reuse them (the judge tasks close
 # obsolete or broken ones themselves, as Django does around a request).
@@ -250,7 +272,7 @@ CELERY_BEAT_SCHEDULE = {
     "judging-reap-stuck": {
         "task": "judging.reap_stuck",
         "schedule": JUDGE_REAP_INTERVAL_SECONDS,
-        "options": {"queue": "judge"},
+        "options": {"queue": JUDGE_QUEUE},
     },
 }
 
@@ -307,5 +329,9 @@ REPRODUCTION_TOLERANCE = env.float("REPRODUCTION_TOLERANCE", default=0.01)
 # reviewed yet, anywhere on the site, until their own review is in.
 SUBMISSION_VISIBILITY_HOOKS = ["reviews.blind.submissions_pending_review_by"]
 
-# Panels other apps add to the submission page (benchmark/page_panels.py).
-SUBMISSION_PAGE_PANELS = ["judging.panels.judgments_panel"]
+# Panels other apps add to benchmark's pages (benchmark/page_panels.py).
+SUBMISSION_PAGE_PANELS = [
+    "experiments.panels.experiment_runs_panel",
+    "judging.panels.judgments_panel",
+]
+TASK_PAGE_PANELS = ["experiments.panels.objective_results_panel"]

@@ -2,7 +2,10 @@
 directly and inside the sandbox (bubblewrap, cgroup, rlimits, watchdog),
 alternating, in the same run. Goal: under 20%.
 
-    .venv/bin/python perf/sandbox_overhead.py [--seconds 10] [--repeats 3]
+    .venv/bin/python perf/sandbox_overhead.py [--seconds 10] [--repeats 3] [--smoke]
+
+`--smoke` runs a 0.2-second job once each way: it checks the script still
+works (CI runs it), it measures nothing worth reading.
 
 Run it as root to measure what a worker does (a dedicated uid per job).
 """
@@ -19,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmark.sandbox import Limits, SandboxSpec, sandbox_problem, sandbox_run  # noqa: E402
+from experiments.sandbox import Limits, SandboxSpec, sandbox_problem, sandbox_run  # noqa: E402
 
 JOB = """import sys
 total = 0
@@ -64,7 +67,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: does the script run?")
     args = parser.parse_args()
+    if args.smoke:
+        args.seconds, args.repeats = 0.2, 1
     problem = sandbox_problem()
     if problem:
         raise SystemExit(f"the sandbox cannot run here: {problem}")

@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Avg, Count, F, Max, Prefetch, Q, QuerySet
 
 from benchmark.models import Stage
+from common.errors import ValidationFailed
 from judging.models import Judge, Judgment, JudgmentStatus, Rubric
 from judging.selectors import stage_scores
 
@@ -183,12 +184,12 @@ def reviews_export(*, stage: str) -> tuple[list[str], list[list]]:
     return header, rows
 
 
-class UnknownJudge(LookupError):
-    pass
+class UnknownJudge(ValidationFailed, LookupError):
+    default_code = "unknown_judge"
 
 
-class UnknownStage(LookupError):
-    pass
+class UnknownStage(ValidationFailed, LookupError):
+    default_code = "invalid_choice"
 
 
 def agreement_judges() -> list[str]:
@@ -249,10 +250,12 @@ def agreement_for_stage(*, stage: str, judge: str | None = None) -> dict:
     """The agreement statistics of a stage against the mean of the judges (or
     one judge), from the cache when nothing changed since they were computed."""
     if stage not in Stage.values:
-        raise UnknownStage(f"unknown stage {stage!r}; one of {', '.join(Stage.values)}")
+        raise UnknownStage(
+            f"unknown stage {stage!r}; one of {', '.join(Stage.values)}", field="stage"
+        )
     judge = judge or None
     if judge is not None and not Judge.objects.filter(name=judge).exists():
-        raise UnknownJudge(f"unknown judge {judge!r}")
+        raise UnknownJudge(f"unknown judge {judge!r}", field="judge")
     return AGREEMENT_GENERATION.cached(
         (stage, judge, _judgments_fingerprint(stage)),
         lambda: agreement_compute_for_stage(stage=stage, judge=judge),

@@ -17,6 +17,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from benchmark.models import Submission, Team, Topic
+from common.errors import ApplicationError, Conflict, ValidationFailed, form_error_items
 
 from .agreement_cache import AGREEMENT_GENERATION
 from .forms import TEXT_LIMIT, ReviewForm, score_field_name
@@ -38,22 +39,20 @@ from .selectors import rubric_for_stage
 User = get_user_model()
 
 
-class ReviewError(Exception):
+class ReviewError(ApplicationError):
     """A request that cannot be done; the message says why, for the user."""
 
 
-class ReviewInvalid(ReviewError):
-    def __init__(self, errors: Mapping[str, list[str]]):
-        self.errors = {key: list(messages) for key, messages in errors.items()}
-        super().__init__("; ".join(m for messages in self.errors.values() for m in messages))
+class ReviewInvalid(ReviewError, ValidationFailed):
+    """The input is not valid; each item names its field (a form field's name)."""
 
 
-class AssignmentClosed(ReviewError):
-    pass
+class AssignmentClosed(ReviewError, Conflict):
+    default_code = "assignment_closed"
 
 
-class AssignmentRefused(ReviewError):
-    pass
+class AssignmentRefused(ReviewError, Conflict):
+    default_code = "assignment_refused"
 
 
 # Reviewers ---------------------------------------------------------------------------------
@@ -70,9 +69,13 @@ def reviewer_register(
     expertise = list(dict.fromkeys(expertise))
     unknown = [topic for topic in expertise if topic not in Topic.values]
     if unknown:
-        raise ReviewInvalid({"expertise": [f"unknown topic(s): {', '.join(unknown)}"]})
+        raise ReviewInvalid(
+            f"unknown topic(s): {', '.join(unknown)}", code="invalid_choice", field="expertise"
+        )
     if max_load < 0:
-        raise ReviewInvalid({"max_load": ["the maximum load cannot be negative"]})
+        raise ReviewInvalid(
+            "the maximum load cannot be negative", code="min_value", field="max_load"
+        )
     with transaction.atomic():
         user.groups.add(Group.objects.get_or_create(name=REVIEWERS_GROUP)[0])
         profile, _ = ReviewerProfile.objects.update_or_create(
@@ -105,12 +108,20 @@ def review_round_create(
     wrong = [s for s in chosen if s.stage != stage]
     if wrong:
         raise ReviewInvalid(
-            {"submissions": [f"{len(wrong)} chosen submission(s) are not of the {stage} stage"]}
+            f"{len(wrong)} chosen submission(s) are not of the {stage} stage",
+            code="wrong_stage",
+            field="submissions",
         )
     if not chosen:
-        raise ReviewInvalid({"submissions": [f"there is no {stage} submission to review"]})
+        raise ReviewInvalid(
+            f"there is no {stage} submission to review", code="empty", field="submissions"
+        )
     if not 1 <= reviewers_per_paper <= 20:
-        raise ReviewInvalid({"reviewers_per_paper": ["between 1 and 20 reviewers per paper"]})
+        raise ReviewInvalid(
+            "between 1 and 20 reviewers per paper",
+            code="out_of_range",
+            field="reviewers_per_paper",
+        )
     with transaction.atomic():
         review_round = ReviewRound.objects.create(
             name=name,
@@ -508,16 +519,13 @@ def review_submit(*, assignment: Assignment, data: Mapping[str, Any]) -> HumanRe
         rubric, dimensions = _review_rubric_dimensions(review, assignment.review_round.stage)
         if not dimensions:
             raise ReviewInvalid(
-                {
-                    "__all__": [
-                        f"there is no active rubric for the {assignment.review_round.stage} "
-                        "stage yet; an organiser must add one"
-                    ]
-                }
+                f"there is no active rubric for the {assignment.review_round.stage} "
+                "stage yet; an organiser must add one",
+                code="no_rubric",
             )
         form = ReviewForm(data, dimensions=dimensions)
         if not form.is_valid():
-            raise ReviewInvalid(form.errors)
+            raise ReviewInvalid(items=form_error_items(form.errors))
         if review is None:
             review = HumanReview.objects.create(
                 submission_id=assignment.submission_id,

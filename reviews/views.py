@@ -28,6 +28,7 @@ from django.views.decorators.http import require_POST
 from benchmark.models import Stage
 from benchmark.rendering import markdown_render
 from common.csv_cells import csv_row
+from common.errors import form_add_errors
 
 from . import selectors, services
 from .blind import artifact_for_blind_path, submission_blind
@@ -123,9 +124,7 @@ def paper_view(request: HttpRequest, code: str) -> HttpResponse:
             review = services.review_submit(assignment=assignment, data=request.POST)
         except services.ReviewInvalid as exc:
             form = ReviewForm(request.POST, dimensions=dimensions)
-            form.is_valid()
-            for message in exc.errors.get("__all__", []):
-                form.add_error(None, message)
+            form_add_errors(form, exc)
             status = 400
         except services.AssignmentClosed as exc:
             messages.error(request, str(exc))
@@ -184,7 +183,7 @@ def draft_view(request: HttpRequest, code: str) -> JsonResponse:
     try:
         review = services.review_draft_save(assignment=assignment, data=request.POST)
     except services.AssignmentClosed as exc:
-        return JsonResponse({"error": str(exc)}, status=409)
+        return JsonResponse(exc.body(), status=exc.status_code)
     saved_at = review.draft_saved_at or review.updated_at
     return JsonResponse({"saved_at": saved_at.isoformat(), "pending_edits": bool(review.draft)})
 
@@ -208,9 +207,7 @@ def rounds_view(request: HttpRequest) -> HttpResponse:
                 created_by=request.user,
             )
         except services.ReviewInvalid as exc:
-            for field_name, field_errors in exc.errors.items():
-                for message in field_errors:
-                    form.add_error(field_name if field_name in form.fields else None, message)
+            form_add_errors(form, exc)
         else:
             messages.success(request, f"Round “{review_round.name}” created.")
             return redirect("reviews:round", pk=review_round.pk)

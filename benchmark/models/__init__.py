@@ -1,20 +1,9 @@
 """The benchmark's tables, one module per concept: the task catalogue,
-agents with their submissions and artifacts, users' API tokens, and
-experiment runs."""
+agents with their submissions and artifacts, and users' API tokens.
+Experiment runs live in the `experiments` app."""
 
 from .accounts import ApiToken
 from .catalogue import TASK_SLUG_PATTERN, Conference, Task, TaskKind, Topic
-from .experiments import (
-    FINISHED_STATUSES,
-    ExperimentLimit,
-    ExperimentPhase,
-    ExperimentRun,
-    ExperimentStatus,
-    ObjectiveResult,
-    ObjectiveTask,
-    ReproductionCheck,
-    ReproductionVerdict,
-)
 from .submissions import (
     Agent,
     Artifact,
@@ -28,22 +17,13 @@ from .submissions import (
 )
 
 __all__ = [
-    "FINISHED_STATUSES",
     "TASK_SLUG_PATTERN",
     "ApiToken",
     "Agent",
     "Artifact",
     "ArtifactKind",
     "Conference",
-    "ExperimentLimit",
-    "ExperimentPhase",
-    "ExperimentRun",
-    "ExperimentStatus",
     "ModelFamily",
-    "ObjectiveResult",
-    "ObjectiveTask",
-    "ReproductionCheck",
-    "ReproductionVerdict",
     "Stage",
     "Submission",
     "SubmissionSource",

@@ -4,7 +4,7 @@ changes when it ends, without reloading."""
 import pytest
 from playwright.sync_api import expect
 
-from benchmark.experiments.services import experiment_queue
+from experiments.queue import experiment_queue
 from tests.experiments.conftest import (  # noqa: F401 - the experiment fixtures
     experiment_root,
     experiment_settings,

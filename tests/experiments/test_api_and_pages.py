@@ -5,8 +5,11 @@ queue time."""
 import pytest
 from django.template import Context, Template
 
-from benchmark.experiments.services import ExperimentRefused, experiment_execute, experiment_queue
-from benchmark.models import ArtifactKind, ExperimentRun, ExperimentStatus
+from benchmark.models import ArtifactKind
+from experiments.errors import ExperimentRefused
+from experiments.models import ExperimentRun, ExperimentStatus
+from experiments.queue import experiment_queue
+from experiments.runner import experiment_execute
 
 from .factories import submission_with_files
 
@@ -84,11 +87,11 @@ def test_an_organiser_cancels_a_queued_run_and_re_runs_a_finished_one(admin_clie
     queued = experiment_queue(submission=finished.submission, phase="repro")
 
     admin_client.post(
-        "/admin/benchmark/experimentrun/",
+        "/admin/experiments/experimentrun/",
         {"action": "cancel_runs", "_selected_action": [queued.pk]},
     )
     admin_client.post(
-        "/admin/benchmark/experimentrun/",
+        "/admin/experiments/experimentrun/",
         {"action": "rerun_runs", "_selected_action": [finished.pk]},
     )
 

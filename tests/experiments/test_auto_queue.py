@@ -4,9 +4,10 @@ with a run.sh; a refusal is kept as a failed run that says why."""
 
 import pytest
 
-from benchmark.experiments.shipped import objective_tasks_install
-from benchmark.models import ExperimentRun, ExperimentStatus, Stage, SubmissionSource
+from benchmark.models import Stage, SubmissionSource
 from benchmark.signals import submission_ready
+from experiments.models import ExperimentRun, ExperimentStatus
+from experiments.shipped import objective_tasks_install
 
 from .factories import submission_with_files
 

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from benchmark.experiments.services import experiment_queue
-from benchmark.models import ExperimentRun, ExperimentStatus
+from experiments.models import ExperimentRun, ExperimentStatus
+from experiments.queue import experiment_queue
 
 from .factories import submission_with_files
 

@@ -8,9 +8,11 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmark.experiments.services import ExperimentRefused, experiment_cancel, experiment_queue
-from benchmark.models import ArtifactKind, ExperimentLimit, ExperimentRun, ExperimentStatus
-from benchmark.sandbox import processes_of_uid
+from benchmark.models import ArtifactKind
+from experiments.errors import ExperimentRefused
+from experiments.models import ExperimentLimit, ExperimentRun, ExperimentStatus
+from experiments.queue import experiment_cancel, experiment_queue
+from experiments.sandbox import processes_of_uid
 
 from .factories import submission_with_files
 
@@ -129,7 +131,7 @@ def test_run_experiment_names_a_refusal(experiment_settings):
 def test_the_shipped_examples_run_on_a_worker_and_evaluate_puts_them_on_the_leaderboard(
     experiment_settings, celery_worker_process
 ):
-    from benchmark.experiments.selectors import objective_leaderboard_rows
+    from experiments.selectors import objective_leaderboard_rows
 
     celery_worker_process("gpu", env=experiment_settings.worker_env)
     out = StringIO()

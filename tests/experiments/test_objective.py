@@ -11,15 +11,13 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmark.experiments.selectors import objective_leaderboard_rows
-from benchmark.experiments.services import (
-    ExperimentRefused,
-    experiment_execute,
-    experiment_queue,
-    objective_test_queue,
-)
-from benchmark.experiments.shipped import SHIPPED_ROOT, objective_tasks_install
-from benchmark.models import ExperimentStatus, ObjectiveResult, ObjectiveTask, Stage, TaskKind
+from benchmark.models import Stage, TaskKind
+from experiments.errors import ExperimentRefused
+from experiments.models import ExperimentStatus, ObjectiveResult, ObjectiveTask
+from experiments.queue import experiment_queue, objective_test_queue
+from experiments.runner import experiment_execute
+from experiments.selectors import objective_leaderboard_rows
+from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
 
 from .factories import AgentFactory, submission_with_files
 

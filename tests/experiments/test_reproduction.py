@@ -4,10 +4,13 @@ is reproduced, a fabricated number is not (and the evidence names it)."""
 
 import pytest
 
-from benchmark.experiments.claims import claims_check, numbers_in, paper_claims, results_claims
-from benchmark.experiments.selectors import experiment_log_for_judges, reproduction_verdicts
-from benchmark.experiments.services import ExperimentRefused, experiment_execute, experiment_queue
-from benchmark.models import ArtifactKind, ExperimentStatus, ReproductionVerdict, Stage
+from benchmark.models import ArtifactKind, Stage
+from experiments.claims import claims_check, numbers_in, paper_claims, results_claims
+from experiments.errors import ExperimentRefused
+from experiments.models import ExperimentStatus, ReproductionVerdict
+from experiments.queue import experiment_queue
+from experiments.runner import experiment_execute
+from experiments.selectors import reproduction_for_judges, reproduction_verdicts
 
 from .factories import submission_with_files
 
@@ -94,7 +97,7 @@ def test_an_honest_paper_is_reproduced(truth):
     assert len(check.evidence) == 2  # the hyperparameters and references are not claims
     assert all(item["matched"] for item in check.evidence)
     assert reproduction_verdicts(submission_ids=[submission.pk])[submission.pk] == check
-    assert "test accuracy" in experiment_log_for_judges(submission_id=submission.pk)
+    assert "test accuracy" in reproduction_for_judges(submission_id=submission.pk).log
 
 
 def test_a_fabricated_number_is_not_reproduced_and_named_in_the_evidence(truth):

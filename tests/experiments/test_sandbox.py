@@ -8,9 +8,10 @@ import textwrap
 import pytest
 from django.conf import settings
 
-from benchmark.experiments.services import experiment_execute, experiment_queue
-from benchmark.models import ExperimentLimit, ExperimentStatus
-from benchmark.sandbox import processes_of_uid
+from experiments.models import ExperimentLimit, ExperimentStatus
+from experiments.queue import experiment_queue
+from experiments.runner import experiment_execute
+from experiments.sandbox import processes_of_uid
 
 from .factories import submission_with_files
 

@@ -15,12 +15,10 @@ django.setup()
 from django.core.files.base import ContentFile  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from benchmark.experiments.claims import Number  # noqa: E402
-from benchmark.experiments.services import (  # noqa: E402
-    experiment_queue,
-    reproduction_check_record,
-)
-from benchmark.models import ExperimentStatus  # noqa: E402
+from experiments.claims import Number  # noqa: E402
+from experiments.models import ExperimentStatus  # noqa: E402
+from experiments.queue import experiment_queue  # noqa: E402
+from experiments.results import reproduction_check_record  # noqa: E402
 from judging.models import Judge, Judgment  # noqa: E402
 from judging.services import ensure_default_rubrics, judgments_queue  # noqa: E402
 from tests.judging.conftest import end2end_submission  # noqa: E402

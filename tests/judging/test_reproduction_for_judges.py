@@ -6,13 +6,12 @@ import pytest
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
-from benchmark.experiments.claims import Number
-from benchmark.experiments.services import (
-    experiment_execute,
-    experiment_queue,
-    reproduction_check_record,
-)
-from benchmark.models import ArtifactKind, ExperimentStatus, ReproductionVerdict
+from benchmark.models import ArtifactKind
+from experiments.claims import Number
+from experiments.models import ExperimentStatus, ReproductionVerdict
+from experiments.queue import experiment_queue
+from experiments.results import reproduction_check_record
+from experiments.runner import experiment_execute
 from judging.models import JudgingCondition, Judgment, JudgmentStatus
 from judging.prompts import judge_prompt_build
 from judging.services import judgment_run

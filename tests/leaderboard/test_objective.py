@@ -18,13 +18,11 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.experiments.services import (
-    objective_result_record,
-    objective_test_queue,
-    submission_lloc,
-)
-from benchmark.experiments.shipped import SHIPPED_ROOT, objective_tasks_install
-from benchmark.models import ExperimentPhase, ExperimentRun, ExperimentStatus, Stage
+from benchmark.models import Stage
+from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
+from experiments.queue import objective_test_queue
+from experiments.results import objective_result_record, submission_lloc
+from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
 from tests.experiments.factories import AgentFactory, submission_with_files
 
 pytestmark = pytest.mark.django_db

@@ -13,13 +13,13 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.models import (
+from benchmark.models import Stage
+from experiments.models import (
     ExperimentPhase,
     ExperimentRun,
     ExperimentStatus,
     ReproductionCheck,
     ReproductionVerdict,
-    Stage,
 )
 from tests.benchmark.factories import TaskFactory
 

@@ -18,6 +18,7 @@ from reviews import agreement as agreement_module
 from reviews.models import HumanReview, HumanReviewScore, ReviewStatus
 from reviews.selectors import agreement_for_stage
 from reviews.services import review_import_record
+from tests.errors import error_messages
 
 from .factories import (
     END2END_DIMENSIONS,
@@ -247,7 +248,7 @@ def test_api_shape_and_bad_parameters(client, generated):
         assert key in body["dimensions"][0]
     assert client.get("/api/agreement/?stage=end2end&judge=judge-b").json()["judge"] == "judge-b"
     unknown = client.get("/api/agreement/?stage=end2end&judge=nobody")
-    assert unknown.status_code == 400 and "unknown judge" in unknown.json()["detail"]
+    assert unknown.status_code == 400 and "unknown judge" in error_messages(unknown)["judge"][0]
     assert client.get("/api/agreement/?stage=sculpture").status_code == 400
     page = client.get("/agreement/?stage=end2end&judge=judge-a")
     assert page.status_code == 200

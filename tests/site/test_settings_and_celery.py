@@ -88,3 +88,32 @@ def test_celery_app_has_the_named_queues_and_safe_delivery_settings():
 
 def test_the_suite_runs_on_postgresql():
     assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+
+
+def test_each_task_is_routed_to_its_own_queue_and_to_no_other():
+    """Published through the real broker, an experiment run lands in `gpu` and a
+    judgment in `judge`, each once (the queues do not share an exchange key)."""
+    import redis
+
+    from experiments.tasks import experiment_run_task as experiment
+    from judging.tasks import judgment_run_task as judgment
+
+    for name in ("judge", "gpu"):
+        queue = app.amqp.queues[name]
+        assert (queue.exchange.name, queue.routing_key) == (name, name)
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    with app.connection_for_write() as connection:
+        channel = connection.default_channel
+        for queue in app.amqp.queues.values():
+            queue(channel).declare()
+            queue(channel).purge()
+        try:
+            with app.producer_or_acquire() as producer:
+                experiment.apply_async((0,), producer=producer)
+                judgment.apply_async((0,), producer=producer)
+                judgment.apply_async((0,), producer=producer)
+            lengths = {name: client.llen(name) for name in ("gpu", "judge")}
+        finally:
+            for queue in app.amqp.queues.values():
+                queue(channel).purge()
+    assert lengths == {"gpu": 1, "judge": 2}

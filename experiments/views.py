@@ -2,7 +2,9 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from benchmark.models import ExperimentRun, Submission
+from benchmark.models import Submission
+from common.errors import ValidationFailed
+from experiments.models import ExperimentRun
 
 from .selectors import experiment_log_chunk, experiment_runs
 
@@ -19,7 +21,7 @@ def experiment_run_list_view(request: HttpRequest) -> HttpResponse:
     )
     return render(
         request,
-        "benchmark/experiment_runs.html",
+        "experiments/experiment_runs.html",
         {"submission": submission, "runs": experiment_runs(submission_id=submission.pk)},
     )
 
@@ -27,7 +29,7 @@ def experiment_run_list_view(request: HttpRequest) -> HttpResponse:
 @require_GET
 def experiment_run_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(experiment_runs(), pk=pk)
-    return render(request, "benchmark/experiment_run.html", {"run": run, "runs": [run]})
+    return render(request, "experiments/experiment_run.html", {"run": run, "runs": [run]})
 
 
 @require_GET
@@ -38,7 +40,8 @@ def experiment_run_log_view(request: HttpRequest, pk: int) -> JsonResponse:
     try:
         offset_value = int(offset) if offset not in (None, "") else None
     except ValueError:
-        return JsonResponse({"error": "offset must be a whole number of bytes"}, status=400)
+        error = ValidationFailed("offset must be a whole number of bytes", field="offset")
+        return JsonResponse(error.body(), status=error.status_code)
     chunk = experiment_log_chunk(run=run, offset=offset_value)
     return JsonResponse(
         {

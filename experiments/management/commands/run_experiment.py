@@ -2,9 +2,11 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmark.experiments.selectors import experiment_log_chunk
-from benchmark.experiments.services import ExperimentRefused, experiment_queue
-from benchmark.models import ExperimentPhase, ExperimentRun, ExperimentStatus, Submission
+from benchmark.models import Submission
+from experiments.errors import ExperimentRefused
+from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
+from experiments.queue import experiment_queue
+from experiments.selectors import experiment_log_chunk
 
 
 class Command(BaseCommand):

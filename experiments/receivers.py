@@ -14,17 +14,12 @@ from django.conf import settings
 from django.dispatch import receiver
 from django.utils import timezone
 
-from benchmark.models import (
-    ExperimentPhase,
-    ExperimentRun,
-    ExperimentStatus,
-    Stage,
-    Submission,
-    SubmissionSource,
-)
+from benchmark.models import Stage, Submission, SubmissionSource
 from benchmark.signals import submission_ready
+from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
 
-from .services import REPRO_STAGES, ExperimentRefused, experiment_queue, repro_command_find
+from .errors import ExperimentRefused
+from .queue import REPRO_STAGES, experiment_queue, repro_command_find
 
 logger = logging.getLogger(__name__)
 

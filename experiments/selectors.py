@@ -3,21 +3,19 @@ pages, the API, the judges and the leaderboard share."""
 
 from __future__ import annotations
 
-import functools
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
-from django.db import connection
 from django.db.models import QuerySet
 
-from benchmark.models import (
+from experiments.models import (
     ExperimentPhase,
     ExperimentRun,
     ExperimentStatus,
     ObjectiveResult,
     ObjectiveTask,
     ReproductionCheck,
-    ReproductionVerdict,
 )
 
 LOG_CHUNK_MAX_BYTES = 64 * 1024
@@ -93,29 +91,6 @@ def experiment_log_chunk(*, run: ExperimentRun, offset: int | None = None) -> Lo
     )
 
 
-def experiment_log_for_judges(*, submission_id: int, max_bytes: int = 200_000) -> str | None:
-    """The log of the submission's latest finished reproduction run (its end when long),
-    for the judges of experiment and end-to-end submissions; None without one."""
-    run = (
-        ExperimentRun.objects.filter(
-            submission_id=submission_id,
-            phase=ExperimentPhase.REPRO,
-            status__in=REPRODUCTION_FINISHED,
-        )
-        .order_by("-finished_at", "-id")
-        .first()
-    )
-    if run is None or not run.log:
-        return None
-    try:
-        with run.log.open("rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(handle.tell() - max_bytes, 0))
-            return handle.read().decode("utf-8", errors="replace")
-    except OSError:
-        return None
-
-
 @dataclass(frozen=True)
 class ReproductionForJudges:
     """The site's own re-run of a submission, as its judges are shown it."""
@@ -127,7 +102,7 @@ class ReproductionForJudges:
     log: str  # empty when the run wrote nothing
     verdict: str | None  # the check's label ("Not reproduced"), None without a check
     summary: str
-    evidence: list[dict]
+    evidence: list[dict[str, Any]]
 
 
 def _log_head_and_tail(run: ExperimentRun, max_bytes: int) -> str:
@@ -139,10 +114,11 @@ def _log_head_and_tail(run: ExperimentRun, max_bytes: int) -> str:
             size = handle.tell()
             handle.seek(0)
             if size <= 2 * max_bytes:
-                return handle.read().decode("utf-8", errors="replace")
-            head = handle.read(max_bytes)
+                whole: bytes = handle.read()
+                return whole.decode("utf-8", errors="replace")
+            head: bytes = handle.read(max_bytes)
             handle.seek(size - max_bytes)
-            tail = handle.read()
+            tail: bytes = handle.read()
     except OSError:
         return ""
     return (
@@ -155,61 +131,30 @@ def _log_head_and_tail(run: ExperimentRun, max_bytes: int) -> str:
 def reproduction_for_judges(
     *, submission_id: int, max_bytes: int = 200_000
 ) -> ReproductionForJudges | None:
-    """The submission's latest finished reproduction run (the same one
-    `experiment_log_for_judges` reads), its log and its check; None without one."""
-    # Every judgment of an experiment or end-to-end submission runs this, so it is
-    # one statement written as SQL: the ORM's query building costs several times
-    # the statement itself (see judging/statements.py and perf/judge_throughput.py).
-    runs = list(
-        ExperimentRun.objects.raw(
-            _latest_reproduction_sql(connection.vendor),
-            [
-                submission_id,
-                ExperimentPhase.REPRO.value,
-                *[status.value for status in REPRODUCTION_FINISHED],
-            ],
+    """The submission's latest finished reproduction run, its log and its check;
+    None without one."""
+    run = (
+        ExperimentRun.objects.filter(
+            submission_id=submission_id,
+            phase=ExperimentPhase.REPRO,
+            status__in=REPRODUCTION_FINISHED,
         )
+        .select_related("reproduction")
+        .order_by("-finished_at", "-id")
+        .first()
     )
-    if not runs:
+    if run is None:
         return None
-    run = runs[0]
-    verdict = run.check_verdict
-    evidence = ReproductionCheck._meta.get_field("evidence").from_db_value(
-        run.check_evidence, None, connection
-    )
+    check = getattr(run, "reproduction", None)
     return ReproductionForJudges(
         run_id=run.pk,
         command=run.command,
         status=run.get_status_display(),
         exit_code=run.exit_code,
         log=_log_head_and_tail(run, max_bytes) if run.log else "",
-        verdict=ReproductionVerdict(verdict).label if verdict else None,
-        summary=run.check_summary or "",
-        evidence=list(evidence or []),
-    )
-
-
-@functools.cache
-def _latest_reproduction_sql(vendor: str) -> str:
-    """The latest finished reproduction run of a submission, with its check's
-    verdict, summary and evidence (NULL without a check)."""
-    qn = connection.ops.quote_name
-    r = ExperimentRun._meta
-    c = ReproductionCheck._meta
-
-    def rc(name: str) -> str:
-        return qn(r.get_field(name).column)
-
-    def cc(name: str) -> str:
-        return qn(c.get_field(name).column)
-
-    return (
-        f"SELECT r.*, c.{cc('verdict')} AS check_verdict, "  # noqa: S608 - identifiers only
-        f"c.{cc('summary')} AS check_summary, c.{cc('evidence')} AS check_evidence "
-        f"FROM {qn(r.db_table)} r LEFT JOIN {qn(c.db_table)} c ON c.{cc('run')} = r.{rc('id')} "
-        f"WHERE r.{rc('submission')} = %s AND r.{rc('phase')} = %s "
-        f"AND r.{rc('status')} IN (%s, %s, %s) "
-        f"ORDER BY r.{rc('finished_at')} DESC, r.{rc('id')} DESC LIMIT 1"
+        verdict=check.get_verdict_display() if check else None,
+        summary=check.summary if check else "",
+        evidence=list(check.evidence or []) if check else [],
     )
 
 
@@ -278,6 +223,8 @@ def objective_leaderboard_rows() -> list[ObjectiveRow]:
                 agent_display_name=result.agent.display_name,
                 mean_relative_improvement=0.0,
             )
+        # The query keeps only results with both (the filter above).
+        assert result.test_score is not None and result.relative_improvement is not None
         row.tasks.append(
             ObjectiveCell(
                 task_slug=result.objective.task.slug,

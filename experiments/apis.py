@@ -4,7 +4,7 @@ import django_filters
 from django.urls import reverse
 from rest_framework import serializers, viewsets
 
-from benchmark.models import ExperimentPhase, ExperimentRun, ExperimentStatus, ReproductionCheck
+from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus, ReproductionCheck
 
 from .selectors import experiment_runs
 

@@ -28,20 +28,19 @@ from benchmark.models import (
     Agent,
     Artifact,
     ArtifactKind,
-    ExperimentPhase,
-    ObjectiveResult,
-    ObjectiveTask,
     Stage,
     Submission,
     SubmissionSource,
     SubmissionStatus,
     Team,
 )
+from experiments.models import ExperimentPhase, ObjectiveResult, ObjectiveTask
 
-from . import services
+from .objective_tasks import objective_task_define
+from .queue import experiment_queue, objective_test_queue
 from .selectors import objective_best_dev_run
 
-SHIPPED_ROOT = Path(__file__).resolve().parent.parent / "objective_tasks"
+SHIPPED_ROOT = Path(__file__).resolve().parent / "shipped_tasks"
 EXAMPLES_TEAM = ("MLR-Bench site examples", "mlr-bench-site-examples")
 
 
@@ -105,7 +104,7 @@ def objective_tasks_install(
         target = root / spec["slug"]
         if _data_install(folder, target):
             report.add("data generated")
-        objective, created = services.objective_task_define(
+        objective, created = objective_task_define(
             slug=spec["slug"],
             title=spec["title"],
             description=(folder / "README.md").read_text(encoding="utf-8"),
@@ -191,7 +190,7 @@ def example_submission(
 
 
 def _examples_run(objective: ObjectiveTask, folder: Path, examples: dict, report: InstallReport):
-    from benchmark.sandbox import sandbox_problem
+    from experiments.sandbox import sandbox_problem
 
     problem = sandbox_problem()
     if problem:
@@ -204,11 +203,11 @@ def _examples_run(objective: ObjectiveTask, folder: Path, examples: dict, report
         if created:
             report.add("example submissions created")
         if not submission.experiment_runs.filter(phase=ExperimentPhase.DEV).exists():
-            services.experiment_queue(submission=submission, phase=ExperimentPhase.DEV)
+            experiment_queue(submission=submission, phase=ExperimentPhase.DEV)
             report.add("example dev runs queued")
         agent = submission.agent
         if ObjectiveResult.objects.filter(objective=objective, agent=agent).exists():
             continue
         if objective_best_dev_run(agent_id=agent.pk, objective=objective) is not None:
-            services.objective_test_queue(agent=agent, objective=objective)
+            objective_test_queue(agent=agent, objective=objective)
             report.add("example test runs queued")

@@ -418,10 +418,10 @@ def _tree(root: int, procs: Iterable[_Proc]) -> list[_Proc]:
 def _sandbox_procs(root: int, cgroup: _Cgroup | None, uid: int | None) -> list[_Proc]:
     """The run's processes, found the cheapest way the host allows."""
     if cgroup is not None:
-        procs = (_read_proc(pid) for pid in cgroup.pids() | {root})
-        return [proc for proc in procs if proc is not None]
+        members = (_read_proc(pid) for pid in cgroup.pids() | {root})
+        return [proc for proc in members if proc is not None]
     if uid is not None:
-        procs = []
+        procs: list[_Proc] = []
         for entry in os.listdir("/proc"):
             if entry.isdigit():
                 with contextlib.suppress(OSError):
@@ -657,19 +657,9 @@ def sandbox_run(
     cancel_poll_seconds: float = 1.0,
 ) -> SandboxResult:
     """Run `spec.command` in the sandbox until it ends or a limit ends it."""
-    problem = sandbox_problem()
-    if problem:
-        raise SandboxError(problem)
-    for mount in [Mount(spec.workdir, INSIDE_WORKDIR), *spec.mounts]:
-        unreachable = path_reachable_problem(mount.source, spec.uid)
-        if unreachable:
-            raise SandboxError(unreachable)
-    if spec.uid is not None:
-        uid_sweep(spec.uid)  # a slot's uid starts with nothing running
-
-    limits = spec.limits
+    _preflight(spec)
     name = f"mlrbench-{os.getpid()}-{time.monotonic_ns()}"
-    cgroup = _Cgroup.create(name, limits, spec.cgroups)
+    cgroup = _Cgroup.create(name, spec.limits, spec.cgroups)
     enforcement = f"cgroup {cgroup.mode}" if cgroup else "RLIMIT_DATA + RSS watchdog"
     etc_dir = _write_etc(spec.scratch) if spec.scratch else None
     command = _launcher(spec, cgroup, etc_dir)
@@ -696,76 +686,26 @@ def sandbox_run(
     pump = _LogPump(read_fd, log, log_max_bytes)
     pump.start()
 
-    limit, reason, outcome = Limit.NONE, "", None
-    peak_rss = 0
-    next_cancel = next_disk = 0.0
+    watch = _Watch(spec=spec, process=process, cgroup=cgroup, started=started)
     try:
-        while process.poll() is None:
-            now = time.monotonic()
-            if now - started > limits.wall_seconds:
-                limit, outcome = Limit.WALL_TIME, Outcome.TIMED_OUT
-                reason = f"killed after the wall-time limit of {limits.wall_seconds:g} s"
-                break
-            if should_cancel is not None and now >= next_cancel:
-                next_cancel = now + cancel_poll_seconds
-                if should_cancel():
-                    outcome, reason = Outcome.CANCELLED, "cancelled by an organiser"
-                    break
-            tree = _sandbox_procs(process.pid, cgroup, spec.uid)
-            rss = sum(proc.rss_bytes for proc in tree)
-            peak_rss = max(peak_rss, rss)
-            tasks = sum(proc.threads for proc in tree)
-            if tasks >= limits.processes:
-                limit = Limit.PROCESSES
-                reason = f"killed at the limit of {limits.processes} processes and threads"
-                break
-            if (cgroup is None or not cgroup.has_memory) and rss >= limits.memory_bytes:
-                limit = Limit.MEMORY
-                reason = f"killed at the memory limit of {limits.memory_bytes} bytes (RSS)"
-                break
-            if now >= next_disk:
-                next_disk = now + 0.5
-                if _bytes_under(spec.workdir) >= limits.disk_bytes:
-                    limit = Limit.DISK
-                    reason = f"killed after writing {limits.disk_bytes} bytes"
-                    break
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=poll_seconds)
+        stop = watch.until_stopped(
+            should_cancel=should_cancel,
+            poll_seconds=poll_seconds,
+            cancel_poll_seconds=cancel_poll_seconds,
+        )
     finally:
-        if process.poll() is None:
-            _kill_run(process, cgroup, spec.uid)
-        process.wait()
-        wall = time.monotonic() - started
-        pump.join(timeout=10)
-        if pump.is_alive():
-            # Something still holds the pipe: only a leftover of this run can.
-            _kill_pids(proc.pid for proc in _sandbox_procs(process.pid, cgroup, spec.uid))
-            pump.join(timeout=10)
-        with contextlib.suppress(OSError):
-            os.close(read_fd)
-        # The pid namespace died with bwrap's init; these sweeps only make sure.
-        # (Pids seen earlier are not killed blindly: by now they may be reused.)
-        leftovers = 0
-        if cgroup is not None:
-            leftovers += len(cgroup.pids())
-            cgroup.kill()
-        if spec.uid is not None:
-            leftovers += uid_sweep(spec.uid)
-        memory_cgroup = cgroup is not None and cgroup.has_memory
-        cgroup_peak = cgroup.memory_peak() if memory_cgroup else None
-        oom_kills = cgroup.oom_kills() if memory_cgroup else 0
-        pids_refused = cgroup.pids_refusals() if cgroup is not None else 0
-        if cgroup is not None:
-            cgroup.remove()
+        ended = _teardown(process, cgroup, spec.uid, pump, read_fd)
+    wall = ended.finished - started
 
     exit_code = process.returncode
-    peak = cgroup_peak if cgroup_peak is not None else (peak_rss or None)
+    peak = ended.cgroup_peak if ended.cgroup_peak is not None else (watch.peak_rss or None)
+    limit, reason, outcome = stop.limit, stop.reason, stop.outcome
     if not limit and outcome is None:
         limit, reason = _limit_after_exit(
             spec,
-            memory_cgroup=memory_cgroup,
-            oom_kills=oom_kills,
-            pids_refused=pids_refused,
+            memory_cgroup=ended.memory_cgroup,
+            oom_kills=ended.oom_kills,
+            pids_refused=ended.pids_refused,
             exit_code=exit_code,
             tail=pump.tail,
         )
@@ -781,8 +721,142 @@ def sandbox_run(
         wall_seconds=wall,
         peak_memory_bytes=peak,
         memory_enforcement=enforcement,
-        leftovers_killed=leftovers,
+        leftovers_killed=ended.leftovers,
     )
+
+
+def _preflight(spec: SandboxSpec) -> None:
+    """Refuse a run the sandbox cannot hold, before anything starts."""
+    problem = sandbox_problem()
+    if problem:
+        raise SandboxError(problem)
+    for mount in [Mount(spec.workdir, INSIDE_WORKDIR), *spec.mounts]:
+        unreachable = path_reachable_problem(mount.source, spec.uid)
+        if unreachable:
+            raise SandboxError(unreachable)
+    if spec.uid is not None:
+        uid_sweep(spec.uid)  # a slot's uid starts with nothing running
+
+
+@dataclass(frozen=True)
+class _Stop:
+    """Why the watchdog stopped a run early (all empty: it ended by itself)."""
+
+    limit: str = Limit.NONE
+    reason: str = ""
+    outcome: str | None = None
+
+
+@dataclass
+class _Watch:
+    """The watchdog: polls a running sandbox for the limits the kernel does not
+    enforce by itself here (wall time, cancel, process count, memory without
+    a memory cgroup, bytes written)."""
+
+    spec: SandboxSpec
+    process: subprocess.Popen
+    cgroup: _Cgroup | None
+    started: float
+    peak_rss: int = 0
+
+    def until_stopped(
+        self,
+        *,
+        should_cancel: Callable[[], bool] | None,
+        poll_seconds: float,
+        cancel_poll_seconds: float,
+    ) -> _Stop:
+        next_cancel = next_disk = 0.0
+        while self.process.poll() is None:
+            now = time.monotonic()
+            if now - self.started > self.spec.limits.wall_seconds:
+                return _Stop(
+                    Limit.WALL_TIME,
+                    f"killed after the wall-time limit of {self.spec.limits.wall_seconds:g} s",
+                    Outcome.TIMED_OUT,
+                )
+            if should_cancel is not None and now >= next_cancel:
+                next_cancel = now + cancel_poll_seconds
+                if should_cancel():
+                    return _Stop(Limit.NONE, "cancelled by an organiser", Outcome.CANCELLED)
+            stop = self._resources_exceeded(check_disk=now >= next_disk)
+            if now >= next_disk:
+                next_disk = now + 0.5
+            if stop is not None:
+                return stop
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=poll_seconds)
+        return _Stop()
+
+    def _resources_exceeded(self, *, check_disk: bool) -> _Stop | None:
+        limits = self.spec.limits
+        tree = _sandbox_procs(self.process.pid, self.cgroup, self.spec.uid)
+        rss = sum(proc.rss_bytes for proc in tree)
+        self.peak_rss = max(self.peak_rss, rss)
+        if sum(proc.threads for proc in tree) >= limits.processes:
+            return _Stop(
+                Limit.PROCESSES, f"killed at the limit of {limits.processes} processes and threads"
+            )
+        if (self.cgroup is None or not self.cgroup.has_memory) and rss >= limits.memory_bytes:
+            return _Stop(
+                Limit.MEMORY, f"killed at the memory limit of {limits.memory_bytes} bytes (RSS)"
+            )
+        if check_disk and _bytes_under(self.spec.workdir) >= limits.disk_bytes:
+            return _Stop(Limit.DISK, f"killed after writing {limits.disk_bytes} bytes")
+        return None
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """What the teardown found once the run was over."""
+
+    finished: float
+    leftovers: int
+    memory_cgroup: bool
+    cgroup_peak: int | None
+    oom_kills: int
+    pids_refused: int
+
+
+def _teardown(
+    process: subprocess.Popen,
+    cgroup: _Cgroup | None,
+    uid: int | None,
+    pump: _LogPump,
+    read_fd: int,
+) -> _Ended:
+    """Kill what is left of a run, drain its log and read the cgroup's counters."""
+    if process.poll() is None:
+        _kill_run(process, cgroup, uid)
+    process.wait()
+    finished = time.monotonic()
+    pump.join(timeout=10)
+    if pump.is_alive():
+        # Something still holds the pipe: only a leftover of this run can.
+        _kill_pids(proc.pid for proc in _sandbox_procs(process.pid, cgroup, uid))
+        pump.join(timeout=10)
+    with contextlib.suppress(OSError):
+        os.close(read_fd)
+    # The pid namespace died with bwrap's init; these sweeps only make sure.
+    # (Pids seen earlier are not killed blindly: by now they may be reused.)
+    leftovers = 0
+    if cgroup is not None:
+        leftovers += len(cgroup.pids())
+        cgroup.kill()
+    if uid is not None:
+        leftovers += uid_sweep(uid)
+    memory_cgroup = cgroup is not None and cgroup.has_memory
+    ended = _Ended(
+        finished=finished,
+        leftovers=leftovers,
+        memory_cgroup=memory_cgroup,
+        cgroup_peak=cgroup.memory_peak() if cgroup is not None and memory_cgroup else None,
+        oom_kills=cgroup.oom_kills() if cgroup is not None and memory_cgroup else 0,
+        pids_refused=cgroup.pids_refusals() if cgroup is not None else 0,
+    )
+    if cgroup is not None:
+        cgroup.remove()
+    return ended
 
 
 def _kill_run(process: subprocess.Popen, cgroup: _Cgroup | None, uid: int | None) -> None:

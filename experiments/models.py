@@ -5,8 +5,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from .catalogue import Task
-from .submissions import Agent, Submission
+from benchmark.models import Agent, Submission, Task
 
 
 class ExperimentPhase(models.TextChoices):
@@ -84,6 +83,8 @@ class ExperimentRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        # Created by the benchmark app before this app existed; the table keeps its name.
+        db_table = "benchmark_experimentrun"
         ordering = ["-created_at", "-id"]
         constraints = [
             models.CheckConstraint(
@@ -149,6 +150,8 @@ class ObjectiveTask(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        # Created by the benchmark app before this app existed; the table keeps its name.
+        db_table = "benchmark_objectivetask"
         ordering = ["task__slug"]
         constraints = [
             # The top human must beat the baseline in the metric's direction,
@@ -194,6 +197,8 @@ class ObjectiveResult(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        # Created by the benchmark app before this app existed; the table keeps its name.
+        db_table = "benchmark_objectiveresult"
         ordering = ["objective", "-relative_improvement"]
         constraints = [
             # Evaluated once on test: one result per agent and task.
@@ -225,6 +230,8 @@ class ReproductionCheck(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        # Created by the benchmark app before this app existed; the table keeps its name.
+        db_table = "benchmark_reproductioncheck"
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(

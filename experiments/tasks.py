@@ -1,5 +1,5 @@
-"""Celery tasks of the benchmark app: experiment runs on the `gpu` queue
-(the services send them there with `apply_async(queue=GPU_QUEUE)`).
+"""Celery tasks of the experiments app: experiment runs, routed to the `gpu`
+queue by CELERY_TASK_ROUTES.
 
 Tasks take ids and call one service. The run's row is the truth: the service
 claims it with a conditional update (queued -> running), so a redelivered
@@ -9,8 +9,6 @@ message does nothing twice.
 from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
-
-from mlrbench_site.celery import GPU_QUEUE
 
 # Beyond the longest run a job may ask for: the sandbox enforces each run's own
 # limit; this only catches a worker stuck outside it.
@@ -26,13 +24,9 @@ _HARD_LIMIT = settings.EXPERIMENT_MAX_TIME_LIMIT_SECONDS + 600
     max_retries=240,
 )
 def experiment_run_task(self, run_id: int) -> None:
-    from benchmark.experiments.services import (
-        STALE_AFTER_SECONDS,
-        experiment_execute,
-        experiment_give_up,
-    )
-    from benchmark.experiments.slots import HostTooSmall, SlotsBusy
-    from benchmark.models import ExperimentStatus
+    from experiments.models import ExperimentStatus
+    from experiments.runner import STALE_AFTER_SECONDS, experiment_execute, experiment_give_up
+    from experiments.slots import HostTooSmall, SlotsBusy
 
     try:
         run = experiment_execute(run_id=run_id)
@@ -41,18 +35,18 @@ def experiment_run_task(self, run_id: int) -> None:
             experiment_give_up(run_id=run_id, reason=f"no slot became free: {exc}")
             return
         # Busy slots or a host too small: back to the queue, for this or another host.
-        raise self.retry(exc=exc, countdown=30, queue=GPU_QUEUE) from exc
+        raise self.retry(exc=exc, countdown=30) from exc
     if run is not None and run.status == ExperimentStatus.RUNNING and not self.request.is_eager:
         # Another worker holds it (this is a redelivered message). Look again once
         # its heartbeat could have gone stale: a lost worker's run is then taken over.
-        raise self.retry(countdown=STALE_AFTER_SECONDS + 30, queue=GPU_QUEUE)
+        raise self.retry(countdown=STALE_AFTER_SECONDS + 30)
 
 
 @worker_ready.connect
 def _gpu_host_announce(sender=None, **kwargs) -> None:
     consumer = getattr(sender, "task_consumer", None)
     queues = {queue.name for queue in getattr(consumer, "queues", [])}
-    if GPU_QUEUE in queues:
-        from benchmark.experiments.slots import gpu_host_announce
+    if settings.GPU_QUEUE in queues:
+        from experiments.slots import gpu_host_announce
 
         gpu_host_announce()

@@ -2,15 +2,13 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmark.experiments.selectors import objective_best_dev_run
-from benchmark.experiments.services import (
-    ExperimentRefused,
-    ObjectiveTaskInvalid,
-    objective_task_define,
-    objective_test_queue,
-)
-from benchmark.experiments.shipped import objective_tasks_install
-from benchmark.models import Agent, ObjectiveResult, ObjectiveTask
+from benchmark.models import Agent
+from experiments.errors import ExperimentRefused, ObjectiveTaskInvalid
+from experiments.models import ObjectiveResult, ObjectiveTask
+from experiments.objective_tasks import objective_task_define
+from experiments.queue import objective_test_queue
+from experiments.selectors import objective_best_dev_run
+from experiments.shipped import objective_tasks_install
 
 
 class Command(BaseCommand):

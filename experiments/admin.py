@@ -2,9 +2,10 @@
 
 from django.contrib import admin, messages
 
-from benchmark.models import ExperimentRun, ObjectiveResult, ObjectiveTask, ReproductionCheck
+from experiments.models import ExperimentRun, ObjectiveResult, ObjectiveTask, ReproductionCheck
 
-from .services import ExperimentRefused, experiment_cancel, experiment_rerun
+from .errors import ExperimentRefused
+from .queue import experiment_cancel, experiment_rerun
 
 
 class ReproductionCheckInline(admin.StackedInline):

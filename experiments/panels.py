@@ -1,0 +1,32 @@
+"""The experiments' panels on benchmark's pages (see benchmark/page_panels.py):
+a submission's runs with their live log and reproduction verdict, and an
+objective task's results."""
+
+from django.http import HttpRequest
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
+
+from benchmark.models import Submission, Task, TaskKind
+
+from .selectors import experiment_runs, objective_task_results
+
+
+def experiment_runs_panel(*, request: HttpRequest, submission: Submission) -> SafeString:
+    html = render_to_string(
+        "experiments/_experiment_runs.html",
+        {"runs": experiment_runs(submission_id=submission.pk), "submission": submission},
+        request=request,
+    )
+    return mark_safe(html)  # noqa: S308 - a template rendered with autoescaping
+
+
+def objective_results_panel(*, request: HttpRequest, task: Task) -> SafeString:
+    if task.kind != TaskKind.OBJECTIVE:
+        return SafeString("")
+    objective, results = objective_task_results(task_id=task.pk)
+    html = render_to_string(
+        "experiments/_objective_results.html",
+        {"objective": objective, "results": results},
+        request=request,
+    )
+    return mark_safe(html)  # noqa: S308 - a template rendered with autoescaping

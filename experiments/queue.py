@@ -1,0 +1,297 @@
+"""Queueing experiment runs: a submission's dev, test or reproduction run, cancel and
+re-run. Every run goes to the `gpu` queue after its row commits."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import PurePosixPath
+
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from benchmark.models import (
+    Agent,
+    Artifact,
+    ArtifactKind,
+    Stage,
+    Submission,
+)
+from experiments.models import (
+    ExperimentPhase,
+    ExperimentRun,
+    ExperimentStatus,
+    ObjectiveResult,
+    ObjectiveTask,
+)
+
+from .errors import ExperimentRefused
+from .results import submission_lloc
+from .selectors import objective_best_dev_run
+from .slots import gpu_capacity
+from .tasks import experiment_run_task
+
+logger = logging.getLogger(__name__)
+
+
+REPRO_STAGES = (Stage.EXPERIMENT, Stage.END2END)
+# Artifacts copied into a run's fresh work folder: the code, the data it
+# ships, and wherever it keeps its run.sh. Papers and results are not: the
+# run must produce its numbers again.
+RUN_SCRIPT = "run.sh"
+
+
+def code_artifacts(submission: Submission) -> list[Artifact]:
+    return [
+        artifact
+        for artifact in submission.artifacts.all()
+        if artifact.kind in (ArtifactKind.CODE, ArtifactKind.DATA)
+        or PurePosixPath(artifact.path).name == RUN_SCRIPT
+    ]
+
+
+def code_root_of(artifacts: list[Artifact]) -> str:
+    """The folder holding the shallowest run.sh ("" for the top), where commands run."""
+    scripts = [
+        PurePosixPath(artifact.path)
+        for artifact in artifacts
+        if PurePosixPath(artifact.path).name == RUN_SCRIPT
+    ]
+    if not scripts:
+        return ""
+    shallowest = min(scripts, key=lambda path: (len(path.parts), str(path)))
+    parent = str(shallowest.parent)
+    return "" if parent == "." else parent
+
+
+def repro_command_find(submission: Submission) -> str | None:
+    """How to re-run an experiment: the command given with the upload, else its run.sh."""
+    given = (getattr(submission, "run_command", "") or "").strip()
+    if given:
+        return given
+    artifacts = code_artifacts(submission)
+    if any(PurePosixPath(a.path).name == RUN_SCRIPT for a in artifacts):
+        return f"sh {RUN_SCRIPT}"
+    return None
+
+
+def gpu_check(gpu_count: int) -> None:
+    if gpu_count <= 0:
+        return
+    capacity = gpu_capacity()
+    if capacity is None:
+        raise ExperimentRefused(
+            f"the run asks for {gpu_count} GPU(s) but no gpu worker has announced its GPUs "
+            "yet; start a worker on the `gpu` queue or set GPU_MAX_PER_HOST"
+        )
+    if gpu_count > capacity:
+        raise ExperimentRefused(
+            f"the run asks for {gpu_count} GPU(s) but the largest gpu worker host has "
+            f"{capacity}; it would wait forever, so it is not queued"
+        )
+
+
+def _enqueue(run: ExperimentRun) -> None:
+    transaction.on_commit(lambda: experiment_run_task.delay(run.pk))
+
+
+def _time_limit(seconds: int | None) -> int:
+    limit = seconds or settings.EXPERIMENT_TIME_LIMIT_SECONDS
+    if limit < 1:
+        raise ExperimentRefused("the time limit must be at least one second")
+    return min(limit, int(settings.EXPERIMENT_MAX_TIME_LIMIT_SECONDS))
+
+
+def _run_create(
+    *,
+    submission: Submission,
+    phase: str,
+    command: str,
+    gpu_count: int,
+    time_limit_seconds: int,
+    requested_by: User | AnonymousUser | None = None,
+    rerun_of: ExperimentRun | None = None,
+) -> ExperimentRun:
+    gpu_check(gpu_count)
+    run = ExperimentRun.objects.create(
+        submission=submission,
+        phase=phase,
+        command=command,
+        gpu_count=gpu_count,
+        time_limit_seconds=time_limit_seconds,
+        requested_by=requested_by if isinstance(requested_by, User) and requested_by.pk else None,
+        rerun_of=rerun_of,
+    )
+    _enqueue(run)
+    return run
+
+
+def _objective_of(submission: Submission) -> ObjectiveTask:
+    if submission.stage != Stage.METHOD:
+        raise ExperimentRefused(
+            f"dev and test runs are for method submissions of objective tasks; submission "
+            f"{submission.pk} is of stage {submission.stage}"
+        )
+    try:
+        return submission.task.objective
+    except ObjectiveTask.DoesNotExist:
+        raise ExperimentRefused(
+            f"task {submission.task.slug} is not an objective task (no metric, data or "
+            "evaluation program is defined for it)"
+        ) from None
+
+
+def experiment_queue(
+    *,
+    submission: Submission,
+    phase: str,
+    command: str | None = None,
+    gpu_count: int | None = None,
+    time_limit_seconds: int | None = None,
+    requested_by: User | AnonymousUser | None = None,
+) -> ExperimentRun:
+    """Queue a sandboxed run of a submission's code on the `gpu` queue.
+
+    `dev` runs a method on its objective task's dev data; `test` evaluates the
+    agent's best dev run once on the test data (see `objective_test_queue`);
+    `repro` re-runs an experiment or end-to-end submission's run.sh (or the
+    given command) and checks the numbers its paper reports.
+    """
+    if phase not in ExperimentPhase.values:
+        raise ExperimentRefused(
+            f"unknown phase {phase!r}; one of {', '.join(ExperimentPhase.values)}"
+        )
+    if phase == ExperimentPhase.TEST:
+        objective = _objective_of(submission)
+        return objective_test_queue(
+            agent=submission.agent,
+            objective=objective,
+            requested_by=requested_by,
+            submission=submission,
+        )
+    if phase == ExperimentPhase.DEV:
+        objective = _objective_of(submission)
+        return _run_create(
+            submission=submission,
+            phase=phase,
+            command=command or objective.method_command,
+            gpu_count=objective.gpu_count if gpu_count is None else gpu_count,
+            time_limit_seconds=_time_limit(time_limit_seconds or objective.time_limit_seconds),
+            requested_by=requested_by,
+        )
+    if submission.stage not in REPRO_STAGES:
+        raise ExperimentRefused(
+            f"reproduction runs are for experiment and end-to-end submissions; submission "
+            f"{submission.pk} is of stage {submission.stage}"
+        )
+    command = command or repro_command_find(submission)
+    if not command:
+        raise ExperimentRefused(
+            f"submission {submission.pk} does not say how to run it: it has no {RUN_SCRIPT} "
+            "among its files and no command was given"
+        )
+    return _run_create(
+        submission=submission,
+        phase=phase,
+        command=command,
+        gpu_count=gpu_count or 0,
+        time_limit_seconds=_time_limit(time_limit_seconds),
+        requested_by=requested_by,
+    )
+
+
+def objective_test_queue(
+    *,
+    agent: Agent,
+    objective: ObjectiveTask,
+    requested_by: User | AnonymousUser | None = None,
+    submission: Submission | None = None,
+) -> ExperimentRun:
+    """Evaluate the agent's best dev run on the test data, once.
+
+    The best dev run is the one with the best score among the agent's method
+    submissions for the task, in the metric's direction. A second evaluation
+    is refused; organisers re-run the test run instead.
+    """
+    best = objective_best_dev_run(agent_id=agent.pk, objective=objective)
+    if best is None:
+        raise ExperimentRefused(
+            f"agent {agent.name} has no succeeded dev run on {objective.task.slug} to evaluate"
+        )
+    if submission is not None and submission.pk != best.submission_id:
+        raise ExperimentRefused(
+            f"only the agent's best dev run is evaluated on test: that is run {best.pk} of "
+            f"submission {best.submission_id} ({objective.metric} {best.score:g}), "
+            f"not submission {submission.pk}"
+        )
+    existing = ObjectiveResult.objects.filter(objective=objective, agent=agent).first()
+    if existing is not None:
+        raise ExperimentRefused(
+            f"agent {agent.name} was already evaluated on the test data of "
+            f"{objective.task.slug} (run {existing.test_run_id}); an organiser may re-run that run"
+        )
+    try:
+        with transaction.atomic():
+            run = _run_create(
+                submission=best.submission,
+                phase=ExperimentPhase.TEST,
+                command=best.command,
+                gpu_count=best.gpu_count,
+                time_limit_seconds=best.time_limit_seconds,
+                requested_by=requested_by,
+            )
+            ObjectiveResult.objects.create(
+                objective=objective,
+                agent=agent,
+                dev_run=best,
+                test_run=run,
+                lloc=submission_lloc(submission=best.submission),
+            )
+    except IntegrityError:
+        raise ExperimentRefused(
+            f"agent {agent.name} was already evaluated on the test data of {objective.task.slug}"
+        ) from None
+    return run
+
+
+def experiment_cancel(*, run: ExperimentRun) -> ExperimentRun:
+    """Cancel a queued run at once, or ask its worker to kill a running one."""
+    now = timezone.now()
+    cancelled = ExperimentRun.objects.filter(pk=run.pk, status=ExperimentStatus.QUEUED).update(
+        status=ExperimentStatus.CANCELLED,
+        cancel_requested=True,
+        finished_at=now,
+        reason="cancelled by an organiser before it started",
+    )
+    if not cancelled:
+        cancelled = ExperimentRun.objects.filter(pk=run.pk, status=ExperimentStatus.RUNNING).update(
+            cancel_requested=True
+        )
+    run.refresh_from_db()
+    if not cancelled:
+        raise ExperimentRefused(f"run {run.pk} has already finished ({run.status})")
+    return run
+
+
+def experiment_rerun(
+    *, run: ExperimentRun, requested_by: User | AnonymousUser | None = None
+) -> ExperimentRun:
+    """Queue the same run again (a finished one); a test run keeps its place as
+    the agent's one test evaluation."""
+    if not run.is_finished:
+        raise ExperimentRefused(f"run {run.pk} is still {run.status}; cancel it first")
+    with transaction.atomic():
+        new = _run_create(
+            submission=run.submission,
+            phase=run.phase,
+            command=run.command,
+            gpu_count=run.gpu_count,
+            time_limit_seconds=run.time_limit_seconds,
+            requested_by=requested_by,
+            rerun_of=run,
+        )
+        ObjectiveResult.objects.filter(test_run=run).update(
+            test_run=new, test_score=None, relative_improvement=None, runtime_seconds=None
+        )
+    return new

@@ -1,0 +1,104 @@
+"""Recording what a finished run produced: an objective task's test score and
+relative improvement, a reproduction check of the paper's numbers."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+from django.conf import settings
+
+from benchmark.models import (
+    ArtifactKind,
+    Submission,
+)
+from experiments.models import (
+    ExperimentRun,
+    ExperimentStatus,
+    ObjectiveResult,
+    ReproductionCheck,
+    ReproductionVerdict,
+)
+
+from . import claims as claims_module
+from .lloc import file_lloc
+
+logger = logging.getLogger(__name__)
+
+
+OUTPUT_FILE_MAX_BYTES = 5 * 1024 * 1024
+
+
+def submission_lloc(*, submission: Submission) -> int:
+    """Logical lines of code of a submission's code files."""
+    total = 0
+    for artifact in submission.artifacts.filter(kind=ArtifactKind.CODE):
+        with contextlib.suppress(OSError), artifact.file.open("rb") as handle:
+            total += file_lloc(artifact.path, handle.read().decode(errors="replace"))
+    return total
+
+
+def objective_result_record(*, run: ExperimentRun) -> ObjectiveResult | None:
+    """Put a finished test run's score and relative improvement on the agent's result."""
+    result = ObjectiveResult.objects.select_related("objective").filter(test_run=run).first()
+    if result is None:
+        return None
+    score = run.score if run.status == ExperimentStatus.SUCCEEDED else None
+    succeeded = score is not None
+    result.test_score = score
+    result.relative_improvement = (
+        result.objective.relative_improvement(score) if score is not None else None
+    )
+    result.runtime_seconds = run.wall_seconds if succeeded else None
+    result.save(
+        update_fields=["test_score", "relative_improvement", "runtime_seconds", "updated_at"]
+    )
+    return result
+
+
+def reproduction_check_record(
+    *, run: ExperimentRun, produced: list[claims_module.Number]
+) -> ReproductionCheck:
+    """Compare the numbers the submission reports with those the run produced."""
+    tolerance = settings.REPRODUCTION_TOLERANCE
+    claims = []
+    for artifact in run.submission.artifacts.filter(
+        kind__in=[ArtifactKind.PAPER, ArtifactKind.RESULTS]
+    ):
+        if not artifact.path.lower().endswith(claims_module.TEXT_SUFFIXES):
+            continue
+        with contextlib.suppress(OSError), artifact.file.open("rb") as handle:
+            text = handle.read(OUTPUT_FILE_MAX_BYTES).decode(errors="replace")
+            if artifact.kind == ArtifactKind.PAPER:
+                claims += claims_module.paper_claims(text, artifact.path)
+            else:
+                claims += claims_module.results_claims(text, artifact.path)
+    checks = claims_module.claims_check(claims, produced, tolerance=tolerance)
+    evidence = [check.as_evidence() for check in checks]
+    missing = [check for check in checks if not check.matched]
+    if run.status != ExperimentStatus.SUCCEEDED:
+        verdict = ReproductionVerdict.COULD_NOT_RUN
+        summary = f"the run {run.get_status_display().lower()}: {run.reason or 'no reason given'}"
+    elif not checks:
+        verdict = ReproductionVerdict.COULD_NOT_RUN
+        summary = "nothing to check: the paper and results report no numbers in tables or files"
+    elif missing:
+        verdict = ReproductionVerdict.NOT_REPRODUCED
+        listed = ", ".join(f"{c.claim.text} ({c.claim.where})" for c in missing[:5])
+        summary = (
+            f"{len(missing)} of {len(checks)} reported numbers were not produced by the run: "
+            f"{listed}"
+        )
+    else:
+        verdict = ReproductionVerdict.REPRODUCED
+        summary = f"all {len(checks)} reported numbers were produced by the run"
+    check, _ = ReproductionCheck.objects.update_or_create(
+        run=run,
+        defaults={
+            "verdict": verdict,
+            "summary": summary,
+            "evidence": evidence,
+            "tolerance": tolerance,
+        },
+    )
+    return check

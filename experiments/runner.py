@@ -1,0 +1,503 @@
+"""Executing a queued run on a gpu worker: claim it with a conditional update,
+take a slot, copy the code into a fresh work folder, run it in the sandbox,
+stream the log, collect outputs, and record what it produced."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path, PurePosixPath
+from typing import Any, BinaryIO
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db.models import Q
+from django.utils import timezone
+
+from experiments import sandbox
+from experiments.models import (
+    ExperimentLimit,
+    ExperimentPhase,
+    ExperimentRun,
+    ExperimentStatus,
+    ObjectiveTask,
+)
+
+from . import claims as claims_module
+from .queue import code_artifacts, code_root_of
+from .results import OUTPUT_FILE_MAX_BYTES, objective_result_record, reproduction_check_record
+from .slots import HostTooSmall, Slots, SlotsBusy, gpu_capacity, gpu_host_announce, host_name
+from .slots import slots_acquire as _slots_acquire
+
+logger = logging.getLogger(__name__)
+
+
+# A running run whose worker has not written a heartbeat for this long is
+# taken to be lost; a redelivered message may then run it again.
+STALE_AFTER_SECONDS = 180
+HEARTBEAT_EVERY_SECONDS = 15
+OUTPUT_FILES_MAX = 500
+
+
+@dataclass
+class _RunContext:
+    run: ExperimentRun
+    slots: Slots
+    run_dir: Path
+    work: Path
+    code_root: str
+    objective: ObjectiveTask | None
+
+
+def experiment_execute(*, run_id: int) -> ExperimentRun | None:
+    """Run one queued run on this worker: claim it, sandbox it, record it.
+
+    Idempotent: a run that another worker holds, or that has finished, is left
+    alone. Raises `SlotsBusy` (or `HostTooSmall` when another host could take
+    it) so that the Celery task retries later.
+    """
+    run = (
+        ExperimentRun.objects.select_related("submission__task", "submission__agent")
+        .filter(pk=run_id)
+        .first()
+    )
+    if run is None or run.is_finished:
+        return run
+    gpu_host_announce()
+    try:
+        slots = _slots_acquire(gpus=run.gpu_count, wait_seconds=10)
+    except HostTooSmall as exc:
+        capacity = gpu_capacity()
+        if capacity is not None and capacity >= run.gpu_count:
+            raise
+        _finish_unstarted(run, f"no gpu worker host has {run.gpu_count} GPU(s): {exc}")
+        return run
+    except SlotsBusy:
+        raise
+    with slots:
+        if not _claim(run, slots):
+            return run
+        run_dir = Path(settings.EXPERIMENT_WORK_ROOT) / "runs" / f"{run.pk}-{secrets.token_hex(4)}"
+        try:
+            context = _prepare(run, slots, run_dir)
+            _execute(context)
+        except BaseException as exc:
+            # Whatever broke (a missing file, no bwrap, the task's own time
+            # limit), the run must not stay `running`.
+            logger.exception("experiment run %s could not run", run.pk)
+            _finish(
+                run,
+                status=ExperimentStatus.FAILED,
+                reason=f"could not run: {exc}" if str(exc) else f"could not run: {exc!r}",
+            )
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            shutil.rmtree(run_dir, ignore_errors=True)
+    run.refresh_from_db()
+    return run
+
+
+def _claim(run: ExperimentRun, slots: Slots) -> bool:
+    now = timezone.now()
+    stale = now - timedelta(seconds=STALE_AFTER_SECONDS)
+    claimed = (
+        ExperimentRun.objects.filter(pk=run.pk)
+        .filter(
+            Q(status=ExperimentStatus.QUEUED, cancel_requested=False)
+            | Q(status=ExperimentStatus.RUNNING, heartbeat_at__lt=stale)
+        )
+        .update(
+            status=ExperimentStatus.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            worker_host=host_name(),
+            gpus=slots.gpus,
+        )
+    )
+    run.refresh_from_db()
+    return bool(claimed)
+
+
+def _finish_unstarted(run: ExperimentRun, reason: str) -> None:
+    ExperimentRun.objects.filter(pk=run.pk, status=ExperimentStatus.QUEUED).update(
+        status=ExperimentStatus.FAILED, reason=reason, finished_at=timezone.now()
+    )
+    run.refresh_from_db()
+
+
+def _finish(run: ExperimentRun, **fields: Any) -> bool:
+    fields.setdefault("finished_at", timezone.now())
+    done = ExperimentRun.objects.filter(pk=run.pk, status=ExperimentStatus.RUNNING).update(**fields)
+    run.refresh_from_db()
+    return bool(done)
+
+
+def _sandbox_owned(path: Path, uid: int | None) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    if uid is not None and os.geteuid() == 0:
+        os.chown(path, uid, uid)
+    os.chmod(path, 0o755)
+
+
+def _prepare(run: ExperimentRun, slots: Slots, run_dir: Path) -> _RunContext:
+    uid = slots.uid if os.geteuid() == 0 else None
+    work_root = Path(settings.EXPERIMENT_WORK_ROOT)
+    for folder in (work_root, work_root / "runs"):
+        folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(folder, 0o755)
+    run_dir.mkdir()
+    os.chmod(run_dir, 0o755)
+    work = run_dir / "work"
+    work.mkdir()
+    artifacts = code_artifacts(run.submission)
+    for artifact in artifacts:
+        relative = PurePosixPath(artifact.path)
+        if relative.is_absolute() or ".." in relative.parts:
+            raise sandbox.SandboxError(f"artifact path {artifact.path!r} leaves the run folder")
+        target = work.joinpath(*relative.parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with artifact.file.open("rb") as source, open(target, "wb") as copy:
+            shutil.copyfileobj(source, copy)
+        os.chmod(target, 0o755 if target.suffix in (".sh", ".py") else 0o644)
+    code_root = code_root_of(artifacts)
+    (work / code_root / "output").mkdir(parents=True, exist_ok=True)
+    if uid is not None:
+        for current, dirs, files in os.walk(work):
+            os.chown(current, uid, uid)
+            for name in dirs + files:
+                os.chown(os.path.join(current, name), uid, uid, follow_symlinks=False)
+    objective = None
+    if run.phase in (ExperimentPhase.DEV, ExperimentPhase.TEST):
+        objective = run.submission.task.objective
+    return _RunContext(
+        run=run, slots=slots, run_dir=run_dir, work=work, code_root=code_root, objective=objective
+    )
+
+
+def _limits(seconds: float) -> sandbox.Limits:
+    return sandbox.Limits(
+        wall_seconds=seconds,
+        memory_bytes=settings.SANDBOX_MEMORY_BYTES,
+        processes=settings.SANDBOX_PROCESSES,
+        disk_bytes=settings.SANDBOX_DISK_BYTES,
+    )
+
+
+def _extra_mounts() -> list[sandbox.Mount]:
+    return [sandbox.Mount(Path(path), path) for path in settings.SANDBOX_RO_PATHS if path]
+
+
+def _passthrough() -> dict[str, str]:
+    return {name: os.environ[name] for name in settings.SANDBOX_ENV_ALLOW if name in os.environ}
+
+
+def _log_open(run: ExperimentRun) -> BinaryIO:
+    """The run's log, written as the run goes so the page can show its tail."""
+    name = f"experiments/{run.pk}/log.txt"
+    path = Path(default_storage.path(name))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ExperimentRun.objects.filter(pk=run.pk).update(log=name)
+    return open(path, "wb")  # noqa: SIM115 - closed by the caller
+
+
+def _cancel_poller(run: ExperimentRun) -> Callable[[], bool]:
+    last_beat = timezone.now()
+
+    def should_cancel() -> bool:
+        nonlocal last_beat
+        now = timezone.now()
+        query = ExperimentRun.objects.filter(pk=run.pk)
+        if (now - last_beat).total_seconds() >= HEARTBEAT_EVERY_SECONDS:
+            query.update(heartbeat_at=now)
+            last_beat = now
+        return bool(query.filter(cancel_requested=True).exists())
+
+    return should_cancel
+
+
+def _sandbox(
+    context: _RunContext,
+    *,
+    command: str,
+    workdir: Path,
+    cwd: str,
+    mounts: list[sandbox.Mount],
+    env: dict[str, str],
+    seconds: float,
+    log: BinaryIO,
+) -> sandbox.SandboxResult:
+    uid = context.slots.uid if os.geteuid() == 0 else None
+    spec = sandbox.SandboxSpec(
+        command=command,
+        workdir=workdir,
+        limits=_limits(seconds),
+        mounts=[*mounts, *_extra_mounts()],
+        env=env,
+        gpus=context.slots.gpus,
+        uid=uid,
+        cwd=cwd,
+        cgroups=settings.SANDBOX_CGROUPS,
+        scratch=context.run_dir,
+    )
+    return sandbox.sandbox_run(
+        spec,
+        log=log,
+        should_cancel=_cancel_poller(context.run),
+        log_max_bytes=settings.EXPERIMENT_LOG_MAX_BYTES,
+        env_passthrough=_passthrough(),
+    )
+
+
+def _status_of(result: sandbox.SandboxResult) -> str:
+    return {
+        sandbox.Outcome.SUCCEEDED: ExperimentStatus.SUCCEEDED,
+        sandbox.Outcome.FAILED: ExperimentStatus.FAILED,
+        sandbox.Outcome.TIMED_OUT: ExperimentStatus.TIMED_OUT,
+        sandbox.Outcome.CANCELLED: ExperimentStatus.CANCELLED,
+    }[result.outcome]
+
+
+def _execute(context: _RunContext) -> None:
+    run, objective = context.run, context.objective
+    cwd = str(PurePosixPath(sandbox.INSIDE_WORKDIR) / context.code_root)
+    env = {
+        "OUTPUT_DIR": f"{cwd}/output",
+        "EXPERIMENT_PHASE": run.phase,
+        "EXPERIMENT_RUN_ID": str(run.pk),
+    }
+    mounts: list[sandbox.Mount] = []
+    data_dir = None
+    if objective is not None:
+        data_dir = Path(
+            objective.dev_data_dir if run.phase == ExperimentPhase.DEV else objective.test_data_dir
+        )
+        # The method sees the public half of its phase's data, and nothing else.
+        mounts.append(sandbox.Mount(data_dir / "public", "/data"))
+        env["DATA_DIR"] = "/data"
+    before = _manifest(context.work)
+    with _log_open(run) as log:
+        log.write(f"$ {run.command}\n".encode())
+        log.flush()
+        result = _sandbox(
+            context,
+            command=run.command,
+            workdir=context.work,
+            cwd=cwd,
+            mounts=mounts,
+            env=env,
+            seconds=run.time_limit_seconds,
+            log=log,
+        )
+        _log_footer(log, "run", result)
+        status, reason = _status_of(result), result.reason
+        metrics: dict[str, Any] = {}
+        score = None
+        if objective is not None and data_dir is not None and status == ExperimentStatus.SUCCEEDED:
+            metrics, score, status, reason = _evaluate(context, objective, data_dir, log)
+        elif objective is None:
+            metrics = _metrics_file(context.work / context.code_root)
+    outputs = _outputs_collect(run, context.work, before)
+    finished = _finish(
+        run,
+        status=status,
+        exit_code=result.exit_code,
+        limit_hit=result.limit or ExperimentLimit.NONE,
+        reason=reason,
+        outputs=outputs,
+        metrics=metrics,
+        score=score,
+        wall_seconds=result.wall_seconds,
+        peak_memory_bytes=result.peak_memory_bytes,
+    )
+    if not finished:
+        return
+    if run.phase == ExperimentPhase.REPRO:
+        reproduction_check_record(run=run, produced=_produced_numbers(run, context.work, before))
+    elif run.phase == ExperimentPhase.TEST:
+        objective_result_record(run=run)
+
+
+def _log_footer(log: BinaryIO, step: str, result: sandbox.SandboxResult) -> None:
+    detail = f"; {result.reason}" if result.reason else ""
+    log.write(
+        (
+            f"\n== {step} ended: {result.outcome} (exit {result.exit_code}) after "
+            f"{result.wall_seconds:.1f} s{detail}; memory limit by {result.memory_enforcement} ==\n"
+        ).encode()
+    )
+    log.flush()
+
+
+def _evaluate(
+    context: _RunContext, objective: ObjectiveTask, data_dir: Path, log: BinaryIO
+) -> tuple[dict[str, Any], float | None, str, str]:
+    """Score the method's predictions in a second sandbox that alone sees the labels."""
+    eval_work = context.run_dir / "eval"
+    _sandbox_owned(eval_work, context.slots.uid if os.geteuid() == 0 else None)
+    predictions = _predictions_copy(
+        context.work / context.code_root / "output", context.run_dir / "predictions"
+    )
+    mounts = [
+        sandbox.Mount(data_dir / "public", "/data"),
+        sandbox.Mount(data_dir / "private", "/private"),
+        sandbox.Mount(predictions, "/predictions"),
+    ]
+    if objective.eval_dir:
+        mounts.append(sandbox.Mount(Path(objective.eval_dir), "/task"))
+    log.write(f"\n== evaluation ==\n$ {objective.eval_command}\n".encode())
+    log.flush()
+    result = _sandbox(
+        context,
+        command=objective.eval_command,
+        workdir=eval_work,
+        cwd=sandbox.INSIDE_WORKDIR,
+        mounts=mounts,
+        env={"DATA_DIR": "/data", "LABELS_DIR": "/private", "PREDICTIONS_DIR": "/predictions"},
+        seconds=context.run.time_limit_seconds,
+        log=log,
+    )
+    _log_footer(log, "evaluation", result)
+    if result.outcome != sandbox.Outcome.SUCCEEDED:
+        status = _status_of(result)
+        if status == ExperimentStatus.SUCCEEDED:
+            status = ExperimentStatus.FAILED
+        return {}, None, status, f"the evaluation failed: {result.reason}"
+    metrics = _metrics_file(eval_work)
+    score = metrics.get(objective.metric)
+    if not isinstance(score, int | float):
+        return (
+            metrics,
+            None,
+            ExperimentStatus.FAILED,
+            f"the evaluation wrote no number for the metric {objective.metric!r} in metrics.json",
+        )
+    return metrics, float(score), ExperimentStatus.SUCCEEDED, ""
+
+
+def _predictions_copy(source: Path, target: Path) -> Path:
+    """The method's output, as plain files only: a link the method left there
+    (say, to /private/labels.csv) must not point the evaluation at the labels."""
+    target.mkdir()
+    budget = settings.SANDBOX_DISK_BYTES
+    for relative, size in _changed_files(source, {}):
+        content = _safe_read(source / relative, min(size, budget))
+        if content is None:
+            continue
+        copy = target / relative
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(content)
+        budget -= len(content)
+    for folder, _, files in os.walk(target):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    return target
+
+
+def _safe_read(path: Path, max_bytes: int) -> bytes | None:
+    """Read a file the sandbox wrote, never following its links or blocking on its FIFOs."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(max_bytes + 1)[:max_bytes]
+    finally:
+        os.close(fd)
+
+
+def _metrics_file(folder: Path) -> dict[str, Any]:
+    for candidate in (folder / "metrics.json", folder / "output" / "metrics.json"):
+        raw = _safe_read(candidate, 1024 * 1024)
+        if raw is None:
+            continue
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return {
+                str(key): value
+                for key, value in data.items()
+                if isinstance(value, int | float | str | bool) or value is None
+            }
+    return {}
+
+
+def _manifest(root: Path) -> dict[str, tuple[int, int]]:
+    entries = {}
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            with contextlib.suppress(OSError):
+                info = os.lstat(path)
+                entries[os.path.relpath(path, root)] = (info.st_size, info.st_mtime_ns)
+    return entries
+
+
+def _changed_files(root: Path, before: dict[str, tuple[int, int]]) -> list[tuple[str, int]]:
+    changed = []
+    for relative, signature in sorted(_manifest(root).items()):
+        if before.get(relative) != signature:
+            changed.append((relative, signature[0]))
+    return changed
+
+
+def _outputs_collect(
+    run: ExperimentRun, work: Path, before: dict[str, tuple[int, int]]
+) -> list[dict[str, Any]]:
+    """Keep the files the run created or changed (within size limits) in storage."""
+    outputs = []
+    budget = settings.EXPERIMENT_OUTPUT_MAX_BYTES
+    for relative, size in _changed_files(work, before)[:OUTPUT_FILES_MAX]:
+        entry = {"path": relative, "size": size, "stored": False}
+        if size <= min(OUTPUT_FILE_MAX_BYTES, budget):
+            content = _safe_read(work / relative, OUTPUT_FILE_MAX_BYTES)
+            if content is not None:
+                default_storage.save(
+                    f"experiments/{run.pk}/outputs/{relative}", ContentFile(content)
+                )
+                entry["stored"] = True
+                budget -= len(content)
+        outputs.append(entry)
+    return outputs
+
+
+def _produced_numbers(
+    run: ExperimentRun, work: Path, before: dict[str, tuple[int, int]]
+) -> list[claims_module.Number]:
+    produced = []
+    for relative, size in _changed_files(work, before):
+        if (
+            not relative.lower().endswith(claims_module.TEXT_SUFFIXES)
+            or size > OUTPUT_FILE_MAX_BYTES
+        ):
+            continue
+        content = _safe_read(work / relative, OUTPUT_FILE_MAX_BYTES)
+        if content is not None:
+            produced += claims_module.numbers_in(content.decode(errors="replace"), relative)
+    if run.log:
+        with contextlib.suppress(OSError), run.log.open("rb") as log:
+            produced += claims_module.numbers_in(log.read().decode(errors="replace"), "log")
+    return produced
+
+
+def experiment_give_up(*, run_id: int, reason: str) -> None:
+    """A queued run that no worker could take in time fails with the reason."""
+    ExperimentRun.objects.filter(pk=run_id, status=ExperimentStatus.QUEUED).update(
+        status=ExperimentStatus.FAILED, reason=reason, finished_at=timezone.now()
+    )
