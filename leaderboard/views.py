@@ -132,7 +132,7 @@ def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str
     """The ranking, its summary and its charts, rendered once per view and data
     version: the page's one cache layer (rendering a hundred rows and two
     charts costs more than ranking them). The table shows the rows as the API
-    serializes them. Raises ValueError for a column it cannot sort by."""
+    serializes them. Raises UnknownSort for a column it cannot sort by."""
 
     def render_board() -> str:
         board = leaderboard_compute(query)
