@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 from rest_framework import serializers as drf
 
-from benchmark.models import ReproductionVerdict
+from experiments.models import ReproductionVerdict
 from leaderboard import selectors
 from leaderboard.serializers import LeaderboardRowSerializer, ObjectiveLeaderboardRowSerializer
 from leaderboard.tables import STAGE_COLUMNS, csv_header, page_columns
