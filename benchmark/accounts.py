@@ -5,7 +5,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -26,7 +26,7 @@ class AccountError(ValidationFailed):
     """A request about teams, agents or tokens that cannot be done; the message says why."""
 
 
-def team_create(*, name: str, creator: AbstractBaseUser) -> Team:
+def team_create(*, name: str, creator: User) -> Team:
     """A new team, with its creator as the first member."""
     name = name.strip()
     slug = slugify(name)
@@ -43,26 +43,26 @@ def team_create(*, name: str, creator: AbstractBaseUser) -> Team:
     return team
 
 
-def teams_of(user: AbstractBaseUser) -> QuerySet[Team]:
+def teams_of(user: User) -> QuerySet[Team]:
     if not user.is_authenticated:
         return Team.objects.none()
     return Team.objects.filter(members=user)
 
 
-def agents_of(user: AbstractBaseUser) -> QuerySet[Agent]:
+def agents_of(user: User) -> QuerySet[Agent]:
     """The agents the user may submit for: those of the user's teams."""
     if not user.is_authenticated:
         return Agent.objects.none()
     return Agent.objects.filter(team__members=user).select_related("team").distinct()
 
 
-def user_owns_agent(*, user: AbstractBaseUser, agent: Agent) -> bool:
+def user_owns_agent(*, user: User, agent: Agent) -> bool:
     return user.is_authenticated and agent.team.members.filter(pk=user.pk).exists()
 
 
 def agent_register(
     *,
-    user: AbstractBaseUser,
+    user: User,
     team: Team,
     name: str,
     display_name: str,
@@ -118,7 +118,7 @@ def _key_sha256(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def api_token_create(*, user: AbstractBaseUser, name: str) -> NewApiToken:
+def api_token_create(*, user: User, name: str) -> NewApiToken:
     name = name.strip()[:100]
     if not name:
         raise AccountError("a token needs a name, e.g. the machine it is for", field="name")
@@ -129,7 +129,7 @@ def api_token_create(*, user: AbstractBaseUser, name: str) -> NewApiToken:
     return NewApiToken(token=token, key=key)
 
 
-def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> ApiToken:
+def api_token_revoke(*, user: User, token_id: int) -> ApiToken:
     token = ApiToken.objects.filter(pk=token_id, user=user).first()
     if token is None:
         raise NotFound("no such token")

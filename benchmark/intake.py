@@ -17,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
@@ -108,7 +108,7 @@ def submission_intake(
     stage: str,
     archive: Path,
     archive_name: str,
-    uploader: AbstractBaseUser | None,
+    uploader: User | None,
     source: str,
     archive_sha256: str | None = None,
     limits: IntakeLimits | None = None,
@@ -205,7 +205,7 @@ def submission_store(
     agent: Agent,
     task: Task,
     stage: str,
-    uploader: AbstractBaseUser | None,
+    uploader: User | None,
     source: str,
     run: RunFiles,
     notify: bool,

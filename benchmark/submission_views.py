@@ -23,6 +23,7 @@ from common.errors import (
     form_add_errors,
     form_error_items,
 )
+from common.http import AuthenticatedHttpRequest
 
 from .accounts import (
     agent_register,
@@ -66,7 +67,7 @@ def _wants_json(request: HttpRequest) -> bool:
     return "application/json" in request.headers.get("Accept", "")
 
 
-def _upload(request: HttpRequest, form: SubmissionUploadForm) -> Submission | None:
+def _upload(request: AuthenticatedHttpRequest, form: SubmissionUploadForm) -> Submission | None:
     """The intake of the form's archive; None when the form itself is not valid."""
     refusal = upload_refusal(request, "archive")
     if refusal:
@@ -87,7 +88,7 @@ def _upload(request: HttpRequest, form: SubmissionUploadForm) -> Submission | No
 
 
 @login_required
-def submission_upload_view(request: HttpRequest) -> HttpResponse:
+def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = SubmissionUploadForm(request.POST, request.FILES, user=request.user)
         json_status, extra = 400, {}
@@ -123,7 +124,7 @@ def submission_upload_view(request: HttpRequest) -> HttpResponse:
         {
             "form": form,
             "tasks": Task.objects.only("slug", "title"),
-            "has_agents": form.fields["agent"].queryset.exists(),
+            "has_agents": agents_of(request.user).exists(),
         },
         status=status,
     )
@@ -236,7 +237,7 @@ def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
-def account_view(request: HttpRequest) -> HttpResponse:
+def account_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     return _account_render(request)
 
 
@@ -256,7 +257,7 @@ def _account_render(request, *, status=200, new_key=None, **forms) -> HttpRespon
 
 @login_required
 @require_POST
-def team_create_view(request: HttpRequest) -> HttpResponse:
+def team_create_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = TeamForm(request.POST)
     if form.is_valid():
         try:
@@ -271,7 +272,7 @@ def team_create_view(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def agent_register_view(request: HttpRequest) -> HttpResponse:
+def agent_register_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = AgentForm(request.POST, user=request.user)
     if form.is_valid():
         data = form.cleaned_data
@@ -287,7 +288,7 @@ def agent_register_view(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def token_create_view(request: HttpRequest) -> HttpResponse:
+def token_create_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ApiTokenForm(request.POST)
     if form.is_valid():
         try:
@@ -304,7 +305,7 @@ def token_create_view(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
+def token_revoke_view(request: AuthenticatedHttpRequest, token_id: int) -> HttpResponse:
     try:
         token = api_token_revoke(user=request.user, token_id=token_id)
     except NotFound as exc:

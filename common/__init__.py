@@ -1,1 +1,1 @@
-"""Pieces every app shares. Imports Django and DRF only, never an app."""
+"""Pieces every app shares; imports Django and DRF only, never an app."""

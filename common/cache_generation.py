@@ -56,12 +56,12 @@ class CacheGeneration:
         digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
         return f"{self.name}:{self.current()}:{digest}"
 
-    def cached(self, parts: tuple, compute: Callable[[], T], *, timeout: int) -> T:
+    def cached(self, parts: tuple[object, ...], compute: Callable[[], T], *, timeout: int) -> T:
         """The entry for `parts` of the current generation, computed and
         stored when missing. `timeout` backs the generation up for writes that
         send no signal (`QuerySet.update`, `bulk_create`)."""
         key = self.key(*parts)
-        value = cache.get(key)
+        value: T | None = cache.get(key)
         if value is None:
             value = compute()
             cache.set(key, value, timeout=timeout)

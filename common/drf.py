@@ -3,7 +3,7 @@
 schema class that documents that body on every operation's 4xx answers."""
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
@@ -68,7 +68,7 @@ def _field_join(parent: str | None, key: str) -> str | None:
 # ----------------------------------------------------------------- schema
 
 
-class ErrorItemSerializer(serializers.Serializer):
+class ErrorItemSerializer(serializers.Serializer[Any]):
     field = serializers.CharField(
         allow_null=True,
         help_text="the input the error is about (`parent.child` when nested); "
@@ -78,11 +78,11 @@ class ErrorItemSerializer(serializers.Serializer):
     message = serializers.CharField(help_text="what is wrong, for a person")
 
 
-class ErrorSerializer(serializers.Serializer):
+class ErrorSerializer(serializers.Serializer[Any]):
     """The body of every API error. Some answers add data beside `errors`,
     documented where they do (a 409's existing `id`)."""
 
-    errors = ErrorItemSerializer(many=True)
+    errors = ErrorItemSerializer(many=True)  # type: ignore[assignment]  # a field, not .errors
 
 
 ERROR_DESCRIPTION = (
@@ -96,13 +96,18 @@ class AutoSchema(SpectacularAutoSchema):
     ones a view declares without a body, a `4XX` range for the rest, and a 429
     with `Retry-After` where the view is throttled."""
 
-    def _get_response_bodies(self, direction: str = "response") -> dict[str, Any]:
+    def _get_response_bodies(
+        self, direction: Literal["request", "response"] = "response"
+    ) -> dict[str, Any]:
         responses = super()._get_response_bodies(direction)
         if direction != "response":
             return responses
 
         def error() -> dict[str, Any]:
-            return self._get_response_for_code(ErrorSerializer, "400")["content"]
+            body: dict[str, Any] = self._get_response_for_code(  # type: ignore[no-untyped-call]
+                ErrorSerializer, "400"
+            )["content"]
+            return body
 
         for code, response in responses.items():
             if code.startswith("4") and "content" not in response:

@@ -104,7 +104,9 @@ class Conflict(ApplicationError):
     default_message = "This conflicts with the current state."
 
 
-def error_body(items: Iterable[ErrorItem], *, extra: Mapping[str, Any] | None = None) -> dict:
+def error_body(
+    items: Iterable[ErrorItem], *, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     return {"errors": [item.as_dict() for item in items], **(extra or {})}
 
 
@@ -113,7 +115,7 @@ def form_error_items(errors: ErrorDict) -> list[ErrorItem]:
     return [
         ErrorItem(
             code=error.code or "invalid",
-            message=message,
+            message=str(message),
             field=None if name == NON_FIELD_ERRORS else name,
         )
         for name, field_errors in errors.as_data().items()
@@ -127,6 +129,6 @@ def form_add_errors(form: forms.BaseForm, error: ApplicationError) -> None:
     when the form has no such field), once, even if the form found it too."""
     for item in error.items:
         field = item.field if item.field in form.fields else None
-        shown = form.errors.get(field or NON_FIELD_ERRORS, [])
+        shown = list(form.errors.get(field or NON_FIELD_ERRORS, []))
         if item.message not in shown:
             form.add_error(field, forms.ValidationError(item.message, code=item.code))

@@ -2,6 +2,8 @@
 judgments with one row per scored dimension so that scores can be range-checked
 by the database and aggregated in SQL."""
 
+from decimal import Decimal
+
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
@@ -142,8 +144,15 @@ class Judge(models.Model):
         return self.name
 
     @property
+    def own_price(self) -> tuple[Decimal, Decimal] | None:
+        """(input, output) USD per million tokens; None: litellm's table prices the judge."""
+        if self.input_usd_per_mtok is None or self.output_usd_per_mtok is None:
+            return None
+        return self.input_usd_per_mtok, self.output_usd_per_mtok
+
+    @property
     def has_own_price(self) -> bool:
-        return self.input_usd_per_mtok is not None and self.output_usd_per_mtok is not None
+        return self.own_price is not None
 
     def clean(self) -> None:
         super().clean()
@@ -161,6 +170,18 @@ class Judge(models.Model):
 class JudgingCondition(models.TextChoices):
     WITH_CODE = "with_code", "With code and log"
     NO_CODE = "no_code", "Paper only"
+
+
+class SubmissionJudgingState(models.TextChoices):
+    """A submission's state as pages and the API show it: its intake status
+    (`Submission.status`) until it is ready, then what its judgments say. Derived,
+    never stored: `judging.selectors.submission_judging_state`."""
+
+    RECEIVED = "received", "Received"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+    JUDGING = "judging", "Judging"
+    JUDGED = "judged", "Judged"
 
 
 class JudgmentStatus(models.TextChoices):

@@ -34,5 +34,5 @@ def data_changed() -> None:
     DATA_GENERATION.bump_on_commit()
 
 
-def cached(namespace: str, parts: tuple, compute: Callable[[], T]) -> T:
+def cached(namespace: str, parts: tuple[object, ...], compute: Callable[[], T]) -> T:
     return DATA_GENERATION.cached((namespace, *parts), compute, timeout=cache_seconds())

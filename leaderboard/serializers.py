@@ -68,7 +68,7 @@ DECIMALS = 4
 class RoundedFloatField(serializers.FloatField):
     """A float rounded to four decimals: more would only be noise of the means."""
 
-    def to_representation(self, value) -> float:
+    def to_representation(self, value: float) -> float:  # type: ignore[override]
         return round(float(value), DECIMALS)
 
 
@@ -136,7 +136,8 @@ class LeaderboardRowSerializer(serializers.Serializer):
 
 class LeaderboardDimensionSerializer(serializers.Serializer):
     key = serializers.CharField()
-    label = serializers.CharField()
+    # A field named like Field.label, which the stubs type as a string.
+    label = serializers.CharField()  # type: ignore[assignment]
 
 
 class LeaderboardFiltersSerializer(serializers.Serializer):

@@ -11,10 +11,18 @@
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rest_framework import serializers
 
 from .serializers import IntervalField, LeaderboardRowSerializer, ObjectiveLeaderboardRowSerializer
+
+
+def _item_serializer(field: serializers.ListSerializer) -> serializers.Serializer:
+    child = field.child
+    if not isinstance(child, serializers.Serializer):
+        raise TypeError(f"a nested list of {type(child).__name__} has no CSV columns")
+    return child
 
 
 def _csv_fields(serializer: serializers.Serializer) -> list[tuple[str, serializers.Field]]:
@@ -29,7 +37,7 @@ def csv_header(
     header: list[str] = []
     for name, field in _csv_fields(serializer):
         if isinstance(field, serializers.ListSerializer):
-            header += csv_header(field.child, keys=keys)
+            header += csv_header(_item_serializer(field), keys=keys)
         elif isinstance(field, IntervalField):
             header += [f"{name}_{suffix}" for suffix in field.csv_suffixes]
         elif isinstance(field, serializers.DictField):
@@ -41,7 +49,7 @@ def csv_header(
 
 def csv_rows(
     serializer: serializers.Serializer,
-    row: Mapping[str, object],
+    row: Mapping[str, Any],
     *,
     keys: Mapping[str, Sequence[str]],
 ) -> list[list[object]]:
@@ -50,7 +58,8 @@ def csv_rows(
     for name, field in _csv_fields(serializer):
         value = row[name]
         if isinstance(field, serializers.ListSerializer):
-            items = [r for item in value for r in csv_rows(field.child, item, keys=keys)]
+            child = _item_serializer(field)
+            items = [r for item in value for r in csv_rows(child, item, keys=keys)]
             rows = [done + item for done in rows for item in items]
             continue
         if isinstance(field, IntervalField):

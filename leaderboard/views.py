@@ -28,7 +28,11 @@ from .selectors import (
     submission_judgments,
     task_results,
 )
-from .serializers import LeaderboardRowSerializer, ObjectiveLeaderboardRowSerializer
+from .serializers import (
+    LeaderboardRowSerializer,
+    ObjectiveLeaderboardRowSerializer,
+    ObjectiveTaskResultSerializer,
+)
 from .tables import (
     OBJECTIVE_COLUMNS,
     OBJECTIVE_TASK_COLUMNS,
@@ -170,8 +174,7 @@ def _objective_board_html(request: HttpRequest) -> str:
     def render_board() -> str:
         api = reverse("api:leaderboard")
         board = objective_board_compute()
-        serializer = ObjectiveLeaderboardRowSerializer(board.rows, many=True)
-        rows = serializer.data
+        rows = ObjectiveLeaderboardRowSerializer(board.rows, many=True).data
         # One column group per objective task; an agent not evaluated on a task gets a gap.
         tasks = sorted(
             {
@@ -181,16 +184,14 @@ def _objective_board_html(request: HttpRequest) -> str:
             }
         )
         task_columns = page_columns(
-            serializer.child.fields["tasks"].child,
-            OBJECTIVE_TASK_COLUMNS,
-            hidden=OBJECTIVE_TASK_HIDDEN,
+            ObjectiveTaskResultSerializer(), OBJECTIVE_TASK_COLUMNS, hidden=OBJECTIVE_TASK_HIDDEN
         )
         return render_to_string(
             "leaderboard/_objective_board.html",
             {
                 "board": board,
                 "tasks": tasks,
-                "columns": page_columns(serializer.child, OBJECTIVE_COLUMNS),
+                "columns": page_columns(ObjectiveLeaderboardRowSerializer(), OBJECTIVE_COLUMNS),
                 "task_columns": task_columns,
                 "rows": [
                     (row, [{c["task"]: c for c in row["tasks"]}.get(t[0]) for t in tasks])

@@ -311,6 +311,49 @@ def wait_until_up(base: str, server: subprocess.Popen) -> None:
     raise SystemExit("the server did not answer within 60 s")
 
 
+def measure(base: str, *, repeat: int, export_repeat: int) -> None:
+    """The measurements, printed: pages and API against /healthz, CSV against JSON Lines."""
+    healthz = median_of(base, "/healthz", repeat)
+    print(f"\n/healthz median: {healthz * 1000:.1f} ms ({repeat} requests)\n")
+    print("computed: the first request after a data change; median: the next ones")
+    print(f"{'stage':<11} {'what':<5} {'computed ms':>12} {'median ms':>10} {'x healthz':>10}")
+    worst = 0.0
+    for stage in STAGES:
+        for what, path in (
+            ("page", f"/leaderboard/?stage={stage}"),
+            ("api", f"/api/leaderboard/?stage={stage}"),
+        ):
+            bump_cache()
+            first, status, _ = fetch(base, path)
+            assert status == 200, (path, status)
+            median = median_of(base, path, repeat)
+            ratio = median / healthz
+            worst = max(worst, ratio)
+            print(
+                f"{stage:<11} {what:<5} {first * 1000:>12.0f} {median * 1000:>10.1f} {ratio:>10.1f}"
+            )
+    variant = "/api/leaderboard/?stage=end2end&judge=gemini-judge&exclude_same_family=1"
+    bump_cache()
+    first, _, _ = fetch(base, variant + "&common_tasks=1&conference=iclr")
+    print(f"\nend2end, one judge, same family out, common tasks, computed: {first * 1000:.0f} ms")
+    print(f"worst page/API median: {worst:.1f}x /healthz (goal: within 10x)\n")
+
+    sizes = {}
+    times: dict[str, list[float]] = {"csv": [], "jsonl": []}
+    for _ in range(export_repeat):
+        for fmt in ("csv", "jsonl"):
+            elapsed, status, size = fetch(base, f"/api/export/?formats={fmt}")
+            assert status == 200
+            times[fmt].append(elapsed)
+            sizes[fmt] = size
+    csv_time, json_time = (statistics.median(times[f]) for f in ("csv", "jsonl"))
+    print(
+        f"export CSV: {csv_time:.1f} s ({sizes['csv'] / 1e6:.0f} MB zip), "
+        f"JSON Lines: {json_time:.1f} s ({sizes['jsonl'] / 1e6:.0f} MB zip), "
+        f"CSV/JSON = {csv_time / json_time:.2f} (goal: within 2x)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", type=int, default=100)
@@ -404,48 +447,7 @@ def main() -> None:
         wait_until_up(base, server)
         median_of(base, "/healthz", 5)  # warm up the workers
 
-        healthz = median_of(base, "/healthz", args.repeat)
-        print(f"\n/healthz median: {healthz * 1000:.1f} ms ({args.repeat} requests)\n")
-        print("computed: the first request after a data change; median: the next ones")
-        print(f"{'stage':<11} {'what':<5} {'computed ms':>12} {'median ms':>10} {'x healthz':>10}")
-        worst = 0.0
-        for stage in STAGES:
-            for what, path in (
-                ("page", f"/leaderboard/?stage={stage}"),
-                ("api", f"/api/leaderboard/?stage={stage}"),
-            ):
-                bump_cache()
-                first, status, _ = fetch(base, path)
-                assert status == 200, (path, status)
-                median = median_of(base, path, args.repeat)
-                ratio = median / healthz
-                worst = max(worst, ratio)
-                print(
-                    f"{stage:<11} {what:<5} {first * 1000:>12.0f} {median * 1000:>10.1f} "
-                    f"{ratio:>10.1f}"
-                )
-        variant = "/api/leaderboard/?stage=end2end&judge=gemini-judge&exclude_same_family=1"
-        bump_cache()
-        first, _, _ = fetch(base, variant + "&common_tasks=1&conference=iclr")
-        print(
-            f"\nend2end, one judge, same family out, common tasks, computed: {first * 1000:.0f} ms"
-        )
-        print(f"worst page/API median: {worst:.1f}x /healthz (goal: within 10x)\n")
-
-        sizes = {}
-        times: dict[str, list[float]] = {"csv": [], "jsonl": []}
-        for _ in range(args.export_repeat):
-            for fmt in ("csv", "jsonl"):
-                elapsed, status, size = fetch(base, f"/api/export/?formats={fmt}")
-                assert status == 200
-                times[fmt].append(elapsed)
-                sizes[fmt] = size
-        csv_time, json_time = (statistics.median(times[f]) for f in ("csv", "jsonl"))
-        print(
-            f"export CSV: {csv_time:.1f} s ({sizes['csv'] / 1e6:.0f} MB zip), "
-            f"JSON Lines: {json_time:.1f} s ({sizes['jsonl'] / 1e6:.0f} MB zip), "
-            f"CSV/JSON = {csv_time / json_time:.2f} (goal: within 2x)"
-        )
+        measure(base, repeat=args.repeat, export_repeat=args.export_repeat)
     finally:
         if server is not None:
             server.terminate()

@@ -3,6 +3,7 @@ own assignments (blind until they submit), drafts and review submission,
 and for organisers a round's assignments and the CSV export."""
 
 from dataclasses import replace
+from typing import Any
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -16,12 +17,14 @@ from rest_framework.views import APIView
 
 from benchmark.models import Stage
 from common.errors import ErrorItem, ValidationFailed
+from common.http import signed_in_user
 
 from . import selectors, services
 from .blind import submission_blind
 from .forms import score_field_name
 from .models import Assignment, ReviewRound, ReviewStatus
 from .roles import is_organiser, is_reviewer
+from .serializers import StageAgreementSerializer
 from .views import reviews_csv_response
 
 
@@ -50,21 +53,22 @@ class AgreementApi(APIView):
             OpenApiParameter("stage", str, enum=Stage.values, default=Stage.END2END),
             OpenApiParameter("judge", str, description="a judge's name; empty: mean of judges"),
         ],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: StageAgreementSerializer},
     )
     def get(self, request: Request) -> Response:
         stage = request.query_params.get("stage") or Stage.END2END
         judge = request.query_params.get("judge") or None
         result = selectors.agreement_for_stage(stage=stage, judge=judge)
-        return Response(
-            {"stage": result["stage"], "judge": result["judge"], "dimensions": result["dimensions"]}
-        )
+        return Response(StageAgreementSerializer(result).data)
 
 
 def _assignment_data(request: Request, assignment: Assignment, *, detail: bool = False) -> dict:
     review = selectors.review_of_assignment(assignment)
     submitted = selectors.identity_visible(assignment=assignment, review=review)
-    data = {
+    paper_url = request.build_absolute_uri(
+        reverse("reviews:paper", kwargs={"code": assignment.code})
+    )
+    data: dict[str, Any] = {
         "code": assignment.code,
         "stage": assignment.review_round.stage,
         "task": {
@@ -74,9 +78,7 @@ def _assignment_data(request: Request, assignment: Assignment, *, detail: bool =
         "due_at": assignment.due_at,
         "status": assignment.status,
         "closed": assignment.is_closed,
-        "paper_url": request.build_absolute_uri(
-            reverse("reviews:paper", kwargs={"code": assignment.code})
-        ),
+        "paper_url": paper_url,
         "review": None,
         "revealed": None,
     }
@@ -118,7 +120,7 @@ def _assignment_data(request: Request, assignment: Assignment, *, detail: bool =
                 "path": artifact.path,
                 "kind": artifact.kind,
                 "size": artifact.size,
-                "url": data["paper_url"] + artifact.path,
+                "url": paper_url + artifact.path,
             }
             for artifact in blind.artifacts.all()
         ]
@@ -127,7 +129,7 @@ def _assignment_data(request: Request, assignment: Assignment, *, detail: bool =
 
 def _own(request: Request, code: str) -> Assignment:
     try:
-        return selectors.assignment_of_reviewer(user=request.user, code=code)
+        return selectors.assignment_of_reviewer(user=signed_in_user(request.user), code=code)
     except Assignment.DoesNotExist as exc:
         raise Http404 from exc
 
@@ -139,7 +141,7 @@ class MyAssignmentsApi(APIView):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
-        assignments = selectors.reviewer_assignments(user=request.user)
+        assignments = selectors.reviewer_assignments(user=signed_in_user(request.user))
         return Response({"results": [_assignment_data(request, a) for a in assignments]})
 
 
