@@ -207,14 +207,17 @@ class _ServerProcess:
             stdout=subprocess.PIPE,
             text=True,
         )
-        self.url = self._process.stdout.readline().strip()
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._stdin, self._stdout = self._process.stdin, self._process.stdout
+        self.url = self._stdout.readline().strip()
         if not self.url:
             raise SystemExit("the loopback LLM server did not start")
 
     def _ask(self, line: str) -> dict:
-        self._process.stdin.write(line + "\n")
-        self._process.stdin.flush()
-        return json.loads(self._process.stdout.readline())
+        self._stdin.write(line + "\n")
+        self._stdin.flush()
+        answer: dict = json.loads(self._stdout.readline())
+        return answer
 
     def reset(self) -> None:
         """Forget the requests, delays and the most calls in flight so far."""
@@ -232,7 +235,7 @@ class _ServerProcess:
         return _process_cpu(self._process.pid)
 
     def close(self) -> None:
-        self._process.stdin.close()
+        self._stdin.close()
         try:
             self._process.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -425,8 +428,9 @@ def _queue_and_wait(submissions, judges, n: int, *, poll: float) -> float:
         time.sleep(poll)
     last = Judgment.objects.filter(pk__in=ids).aggregate(last=Max("finished_at"))["last"]
     failed = Judgment.objects.filter(pk__in=ids, status=JudgmentStatus.FAILED)
-    if failed.exists():
-        raise SystemExit(f"{failed.count()} judgments failed: {failed.first().error}")
+    first_failed = failed.first()
+    if first_failed is not None:
+        raise SystemExit(f"{failed.count()} judgments failed: {first_failed.error}")
     return (last - started).total_seconds()
 
 
@@ -542,7 +546,10 @@ def _run_loop(server, submissions, judges, sample: int) -> tuple[float, float]:
 def _rubric_id() -> int:
     from judging.services import rubric_current
 
-    return rubric_current(stage="end2end").pk
+    rubric = rubric_current(stage="end2end")
+    if rubric is None:
+        raise SystemExit("no active end2end rubric: run the migrations first")
+    return rubric.pk
 
 
 # ---------------------------------------------------------------- the report
@@ -550,8 +557,8 @@ def _rubric_id() -> int:
 
 def _report(args, results: dict) -> None:
     print()
-    spread: SpreadRound | None = results.get("queue")  # type: ignore[assignment]
-    rate: RateRound | None = results.get("rpm")  # type: ignore[assignment]
+    spread: SpreadRound | None = results.get("queue")
+    rate: RateRound | None = results.get("rpm")
     loop = results.get("loop")
     scale, conc = args.time_scale, args.concurrency
     print(
