@@ -52,7 +52,7 @@ from judging.selectors import (
     dimension_means,
     same_family_judgment_q,
     stage_scores,
-    submissions_with_judging_state,
+    submission_judging_state_expression,
 )
 from reviews.selectors import human_overall_by_submission
 
@@ -201,7 +201,7 @@ def counted_submissions(
     facts = [
         SubmissionFacts(sid, agent_id, task_id, stage, version, status, _task_cost(llm, coding))
         for sid, agent_id, task_id, stage, version, status, llm, coding in (
-            submissions_with_judging_state(submissions).values_list(
+            submissions.annotate(judging_state=submission_judging_state_expression()).values_list(
                 "id",
                 "agent_id",
                 "task_id",

@@ -253,7 +253,7 @@ def notebook_way(human_path: Path, llm_path: Path, dimensions: list[str]) -> dic
             "ci_hl": np.percentile(boot_hl, [2.5, 97.5]),
         }
         p_values[dimension] = test.pvalue
-    ordered = sorted(p_values, key=p_values.get)
+    ordered = sorted(p_values, key=lambda dimension: p_values[dimension])
     running = 0.0
     for rank, dimension in enumerate(ordered):
         running = max(running, min(1.0, (len(ordered) - rank) * p_values[dimension]))
