@@ -33,6 +33,7 @@ from .archives import (
     markdown_unpack,
 )
 from .costs import steps_cost, steps_total, trace_summary
+from .derived import DocumentFile, derived_artifacts_store, documents_derive
 from .models import (
     Agent,
     Artifact,
@@ -217,6 +218,19 @@ def submission_store(
     between two uploads of the same archive.
     """
     costs = _run_costs(run, agent)
+    # Untrusted documents are rendered here, once, outside the transaction.
+    derived = documents_derive(
+        [
+            DocumentFile(
+                path=item.path,
+                kind=artifact_kind(item.path),
+                sha256=item.sha256,
+                size=item.size,
+                location=run.folder / item.path,
+            )
+            for item in run.files
+        ]
+    )
     final: Path | None = None
     try:
         with transaction.atomic():
@@ -243,7 +257,7 @@ def submission_store(
                 agent_duration_seconds=costs.agent_duration_seconds,
             )
             base = f"{SUBMISSIONS_FOLDER}/{submission.pk}"
-            Artifact.objects.bulk_create(
+            artifacts = Artifact.objects.bulk_create(
                 Artifact(
                     submission=submission,
                     kind=artifact_kind(item.path),
@@ -254,6 +268,7 @@ def submission_store(
                 )
                 for item in run.files
             )
+            derived_artifacts_store(artifacts=artifacts, derived=derived)
             final = submission_folder(submission.pk)
             # A folder left by a crash between a rename and a rollback must
             # not mix with this submission's files.

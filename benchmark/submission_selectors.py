@@ -4,7 +4,6 @@ import posixpath
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
 from django.db.models import QuerySet
@@ -12,8 +11,8 @@ from django.urls import reverse
 from django.utils.safestring import SafeString
 
 from .costs import StepCost, steps_cost, steps_total
+from .derived import artifact_html, html_with_figures
 from .models import Agent, Artifact, ArtifactKind, Submission
-from .rendering import markdown_render
 from .run_layout import TEXT_SUFFIXES, primary_path
 from .submission_states import submissions_with_state
 
@@ -159,30 +158,18 @@ class SubmissionPage:
     costs: SubmissionCosts
 
 
-def _image_resolver(document: Artifact, by_path: dict[str, Artifact]):
-    """Figures load from the artifact store only; any other image is dropped."""
-    base = posixpath.dirname(document.path)
-
-    def resolve(src: str) -> str | None:
-        parts = urlsplit(src)
-        if parts.scheme or parts.netloc or src.startswith("/"):
-            return None
-        path = posixpath.normpath(posixpath.join(base, unquote(parts.path)))
-        target = by_path.get(path)
-        if target is None or target.kind != ArtifactKind.FIGURE:
-            return None
-        if posixpath.splitext(path.lower())[1] not in INLINE_IMAGE_TYPES:
-            return None
-        return artifact_raw_url(target)
-
-    return resolve
-
-
-def _render(title: str, artifact: Artifact, by_path: dict[str, Artifact]) -> RenderedDocument:
-    text = artifact_text(artifact)
+def _render(title: str, artifact: Artifact) -> RenderedDocument:
+    """The document's HTML as stored at intake, figures served from the submission's files."""
+    derived = artifact_html(artifact)
     html = None
-    if text is not None:
-        html = markdown_render(text, math=True, image_src=_image_resolver(artifact, by_path))
+    if derived is not None:
+        html = html_with_figures(
+            derived.content,
+            lambda path: reverse(
+                "benchmark:artifact-raw",
+                kwargs={"submission_id": artifact.submission_id, "path": path},
+            ),
+        )
     return RenderedDocument(title=title, artifact=artifact, html=html)
 
 
@@ -211,7 +198,7 @@ def submission_page(submission: Submission) -> SubmissionPage:
         return by_path[path] if path else None
 
     paper_artifact = primary(ArtifactKind.PAPER)
-    paper = _render("Paper", paper_artifact, by_path) if paper_artifact else None
+    paper = _render("Paper", paper_artifact) if paper_artifact else None
     documents = []
     for kind, title in (
         (ArtifactKind.IDEA, "Idea"),
@@ -221,7 +208,7 @@ def submission_page(submission: Submission) -> SubmissionPage:
     ):
         artifact = primary(kind)
         if artifact is not None:
-            documents.append(_render(title, artifact, by_path))
+            documents.append(_render(title, artifact))
     log = primary(ArtifactKind.LOG)
     other_logs = [
         a for a in artifacts if a.kind in (ArtifactKind.LOG, ArtifactKind.TRACE) and a != log

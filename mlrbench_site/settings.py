@@ -307,6 +307,11 @@ INTAKE_MAX_ENTRIES = env.int("INTAKE_MAX_ENTRIES", default=10_000)
 INTAKE_MAX_COMPRESSION_RATIO = env.int("INTAKE_MAX_COMPRESSION_RATIO", default=200)
 INTAKE_MAX_PATH_DEPTH = env.int("INTAKE_MAX_PATH_DEPTH", default=16)
 INTAKE_MAX_NESTED_ARCHIVES = env.int("INTAKE_MAX_NESTED_ARCHIVES", default=0)
+# Untrusted markdown is rendered once, at intake (benchmark/rendering.py): past
+# this size, or past this time in the child process that renders large
+# documents, it is kept as escaped plain text with a note.
+MARKDOWN_RENDER_MAX_BYTES = env.int("MARKDOWN_RENDER_MAX_BYTES", default=2 * 1024 * 1024)
+MARKDOWN_RENDER_TIMEOUT_SECONDS = env.float("MARKDOWN_RENDER_TIMEOUT_SECONDS", default=10.0)
 # Uploads stream to a temporary file (hashed on the way), never into memory.
 FILE_UPLOAD_HANDLERS = ["benchmark.uploads.ArchiveUploadHandler"]
 REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].append(

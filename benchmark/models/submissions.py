@@ -200,3 +200,32 @@ class Artifact(models.Model):
 
     def __str__(self) -> str:
         return self.path
+
+
+class DerivedKind(models.TextChoices):
+    """What was derived from an artifact once, at intake, for the pages to serve."""
+
+    HTML = "html", "Clean HTML of a markdown document"
+
+
+class DerivedArtifact(models.Model):
+    """Something derived once from an untrusted artifact (its clean HTML, a PDF's
+    text), so that no page renders untrusted input per request. Stale when the
+    artifact's digest or the deriver's version changes."""
+
+    artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="derived")
+    kind = models.CharField(max_length=16, choices=DerivedKind.choices)
+    source_sha256 = models.CharField(max_length=64)
+    version = models.PositiveIntegerField(default=1)
+    content = models.TextField()
+    # Set when the deriver gave up within its budget (e.g. shown as plain text).
+    note = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["artifact", "kind"], name="derived_artifact_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.artifact} ({self.kind})"
