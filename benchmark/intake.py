@@ -124,6 +124,15 @@ def submission_intake(
     if stage not in Stage.values:
         raise IntakeRefused(f"unknown stage {stage!r}", code="invalid_choice", field="stage")
     limits = limits or IntakeLimits.from_settings()
+    # The format first: a file that is not an upload of this stage is refused
+    # as such, even when the very same bytes were once accepted.
+    is_archive = archive_format(archive) is not None
+    is_markdown = stage in (Stage.IDEA, Stage.PROPOSAL) and archive_name.lower().endswith(".md")
+    if not is_archive and not is_markdown:
+        also = " or a markdown file" if stage in (Stage.IDEA, Stage.PROPOSAL) else ""
+        raise IntakeRefused(
+            f"the file is not a zip or tar.gz archive{also}", code=ArchiveRefused.default_code
+        )
     sha256 = archive_sha256 or file_sha256(archive)
     existing = Submission.objects.filter(
         agent=agent, task=task, stage=stage, archive_sha256=sha256
@@ -136,15 +145,12 @@ def submission_intake(
         unpacked = staging / "run"
         unpacked.mkdir()
         try:
-            if archive_format(archive) is not None:
+            if is_archive:
                 files = archive_unpack(source=archive, dest=unpacked, limits=limits)
-            elif stage in (Stage.IDEA, Stage.PROPOSAL) and archive_name.lower().endswith(".md"):
+            else:
                 files = markdown_unpack(
                     source=archive, dest=unpacked, name=f"{stage}.md", limits=limits
                 )
-            else:
-                also = " or a markdown file" if stage in (Stage.IDEA, Stage.PROPOSAL) else ""
-                raise ArchiveRefused(f"the file is not a zip or tar.gz archive{also}")
             run = _run_files(unpacked, files, digest=sha256)
             problem = stage_check(stage, (artifact_kind(item.path) for item in run.files))
             if problem:
