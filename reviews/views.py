@@ -469,7 +469,8 @@ def agreement_view(request: HttpRequest) -> HttpResponse:
     error = ""
     result: selectors.StageAgreement | None
     try:
-        result = selectors.agreement_for_stage(stage=stage, judge=judge)
+        reviews = selectors.agreement_reviews_for(request.user, request.GET.get("reviews"))
+        result = selectors.agreement_for_stage(stage=stage, judge=judge, reviews=reviews)
     except (selectors.UnknownStage, selectors.UnknownJudge) as exc:
         error = str(exc)
         result = None
