@@ -1,13 +1,13 @@
 """Public pages: the leaderboard, an agent, a task's results, a submission's judgments."""
 
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import mark_safe
 
 from benchmark.models import Agent, Stage, Submission, Task
-from benchmark.visibility import hidden_submission_ids, submissions_visible_to
+from benchmark.visibility import hidden_submission_ids, submissions_visible_to, task_hidden_from
 from judging.models import JudgingCondition
 from judging.selectors import stage_scores
 
@@ -213,6 +213,8 @@ def leaderboard_view(request: HttpRequest) -> HttpResponse:
     board_html = ""
     if form.is_valid():
         query = form.leaderboard_query()
+        if query.task and task_hidden_from(user=request.user, slug=query.task):
+            raise Http404("No such task.")
         sort = form.cleaned_data.get("sort") or ""
         try:
             if query.stage == OBJECTIVE_STAGE:
@@ -285,6 +287,8 @@ def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
 
 def task_results_view(request: HttpRequest, slug: str) -> HttpResponse:
     task = get_object_or_404(Task, slug=slug)
+    if task_hidden_from(user=request.user, slug=slug):
+        raise Http404("No such task.")
     return render(
         request,
         "leaderboard/task_results.html",
