@@ -287,8 +287,6 @@ def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
 
 def task_results_view(request: HttpRequest, slug: str) -> HttpResponse:
     task = get_object_or_404(Task, slug=slug)
-    if task_hidden_from(user=request.user, slug=slug):
-        raise Http404("No such task.")
     return render(
         request,
         "leaderboard/task_results.html",

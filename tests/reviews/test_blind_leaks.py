@@ -56,7 +56,8 @@ def test_a_task_reviewed_blind_is_left_out_of_every_per_task_view(client, scenar
     assert submissions["count"] == 0
     assert client.get(f"/api/leaderboard/?task={slug}&stage=end2end").status_code == 404
     assert client.get(f"/leaderboard/?task={slug}&stage=end2end").status_code == 404
-    assert client.get(reverse("leaderboard:task-results", args=[slug])).status_code == 404
+    results = client.get(reverse("leaderboard:task-results", args=[slug])).content.decode()
+    assert "rival" not in results and f"/submissions/{other.pk}/" not in results
     judgments = client.get(f"/api/judgments/?task={slug}").json()
     assert judgments["count"] == 0
     assert client.get(f"/submissions/{other.pk}/").status_code == 404
