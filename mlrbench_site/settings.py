@@ -338,6 +338,12 @@ SANDBOX_CGROUPS = env.str("SANDBOX_CGROUPS", default="auto")  # auto | v2 | v1 |
 # Each concurrent job on a host runs as its own uid SANDBOX_UID_BASE + slot.
 SANDBOX_UID_BASE = env.int("SANDBOX_UID_BASE", default=61000)
 SANDBOX_MAX_JOBS = env.int("SANDBOX_MAX_JOBS", default=16)
+# The locks that guard those uids: one folder for the whole host, whatever the
+# work root, so that no two workers run (or sweep) one uid at once.
+SANDBOX_UID_LOCK_DIR = env.path(
+    "SANDBOX_UID_LOCK_DIR",
+    default="/run/lock/mlrbench-sandbox" if os.path.isdir("/run/lock") else "/tmp/mlrbench-sandbox",  # noqa: S108
+)
 # Extra host folders the sandbox sees read-only (e.g. a virtualenv with torch),
 # and names of worker variables passed through; nothing else is.
 SANDBOX_RO_PATHS = env.list("SANDBOX_RO_PATHS", default=[])
