@@ -265,6 +265,11 @@ JUDGE_DOCUMENT_BUDGET_CHARS = env.int("JUDGE_DOCUMENT_BUDGET_CHARS", default=60_
 JUDGE_CODE_BUDGET_CHARS = env.int("JUDGE_CODE_BUDGET_CHARS", default=60_000)
 JUDGE_LOG_BUDGET_CHARS = env.int("JUDGE_LOG_BUDGET_CHARS", default=20_000)
 JUDGE_REAP_INTERVAL_SECONDS = env.int("JUDGE_REAP_INTERVAL_SECONDS", default=5 * 60)
+# The reaper also sends again judgments `queued` this long since they were
+# queued or last sent (their message may be lost: a broker restart, a failed
+# enqueue); at most this many per run. Sending twice is harmless (the claim).
+JUDGE_RESEND_QUEUED_SECONDS = env.int("JUDGE_RESEND_QUEUED_SECONDS", default=15 * 60)
+JUDGE_RESEND_BATCH = env.int("JUDGE_RESEND_BATCH", default=5000)
 # The window a judge's requests_per_minute counts over (judging/ratelimit.py): a
 # minute. Only perf/judge_throughput.py changes it, to scale time with its answers.
 JUDGE_RATE_WINDOW_SECONDS = env.float("JUDGE_RATE_WINDOW_SECONDS", default=60.0)
