@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import environ
+from csp import constants as csp_constants
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
 
@@ -49,6 +50,8 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
+    "csp",
     "benchmark",
     "experiments",
     "judging",
@@ -63,9 +66,23 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "common.throttling.PageThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its answer.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Repeated failed sign-ins lock the account out from that address (django-axes).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=1.0)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
 
 ROOT_URLCONF = "mlrbench_site.urls"
 
@@ -207,11 +224,24 @@ REST_FRAMEWORK: dict[str, Any] = {
     ],
 }
 
-# Anonymous API clients are throttled per scope (signed-in users are not).
+# Anonymous clients are throttled, every API endpoint per scope and every page
+# (common/throttling.py); signed-in users are not. A client is its address:
+# the one the last of NUM_PROXIES trusted proxies saw in X-Forwarded-For, or
+# the socket's (0, the default: nothing in a header is trusted).
+NUM_PROXIES = env.int("NUM_PROXIES", default=0)
+if NUM_PROXIES < 0:
+    raise ImproperlyConfigured("NUM_PROXIES must be 0 or more.")
+REST_FRAMEWORK["NUM_PROXIES"] = NUM_PROXIES
+REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = ["common.throttling.PublicAnonThrottle"]
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
     "public_api": env.str("API_ANON_RATE", default="600/minute"),
     "export": env.str("EXPORT_ANON_RATE", default="30/hour"),
+    "pages": env.str("PAGE_ANON_RATE", default="300/minute"),
 }
+AXES_IPWARE_PROXY_COUNT = NUM_PROXIES
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if NUM_PROXIES else ["REMOTE_ADDR"]
+)
 # Cached leaderboards expire after this even when no write signalled a change.
 LEADERBOARD_CACHE_SECONDS = env.int("LEADERBOARD_CACHE_SECONDS", default=15 * 60)
 
@@ -224,6 +254,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two models name a choice field `kind`: each enum gets its own name.
+    "ENUM_NAME_OVERRIDES": {
+        "TaskKindEnum": "benchmark.models.TaskKind",
+        "ArtifactKindEnum": "benchmark.models.ArtifactKind",
+    },
 }
 
 LOGIN_URL = "login"
@@ -232,9 +267,42 @@ LOGOUT_REDIRECT_URL = "/"
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
-if not DEBUG:
-    SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=False)
-    CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=False)
+# Deployment behind HTTPS (see .env.example; `manage.py check --deploy` is
+# clean with the production values there). Off by default: a bare machine
+# serves plain HTTP on localhost.
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=False)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=False)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+# The proxy's header that says the request came over HTTPS, e.g.
+# "HTTP_X_FORWARDED_PROTO=https"; only set it behind a proxy that always sets it.
+_proxy_ssl_header = env.str("SECURE_PROXY_SSL_HEADER", default="")
+SECURE_PROXY_SSL_HEADER = (
+    tuple(_proxy_ssl_header.split("=", 1)) if "=" in _proxy_ssl_header else None
+)
+# The health check answers plain HTTP to the load balancer.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+
+# One Content-Security-Policy for every page (django-csp): scripts, styles,
+# images and fonts from the site only; no inline script but one carrying the
+# request's nonce (`{{ request.csp_nonce }}`). Pages that serve uploaded files
+# set a stricter one of their own.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'", csp_constants.NONCE],
+        "style-src": ["'self'"],
+        "img-src": ["'self'"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 LOGGING = {
     "version": 1,

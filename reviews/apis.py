@@ -148,7 +148,7 @@ class MyAssignmentsApi(APIView):
 
     permission_classes = [permissions.IsAuthenticated, IsReviewer]
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(operation_id="reviews_assignments_list", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
         assignments = selectors.reviewer_assignments(user=signed_in_user(request.user))
         return Response({"results": [_assignment_data(request, a) for a in assignments]})

@@ -51,7 +51,7 @@ def test_files_under_paths_longer_than_path_max_count_against_the_disk_limit():
 def test_the_write_that_crosses_the_disk_limit_fails():
     limit = settings.SANDBOX_DISK_BYTES
     run = run_code(
-        f"""
+        """
         import errno, os
         written = 0
         try:
