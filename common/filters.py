@@ -16,5 +16,5 @@ class WholeNumberField(forms.IntegerField):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
 
-class WholeNumberFilter(django_filters.NumberFilter):
+class WholeNumberFilter(django_filters.NumberFilter):  # type: ignore[misc]
     field_class = WholeNumberField

@@ -2,6 +2,7 @@
 column stores one (PostgreSQL refuses it, a 500 wherever a raw parameter
 reaches a query), and no honest client sends one."""
 
+from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -12,7 +13,7 @@ _MESSAGE = "the request contains a NUL character"
 
 
 class NulRefusalMiddleware:
-    def __init__(self, get_response):  # type: ignore[no-untyped-def]
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:

@@ -21,6 +21,7 @@ from django.http import (
     HttpResponse,
     JsonResponse,
 )
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
@@ -168,7 +169,7 @@ BLIND_LOG_MAX_BYTES = 10 * 1024 * 1024
 
 @never_cache
 @reviewer_required
-def paper_file_view(request: AuthenticatedHttpRequest, code: str, path: str) -> FileResponse:
+def paper_file_view(request: AuthenticatedHttpRequest, code: str, path: str) -> HttpResponseBase:
     """A file of the paper, by its blind path: the only way a reviewer reaches artifacts."""
     assignment = _own_assignment(request, code)
     artifact = artifact_for_blind_path(assignment.submission, path)
@@ -179,7 +180,7 @@ def paper_file_view(request: AuthenticatedHttpRequest, code: str, path: str) -> 
         # Never let the site's origin run an uploaded HTML or SVG file.
         content_type = "text/plain; charset=utf-8"
     if artifact.kind in (ArtifactKind.LOG, ArtifactKind.TRACE):
-        response: HttpResponse = _blind_log_response(assignment, artifact)
+        response: HttpResponseBase = _blind_log_response(assignment, artifact)
     else:
         response = FileResponse(artifact.file.open("rb"), content_type=content_type)
     response["Content-Disposition"] = f'inline; filename="{posixpath.basename(path)}"'

@@ -189,13 +189,16 @@ class FaultDrill:
 
         ensure_default_rubrics()
         rubric = Rubric.objects.get(stage="end2end", version=1)
+        run = uuid.uuid4().hex[:6]
         judges = [
-            JudgeFactory(name=f"drill-{n}", model=f"openai/drill-{n}", api_base=self.server.url)
+            JudgeFactory(
+                name=f"drill-{run}-{n}", model=f"openai/drill-{n}", api_base=self.server.url
+            )
             for n in range(2)
         ]
         ids = []
         for n in range((self.options.judgments + 1) // 2):
-            submission = end2end_submission(task_slug=f"iclr2025_drill{n}")
+            submission = end2end_submission(task_slug=f"iclr2025_drill{run}{n}")
             for judge in judges:
                 if len(ids) < self.options.judgments:
                     ids.append(
