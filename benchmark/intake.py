@@ -32,7 +32,7 @@ from .archives import (
     file_sha256,
     markdown_unpack,
 )
-from .costs import steps_cost, steps_total, trace_summary
+from .costs import steps_cost, steps_priced_total, trace_summary
 from .models import (
     Agent,
     Artifact,
@@ -179,6 +179,7 @@ def _run_files(unpacked: Path, files: list[UnpackedFile], *, digest: str) -> Run
 @dataclass(frozen=True)
 class _Costs:
     llm_cost_usd: Decimal | None
+    llm_unpriced_steps: int
     agent_cost_usd: Decimal | None
     agent_duration_seconds: float | None
 
@@ -189,7 +190,7 @@ def _run_costs(run: RunFiles, agent: Agent) -> _Costs:
         for item in run.files
         if artifact_kind(item.path) == ArtifactKind.TOKEN_USAGE
     ]
-    llm = steps_total(steps_cost(usage, default_model=agent.base_model))
+    llm, unpriced = steps_priced_total(steps_cost(usage, default_model=agent.base_model))
     traces = sorted(
         item.path for item in run.files if artifact_kind(item.path) == ArtifactKind.TRACE
     )
@@ -197,7 +198,7 @@ def _run_costs(run: RunFiles, agent: Agent) -> _Costs:
     if traces:
         summary = trace_summary(run.folder / traces[0])
         agent_cost, duration = summary.cost_usd, summary.duration_seconds
-    return _Costs(llm, agent_cost, duration)
+    return _Costs(llm, unpriced, agent_cost, duration)
 
 
 def submission_store(
@@ -239,6 +240,7 @@ def submission_store(
                 archive_sha256=run.digest,
                 status=SubmissionStatus.READY,
                 llm_cost_usd=costs.llm_cost_usd,
+                llm_unpriced_steps=costs.llm_unpriced_steps,
                 agent_cost_usd=costs.agent_cost_usd,
                 agent_duration_seconds=costs.agent_duration_seconds,
             )

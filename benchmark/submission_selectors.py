@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.urls import reverse
 from django.utils.safestring import SafeString
 
-from .costs import StepCost, steps_cost, steps_total
+from .costs import StepCost, steps_cost, steps_priced_total
 from .models import Agent, Artifact, ArtifactKind, Submission
 from .rendering import markdown_render
 from .run_layout import TEXT_SUFFIXES, primary_path
@@ -134,7 +134,9 @@ def artifact_tree(artifacts: list[Artifact]) -> TreeNode:
 @dataclass
 class SubmissionCosts:
     steps: list[StepCost]
+    # The priced steps' sum, a lower bound when `llm_unpriced_steps` > 0.
     llm_total: Decimal | None
+    llm_unpriced_steps: int
     agent_cost_usd: Decimal | None
     agent_duration_seconds: float | None
 
@@ -193,9 +195,11 @@ def submission_costs(submission: Submission, artifacts: list[Artifact]) -> Submi
         if artifact.kind == ArtifactKind.TOKEN_USAGE
     ]
     steps = steps_cost(usage, default_model=submission.agent.base_model)
+    total, unpriced = steps_priced_total(steps)
     return SubmissionCosts(
         steps=steps,
-        llm_total=steps_total(steps),
+        llm_total=total,
+        llm_unpriced_steps=unpriced,
         agent_cost_usd=submission.agent_cost_usd,
         agent_duration_seconds=submission.agent_duration_seconds,
     )

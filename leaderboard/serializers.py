@@ -83,6 +83,16 @@ class IntervalField(serializers.ListField):
         )
 
 
+class IntervalDictField(serializers.DictField):
+    """`{key: [low, high] or null}`; a CSV writes the columns `<key>_ci_low`,
+    `<key>_ci_high` for each key (the dimensions)."""
+
+    csv_suffixes = ("ci_low", "ci_high")
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(child=IntervalField(), **kwargs)
+
+
 class AgentPageField(serializers.CharField):
     """The page of the agent named by the source attribute."""
 
@@ -98,7 +108,13 @@ class BlankAsNullCharField(serializers.CharField):
 
 
 class LeaderboardRowSerializer(serializers.Serializer):
-    rank = serializers.IntegerField()
+    rank = serializers.IntegerField(
+        help_text="1 + the number of agents significantly better (paired bootstrap of the "
+        "Overall difference on common tasks, Holm-corrected): agents that cannot be told "
+        "apart share a rank."
+    )
+    rank_strict = serializers.IntegerField(help_text="The position by mean Overall alone.")
+    n_better = serializers.IntegerField(help_text="Agents significantly better than this one.")
     agent = serializers.CharField()
     display_name = serializers.CharField()
     base_model = serializers.CharField()
@@ -112,8 +128,21 @@ class LeaderboardRowSerializer(serializers.Serializer):
         "a CSV has one column per dimension key.",
     )
     overall_ci = IntervalField()
+    scores_ci = IntervalDictField(
+        help_text="Each dimension's 95% bootstrap interval over the agent's tasks."
+    )
     fabrication_rate = RoundedFloatField(allow_null=True)
-    cost_usd_per_task = RoundedFloatField(allow_null=True)
+    cost_usd_per_task = RoundedFloatField(
+        allow_null=True,
+        help_text="Mean recorded cost per task; a lower bound when `cost_unpriced_steps` > 0.",
+    )
+    cost_unpriced_steps = serializers.IntegerField(
+        help_text="LLM steps behind the cost that no price table prices: the cost is "
+        "then 'at least'."
+    )
+    pareto_optimal = serializers.BooleanField(
+        help_text="No fully priced agent is cheaper per task and at least as good on Overall."
+    )
     human_overall = RoundedFloatField(allow_null=True)
     same_family_judge = serializers.BooleanField()
     reproduced_rate = RoundedFloatField(

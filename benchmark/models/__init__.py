@@ -4,6 +4,7 @@ Experiment runs live in the `experiments` app."""
 
 from .accounts import ApiToken
 from .catalogue import TASK_SLUG_PATTERN, Conference, Task, TaskKind, Topic
+from .prices import ModelPrice
 from .submissions import (
     Agent,
     Artifact,
@@ -24,6 +25,7 @@ __all__ = [
     "ArtifactKind",
     "Conference",
     "ModelFamily",
+    "ModelPrice",
     "Stage",
     "Submission",
     "SubmissionSource",
