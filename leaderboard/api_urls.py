@@ -5,7 +5,7 @@ from django.urls import path
 
 from common.drf import AppRouter
 
-from .apis import ExportAPIView, JudgmentViewSet, LeaderboardAPIView
+from .apis import AgentCompareAPIView, ExportAPIView, JudgmentViewSet, LeaderboardAPIView
 
 router = AppRouter()
 router.register("judgments", JudgmentViewSet, basename="judgment")
@@ -13,5 +13,6 @@ router.register("judgments", JudgmentViewSet, basename="judgment")
 urlpatterns = [
     *router.urls,
     path("leaderboard/", LeaderboardAPIView.as_view(), name="leaderboard"),
+    path("leaderboard/compare/", AgentCompareAPIView.as_view(), name="leaderboard-compare"),
     path("export/", ExportAPIView.as_view(), name="export"),
 ]

@@ -27,10 +27,15 @@ from judging.models import JudgingCondition, Judgment, JudgmentStatus
 
 from .caching import cached
 from .exports import EXPORT_FORMATS, csv_text, export_stream
-from .forms import BOARD_CHOICES, STAGE_CHOICES, LeaderboardQueryForm
-from .payloads import leaderboard_payload, objective_payload
+from .forms import BOARD_CHOICES, STAGE_CHOICES, AgentCompareForm, LeaderboardQueryForm
+from .payloads import agents_compare_payload, leaderboard_payload, objective_payload
 from .selectors import OBJECTIVE_STAGE
-from .serializers import JudgmentSerializer, LeaderboardSerializer, ObjectiveLeaderboardSerializer
+from .serializers import (
+    AgentComparisonSerializer,
+    JudgmentSerializer,
+    LeaderboardSerializer,
+    ObjectiveLeaderboardSerializer,
+)
 from .tables import leaderboard_table, objective_table
 from .throttling import ExportAnonThrottle, PublicAnonThrottle
 
@@ -143,6 +148,37 @@ class LeaderboardAPIView(APIView):
                 f'attachment; filename="leaderboard-{query.stage}.{chosen}"'
             )
         return response
+
+
+class AgentCompareAPIView(APIView):
+    """Two agents of a stage's board side by side: agent `a` minus agent `b`
+    on the tasks both were judged on, per dimension with a 95% paired
+    bootstrap interval and p, and per task."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [PublicAnonThrottle]
+
+    @extend_schema(
+        operation_id="leaderboard_compare",
+        parameters=[
+            OpenApiParameter("a", str, required=True, description="An agent's name."),
+            OpenApiParameter("b", str, required=True, description="Another agent's name."),
+            *(p for p in LEADERBOARD_PARAMETERS if p.name not in ("sort", "format")),
+        ],
+        responses={
+            200: AgentComparisonSerializer,
+            400: OpenApiResponse(description="A parameter is not valid; `errors` says which."),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        form = AgentCompareForm(request.query_params)
+        if not form.is_valid():
+            raise ValidationFailed(items=form_error_items(form.errors))
+        return Response(
+            agents_compare_payload(
+                form.leaderboard_query(), a=form.cleaned_data["a"], b=form.cleaned_data["b"]
+            )
+        )
 
 
 class JudgmentFilter(django_filters.FilterSet):

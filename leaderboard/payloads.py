@@ -13,11 +13,16 @@ from .selectors import (
     Leaderboard,
     LeaderboardQuery,
     LeaderboardRow,
+    agents_compare,
     leaderboard_compute,
     leaderboard_sort,
     objective_board_compute,
 )
-from .serializers import LeaderboardSerializer, ObjectiveLeaderboardSerializer
+from .serializers import (
+    AgentComparisonSerializer,
+    LeaderboardSerializer,
+    ObjectiveLeaderboardSerializer,
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,15 @@ def leaderboard_payload(query: LeaderboardQuery, *, sort: str = "") -> dict:
         return dict(LeaderboardSerializer(view).data)
 
     return cached("leaderboard", (query, sort), compute)
+
+
+def agents_compare_payload(query: LeaderboardQuery, *, a: str, b: str) -> dict:
+    """Two agents side by side; raises UnknownAgent for one the board lacks."""
+    return cached(
+        "compare",
+        (query, a, b),
+        lambda: dict(AgentComparisonSerializer(agents_compare(query=query, a=a, b=b)).data),
+    )
 
 
 def objective_payload() -> dict:

@@ -242,3 +242,35 @@ class ObjectiveLeaderboardSerializer(serializers.Serializer):
 
     def get_stage(self, board) -> str:
         return OBJECTIVE_STAGE
+
+
+class PairedDifferenceSerializer(serializers.Serializer):
+    dimension = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
+    n_tasks = serializers.IntegerField(source="difference.n_tasks")
+    difference = RoundedFloatField(source="difference.mean", allow_null=True)
+    ci = IntervalField(source="difference.interval")
+    p_value = RoundedFloatField(
+        source="difference.p_value",
+        allow_null=True,
+        help_text="Two-sided paired-bootstrap p of this one comparison (not Holm-corrected).",
+    )
+
+
+class TaskDifferenceSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    title = serializers.CharField()
+    a = serializers.DictField(child=RoundedFloatField())
+    b = serializers.DictField(child=RoundedFloatField())
+    overall_difference = RoundedFloatField(allow_null=True)
+
+
+class AgentComparisonSerializer(serializers.Serializer):
+    """A `leaderboard.selectors.AgentComparison`: `a` minus `b`."""
+
+    stage = serializers.CharField(source="query.stage")
+    condition = serializers.CharField(source="query.condition")
+    a = LeaderboardRowSerializer()
+    b = LeaderboardRowSerializer()
+    dimensions = PairedDifferenceSerializer(many=True)
+    tasks = TaskDifferenceSerializer(many=True)

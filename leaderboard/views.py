@@ -8,12 +8,13 @@ from django.utils.safestring import mark_safe
 
 from benchmark.models import Agent, Stage, Submission, Task
 from benchmark.visibility import hidden_submission_ids, submissions_visible_to
+from common.errors import form_add_errors
 from judging.models import JudgingCondition
 from judging.selectors import stage_scores
 
 from .caching import cached
-from .charts import heatmap, interval_chart
-from .forms import BOARD_CHOICES, LeaderboardQueryForm
+from .charts import cost_chart, heatmap, interval_chart
+from .forms import BOARD_CHOICES, AgentCompareForm, LeaderboardQueryForm
 from .payloads import agent_stage_summaries
 from .selectors import (
     ACCEPTANCE_LINE,
@@ -21,7 +22,9 @@ from .selectors import (
     Leaderboard,
     LeaderboardQuery,
     LeaderboardRow,
+    UnknownAgent,
     agent_task_results,
+    agents_compare,
     leaderboard_compute,
     leaderboard_sort,
     objective_board_compute,
@@ -91,6 +94,28 @@ def _charts(board: Leaderboard, rows: list[LeaderboardRow]):
         [[r.scores.get(d.key) for d in board.dimensions] for r in rows],
     )
     return overall, heat
+
+
+def _cost_chart(rows: list[LeaderboardRow]):
+    """Cost against Overall for the agents with a cost; the others by name,
+    listed beside the chart rather than placed at 0."""
+    placed = [r for r in rows if r.cost_usd_per_task]
+    chart = cost_chart(
+        [
+            (
+                r.display_name or r.agent,
+                reverse("leaderboard:agent-detail", args=[r.agent]),
+                float(r.cost_usd_per_task or 0),
+                r.overall,
+                r.overall_ci,
+                r.pareto_optimal,
+                r.cost_unpriced_steps > 0,
+            )
+            for r in placed
+        ],
+        line=ACCEPTANCE_LINE,
+    )
+    return chart if placed else None, [r for r in rows if not r.cost_usd_per_task]
 
 
 def canonical_params(query: LeaderboardQuery, sort: str = "") -> QueryDict:
@@ -165,6 +190,8 @@ def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str
         }
         if rows:
             context["overall_chart"], context["heatmap"] = _charts(board, rows)
+            context["cost_chart"], context["without_cost"] = _cost_chart(rows)
+            context["compare_url"] = reverse("leaderboard:compare") + "?" + download
         return render_to_string("leaderboard/_board.html", context, request=request)
 
     return cached("page", (query, sort), render_board)
@@ -346,4 +373,39 @@ def submission_scores_view(request: HttpRequest, pk: int) -> HttpResponse:
             "conditions": conditions,
             "submission_page_url": _submission_page_url(submission),
         },
+    )
+
+
+def agents_compare_view(request: HttpRequest) -> HttpResponse:
+    """Two agents side by side; the form picks them from the stage's board."""
+    form = AgentCompareForm(request.GET)
+    comparison = None
+    status = 200
+    query = LeaderboardQuery()
+    if form.is_valid():
+        query = form.leaderboard_query()
+        try:
+            comparison = agents_compare(
+                query=query, a=form.cleaned_data["a"], b=form.cleaned_data["b"]
+            )
+        except UnknownAgent as exc:
+            form_add_errors(form, exc)
+            status = 400
+    elif request.GET:
+        status = 400
+    agents = [row.agent for row in leaderboard_compute(query).rows]
+    return render(
+        request,
+        "leaderboard/compare.html",
+        {
+            "form": form,
+            "query": query,
+            "agents": agents,
+            "comparison": comparison,
+            "stage_label": dict(Stage.choices)[query.stage],
+            "leaderboard_url": reverse("leaderboard:leaderboard")
+            + "?"
+            + canonical_params(query).urlencode(),
+        },
+        status=status,
     )
