@@ -38,9 +38,7 @@ def drift_sample(*, judge: Judge, size: int, seed: int) -> list[Judgment]:
         .values_list("id", flat=True)
     )
     chosen = sorted(random.Random(seed).sample(ids, min(size, len(ids))))  # noqa: S311
-    judgments = Judgment.objects.filter(id__in=chosen).select_related(
-        "judge", "submission__task"
-    )
+    judgments = Judgment.objects.filter(id__in=chosen).select_related("judge", "submission__task")
     return list(judgments.prefetch_related("scores").order_by("id"))
 
 

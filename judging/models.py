@@ -316,9 +316,7 @@ class DriftCheck(models.Model):
 class DriftRescore(models.Model):
     """One judgment scored again: the new scores beside the judgment's own."""
 
-    drift_check = models.ForeignKey(
-        DriftCheck, on_delete=models.CASCADE, related_name="rescores"
-    )
+    drift_check = models.ForeignKey(DriftCheck, on_delete=models.CASCADE, related_name="rescores")
     judgment = models.ForeignKey(Judgment, on_delete=models.CASCADE, related_name="rescores")
     scores = models.JSONField(default=dict, help_text="{dimension: the new score}")
     error = models.TextField(blank=True)
@@ -327,7 +325,8 @@ class DriftRescore(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["drift_check", "judgment"], name="drift_rescore_unique"
-            )
+            models.UniqueConstraint(fields=["drift_check", "judgment"], name="drift_rescore_unique")
         ]
+
+    def __str__(self) -> str:
+        return f"judgment {self.judgment_id} scored again"

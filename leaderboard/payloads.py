@@ -20,6 +20,7 @@ from .selectors import (
 )
 from .serializers import (
     AgentComparisonSerializer,
+    JudgeBoardSerializer,
     LeaderboardSerializer,
     ObjectiveLeaderboardSerializer,
 )
@@ -59,6 +60,18 @@ def agents_compare_payload(query: LeaderboardQuery, *, a: str, b: str) -> dict:
         (query, a, b),
         lambda: dict(AgentComparisonSerializer(agents_compare(query=query, a=a, b=b)).data),
     )
+
+
+def judge_board_payload(*, stage: str, sort: str = "") -> dict:
+    """The judges' leaderboard of a stage as the API answers it; raises
+    UnknownBoardStage or UnknownJudgeSort."""
+    from .judge_board import judge_board_compute, judge_board_sort
+
+    def compute() -> dict:
+        board = judge_board_compute(stage=stage)
+        return dict(JudgeBoardSerializer(judge_board_sort(board, sort) if sort else board).data)
+
+    return cached("judges", (stage, sort), compute)
 
 
 def objective_payload() -> dict:

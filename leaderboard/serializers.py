@@ -274,3 +274,66 @@ class AgentComparisonSerializer(serializers.Serializer):
     b = LeaderboardRowSerializer()
     dimensions = PairedDifferenceSerializer(many=True)
     tasks = TaskDifferenceSerializer(many=True)
+
+
+# --- the judges' leaderboard ---------------------------------------------------------
+
+
+class CellSerializer(serializers.Serializer):
+    """A `leaderboard.judge_board.Cell`: a figure with its n, and why it is empty."""
+
+    value = RoundedFloatField(allow_null=True)
+    n = serializers.IntegerField(help_text="How many items (judgments, gaps, papers) it rests on.")
+    ci = IntervalField(source="interval")
+    unavailable = serializers.CharField(help_text="Why `value` is null; empty when it is not.")
+
+
+class JudgeDimensionSerializer(serializers.Serializer):
+    dimension = serializers.CharField()
+    mean_abs_diff = CellSerializer(help_text="Mean |judge - human| with its 95% interval.")
+    spearman_rho = CellSerializer(help_text="Spearman's rho with the experts' mean per paper.")
+    krippendorff_alpha = CellSerializer(help_text="Ordinal alpha of the experts with the judge.")
+    mann_whitney_p = CellSerializer(
+        help_text="The agreement page's test of |human - human| against |human - judge|."
+    )
+    mann_whitney_p_holm = CellSerializer()
+    rank_biserial = CellSerializer()
+
+
+class DriftSummarySerializer(serializers.Serializer):
+    checked_at = serializers.CharField()
+    n_rescored = serializers.IntegerField()
+    max_mean_abs_change = RoundedFloatField(allow_null=True)
+    mean_abs_change = serializers.DictField(child=RoundedFloatField())
+    n_changed_2plus = serializers.DictField(child=serializers.IntegerField())
+    flagged = serializers.BooleanField()
+
+
+class JudgeBoardRowSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["judge", "mean", "human", "baseline"])
+    model = serializers.CharField()
+    model_family = serializers.CharField()
+    agreement = JudgeDimensionSerializer(many=True)
+    mean_score = CellSerializer(help_text="Mean Overall it gave.")
+    spread = CellSerializer(help_text="Standard deviation of its Overall scores.")
+    self_preference = CellSerializer(
+        help_text="Its mean Overall on agents of its own model family minus on others."
+    )
+    length_bias = CellSerializer(help_text="Spearman's rho of paper length with its Overall.")
+    cost_per_judgment = CellSerializer()
+    median_latency_seconds = CellSerializer()
+    failure_rate = CellSerializer()
+    drift = DriftSummarySerializer(allow_null=True, help_text="Its last drift check.")
+    extra = serializers.DictField(child=CellSerializer(), help_text="Further columns.")
+
+
+class JudgeBoardSerializer(serializers.Serializer):
+    """A `leaderboard.judge_board.JudgeBoard`."""
+
+    stage = serializers.CharField()
+    overall_key = serializers.CharField()
+    dimensions = serializers.ListField(child=serializers.CharField())
+    n_reviews = serializers.IntegerField(help_text="Submitted human reviews of the stage.")
+    sort = serializers.CharField()
+    rows = JudgeBoardRowSerializer(many=True)

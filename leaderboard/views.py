@@ -1,6 +1,6 @@
 """Public pages: the leaderboard, an agent, a task's results, a submission's judgments."""
 
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
@@ -8,14 +8,22 @@ from django.utils.safestring import mark_safe
 
 from benchmark.models import Agent, Stage, Submission, Task
 from benchmark.visibility import hidden_submission_ids, submissions_visible_to
-from common.errors import form_add_errors
+from common.errors import ApplicationError, form_add_errors
 from judging.models import JudgingCondition
 from judging.selectors import stage_scores
 
 from .caching import cached
 from .charts import cost_chart, heatmap, interval_chart
-from .forms import BOARD_CHOICES, AgentCompareForm, LeaderboardQueryForm
-from .payloads import agent_stage_summaries
+from .forms import BOARD_CHOICES, STAGE_CHOICES, AgentCompareForm, LeaderboardQueryForm
+from .payloads import agent_stage_summaries, judge_board_payload
+from .releases import (
+    UnknownRelease,
+    release_bibtex,
+    release_data,
+    release_get,
+    releases_diff,
+    releases_list,
+)
 from .selectors import (
     ACCEPTANCE_LINE,
     OBJECTIVE_STAGE,
@@ -408,4 +416,104 @@ def agents_compare_view(request: HttpRequest) -> HttpResponse:
             + canonical_params(query).urlencode(),
         },
         status=status,
+    )
+
+
+JUDGE_COLUMNS = (
+    ("name", "Judge", False),
+    ("mean_abs_diff", "Mean |judge − expert|", True),
+    ("spearman_rho", "Spearman rho", True),
+    ("krippendorff_alpha", "Krippendorff alpha", True),
+    ("mann_whitney_p", "Mann-Whitney p (Holm)", True),
+    ("mean_score", "Mean score", True),
+    ("spread", "Spread (SD)", True),
+    ("self_preference", "Self-preference", True),
+    ("length_bias", "Length bias (rho)", True),
+    ("cost_per_judgment", "Cost / judgment", True),
+    ("median_latency_seconds", "Median latency (s)", True),
+    ("failure_rate", "Failure rate", True),
+)
+
+
+def judges_view(request: HttpRequest) -> HttpResponse:
+    """The judges' leaderboard, from the API's answer (one definition)."""
+    stage = request.GET.get("stage") or Stage.END2END
+    sort = request.GET.get("sort") or ""
+    status, board, errors = 200, None, []
+    try:
+        board = judge_board_payload(stage=stage, sort=sort)
+    except ApplicationError as exc:
+        status, errors = exc.status_code, exc.items
+    params = QueryDict(mutable=True)
+    params["stage"] = stage if stage in dict(Stage.choices) else Stage.END2END
+    extra = list(board["rows"][0]["extra"]) if board and board["rows"] else []
+    columns = [
+        {**_column(key, label, params, sort, ascending_first=key == "name"), "numeric": numeric}
+        for key, label, numeric in (
+            *JUDGE_COLUMNS,
+            *((k, k.replace("_", " "), True) for k in extra),
+        )
+    ]
+    overall_key = board["overall_key"] if board else ""
+    rows = [
+        (row, next((a for a in row["agreement"] if a["dimension"] == overall_key), None))
+        for row in (board["rows"] if board else [])
+    ]
+    return render(
+        request,
+        "leaderboard/judges.html",
+        {
+            "board": board,
+            "rows": rows,
+            "columns": columns,
+            "errors": errors,
+            "stage": params["stage"],
+            "stage_label": dict(Stage.choices)[params["stage"]],
+            "stage_tabs": [(v, label, f"?stage={v}") for v, label in STAGE_CHOICES],
+            "json_url": reverse("api:judges-leaderboard") + "?" + params.urlencode(),
+        },
+        status=status,
+    )
+
+
+def releases_view(request: HttpRequest) -> HttpResponse:
+    return render(request, "leaderboard/releases.html", {"releases": releases_list()})
+
+
+def release_detail_view(request: HttpRequest, name: str) -> HttpResponse:
+    try:
+        release = release_get(name=name)
+    except UnknownRelease as exc:
+        raise Http404(str(exc)) from exc
+    data = release_data(release)
+    labels = dict(Stage.choices)
+    boards = [
+        (labels.get(stage, stage), answer)
+        for stage, answer in data["leaderboards"].items()
+        if answer.get("rows")
+    ]
+    url = request.build_absolute_uri(reverse("leaderboard:release-detail", args=[name]))
+    others = [r.name for r in releases_list() if r.name != name]
+    return render(
+        request,
+        "leaderboard/release_detail.html",
+        {
+            "release": release,
+            "data": data,
+            "boards": boards,
+            "bibtex": release_bibtex(release, url=url),
+            "others": others,
+        },
+    )
+
+
+def releases_diff_view(request: HttpRequest, a: str, b: str) -> HttpResponse:
+    try:
+        diff = releases_diff(a=a, b=b)
+    except UnknownRelease as exc:
+        raise Http404(str(exc)) from exc
+    return render(
+        request,
+        "leaderboard/release_diff.html",
+        {"diff": diff, "stage_labels": dict(Stage.choices)},
     )
