@@ -36,7 +36,7 @@ from .accounts import (
 from .forms import AgentForm, ApiTokenForm, SubmissionUploadForm, TeamForm
 from .intake import DuplicateSubmission, submission_intake
 from .models import Agent, Stage, Submission, SubmissionSource, Task
-from .page_panels import submission_page_panels
+from .page_panels import submission_page_panels, submission_summary
 from .submission_selectors import (
     artifact_delivery,
     artifact_file_path,
@@ -142,6 +142,7 @@ def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResp
         {
             "page": submission_page(submission),
             "panels": submission_page_panels(request=request, submission=submission),
+            "summary": submission_summary(submission=submission),
         },
     )
     response["Content-Security-Policy"] = SUBMISSION_PAGE_CSP
