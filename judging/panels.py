@@ -40,7 +40,11 @@ def _fabrication_item(judgments: list[Judgment]) -> SummaryItem | None:
         else f"none found by {len(verdicts)} judge{'s' if len(verdicts) != 1 else ''}"
     )
     return SummaryItem(
-        key="fabrication", label="Fabrication", value=value, href="#judgments-panel", flag=bool(flagged)
+        key="fabrication",
+        label="Fabrication",
+        value=value,
+        href="#judgments-panel",
+        flag=bool(flagged),
     )
 
 
@@ -51,7 +55,9 @@ def _reproduction_item(submission: Submission) -> SummaryItem | None:
     return SummaryItem(
         key="reproduction",
         label="Reproduction",
-        value=f"{check.get_verdict_display()}: {check.summary}" if check.summary else check.get_verdict_display(),
+        value=f"{check.get_verdict_display()}: {check.summary}"
+        if check.summary
+        else check.get_verdict_display(),
         href="#panels",
         flag=check.verdict != ReproductionVerdict.REPRODUCED,
     )
@@ -64,9 +70,10 @@ def judging_summary(*, submission: Submission) -> list[SummaryItem]:
     items: list[SummaryItem] = []
     panel = context["panels"][0] if context["panels"] else None
     if panel is not None and panel.condition == JudgingCondition.WITH_CODE:
+        overall = {row.judge.name: row.scores.get(OVERALL) for row in panel.rows}
         per_judge = ", ".join(
-            f"{row.judge.name} {_score_text(row.scores[OVERALL].score if OVERALL in row.scores else None)}"
-            for row in panel.rows
+            f"{name} {_score_text(score.score if score else None)}"
+            for name, score in overall.items()
         )
         items.append(
             SummaryItem(
@@ -76,13 +83,19 @@ def judging_summary(*, submission: Submission) -> list[SummaryItem]:
                 href="#judgments-panel",
             )
         )
-        done = [row.judgment for row in panel.rows if row.judgment and row.judgment.status == "done"]
+        done = [
+            row.judgment for row in panel.rows if row.judgment and row.judgment.status == "done"
+        ]
         fabrication = _fabrication_item(done)
         if fabrication:
             items.append(fabrication)
     elif submission.stage in DEFAULT_RUBRICS:
         value = "not judged yet" if context["active_judges"] else "not judged: no judge is active"
-        items.append(SummaryItem(key="stage-score", label="Stage score", value=value, href="#judgments-panel"))
+        items.append(
+            SummaryItem(
+                key="stage-score", label="Stage score", value=value, href="#judgments-panel"
+            )
+        )
     reproduction = _reproduction_item(submission)
     if reproduction:
         items.append(reproduction)

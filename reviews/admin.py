@@ -28,7 +28,7 @@ class ReviewerProfileForm(forms.ModelForm):
 
     class Meta:
         model = ReviewerProfile
-        fields = "__all__"
+        fields = ["user", "affiliation", "expertise", "max_load", "is_placeholder"]
 
 
 @admin.register(ReviewerProfile)

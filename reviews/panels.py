@@ -16,6 +16,7 @@ def human_review_summary(*, submission: Submission) -> list[SummaryItem]:
         SummaryItem(
             key="human-score",
             label="Human score",
-            value=f"{overall:.1f} / 10 (Overall, mean of {n} released review{'s' if n != 1 else ''})",
+            value=f"{overall:.1f} / 10 (Overall, mean of {n} released "
+            f"review{'s' if n != 1 else ''})",
         )
     ]
