@@ -88,6 +88,9 @@ def _upload(request: AuthenticatedHttpRequest, form: SubmissionUploadForm) -> Su
 
 
 @login_required
+LAST_STAGE_SESSION_KEY = "upload_last_stage"
+
+
 def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = SubmissionUploadForm(request.POST, request.FILES, user=request.user)
@@ -101,6 +104,7 @@ def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
                 extra = {**extra, "existing_url": exc.submission.get_absolute_url()}
         else:
             if submission is not None:
+                request.session[LAST_STAGE_SESSION_KEY] = submission.stage
                 messages.success(
                     request,
                     f"Submission {submission.pk} stored: version {submission.version}, "
@@ -116,7 +120,9 @@ def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
             return JsonResponse(body, status=json_status)
         status = 400
     else:
-        form = SubmissionUploadForm(user=request.user, initial=request.GET.dict())
+        # The stage of the user's last upload is the likely one for the next.
+        initial = {"stage": request.session.get(LAST_STAGE_SESSION_KEY, ""), **request.GET.dict()}
+        form = SubmissionUploadForm(user=request.user, initial=initial)
         status = 200
     return render(
         request,
