@@ -87,10 +87,10 @@ def _upload(request: AuthenticatedHttpRequest, form: SubmissionUploadForm) -> Su
     )
 
 
-@login_required
 LAST_STAGE_SESSION_KEY = "upload_last_stage"
 
 
+@login_required
 def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = SubmissionUploadForm(request.POST, request.FILES, user=request.user)

@@ -17,17 +17,39 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
-from django.db.models import Avg, Count, Exists, F, OuterRef, Q, QuerySet
+from django.db.models import (
+    Avg,
+    Case,
+    CharField,
+    Count,
+    Exists,
+    Expression,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
+from django.db.models.expressions import Combinable
 from django.urls import reverse
 
-from benchmark.models import ModelFamily, Submission
+from benchmark.models import ModelFamily, Submission, SubmissionStatus
 
-from .models import DimensionScore, Judge, JudgingCondition, Judgment, JudgmentStatus
+from .models import (
+    DimensionScore,
+    Judge,
+    JudgingCondition,
+    Judgment,
+    JudgmentStatus,
+    SubmissionJudgingState,
+)
 from .rubrics import DEFAULT_RUBRICS, OVERALL
 
 
-def _ids(submission_ids: Iterable[int] | QuerySet) -> QuerySet | list[int]:
+def _ids(submission_ids: Iterable[int] | QuerySet[Any]) -> QuerySet[Any] | list[int]:
     # A queryset stays a subquery, so callers can pass "the submissions that
     # count" without fetching their ids first.
     return submission_ids if isinstance(submission_ids, QuerySet) else list(submission_ids)
@@ -42,7 +64,7 @@ def same_family_judgment_q(prefix: str = "") -> Q:
 
 def done_judgments(
     *,
-    submission_ids: Iterable[int] | QuerySet | None = None,
+    submission_ids: Iterable[int] | QuerySet[Any] | None = None,
     condition: str = JudgingCondition.WITH_CODE,
     judge: str | None = None,
     exclude_family: str | None = None,
@@ -61,7 +83,7 @@ def done_judgments(
     return judgments
 
 
-def _newest_done_per_judge() -> Exists:
+def _newest_done_per_judge() -> Combinable:
     newer = Judgment.objects.filter(
         submission_id=OuterRef("judgment__submission_id"),
         judge_id=OuterRef("judgment__judge_id"),
@@ -74,7 +96,7 @@ def _newest_done_per_judge() -> Exists:
 
 def done_scores(
     *,
-    submission_ids: Iterable[int] | QuerySet | None = None,
+    submission_ids: Iterable[int] | QuerySet[Any] | None = None,
     condition: str = JudgingCondition.WITH_CODE,
     judge: str | None = None,
     exclude_family: str | None = None,
@@ -98,12 +120,12 @@ def done_scores(
 
 def dimension_means(
     *,
-    submission_ids: Iterable[int] | QuerySet | None = None,
+    submission_ids: Iterable[int] | QuerySet[Any] | None = None,
     condition: str = JudgingCondition.WITH_CODE,
     judge: str | None = None,
     exclude_family: str | None = None,
     exclude_same_family: bool = False,
-) -> QuerySet:
+) -> QuerySet[Any]:
     """The stage score of each submission on each dimension, as a grouped
     queryset of `{"submission_id", "dimension", "mean", "n_judges"}`.
 
@@ -126,7 +148,7 @@ def dimension_means(
 
 def stage_scores(
     *,
-    submission_ids: Iterable[int] | QuerySet | None = None,
+    submission_ids: Iterable[int] | QuerySet[Any] | None = None,
     condition: str = JudgingCondition.WITH_CODE,
     judge: str | None = None,
     exclude_family: str | None = None,
@@ -144,6 +166,58 @@ def stage_scores(
     for row in rows:
         result[row["submission_id"]][row["dimension"]] = row["mean"]
     return dict(result)
+
+
+# ---------------------------------------------------------------- the judging state
+
+
+def submission_judging_state_expression() -> Expression:
+    """A submission's state (`SubmissionJudgingState`) as an expression over its row,
+    for an annotation of a Submission queryset.
+
+    Not ready: its intake status. Ready: *judging* while any of its judgments is
+    queued or running; else *judged* once every active judge has a done judgment
+    with code (the default condition), or, with no judge active (imported reviews
+    only), once it has any; else *judging* while it has a judgment with code that
+    is not done (a failed one waits for its re-run); else *ready*."""
+    own = Judgment.objects.filter(submission_id=OuterRef("pk"))
+    with_code = own.filter(condition=JudgingCondition.WITH_CODE)
+    done_by_judge = Judgment.objects.filter(
+        submission_id=OuterRef(OuterRef("pk")),
+        judge_id=OuterRef("pk"),
+        condition=JudgingCondition.WITH_CODE,
+        status=JudgmentStatus.DONE,
+    )
+    active_judge_not_done = Judge.objects.filter(is_active=True).filter(~Exists(done_by_judge))
+    unfinished = own.filter(status__in=[JudgmentStatus.QUEUED, JudgmentStatus.RUNNING])
+    return Case(
+        When(~Q(status=SubmissionStatus.READY), then=F("status")),
+        When(Exists(unfinished), then=Value(SubmissionJudgingState.JUDGING)),
+        When(
+            Exists(with_code.filter(status=JudgmentStatus.DONE)) & ~Exists(active_judge_not_done),
+            then=Value(SubmissionJudgingState.JUDGED),
+        ),
+        When(Exists(with_code), then=Value(SubmissionJudgingState.JUDGING)),
+        default=Value(SubmissionJudgingState.READY),
+        output_field=CharField(),
+    )
+
+
+def submissions_with_judging_state(
+    submissions: QuerySet[Submission], *, name: str = "judging_state"
+) -> QuerySet[Submission]:
+    """`submissions` annotated with their state under `name`."""
+    return submissions.annotate(**{name: submission_judging_state_expression()})
+
+
+def submission_judging_state(*, submission_id: int) -> str | None:
+    """One submission's state (`SubmissionJudgingState`); None when it does not exist."""
+    return (
+        Submission.objects.filter(pk=submission_id)
+        .annotate(judging_state=submission_judging_state_expression())
+        .values_list("judging_state", flat=True)
+        .first()
+    )
 
 
 # ---------------------------------------------------------------- the submission page
@@ -171,8 +245,8 @@ class ConditionPanel:
     condition: str
     label: str
     rows: list[JudgeRow]
-    dimensions: list[dict]
-    table: list[dict]
+    dimensions: list[dict[str, Any]]
+    table: list[dict[str, Any]]
     stage_score: Decimal | None
 
 
@@ -193,9 +267,9 @@ def _panel_for(
         return None
     rows = []
     for judge in sorted(judges.values(), key=lambda judge: judge.name):
-        judgment = newest.get(judge.pk)
-        scores = {s.dimension: s for s in judgment.scores.all()} if judgment else {}
-        rows.append(JudgeRow(judge=judge, judgment=judgment, scores=scores))
+        shown = newest.get(judge.pk)
+        scores = {s.dimension: s for s in shown.scores.all()} if shown else {}
+        rows.append(JudgeRow(judge=judge, judgment=shown, scores=scores))
     rubric = next((row.judgment.rubric for row in rows if row.judgment), None)
     dimensions = rubric.dimensions if rubric else []
     means = stage_scores(submission_ids=[submission.pk], condition=condition).get(submission.pk, {})
@@ -218,7 +292,7 @@ def _panel_for(
     )
 
 
-def judgments_panel_context(submission: Submission) -> dict:
+def judgments_panel_context(submission: Submission) -> dict[str, Any]:
     """Everything `templates/judging/_judgments_panel.html` shows for a submission.
 
     Use it from the submission page as `{"judging": judgments_panel_context(s)}`
@@ -245,8 +319,10 @@ def judgments_panel_context(submission: Submission) -> dict:
     total = len(shown)
     finished = progress[JudgmentStatus.DONE] + progress[JudgmentStatus.FAILED]
     costs = [j.cost_usd for j in shown if not j.imported]
+    state = submission_judging_state(submission_id=submission.pk) or submission.status
     return {
         "submission": submission,
+        "state": state,
         "panels": panels,
         "progress": progress,
         "total": total,
@@ -260,7 +336,7 @@ def judgments_panel_context(submission: Submission) -> dict:
         "signature": "|".join(
             f"{j.pk}:{j.status}:{j.attempts}:{j.updated_at.timestamp():.3f}" for j in shown
         )
-        + f"|{submission.status}",
+        + f"|{state}",
         "active_judges": active_judge_count(),
         "no_judge_notice": NO_ACTIVE_JUDGE,
         "judge_add_hosted": JUDGE_ADD_HOSTED,
@@ -276,7 +352,7 @@ def _number(value: Decimal | None) -> float | None:
     return float(value) if value is not None else None
 
 
-def judgments_status_data(submission: Submission) -> dict:
+def judgments_status_data(submission: Submission) -> dict[str, Any]:
     """The JSON the page polls and API clients read: progress, then each judge's
     judgment with its scores."""
     context = judgments_panel_context(submission)
@@ -318,7 +394,7 @@ def judgments_status_data(submission: Submission) -> dict:
         stage[panel.condition] = {row["key"]: _number(row["mean"]) for row in panel.table}
     return {
         "submission": submission.pk,
-        "submission_status": submission.status,
+        "submission_status": context["state"],
         "progress": {**context["progress"], "total": context["total"]},
         "complete": context["complete"],
         "signature": context["signature"],

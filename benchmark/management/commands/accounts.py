@@ -65,7 +65,9 @@ class Command(BaseCommand):
     def _user(self, username: str):
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
-            raise CommandError(f"no user {username!r} (create one with createsuperuser or the admin)")
+            raise CommandError(
+                f"no user {username!r} (create one with createsuperuser or the admin)"
+            )
         return user
 
     def _team(self, user, slug: str | None) -> Team:

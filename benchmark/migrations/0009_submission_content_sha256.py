@@ -33,7 +33,7 @@ def content_keys_fill(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("benchmark", "0007_experiments_moved"),
+        ("benchmark", "0008_submission_status_intake_only"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
