@@ -74,5 +74,5 @@ def tasks_part(path: Path, options: ImportOptions) -> ImportPartReport:
     report.add("unchanged", result.unchanged)
     topics_set = task_topics_default_apply()
     if topics_set:
-        report.add("topics updated", topics_set)
+        report.add("topics set", topics_set)
     return report
