@@ -91,9 +91,9 @@ def test_the_same_run_however_packed_answers_409_and_a_changed_one_is_version_2(
 ):
     """A submission is keyed on its files (sorted paths and hashes), not on the
     archive's bytes: zip, tar.gz and a wrapping folder are the same run."""
-    from .runs import tar_folder
-
     import shutil
+
+    from .runs import tar_folder
 
     run = shutil.copytree(sample_run(mlrbench_data), tmp_path / "run")
     first = upload(client, zip_folder(run, tmp_path / "a.zip"), token=token).json()

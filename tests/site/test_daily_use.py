@@ -63,7 +63,9 @@ def test_staff_get_judge_now_once_a_judge_is_active_and_it_queues_the_judges(cli
     staff = UserFactory(is_staff=True)
     submission = SubmissionFactory(stage="end2end")
     client.force_login(staff)
-    assert 'data-testid="judge-now"' not in client.get(submission.get_absolute_url()).content.decode()
+    assert (
+        'data-testid="judge-now"' not in client.get(submission.get_absolute_url()).content.decode()
+    )
 
     judge = JudgeFactory(is_active=True)
     html = client.get(submission.get_absolute_url()).content.decode()
@@ -77,7 +79,9 @@ def test_staff_get_judge_now_once_a_judge_is_active_and_it_queues_the_judges(cli
     assert "1 judgment queued." in response.content.decode()
     assert Judgment.objects.filter(submission=submission, judge=judge).count() == 1
     # Asked once: no button any more.
-    assert 'data-testid="judge-now"' not in client.get(submission.get_absolute_url()).content.decode()
+    assert (
+        'data-testid="judge-now"' not in client.get(submission.get_absolute_url()).content.decode()
+    )
 
 
 def test_judge_now_is_for_staff_only(client):
@@ -233,10 +237,7 @@ def test_the_model_family_is_guessed_from_the_base_model():
     assert model_family_guess("some-local-model") == ModelFamily.OTHER
     user = UserFactory()
     TeamFactory(members=[user])
-    form = AgentForm(
-        data={"name": "a-1", "display_name": "A", "base_model": "claude-3-5-haiku"}, user=user
-    )
-    assert form.initial["team"]  # the only team is preselected
+    assert AgentForm(user=user).initial["team"] == user.teams.get().pk  # the only team
     form = AgentForm(
         data={
             "team": user.teams.get().pk,
