@@ -115,7 +115,8 @@ def _cell(value: Any) -> str:
 
 def leaderboard(site: Site, args: argparse.Namespace) -> int:
     if args.format == "csv":
-        sys.stdout.write(get(site, "/api/leaderboard/", {"stage": args.stage, "format": "csv"}))
+        params = {"stage": args.stage, "format": "csv"}
+        sys.stdout.write(get(site, "/api/leaderboard/", params, accept="text/csv, */*"))
         return 0
     board = get(site, "/api/leaderboard/", {"stage": args.stage})
     rows = board.get("rows", [])

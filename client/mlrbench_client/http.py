@@ -88,17 +88,24 @@ def _decode(status: int, raw: bytes, content_type: str) -> Any:
     return body
 
 
-def get(site: Site, path: str, params: dict[str, str] | None = None, *, auth: bool = False) -> Any:
+def get(
+    site: Site,
+    path: str,
+    params: dict[str, str] | None = None,
+    *,
+    auth: bool = False,
+    accept: str = "application/json",
+) -> Any:
     query = f"?{urlencode(params)}" if params else ""
-    request = Request(
-        f"{site.url}{path}{query}", headers=site.headers(auth=auth or bool(site.token))
-    )
+    headers = {**site.headers(auth=auth or bool(site.token)), "Accept": accept}
+    request = Request(f"{site.url}{path}{query}", headers=headers)
     return _decode(*_send(request))
 
 
 def download(site: Site, path: str, dest: Path) -> int:
     """Stream `path` into `dest`; returns the bytes written."""
-    request = Request(f"{site.url}{path}", headers=site.headers(auth=bool(site.token)))
+    headers = {**site.headers(auth=bool(site.token)), "Accept": "*/*"}
+    request = Request(f"{site.url}{path}", headers=headers)
     written = 0
     try:
         with urlopen(request, timeout=TIMEOUT_SECONDS) as response, dest.open("wb") as out:
