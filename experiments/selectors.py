@@ -4,6 +4,7 @@ pages, the API, the judges and the leaderboard share."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,7 +159,9 @@ def reproduction_for_judges(
     )
 
 
-def reproduction_verdicts(*, submission_ids: list[int]) -> dict[int, ReproductionCheck]:
+def reproduction_verdicts(
+    *, submission_ids: Iterable[int] | QuerySet[Any]
+) -> dict[int, ReproductionCheck]:
     """The latest reproduction check per submission (for pages and the leaderboard column)."""
     latest: dict[int, ReproductionCheck] = {}
     checks = (

@@ -100,11 +100,12 @@ def judge_call_turn(*, judge_id: int, limit: int) -> float:
     """0 when the judge may be called now (the call is counted), else the seconds
     to wait before asking again. It never blocks: a caller holding something
     scarce (a call slot) gives it back before it waits."""
-    wait = window().try_acquire(str(judge_id), limit, settings.JUDGE_RATE_WINDOW_SECONDS)
+    seconds = settings.JUDGE_RATE_WINDOW_SECONDS * (1 + settings.JUDGE_RATE_GUARD)
+    wait = window().try_acquire(str(judge_id), limit, seconds)
     if wait <= 0:
         return 0.0
     # A little more than needed so that we do not spin on the boundary.
-    return float(min(wait + 0.05, settings.JUDGE_RATE_WINDOW_SECONDS))
+    return float(min(wait + 0.05, seconds))
 
 
 def rate_limit_timeout(limit: int) -> RateLimitTimeout:

@@ -31,7 +31,7 @@ from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -448,6 +448,16 @@ def _backoff(attempt: int, retry_after: float | None) -> float:
     return float(delay)
 
 
+def _database_release() -> None:
+    """Give this thread's database connection back before a wait of seconds (the
+    judge's answer, the judge's next turn): with a pool (DATABASE_POOL_SIZE) to
+    the threads that claim and record meanwhile, without one to PostgreSQL, so
+    that 128 calls in flight do not hold 128 connections. The next query opens
+    one again, milliseconds against the seconds a judge takes."""
+    if not connection.in_atomic_block:
+        connection.close()
+
+
 class _Run:
     def __init__(self, judgment: Judgment, token: uuid.UUID):
         self.judgment = judgment
@@ -482,6 +492,7 @@ class _Run:
                     return
             if time.monotonic() + wait > self.deadline:
                 raise JudgingFailed(str(rate_limit_timeout(judge.requests_per_minute)))
+            _database_release()
             time.sleep(wait)
 
     def call(self, messages: list[dict[str, Any]]) -> llm.LLMResponse:
@@ -501,6 +512,7 @@ class _Run:
                         # Live progress for the submission page: a retry or a re-ask is
                         # on its way (the claim already said "call 1").
                         self._update_owned(attempts=self.usage.calls, updated_at=timezone.now())
+                    _database_release()
                     response = llm.chat(judge=judge, messages=messages, timeout=remaining)
             except CallSlotTimeout as exc:
                 raise JudgingFailed(f"ran out of time before the call: {exc}") from exc

@@ -111,6 +111,8 @@ def test_the_client_refuses_what_intake_would_refuse_before_sending(live_server,
 
 
 def test_the_client_installs_with_pip_alone(tmp_path):
+    # From a copy: a build leaves build/ and egg-info beside the sources.
+    source = shutil.copytree(ROOT / "client", tmp_path / "client")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     install = subprocess.run(
@@ -118,7 +120,7 @@ def test_the_client_installs_with_pip_alone(tmp_path):
             str(venv / "bin" / "pip"),
             "install",
             "--quiet",
-            str(ROOT / "client"),
+            str(source),
         ],
         capture_output=True,
         text=True,
