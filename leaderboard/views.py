@@ -209,7 +209,7 @@ def _objective_board_html(request: HttpRequest) -> str:
 
 
 # MLR-Bench evaluates the end-to-end stage on 10 of its tasks (the one stage listed).
-BENCHMARK_TASKS = {Stage.END2END: 10}
+BENCHMARK_TASKS: dict[str, int] = {Stage.END2END.value: 10}
 
 
 def leaderboard_view(request: HttpRequest) -> HttpResponse:
