@@ -155,6 +155,8 @@ def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str
             ],
             "query": query,
             "stage_label": dict(Stage.choices)[query.stage],
+            # The benchmark's own size: a site holding a sample says so.
+            "benchmark_tasks": BENCHMARK_TASKS.get(query.stage),
             "condition_label": dict(JudgingCondition.choices)[query.condition],
             "acceptance_line": ACCEPTANCE_LINE,
             "columns": columns,
@@ -204,6 +206,10 @@ def _objective_board_html(request: HttpRequest) -> str:
         )
 
     return cached("objective-page", (), render_board)
+
+
+# MLR-Bench evaluates the end-to-end stage on 10 of its tasks (the one stage listed).
+BENCHMARK_TASKS: dict[str, int] = {Stage.END2END.value: 10}
 
 
 def leaderboard_view(request: HttpRequest) -> HttpResponse:
@@ -256,6 +262,7 @@ def _agent_links(agent: Agent) -> list[tuple[str, str]]:
 def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
     agent = get_object_or_404(Agent.objects.select_related("team"), name=name)
     summaries = agent_stage_summaries(agent=agent)
+    submitted_stages = set(agent.submissions.values_list("stage", flat=True).distinct())
     charts = []
     for summary in summaries:
         if summary.row is None:
@@ -274,6 +281,7 @@ def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
             "agent": agent,
             "links": _agent_links(agent),
             "summaries": summaries,
+            "submitted_stages": submitted_stages,
             "stage_results": agent_task_results(
                 agent=agent, hidden=hidden_submission_ids(user=request.user)
             ),

@@ -358,3 +358,8 @@ SUBMISSION_PAGE_PANELS = [
     "judging.panels.judgments_panel",
 ]
 TASK_PAGE_PANELS = ["experiments.panels.objective_results_panel"]
+SUBMISSION_NOTICES = ["judging.selectors.judging_notices"]
+SUBMISSION_SUMMARY = [
+    "judging.panels.judging_summary",
+    "reviews.panels.human_review_summary",
+]
