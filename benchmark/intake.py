@@ -14,12 +14,14 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cache
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.utils.module_loading import import_string
 
 from .archives import (
     ArchiveRefused,
@@ -133,6 +135,7 @@ def submission_intake(
                 raise ArchiveRefused(f"the file is not a zip or tar.gz archive{also}")
             run = _run_files(unpacked, files, digest=sha256)
             problem = stage_check(stage, (artifact_kind(item.path) for item in run.files))
+            problem = problem or _intake_checks_problem(task=task, stage=stage, run=run)
             if problem:
                 raise ArchiveRefused(problem)
         except ArchiveRefused as exc:
@@ -148,6 +151,23 @@ def submission_intake(
         )
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+@cache
+def _intake_checks(paths: tuple[str, ...]) -> list:
+    return [import_string(path) for path in paths]
+
+
+def _intake_checks_problem(*, task: Task, stage: str, run: RunFiles) -> str | None:
+    """What another app's check finds wrong with the run (`SUBMISSION_INTAKE_CHECKS`,
+    named by dotted path so that `benchmark` never imports them): each is
+    `check(*, task, stage, folder, paths) -> str | None`."""
+    paths = [item.path for item in run.files]
+    for check in _intake_checks(tuple(getattr(settings, "SUBMISSION_INTAKE_CHECKS", ()))):
+        problem = check(task=task, stage=stage, folder=run.folder, paths=paths)
+        if problem:
+            return problem
+    return None
 
 
 def _run_files(unpacked: Path, files: list[UnpackedFile], *, digest: str) -> RunFiles:
