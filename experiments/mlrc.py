@@ -139,7 +139,10 @@ def _readable(root: Path) -> None:
     for folder, _, files in os.walk(root):
         os.chmod(folder, 0o755)
         for name in files:
-            os.chmod(os.path.join(folder, name), 0o644)
+            path = os.path.join(folder, name)
+            # chmod follows links: never change what a link points at.
+            if not os.path.islink(path):
+                os.chmod(path, 0o644)
 
 
 def snapshot_write(root: Path, target: Path) -> None:
@@ -317,8 +320,8 @@ def shim_install(target: Path, python: str) -> Path:
     """The MLAgentBench stand-in and a `python` command, for the sandbox at /opt/mlrc."""
     shutil.copytree(SHIM_ROOT, target, ignore=shutil.ignore_patterns("__pycache__"))
     (target / "bin").mkdir()
-    os.symlink(python, target / "bin" / "python")
     _readable(target)
+    os.symlink(python, target / "bin" / "python")
     return target
 
 

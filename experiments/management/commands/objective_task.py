@@ -70,7 +70,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, action: str, **options):
-        getattr(self, f"_{action}")(**options)
+        getattr(self, f"_{action.replace('-', '_')}")(**options)
 
     def _add(self, **o):
         description = None
