@@ -8,5 +8,6 @@ run:
 test:
 	./scripts/test.sh
 
+# What CI checks before the tests: lint, format and types (any finding fails).
 lint:
-	.venv/bin/ruff check . && .venv/bin/ruff format --check .
+	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/mypy .

@@ -5,11 +5,13 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
+
+from common.errors import NotFound, ValidationFailed
 
 from .models import Agent, ApiToken, ModelFamily, Team
 from .models.submissions import AGENT_NAME_PATTERN
@@ -20,45 +22,47 @@ _AGENT_NAME_RE = re.compile(AGENT_NAME_PATTERN)
 TOKEN_PREFIX = "mlrb_"  # noqa: S105 - a label that makes keys recognisable, not a secret
 
 
-class AccountError(Exception):
+class AccountError(ValidationFailed):
     """A request about teams, agents or tokens that cannot be done; the message says why."""
 
 
-def team_create(*, name: str, creator: AbstractBaseUser) -> Team:
+def team_create(*, name: str, creator: User) -> Team:
     """A new team, with its creator as the first member."""
     name = name.strip()
     slug = slugify(name)
     if not name or not slug:
-        raise AccountError("a team needs a name with at least one letter or digit")
+        raise AccountError("a team needs a name with at least one letter or digit", field="name")
     try:
         with transaction.atomic():
             team = Team.objects.create(name=name, slug=slug)
     except IntegrityError:
-        raise AccountError(f"a team named {name!r} already exists") from None
+        raise AccountError(
+            f"a team named {name!r} already exists", code="duplicate", field="name"
+        ) from None
     team.members.add(creator)
     return team
 
 
-def teams_of(user: AbstractBaseUser) -> QuerySet[Team]:
+def teams_of(user: User) -> QuerySet[Team]:
     if not user.is_authenticated:
         return Team.objects.none()
     return Team.objects.filter(members=user)
 
 
-def agents_of(user: AbstractBaseUser) -> QuerySet[Agent]:
+def agents_of(user: User) -> QuerySet[Agent]:
     """The agents the user may submit for: those of the user's teams."""
     if not user.is_authenticated:
         return Agent.objects.none()
     return Agent.objects.filter(team__members=user).select_related("team").distinct()
 
 
-def user_owns_agent(*, user: AbstractBaseUser, agent: Agent) -> bool:
+def user_owns_agent(*, user: User, agent: Agent) -> bool:
     return user.is_authenticated and agent.team.members.filter(pk=user.pk).exists()
 
 
 def agent_register(
     *,
-    user: AbstractBaseUser,
+    user: User,
     team: Team,
     name: str,
     display_name: str,
@@ -70,14 +74,21 @@ def agent_register(
     links: list[str] | None = None,
 ) -> Agent:
     if not team.members.filter(pk=user.pk).exists():
-        raise AccountError("you can only register agents for a team you belong to")
+        raise AccountError(
+            "you can only register agents for a team you belong to",
+            code="not_a_member",
+            field="team",
+        )
     if not _AGENT_NAME_RE.match(name):
         raise AccountError(
             "the name must be lower-case letters, digits, '.', '-' or '_' "
-            "(at most 100, starting with a letter or digit)"
+            "(at most 100, starting with a letter or digit)",
+            field="name",
         )
     if model_family not in ModelFamily.values:
-        raise AccountError(f"unknown model family {model_family!r}")
+        raise AccountError(
+            f"unknown model family {model_family!r}", code="invalid_choice", field="model_family"
+        )
     try:
         with transaction.atomic():
             return Agent.objects.create(
@@ -92,7 +103,9 @@ def agent_register(
                 links=links or [],
             )
     except IntegrityError:
-        raise AccountError(f"an agent named {name!r} already exists") from None
+        raise AccountError(
+            f"an agent named {name!r} already exists", code="duplicate", field="name"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -105,10 +118,10 @@ def _key_sha256(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def api_token_create(*, user: AbstractBaseUser, name: str) -> NewApiToken:
+def api_token_create(*, user: User, name: str) -> NewApiToken:
     name = name.strip()[:100]
     if not name:
-        raise AccountError("a token needs a name, e.g. the machine it is for")
+        raise AccountError("a token needs a name, e.g. the machine it is for", field="name")
     key = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user, name=name, prefix=key[: len(TOKEN_PREFIX) + 6], key_sha256=_key_sha256(key)
@@ -116,10 +129,10 @@ def api_token_create(*, user: AbstractBaseUser, name: str) -> NewApiToken:
     return NewApiToken(token=token, key=key)
 
 
-def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> ApiToken:
+def api_token_revoke(*, user: User, token_id: int) -> ApiToken:
     token = ApiToken.objects.filter(pk=token_id, user=user).first()
     if token is None:
-        raise AccountError("no such token")
+        raise NotFound("no such token")
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])

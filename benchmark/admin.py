@@ -30,10 +30,13 @@ class AgentAdmin(admin.ModelAdmin):
     search_fields = ["name", "display_name", "base_model"]
 
 
+_ARTIFACT_FIELDS = ("path", "kind", "size", "sha256")
+
+
 class ArtifactInline(admin.TabularInline):
     model = Artifact
-    fields = ["path", "kind", "size", "sha256"]
-    readonly_fields = fields
+    fields = _ARTIFACT_FIELDS
+    readonly_fields = _ARTIFACT_FIELDS
     extra = 0
     can_delete = False
     show_change_link = False

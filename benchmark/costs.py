@@ -74,7 +74,9 @@ def model_price_known(model: str) -> bool:
     import litellm
 
     entry = litellm.model_cost.get(model) if model else None
-    return bool(entry) and ("input_cost_per_token" in entry or "output_cost_per_token" in entry)
+    if not entry:
+        return False
+    return "input_cost_per_token" in entry or "output_cost_per_token" in entry
 
 
 def step_cost(*, step: str, usage: dict, default_model: str) -> StepCost:
@@ -130,9 +132,10 @@ def steps_cost(files: list[tuple[str, Path]], *, default_model: str) -> list[Ste
 
 def steps_total(steps: list[StepCost]) -> Decimal | None:
     """The LLM cost of the run: None when there are no steps or any is unknown."""
-    if not steps or any(step.cost_usd is None for step in steps):
+    known = [step.cost_usd for step in steps if step.cost_usd is not None]
+    if not steps or len(known) < len(steps):
         return None
-    return sum((step.cost_usd for step in steps), Decimal(0))
+    return sum(known, Decimal(0))
 
 
 def trace_summary(path: Path) -> TraceSummary:

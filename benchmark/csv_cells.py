@@ -33,10 +33,10 @@ def csv_row(row: Iterable[object]) -> list[object]:
     the full export writes about ten million cells."""
     return [
         value
-        if (kind := type(value)) in _PLAIN
+        if type(value) in _PLAIN
         else (
             ("'" + value if value[:1] in _FORMULA_FIRST else value)
-            if kind is str
+            if type(value) is str
             else csv_cell(value)
         )
         for value in row

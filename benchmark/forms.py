@@ -1,11 +1,23 @@
+from typing import Any
+
 from django import forms
+from django.db.models import QuerySet
 
 from .accounts import AGENT_NAME_PATTERN, agents_of, teams_of
-from .models import ModelFamily, Stage, Task
+from .models import Agent, ModelFamily, Stage, Task, Team
+
+
+def choices_limit(form: forms.BaseForm, name: str, queryset: QuerySet[Any]) -> None:
+    """Narrow the choices of the form's model choice field `name` to `queryset`."""
+    field = form.fields[name]
+    assert isinstance(field, forms.ModelChoiceField), f"{name} is not a model choice field"
+    field.queryset = queryset
 
 
 class SubmissionUploadForm(forms.Form):
-    agent = forms.ModelChoiceField(queryset=None, help_text="One of your teams' agents.")
+    agent = forms.ModelChoiceField(
+        queryset=Agent.objects.none(), help_text="One of your teams' agents."
+    )
     task = forms.CharField(
         max_length=100,
         help_text="Type to search the tasks; the value is the task's slug.",
@@ -18,7 +30,7 @@ class SubmissionUploadForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["agent"].queryset = agents_of(user)
+        choices_limit(self, "agent", agents_of(user))
 
     def clean_task(self) -> Task:
         value = self.cleaned_data["task"].strip()
@@ -35,7 +47,7 @@ class TeamForm(forms.Form):
 
 
 class AgentForm(forms.Form):
-    team = forms.ModelChoiceField(queryset=None)
+    team = forms.ModelChoiceField(queryset=Team.objects.none())
     name = forms.RegexField(
         regex=AGENT_NAME_PATTERN,
         max_length=100,
@@ -56,7 +68,7 @@ class AgentForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["team"].queryset = teams_of(user)
+        choices_limit(self, "team", teams_of(user))
 
     def clean_links(self) -> list[str]:
         links = [line.strip() for line in self.cleaned_data["links"].splitlines() if line.strip()]

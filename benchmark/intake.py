@@ -18,10 +18,12 @@ from functools import cache
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils.module_loading import import_string
+
+from common.errors import Conflict, ValidationFailed
 
 from .archives import (
     ArchiveRefused,
@@ -50,18 +52,29 @@ logger = logging.getLogger(__name__)
 SUBMISSIONS_FOLDER = "submissions"
 
 
-class IntakeRefused(Exception):
-    """The upload is refused; the message tells the user what is wrong."""
+class IntakeRefused(ValidationFailed):
+    """The upload is refused; the message tells the user what is wrong (in the
+    `archive` field unless another is named)."""
+
+    default_code = "archive_refused"
+
+    def __init__(self, message: str, *, code: str | None = None, field: str = "archive"):
+        super().__init__(message, code=code, field=field)
 
 
-class DuplicateSubmission(Exception):
-    """The very same archive was already submitted for this agent, task and stage."""
+class DuplicateSubmission(Conflict):
+    """The very same archive was already submitted for this agent, task and
+    stage; the answer carries the existing submission's `id`."""
+
+    default_code = "duplicate_submission"
 
     def __init__(self, submission: Submission):
         self.submission = submission
         super().__init__(
             f"this archive was already submitted as submission {submission.pk} "
-            f"(version {submission.version})"
+            f"(version {submission.version})",
+            field="archive",
+            extra={"id": submission.pk},
         )
 
 
@@ -97,7 +110,7 @@ def submission_intake(
     stage: str,
     archive: Path,
     archive_name: str,
-    uploader: AbstractBaseUser | None,
+    uploader: User | None,
     source: str,
     archive_sha256: str | None = None,
     limits: IntakeLimits | None = None,
@@ -110,7 +123,7 @@ def submission_intake(
     from the upload handler, which hashed the upload while receiving it.
     """
     if stage not in Stage.values:
-        raise IntakeRefused(f"unknown stage {stage!r}")
+        raise IntakeRefused(f"unknown stage {stage!r}", code="invalid_choice", field="stage")
     limits = limits or IntakeLimits.from_settings()
     sha256 = archive_sha256 or file_sha256(archive)
     existing = Submission.objects.filter(
@@ -139,7 +152,7 @@ def submission_intake(
             if problem:
                 raise ArchiveRefused(problem)
         except ArchiveRefused as exc:
-            raise IntakeRefused(str(exc)) from None
+            raise IntakeRefused(exc.message, code=exc.code) from None
         return submission_store(
             agent=agent,
             task=task,
@@ -212,7 +225,7 @@ def submission_store(
     agent: Agent,
     task: Task,
     stage: str,
-    uploader: AbstractBaseUser | None,
+    uploader: User | None,
     source: str,
     run: RunFiles,
     notify: bool,

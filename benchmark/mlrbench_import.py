@@ -8,8 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common.errors import ValidationFailed
 
-class ImportRefused(Exception):
+
+class ImportRefused(ValidationFailed):
     """A part cannot run at all (for example a missing folder); the command stops."""
 
 

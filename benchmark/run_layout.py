@@ -47,24 +47,8 @@ _IDEA_RE = re.compile(r"^idea(_[^/]+)?\.md$")
 _PROPOSAL_RE = re.compile(r"^proposal(_[^/]+)?\.md$")
 
 
-def artifact_kind(path: str) -> str:
-    """The artifact kind of one file of a run, from its relative path."""
-    parts = path.split("/")
-    name = parts[-1].lower()
-    suffix = posixpath.splitext(name)[1]
-    in_code = parts[0] in CODE_FOLDERS and len(parts) > 1
-    if name.endswith("_token_usage.json"):
-        return ArtifactKind.TOKEN_USAGE
-    if suffix in IMAGE_SUFFIXES or suffix == ".svg":
-        return ArtifactKind.FIGURE
-    if name == "log.txt" or suffix == ".log":
-        return ArtifactKind.LOG
-    if in_code:
-        if suffix in CODE_SUFFIXES or name in CODE_NAMES:
-            return ArtifactKind.CODE
-        return ArtifactKind.DATA if suffix in DATA_SUFFIXES else ArtifactKind.OTHER
-    if len(parts) == 1 and _TRACE_RE.match(name):
-        return ArtifactKind.TRACE
+def _document_kind(name: str) -> str | None:
+    """The kind of a run's named document (the task, the paper, ...), or None."""
     if name == "task.md":
         return ArtifactKind.TASK
     if _PAPER_RE.match(name):
@@ -77,11 +61,41 @@ def artifact_kind(path: str) -> str:
         return ArtifactKind.RELATED_WORK
     if name == "results.md":
         return ArtifactKind.RESULTS
+    return None
+
+
+def _code_folder_kind(name: str, suffix: str) -> str:
+    """A file inside a code folder: code, or the data and other files the code uses."""
+    if suffix in CODE_SUFFIXES or name in CODE_NAMES:
+        return ArtifactKind.CODE
+    return ArtifactKind.DATA if suffix in DATA_SUFFIXES else ArtifactKind.OTHER
+
+
+def _loose_file_kind(top: str, name: str, suffix: str) -> str:
+    """A file outside the code folders that is not a named document."""
     if suffix in CODE_SUFFIXES or name in ("requirements.txt", "makefile", "dockerfile"):
         return ArtifactKind.CODE
     if suffix in DATA_SUFFIXES:
-        return ArtifactKind.RESULTS if parts[0] == "results" else ArtifactKind.DATA
+        return ArtifactKind.RESULTS if top == "results" else ArtifactKind.DATA
     return ArtifactKind.OTHER
+
+
+def artifact_kind(path: str) -> str:
+    """The artifact kind of one file of a run, from its relative path."""
+    parts = path.split("/")
+    name = parts[-1].lower()
+    suffix = posixpath.splitext(name)[1]
+    if name.endswith("_token_usage.json"):
+        return ArtifactKind.TOKEN_USAGE
+    if suffix in IMAGE_SUFFIXES or suffix == ".svg":
+        return ArtifactKind.FIGURE
+    if name == "log.txt" or suffix == ".log":
+        return ArtifactKind.LOG
+    if parts[0] in CODE_FOLDERS and len(parts) > 1:
+        return _code_folder_kind(name, suffix)
+    if len(parts) == 1 and _TRACE_RE.match(name):
+        return ArtifactKind.TRACE
+    return _document_kind(name) or _loose_file_kind(parts[0], name, suffix)
 
 
 def run_root(paths: Iterable[str]) -> str:
@@ -136,18 +150,22 @@ def stage_check(stage: str, kinds: Iterable[str]) -> str | None:
     )
 
 
+# The canonical name of each kind's file, most preferred first.
+_PREFERRED_PATHS: dict[str, tuple[str, ...]] = {
+    ArtifactKind.PAPER: ("results/paper.md", "paper.md"),
+    ArtifactKind.IDEA: ("idea.md",),
+    ArtifactKind.PROPOSAL: ("proposal.md",),
+    ArtifactKind.RELATED_WORK: ("related_work.md",),
+    ArtifactKind.RESULTS: ("results/results.md", "results.md"),
+    ArtifactKind.LOG: ("results/log.txt", "log.txt"),
+    ArtifactKind.TASK: ("task.md",),
+}
+
+
 def primary_path(paths: Iterable[str], kind: str) -> str | None:
     """The file to show for a kind (the paper, the idea, ...): the shallowest,
     preferring the canonical name (`results/paper.md`, `idea.md`)."""
-    preferred = {
-        ArtifactKind.PAPER: ("results/paper.md", "paper.md"),
-        ArtifactKind.IDEA: ("idea.md",),
-        ArtifactKind.PROPOSAL: ("proposal.md",),
-        ArtifactKind.RELATED_WORK: ("related_work.md",),
-        ArtifactKind.RESULTS: ("results/results.md", "results.md"),
-        ArtifactKind.LOG: ("results/log.txt", "log.txt"),
-        ArtifactKind.TASK: ("task.md",),
-    }.get(kind, ())
+    preferred = _PREFERRED_PATHS.get(kind, ())
     candidates = [path for path in paths if artifact_kind(path) == kind]
     if not candidates:
         return None

@@ -5,6 +5,8 @@ from pathlib import Path
 
 from django.db import transaction
 
+from common.errors import ErrorItem, ValidationFailed
+
 from .models import Task, TaskKind
 from .task_files import (
     ParsedTask,
@@ -15,12 +17,12 @@ from .task_files import (
 )
 
 
-class TaskImportError(Exception):
+class TaskImportError(ValidationFailed):
     """Raised when an import is refused; `problems` names every bad input."""
 
     def __init__(self, problems: list[str]):
         self.problems = problems
-        super().__init__("\n".join(problems))
+        super().__init__(items=[ErrorItem(code="invalid_task_file", message=p) for p in problems])
 
 
 @dataclass

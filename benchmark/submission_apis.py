@@ -5,18 +5,20 @@ from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
 
+from common.errors import PermissionDenied, ValidationFailed
+
 from .accounts import user_owns_agent
 from .authentication import ApiTokenAuthentication
-from .intake import DuplicateSubmission, IntakeRefused, submission_intake
+from .intake import DuplicateSubmission, submission_intake
 from .models import ModelFamily, Stage, SubmissionSource, SubmissionStatus
 from .submission_selectors import agent_list, submission_list
 from .submission_serializers import (
     AgentSerializer,
+    DuplicateSubmissionErrorSerializer,
     SubmissionDetailSerializer,
     SubmissionSerializer,
     SubmissionUploadSerializer,
@@ -62,18 +64,23 @@ class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
             400: OpenApiResponse(description="Bad input; the errors name the fields."),
             401: OpenApiResponse(description="No or bad token."),
             403: OpenApiResponse(description="The agent belongs to another team."),
-            409: OpenApiResponse(description="The same archive again; `id` is the existing one."),
+            409: OpenApiResponse(
+                DuplicateSubmissionErrorSerializer,
+                description="The same archive again; `id` and `url` are the existing one's.",
+            ),
         },
     )
     def create(self, request, *args, **kwargs):
         serializer = SubmissionUploadSerializer(data=request.data)
         refusal = upload_refusal(request, "archive")
         if refusal:
-            return Response({"archive": [refusal]}, status=status.HTTP_400_BAD_REQUEST)
+            raise ValidationFailed(refusal, code="too_large", field="archive")
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         if not user_owns_agent(user=request.user, agent=data["agent"]):
-            raise PermissionDenied(f"agent {data['agent'].name!r} belongs to another team")
+            raise PermissionDenied(
+                f"agent {data['agent'].name!r} belongs to another team", field="agent"
+            )
         archive = data["archive"]
         try:
             submission = submission_intake(
@@ -86,17 +93,10 @@ class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
                 uploader=request.user,
                 source=SubmissionSource.API,
             )
-        except IntakeRefused as exc:
-            return Response({"archive": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
         except DuplicateSubmission as exc:
-            return Response(
-                {
-                    "detail": str(exc),
-                    "id": exc.submission.pk,
-                    "url": self._url(exc.submission.pk),
-                },
-                status=status.HTTP_409_CONFLICT,
-            )
+            # Only the request can make the existing submission's address absolute.
+            exc.extra["url"] = self._url(exc.submission.pk)
+            raise
         return Response(
             {
                 "id": submission.pk,

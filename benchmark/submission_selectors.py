@@ -37,7 +37,9 @@ def agent_list() -> QuerySet[Agent]:
 
 
 def artifact_file_path(artifact: Artifact) -> Path:
-    return Path(settings.MEDIA_ROOT) / artifact.file.name
+    name = artifact.file.name
+    assert name, f"artifact {artifact.pk} has no file"
+    return Path(settings.MEDIA_ROOT) / name
 
 
 def artifact_raw_url(artifact: Artifact) -> str:

@@ -1,5 +1,7 @@
 from rest_framework import serializers
 
+from common.drf import ErrorSerializer
+
 from .models import Agent, Artifact, Stage, Submission, Task
 from .submission_selectors import artifact_raw_url
 
@@ -80,3 +82,10 @@ class SubmissionUploadSerializer(serializers.Serializer):
     archive = serializers.FileField(
         help_text="zip or tar.gz of the run; a single .md file for the idea and proposal stages"
     )
+
+
+class DuplicateSubmissionErrorSerializer(ErrorSerializer):
+    """A 409 for an archive already submitted: the error, and the existing submission."""
+
+    id = serializers.IntegerField(help_text="the existing submission")
+    url = serializers.URLField(help_text="the existing submission in the API")

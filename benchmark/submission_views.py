@@ -15,8 +15,17 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import TextLexer, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
+from common.errors import (
+    ApplicationError,
+    NotFound,
+    ValidationFailed,
+    error_body,
+    form_add_errors,
+    form_error_items,
+)
+from common.http import AuthenticatedHttpRequest
+
 from .accounts import (
-    AccountError,
     agent_register,
     agents_of,
     api_token_create,
@@ -25,8 +34,8 @@ from .accounts import (
     teams_of,
 )
 from .forms import AgentForm, ApiTokenForm, SubmissionUploadForm, TeamForm
-from .intake import DuplicateSubmission, IntakeRefused, submission_intake
-from .models import Agent, Stage, SubmissionSource, Task
+from .intake import DuplicateSubmission, submission_intake
+from .models import Agent, Stage, Submission, SubmissionSource, Task
 from .page_panels import submission_page_panels
 from .submission_selectors import (
     artifact_delivery,
@@ -58,39 +67,40 @@ def _wants_json(request: HttpRequest) -> bool:
     return "application/json" in request.headers.get("Accept", "")
 
 
+def _upload(request: AuthenticatedHttpRequest, form: SubmissionUploadForm) -> Submission | None:
+    """The intake of the form's archive; None when the form itself is not valid."""
+    refusal = upload_refusal(request, "archive")
+    if refusal:
+        raise ValidationFailed(refusal, code="too_large", field="archive")
+    if not form.is_valid():
+        return None
+    archive = form.cleaned_data["archive"]
+    return submission_intake(
+        agent=form.cleaned_data["agent"],
+        task=form.cleaned_data["task"],
+        stage=form.cleaned_data["stage"],
+        archive=Path(archive.temporary_file_path()),
+        archive_name=archive.name,
+        archive_sha256=getattr(archive, "sha256", None),
+        uploader=request.user,
+        source=SubmissionSource.UPLOAD,
+    )
+
+
 @login_required
-def submission_upload_view(request: HttpRequest) -> HttpResponse:
+def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = SubmissionUploadForm(request.POST, request.FILES, user=request.user)
-        refusal = upload_refusal(request, "archive")
-        if refusal:
-            form.add_error(None, f"Upload refused: {refusal}.")
-        elif form.is_valid():
-            archive = form.cleaned_data["archive"]
-            try:
-                submission = submission_intake(
-                    agent=form.cleaned_data["agent"],
-                    task=form.cleaned_data["task"],
-                    stage=form.cleaned_data["stage"],
-                    archive=Path(archive.temporary_file_path()),
-                    archive_name=archive.name,
-                    archive_sha256=getattr(archive, "sha256", None),
-                    uploader=request.user,
-                    source=SubmissionSource.UPLOAD,
-                )
-            except IntakeRefused as exc:
-                form.add_error("archive", f"Upload refused: {exc}.")
-            except DuplicateSubmission as exc:
-                form.add_error("archive", f"Not stored again: {exc}.")
-                if _wants_json(request):
-                    return JsonResponse(
-                        {
-                            "errors": {"archive": [f"Not stored again: {exc}."]},
-                            "existing_url": exc.submission.get_absolute_url(),
-                        },
-                        status=409,
-                    )
-            else:
+        json_status, extra = 400, {}
+        try:
+            submission = _upload(request, form)
+        except ApplicationError as exc:
+            form_add_errors(form, exc)
+            json_status, extra = exc.status_code, exc.extra
+            if isinstance(exc, DuplicateSubmission):
+                extra = {**extra, "existing_url": exc.submission.get_absolute_url()}
+        else:
+            if submission is not None:
                 messages.success(
                     request,
                     f"Submission {submission.pk} stored: version {submission.version}, "
@@ -101,7 +111,9 @@ def submission_upload_view(request: HttpRequest) -> HttpResponse:
                     return JsonResponse({"id": submission.pk, "url": url}, status=201)
                 return redirect(url)
         if _wants_json(request):
-            return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
+            # The upload script reads the API's error shape.
+            body = error_body(form_error_items(form.errors), extra=extra)
+            return JsonResponse(body, status=json_status)
         status = 400
     else:
         form = SubmissionUploadForm(user=request.user, initial=request.GET.dict())
@@ -112,7 +124,7 @@ def submission_upload_view(request: HttpRequest) -> HttpResponse:
         {
             "form": form,
             "tasks": Task.objects.only("slug", "title"),
-            "has_agents": form.fields["agent"].queryset.exists(),
+            "has_agents": agents_of(request.user).exists(),
         },
         status=status,
     )
@@ -225,7 +237,7 @@ def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
-def account_view(request: HttpRequest) -> HttpResponse:
+def account_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     return _account_render(request)
 
 
@@ -245,13 +257,13 @@ def _account_render(request, *, status=200, new_key=None, **forms) -> HttpRespon
 
 @login_required
 @require_POST
-def team_create_view(request: HttpRequest) -> HttpResponse:
+def team_create_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = TeamForm(request.POST)
     if form.is_valid():
         try:
             team = team_create(name=form.cleaned_data["name"], creator=request.user)
-        except AccountError as exc:
-            form.add_error("name", str(exc))
+        except ApplicationError as exc:
+            form_add_errors(form, exc)
         else:
             messages.success(request, f"Team {team.name} created.")
             return redirect("benchmark:account")
@@ -260,14 +272,14 @@ def team_create_view(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def agent_register_view(request: HttpRequest) -> HttpResponse:
+def agent_register_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = AgentForm(request.POST, user=request.user)
     if form.is_valid():
         data = form.cleaned_data
         try:
             agent = agent_register(user=request.user, **data)
-        except AccountError as exc:
-            form.add_error(None, str(exc))
+        except ApplicationError as exc:
+            form_add_errors(form, exc)
         else:
             messages.success(request, f"Agent {agent.name} registered.")
             return redirect("benchmark:account")
@@ -276,13 +288,13 @@ def agent_register_view(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def token_create_view(request: HttpRequest) -> HttpResponse:
+def token_create_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ApiTokenForm(request.POST)
     if form.is_valid():
         try:
             created = api_token_create(user=request.user, name=form.cleaned_data["name"])
-        except AccountError as exc:
-            form.add_error("name", str(exc))
+        except ApplicationError as exc:
+            form_add_errors(form, exc)
         else:
             # Shown in this response only; never stored, never shown again.
             response = _account_render(request, new_key=created.key)
@@ -293,10 +305,10 @@ def token_create_view(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
+def token_revoke_view(request: AuthenticatedHttpRequest, token_id: int) -> HttpResponse:
     try:
         token = api_token_revoke(user=request.user, token_id=token_id)
-    except AccountError as exc:
-        raise Http404(str(exc)) from None
+    except NotFound as exc:
+        raise Http404(exc.message) from None
     messages.success(request, f"Token {token.name} revoked.")
     return redirect("benchmark:account")

@@ -95,7 +95,10 @@ def task_folder_parse(folder: Path) -> tuple[list[ParsedTask], list[TaskFileErro
         if path.is_dir() or path.name.startswith("."):
             continue
         result = task_file_parse(path)
-        (errors if isinstance(result, TaskFileError) else parsed).append(result)
+        if isinstance(result, TaskFileError):
+            errors.append(result)
+        else:
+            parsed.append(result)
     return parsed, errors
 
 

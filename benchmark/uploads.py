@@ -11,6 +11,11 @@ from django.core.files.uploadhandler import SkipFile, TemporaryFileUploadHandler
 
 from .archives import human_size
 
+# Set on the request: {form field: why its upload was cut off}.
+REFUSALS_ATTRIBUTE = "upload_refusals"
+# Set on the uploaded file: its SHA-256, hex.
+SHA256_ATTRIBUTE = "sha256"
+
 
 class ArchiveUploadHandler(TemporaryFileUploadHandler):
     def new_file(self, *args, **kwargs):
@@ -22,11 +27,11 @@ class ArchiveUploadHandler(TemporaryFileUploadHandler):
         self.received += len(raw_data)
         limit = settings.INTAKE_MAX_ARCHIVE_BYTES
         if self.received > limit:
-            refused = getattr(self.request, "upload_refusals", {})
+            refused = getattr(self.request, REFUSALS_ATTRIBUTE, {})
             refused[self.field_name] = (
                 f"the file is larger than {human_size(limit)}; that is the limit"
             )
-            self.request.upload_refusals = refused
+            setattr(self.request, REFUSALS_ATTRIBUTE, refused)
             self.file.close()
             raise SkipFile()
         self.hasher.update(raw_data)
@@ -34,7 +39,7 @@ class ArchiveUploadHandler(TemporaryFileUploadHandler):
 
     def file_complete(self, file_size):
         uploaded = super().file_complete(file_size)
-        uploaded.sha256 = self.hasher.hexdigest()
+        setattr(uploaded, SHA256_ATTRIBUTE, self.hasher.hexdigest())
         return uploaded
 
 

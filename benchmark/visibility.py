@@ -10,7 +10,7 @@ yet. Apps say so through the hooks named in `SUBMISSION_VISIBILITY_HOOKS`
 from functools import cache
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 from django.utils.module_loading import import_string
 
@@ -22,7 +22,7 @@ def _hooks(paths: tuple[str, ...]) -> list:
     return [import_string(path) for path in paths]
 
 
-def hidden_submission_ids(*, user: AbstractBaseUser | AnonymousUser) -> frozenset[int]:
+def hidden_submission_ids(*, user: User | AnonymousUser) -> frozenset[int]:
     """Ids of the submissions `user` may not see with their agent's identity."""
     if not user.is_authenticated:
         return frozenset()
@@ -33,7 +33,7 @@ def hidden_submission_ids(*, user: AbstractBaseUser | AnonymousUser) -> frozense
 
 
 def submissions_visible_to(
-    *, user: AbstractBaseUser | AnonymousUser, submissions: QuerySet[Submission]
+    *, user: User | AnonymousUser, submissions: QuerySet[Submission]
 ) -> QuerySet[Submission]:
     hidden = hidden_submission_ids(user=user)
     return submissions.exclude(id__in=hidden) if hidden else submissions

@@ -1,10 +1,10 @@
 """The experiments API, mounted under /api/ (namespace `api`) by mlrbench_site/urls.py."""
 
-from rest_framework.routers import SimpleRouter
+from common.drf import AppRouter
 
 from .apis import ExperimentRunViewSet
 
-router = SimpleRouter()
+router = AppRouter()
 router.register("experiments", ExperimentRunViewSet, basename="experiment")
 
 urlpatterns = router.urls

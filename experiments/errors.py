@@ -1,13 +1,19 @@
-"""Why an experiment request is refused."""
+"""Why an experiment request is refused (the site's one error type, `common.errors`)."""
+
+from common.errors import Conflict, ErrorItem, ValidationFailed
 
 
-class ExperimentRefused(Exception):
-    """A run cannot be queued, cancelled or re-run; the message says why."""
+class ExperimentRefused(Conflict):
+    """A run cannot be queued, cancelled or re-run as things stand; the message says why."""
+
+    default_code = "experiment_refused"
 
 
-class ObjectiveTaskInvalid(Exception):
+class ObjectiveTaskInvalid(ValidationFailed):
     """An objective task definition is refused; `problems` names each problem."""
 
     def __init__(self, problems: list[str]):
         self.problems = problems
-        super().__init__("; ".join(problems))
+        super().__init__(
+            items=[ErrorItem(code="invalid_objective_task", message=p) for p in problems]
+        )

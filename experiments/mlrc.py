@@ -105,7 +105,7 @@ def folder_digest(root: Path) -> str:
     for relative, path in _task_files(root):
         content = hashlib.sha256()
         with path.open("rb") as handle:
-            for block in iter(lambda handle=handle: handle.read(1 << 20), b""):
+            while block := handle.read(1 << 20):
                 content.update(block)
         digest.update(relative.encode() + b"\0" + content.digest())
     return digest.hexdigest()
@@ -361,7 +361,7 @@ def evaluation_read(raw: bytes | None, phase: str) -> Evaluation:
         if isinstance(value, int | float | str | bool) or value is None
     }
     performance = ours[-1].get("performance")
-    if not _finite(performance):
+    if not isinstance(performance, int | float) or not _finite(performance):
         return Evaluation(
             None, entry, f"the score it saved ({performance!r}) is not a finite number"
         )

@@ -7,6 +7,7 @@ import logging
 from pathlib import PurePosixPath
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -100,7 +101,7 @@ def _time_limit(seconds: int | None) -> int:
     limit = seconds or settings.EXPERIMENT_TIME_LIMIT_SECONDS
     if limit < 1:
         raise ExperimentRefused("the time limit must be at least one second")
-    return min(limit, settings.EXPERIMENT_MAX_TIME_LIMIT_SECONDS)
+    return min(limit, int(settings.EXPERIMENT_MAX_TIME_LIMIT_SECONDS))
 
 
 def _run_create(
@@ -110,7 +111,7 @@ def _run_create(
     command: str,
     gpu_count: int,
     time_limit_seconds: int,
-    requested_by=None,
+    requested_by: User | AnonymousUser | None = None,
     rerun_of: ExperimentRun | None = None,
     task_version: int | None = None,
     trial: int = 1,
@@ -122,7 +123,7 @@ def _run_create(
         command=command,
         gpu_count=gpu_count,
         time_limit_seconds=time_limit_seconds,
-        requested_by=requested_by if getattr(requested_by, "pk", None) else None,
+        requested_by=requested_by if isinstance(requested_by, User) and requested_by.pk else None,
         rerun_of=rerun_of,
         task_version=task_version,
         trial=trial,
@@ -183,7 +184,7 @@ def experiment_queue(
     command: str | None = None,
     gpu_count: int | None = None,
     time_limit_seconds: int | None = None,
-    requested_by=None,
+    requested_by: User | AnonymousUser | None = None,
 ) -> ExperimentRun:
     """Queue a sandboxed run of a submission's code on the `gpu` queue.
 
@@ -252,7 +253,7 @@ def objective_test_queue(
     *,
     agent: Agent,
     objective: ObjectiveTask,
-    requested_by=None,
+    requested_by: User | AnonymousUser | None = None,
     submission: Submission | None = None,
     trial: int = 1,
 ) -> ExperimentRun:
@@ -333,7 +334,9 @@ def experiment_cancel(*, run: ExperimentRun) -> ExperimentRun:
     return run
 
 
-def experiment_rerun(*, run: ExperimentRun, requested_by=None) -> ExperimentRun:
+def experiment_rerun(
+    *, run: ExperimentRun, requested_by: User | AnonymousUser | None = None
+) -> ExperimentRun:
     """Queue the same run again (a finished one); a test run keeps its place as
     the agent's one test evaluation."""
     if not run.is_finished:

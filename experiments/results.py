@@ -47,9 +47,12 @@ def objective_result_record(*, run: ExperimentRun) -> ObjectiveResult | None:
     if result is None:
         return None
     objective = result.objective
-    succeeded = run.status == ExperimentStatus.SUCCEEDED and run.score is not None
-    result.test_score = run.score if succeeded else None
-    result.relative_improvement = objective.relative_improvement(run.score) if succeeded else None
+    score = run.score if run.status == ExperimentStatus.SUCCEEDED else None
+    succeeded = score is not None
+    result.test_score = score
+    result.relative_improvement = (
+        objective.relative_improvement(score) if score is not None else None
+    )
     result.runtime_seconds = _runtime_of(run, objective) if succeeded else None
     baseline_runtime = objective.baseline_runtime_seconds
     result.runtime_change_percent = (

@@ -11,9 +11,11 @@ import os
 import secrets
 import shutil
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path, PurePosixPath
+from typing import Any, BinaryIO
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -138,7 +140,7 @@ def _finish_unstarted(run: ExperimentRun, reason: str) -> None:
     run.refresh_from_db()
 
 
-def _finish(run: ExperimentRun, **fields) -> bool:
+def _finish(run: ExperimentRun, **fields: Any) -> bool:
     fields.setdefault("finished_at", timezone.now())
     done = ExperimentRun.objects.filter(pk=run.pk, status=ExperimentStatus.RUNNING).update(**fields)
     run.refresh_from_db()
@@ -154,8 +156,8 @@ def _sandbox_owned(path: Path, uid: int | None) -> None:
 
 def _prepare(run: ExperimentRun, slots: Slots, run_dir: Path) -> _RunContext:
     uid = slots.uid if os.geteuid() == 0 else None
-    root = Path(settings.EXPERIMENT_WORK_ROOT)
-    for folder in (root, root / "runs"):
+    work_root = Path(settings.EXPERIMENT_WORK_ROOT)
+    for folder in (work_root, work_root / "runs"):
         folder.mkdir(parents=True, exist_ok=True)
         os.chmod(folder, 0o755)
     run_dir.mkdir()
@@ -176,10 +178,10 @@ def _prepare(run: ExperimentRun, slots: Slots, run_dir: Path) -> _RunContext:
         context.code_root = code_root_of(artifacts)
     (work / context.code_root / "output").mkdir(parents=True, exist_ok=True)
     if uid is not None:
-        for folder, dirs, files in os.walk(work):
-            os.chown(folder, uid, uid)
+        for current, dirs, files in os.walk(work):
+            os.chown(current, uid, uid)
             for name in dirs + files:
-                os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
+                os.chown(os.path.join(current, name), uid, uid, follow_symlinks=False)
     return context
 
 
@@ -243,7 +245,7 @@ def _passthrough() -> dict[str, str]:
     return {name: os.environ[name] for name in settings.SANDBOX_ENV_ALLOW if name in os.environ}
 
 
-def _log_open(run: ExperimentRun):
+def _log_open(run: ExperimentRun) -> BinaryIO:
     """The run's log, written as the run goes so the page can show its tail."""
     name = f"experiments/{run.pk}/log.txt"
     path = Path(default_storage.path(name))
@@ -252,7 +254,7 @@ def _log_open(run: ExperimentRun):
     return open(path, "wb")  # noqa: SIM115 - closed by the caller
 
 
-def _cancel_poller(run: ExperimentRun):
+def _cancel_poller(run: ExperimentRun) -> Callable[[], bool]:
     last_beat = timezone.now()
 
     def should_cancel() -> bool:
@@ -276,7 +278,7 @@ def _sandbox(
     mounts: list[sandbox.Mount],
     env: dict[str, str],
     seconds: float,
-    log,
+    log: BinaryIO,
 ) -> sandbox.SandboxResult:
     uid = context.slots.uid if os.geteuid() == 0 else None
     spec = sandbox.SandboxSpec(
@@ -345,9 +347,9 @@ def _execute(context: _RunContext) -> None:
         )
         _log_footer(log, "run", result)
         status, reason = _status_of(result), result.reason
-        metrics: dict = {}
+        metrics: dict[str, Any] = {}
         score = None
-        if objective is not None and status == ExperimentStatus.SUCCEEDED:
+        if objective is not None and data_dir is not None and status == ExperimentStatus.SUCCEEDED:
             metrics, score, status, reason = _evaluate(context, objective, data_dir, log)
         elif objective is None:
             metrics = _metrics_file(context.work / context.code_root)
@@ -462,7 +464,7 @@ def _log_text(run: ExperimentRun) -> str:
     return ""
 
 
-def _log_footer(log, step: str, result: sandbox.SandboxResult) -> None:
+def _log_footer(log: BinaryIO, step: str, result: sandbox.SandboxResult) -> None:
     detail = f"; {result.reason}" if result.reason else ""
     log.write(
         (
@@ -474,8 +476,8 @@ def _log_footer(log, step: str, result: sandbox.SandboxResult) -> None:
 
 
 def _evaluate(
-    context: _RunContext, objective: ObjectiveTask, data_dir: Path, log
-) -> tuple[dict, float | None, str, str]:
+    context: _RunContext, objective: ObjectiveTask, data_dir: Path, log: BinaryIO
+) -> tuple[dict[str, Any], float | None, str, str]:
     """Score the method's predictions in a second sandbox that alone sees the labels."""
     eval_work = context.run_dir / "eval"
     _sandbox_owned(eval_work, context.slots.uid if os.geteuid() == 0 else None)
@@ -555,7 +557,7 @@ def _safe_read(path: Path, max_bytes: int) -> bytes | None:
         os.close(fd)
 
 
-def _metrics_file(folder: Path) -> dict:
+def _metrics_file(folder: Path) -> dict[str, Any]:
     for candidate in (folder / "metrics.json", folder / "output" / "metrics.json"):
         raw = _safe_read(candidate, 1024 * 1024)
         if raw is None:
@@ -592,7 +594,9 @@ def _changed_files(root: Path, before: dict[str, tuple[int, int]]) -> list[tuple
     return changed
 
 
-def _outputs_collect(run: ExperimentRun, work: Path, before) -> list[dict]:
+def _outputs_collect(
+    run: ExperimentRun, work: Path, before: dict[str, tuple[int, int]]
+) -> list[dict[str, Any]]:
     """Keep the files the run created or changed (within size limits) in storage."""
     outputs = []
     budget = settings.EXPERIMENT_OUTPUT_MAX_BYTES
@@ -610,7 +614,9 @@ def _outputs_collect(run: ExperimentRun, work: Path, before) -> list[dict]:
     return outputs
 
 
-def _produced_numbers(run: ExperimentRun, work: Path, before) -> list[claims_module.Number]:
+def _produced_numbers(
+    run: ExperimentRun, work: Path, before: dict[str, tuple[int, int]]
+) -> list[claims_module.Number]:
     produced = []
     for relative, size in _changed_files(work, before):
         if (

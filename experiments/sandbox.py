@@ -418,10 +418,10 @@ def _tree(root: int, procs: Iterable[_Proc]) -> list[_Proc]:
 def _sandbox_procs(root: int, cgroup: _Cgroup | None, uid: int | None) -> list[_Proc]:
     """The run's processes, found the cheapest way the host allows."""
     if cgroup is not None:
-        procs = (_read_proc(pid) for pid in cgroup.pids() | {root})
-        return [proc for proc in procs if proc is not None]
+        members = (_read_proc(pid) for pid in cgroup.pids() | {root})
+        return [proc for proc in members if proc is not None]
     if uid is not None:
-        procs = []
+        procs: list[_Proc] = []
         for entry in os.listdir("/proc"):
             if entry.isdigit():
                 with contextlib.suppress(OSError):

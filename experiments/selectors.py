@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -84,7 +86,9 @@ def objective_trials_to_test(*, objective: ObjectiveTask) -> list[tuple[int, int
     return sorted(set(tried) - tested)
 
 
-def _artifact_reader(submission: Submission):
+def _artifact_reader(
+    submission: Submission,
+) -> tuple[list[str], Callable[[str], bytes | None]]:
     artifacts = {artifact.path: artifact for artifact in submission.artifacts.all()}
 
     def read(path: str) -> bytes | None:
@@ -167,7 +171,7 @@ class ReproductionForJudges:
     log: str  # empty when the run wrote nothing
     verdict: str | None  # the check's label ("Not reproduced"), None without a check
     summary: str
-    evidence: list[dict]
+    evidence: list[dict[str, Any]]
 
 
 def _log_head_and_tail(run: ExperimentRun, max_bytes: int) -> str:
@@ -179,10 +183,11 @@ def _log_head_and_tail(run: ExperimentRun, max_bytes: int) -> str:
             size = handle.tell()
             handle.seek(0)
             if size <= 2 * max_bytes:
-                return handle.read().decode("utf-8", errors="replace")
-            head = handle.read(max_bytes)
+                whole: bytes = handle.read()
+                return whole.decode("utf-8", errors="replace")
+            head: bytes = handle.read(max_bytes)
             handle.seek(size - max_bytes)
-            tail = handle.read()
+            tail: bytes = handle.read()
     except OSError:
         return ""
     return (

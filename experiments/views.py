@@ -3,6 +3,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from benchmark.models import Submission
+from common.errors import ValidationFailed
 from experiments.models import ExperimentRun
 
 from .selectors import experiment_log_chunk, experiment_runs
@@ -39,7 +40,8 @@ def experiment_run_log_view(request: HttpRequest, pk: int) -> JsonResponse:
     try:
         offset_value = int(offset) if offset not in (None, "") else None
     except ValueError:
-        return JsonResponse({"error": "offset must be a whole number of bytes"}, status=400)
+        error = ValidationFailed("offset must be a whole number of bytes", field="offset")
+        return JsonResponse(error.body(), status=error.status_code)
     chunk = experiment_log_chunk(run=run, offset=offset_value)
     return JsonResponse(
         {

@@ -2,7 +2,7 @@
 the organiser's re-run."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import permissions, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -10,11 +10,13 @@ from rest_framework.views import APIView
 
 from benchmark.models import Submission
 from benchmark.visibility import submissions_visible_to
+from common.errors import Conflict, ErrorItem
 
 from . import services
 from .selectors import judgments_status_data
 from .serializers import (
     JudgmentStatusSerializer,
+    QueueConflictSerializer,
     QueueResultSerializer,
     SubmissionJudgmentsSerializer,
 )
@@ -43,13 +45,23 @@ class SubmissionJudgmentsAPIView(APIView):
         data = judgments_status_data(submission)
         return Response(SubmissionJudgmentsSerializer(data).data)
 
-    @extend_schema(request=None, responses={202: QueueResultSerializer})
+    @extend_schema(
+        request=None,
+        responses={
+            202: QueueResultSerializer,
+            409: OpenApiResponse(
+                QueueConflictSerializer,
+                description="Nothing was queued: an error per skipped reason, and the counts.",
+            ),
+        },
+    )
     def post(self, request: Request, submission_id: int) -> Response:
         submission = get_object_or_404(Submission, pk=submission_id)
         report = services.judgments_queue(submissions=[submission])
         data = QueueResultSerializer(report).data
         if not report.judgment_ids and report.skipped:
-            return Response(data, status=status.HTTP_409_CONFLICT)
+            items = [ErrorItem(code="nothing_queued", message=reason) for reason in report.skipped]
+            raise Conflict(items=items, extra=data)
         return Response(data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -58,13 +70,16 @@ class JudgmentRerunAPIView(APIView):
 
     permission_classes = [permissions.IsAdminUser]
 
-    @extend_schema(request=None, responses={202: JudgmentStatusSerializer})
+    @extend_schema(
+        request=None,
+        responses={
+            202: JudgmentStatusSerializer,
+            404: OpenApiResponse(description="No such judgment."),
+            409: OpenApiResponse(description="Only a failed judgment can be re-run."),
+        },
+    )
     def post(self, request: Request, judgment_id: int) -> Response:
-        try:
-            judgment = services.judgment_rerun(judgment_id=judgment_id)
-        except services.RerunRefused as exc:
-            code = status.HTTP_404_NOT_FOUND if "no such" in str(exc) else status.HTTP_409_CONFLICT
-            return Response({"detail": str(exc)}, status=code)
+        judgment = services.judgment_rerun(judgment_id=judgment_id)
         return Response(
             {"id": judgment.pk, "judge": judgment.judge.name, "status": judgment.status},
             status=status.HTTP_202_ACCEPTED,

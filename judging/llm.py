@@ -78,12 +78,13 @@ def chat(*, judge: Judge, messages: list[dict], timeout: float | None = None) ->
     # A judge's own price goes to litellm too: litellm prices every call for its own
     # use, and for a model its table lacks it searches the table for near names on
     # every call (about 1 ms of CPU) before it gives up.
+    own_price = judge.own_price
     price = (
         {
-            "input_cost_per_token": float(judge.input_usd_per_mtok) / 1e6,
-            "output_cost_per_token": float(judge.output_usd_per_mtok) / 1e6,
+            "input_cost_per_token": float(own_price[0]) / 1e6,
+            "output_cost_per_token": float(own_price[1]) / 1e6,
         }
-        if judge.has_own_price
+        if own_price is not None
         else {}
     )
     started = time.monotonic()
@@ -132,11 +133,11 @@ def own_price_cost(
     """USD at the judge's own price (exact, in decimals); None when the server did not
     say how many tokens the call used. A price of 0 (a free self-hosted server) is a
     known cost of 0."""
-    if input_tokens is None or output_tokens is None:
+    own_price = judge.own_price
+    if input_tokens is None or output_tokens is None or own_price is None:
         return None
-    cost = (
-        input_tokens * judge.input_usd_per_mtok + output_tokens * judge.output_usd_per_mtok
-    ) / _MILLION
+    input_price, output_price = own_price
+    cost = (input_tokens * input_price + output_tokens * output_price) / _MILLION
     return cost.quantize(_MICRODOLLAR)
 
 

@@ -2,6 +2,8 @@
 judgments with one row per scored dimension so that scores can be range-checked
 by the database and aggregated in SQL."""
 
+from decimal import Decimal
+
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
@@ -142,8 +144,15 @@ class Judge(models.Model):
         return self.name
 
     @property
+    def own_price(self) -> tuple[Decimal, Decimal] | None:
+        """(input, output) USD per million tokens; None: litellm's table prices the judge."""
+        if self.input_usd_per_mtok is None or self.output_usd_per_mtok is None:
+            return None
+        return self.input_usd_per_mtok, self.output_usd_per_mtok
+
+    @property
     def has_own_price(self) -> bool:
-        return self.input_usd_per_mtok is not None and self.output_usd_per_mtok is not None
+        return self.own_price is not None
 
     def clean(self) -> None:
         super().clean()

@@ -88,77 +88,94 @@ def _text_list(value) -> list[str]:
     return [str(value)]
 
 
+def _overall_aliased(data: dict) -> dict:
+    """The answer with its overall score under `OVERALL`, whatever alias the model used."""
+    if OVERALL in data:
+        return data
+    for alias in OVERALL_ALIASES:
+        if alias in data:
+            return {**data, OVERALL: data[alias]}
+    return data
+
+
+def _dimension_score(dimension: dict, entry: object, problems: list[str]) -> ParsedScore | None:
+    """One dimension's score within its range (to 0.01), or None and a problem."""
+    key, low, high = dimension["key"], dimension["min"], dimension["max"]
+    if entry is None:
+        problems.append(f'"{key}" is missing')
+        return None
+    raw_score = entry.get("score") if isinstance(entry, dict) else entry
+    score = _number(raw_score)
+    if score is None or not score.is_finite():
+        problems.append(f'"{key}" has no numeric score (got {json.dumps(raw_score)[:40]})')
+        return None
+    if not low <= score <= high:
+        problems.append(f'"{key}" score {score} is outside {low}-{high}')
+        return None
+    if score != score.quantize(Decimal("0.01")):
+        score = score.quantize(Decimal("0.01"))
+    justification = str(entry.get("justification") or "") if isinstance(entry, dict) else ""
+    return ParsedScore(key, score, low, high, justification)
+
+
+def _confidence(data: dict, *, required: bool, problems: list[str]) -> int | None:
+    raw = data.get(CONFIDENCE)
+    if isinstance(raw, dict):
+        raw = raw.get("score")
+    if raw is None:
+        if required:
+            problems.append(f'"{CONFIDENCE}" is missing')
+        return None
+    value = _number(raw)
+    low, high = CONFIDENCE_RANGE
+    if value is None or value != value.to_integral_value() or not low <= value <= high:
+        problems.append(f'"{CONFIDENCE}" must be an integer {low}-{high} (got {raw})')
+        return None
+    return int(value)
+
+
+def _hallucination(data: dict, *, required: bool, problems: list[str]) -> tuple[bool | None, str]:
+    """The judge's hallucination flag (true/false, also as a string) and its details."""
+    raw = data.get(HALLUCINATION)
+    if raw is None:
+        if required:
+            problems.append(f'"{HALLUCINATION}" is missing')
+        return None, ""
+    flag, details = raw, ""
+    if isinstance(raw, dict):
+        flag = raw.get("has_hallucination")
+        details = str(raw.get("details") or "")
+    if isinstance(flag, str) and flag.strip().lower() in {"true", "false"}:
+        flag = flag.strip().lower() == "true"
+    if not isinstance(flag, bool):
+        problems.append(f'"{HALLUCINATION}.has_hallucination" must be true or false')
+        return None, details
+    return flag, details
+
+
 def review_parse(
     text_or_data: str | dict, *, dimensions: list[dict], extra_fields: list[str]
 ) -> ParsedReview:
     """Check an answer against a rubric's dimensions and required extra fields."""
     data = json_extract(text_or_data) if isinstance(text_or_data, str) else text_or_data
-    if OVERALL not in data:
-        for alias in OVERALL_ALIASES:
-            if alias in data:
-                data = {**data, OVERALL: data[alias]}
-                break
+    data = _overall_aliased(data)
     problems: list[str] = []
     scores: list[ParsedScore] = []
     strengths: list[str] = []
     weaknesses: list[str] = []
     for dimension in dimensions:
-        key, low, high = dimension["key"], dimension["min"], dimension["max"]
-        entry = data.get(key)
-        if entry is None:
-            problems.append(f'"{key}" is missing')
+        entry = data.get(dimension["key"])
+        parsed = _dimension_score(dimension, entry, problems)
+        if parsed is None:
             continue
-        raw_score = entry.get("score") if isinstance(entry, dict) else entry
-        score = _number(raw_score)
-        if score is None or not score.is_finite():
-            problems.append(f'"{key}" has no numeric score (got {json.dumps(raw_score)[:40]})')
-            continue
-        if not low <= score <= high:
-            problems.append(f'"{key}" score {score} is outside {low}-{high}')
-            continue
-        if score != score.quantize(Decimal("0.01")):
-            score = score.quantize(Decimal("0.01"))
-        justification = ""
-        if isinstance(entry, dict):
-            justification = str(entry.get("justification") or "")
-            if key == OVERALL:
-                strengths = _text_list(entry.get("strengths"))
-                weaknesses = _text_list(entry.get("weaknesses"))
-        scores.append(ParsedScore(key, score, low, high, justification))
-
-    confidence = None
-    raw_confidence = data.get(CONFIDENCE)
-    if isinstance(raw_confidence, dict):
-        raw_confidence = raw_confidence.get("score")
-    if raw_confidence is not None:
-        value = _number(raw_confidence)
-        low, high = CONFIDENCE_RANGE
-        if value is None or value != value.to_integral_value() or not low <= value <= high:
-            problems.append(
-                f'"{CONFIDENCE}" must be an integer {low}-{high} (got {raw_confidence})'
-            )
-        else:
-            confidence = int(value)
-    elif CONFIDENCE in extra_fields:
-        problems.append(f'"{CONFIDENCE}" is missing')
-
-    has_hallucination = None
-    details = ""
-    raw_hallucination = data.get(HALLUCINATION)
-    if raw_hallucination is not None:
-        flag = raw_hallucination
-        if isinstance(raw_hallucination, dict):
-            flag = raw_hallucination.get("has_hallucination")
-            details = str(raw_hallucination.get("details") or "")
-        if isinstance(flag, str) and flag.strip().lower() in {"true", "false"}:
-            flag = flag.strip().lower() == "true"
-        if not isinstance(flag, bool):
-            problems.append(f'"{HALLUCINATION}.has_hallucination" must be true or false')
-        else:
-            has_hallucination = flag
-    elif HALLUCINATION in extra_fields:
-        problems.append(f'"{HALLUCINATION}" is missing')
-
+        scores.append(parsed)
+        if parsed.dimension == OVERALL and isinstance(entry, dict):
+            strengths = _text_list(entry.get("strengths"))
+            weaknesses = _text_list(entry.get("weaknesses"))
+    confidence = _confidence(data, required=CONFIDENCE in extra_fields, problems=problems)
+    has_hallucination, details = _hallucination(
+        data, required=HALLUCINATION in extra_fields, problems=problems
+    )
     if problems:
         raise ReviewFormatError(problems)
     return ParsedReview(

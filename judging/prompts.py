@@ -53,14 +53,14 @@ _STAGE_OUTPUT: dict[str, str] = {
 }
 _CODE_STAGES = {Stage.EXPERIMENT, Stage.END2END}
 
-_HEADINGS = {
+_HEADINGS: dict[str, str] = {
     ArtifactKind.IDEA: "Research idea",
     ArtifactKind.RELATED_WORK: "Literature review",
     ArtifactKind.PROPOSAL: "Research proposal",
     ArtifactKind.RESULTS: "Experimental results",
     ArtifactKind.PAPER: "Paper",
 }
-_UNDER_REVIEW = {
+_UNDER_REVIEW: dict[str, str] = {
     Stage.IDEA: "Research idea under review",
     Stage.PROPOSAL: "Research proposal under review",
     Stage.EXPERIMENT: "Experimental results under review",
@@ -219,6 +219,50 @@ def _by_kind(submission: Submission) -> dict[str, list[Artifact]]:
     return grouped
 
 
+def _execution_log(logs: list[Artifact], *, budget: int) -> str:
+    if not logs:
+        return "The submission contains no execution log."
+    texts = []
+    for log in logs:
+        text = artifact_text(log, limit=budget)
+        if text is not None:
+            texts.append(f"## {log.path}\n\n{text.strip()}")
+    return text_cut("\n\n".join(texts), budget, what="execution log", keep_tail=True)
+
+
+def _code_sections(
+    submission: Submission,
+    artifacts: dict[str, list[Artifact]],
+    *,
+    condition: str,
+    check_reproduction: bool,
+) -> list[str]:
+    """What the judges of a stage with code read besides the paper: the code,
+    the execution log and the site's own re-run (unless judging without code)."""
+    if condition == JudgingCondition.NO_CODE:
+        return ["# Code and execution log\n\nNot provided: judge the paper alone."]
+    code = artifacts.get(ArtifactKind.CODE, [])
+    sections = [
+        "# Code\n\n"
+        + (
+            _code_section(code, budget=settings.JUDGE_CODE_BUDGET_CHARS)
+            if code
+            else "The submission contains no code."
+        )
+    ]
+    log_budget = settings.JUDGE_LOG_BUDGET_CHARS
+    logs = artifacts.get(ArtifactKind.LOG, []) + artifacts.get(ArtifactKind.TRACE, [])
+    sections.append(f"# Execution log\n\n{_execution_log(logs, budget=log_budget)}")
+    repro = (
+        reproduction_for_judges(submission_id=submission.pk, max_bytes=log_budget)
+        if check_reproduction
+        else None
+    )
+    if repro is not None:
+        sections.append(_reproduction_section(repro, budget=log_budget))
+    return sections
+
+
 def judge_prompt_build(
     *, submission: Submission, rubric: Rubric, condition: str, check_reproduction: bool = True
 ) -> JudgePrompt:
@@ -254,39 +298,9 @@ def judge_prompt_build(
         )
 
     if stage in _CODE_STAGES:
-        if condition == JudgingCondition.NO_CODE:
-            sections.append("# Code and execution log\n\nNot provided: judge the paper alone.")
-        else:
-            code = artifacts.get(ArtifactKind.CODE, [])
-            sections.append(
-                "# Code\n\n"
-                + (
-                    _code_section(code, budget=settings.JUDGE_CODE_BUDGET_CHARS)
-                    if code
-                    else "The submission contains no code."
-                )
-            )
-            logs = artifacts.get(ArtifactKind.LOG, []) + artifacts.get(ArtifactKind.TRACE, [])
-            log_budget = settings.JUDGE_LOG_BUDGET_CHARS
-            if logs:
-                texts = []
-                for log in logs:
-                    text = artifact_text(log, limit=log_budget)
-                    if text is not None:
-                        texts.append(f"## {log.path}\n\n{text.strip()}")
-                log_text = text_cut(
-                    "\n\n".join(texts), log_budget, what="execution log", keep_tail=True
-                )
-            else:
-                log_text = "The submission contains no execution log."
-            sections.append(f"# Execution log\n\n{log_text}")
-            repro = (
-                reproduction_for_judges(submission_id=submission.pk, max_bytes=log_budget)
-                if check_reproduction
-                else None
-            )
-            if repro is not None:
-                sections.append(_reproduction_section(repro, budget=log_budget))
+        sections += _code_sections(
+            submission, artifacts, condition=condition, check_reproduction=check_reproduction
+        )
 
     messages = [
         {"role": "system", "content": rubric.prompt},

@@ -2,6 +2,8 @@
 
 from rest_framework import serializers
 
+from common.drf import ErrorSerializer
+
 
 class ScoreSerializer(serializers.Serializer):
     score = serializers.FloatField()
@@ -53,3 +55,7 @@ class QueueResultSerializer(serializers.Serializer):
     requeued = serializers.IntegerField()
     unchanged = serializers.IntegerField()
     skipped = serializers.ListField(child=serializers.CharField())
+
+
+class QueueConflictSerializer(ErrorSerializer, QueueResultSerializer):
+    """A 409 from queueing: nothing was queued; the counts stand beside the errors."""

@@ -26,6 +26,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from benchmark.models import Submission, SubmissionStatus
+from common.errors import Conflict, NotFound, ValidationFailed
 
 from . import llm, statements
 from .callslots import CallSlotTimeout, call_slot
@@ -74,7 +75,7 @@ def ensure_default_rubrics(*, rubric_model: type[Rubric] | None = None) -> list[
     return created
 
 
-class RubricError(Exception):
+class RubricError(ValidationFailed):
     pass
 
 
@@ -127,7 +128,7 @@ def rubric_current(*, stage: str) -> Rubric | None:
 # ---------------------------------------------------------------- judges
 
 
-class JudgeError(Exception):
+class JudgeError(ValidationFailed):
     pass
 
 
@@ -342,8 +343,10 @@ def _judgments_reset(judgment_ids: list[int]) -> None:
     )
 
 
-class RerunRefused(Exception):
-    pass
+class RerunRefused(Conflict):
+    """Only a failed judgment can be re-run."""
+
+    default_code = "not_failed"
 
 
 def judgment_rerun(*, judgment_id: int) -> Judgment:
@@ -351,7 +354,7 @@ def judgment_rerun(*, judgment_id: int) -> Judgment:
     with transaction.atomic():
         judgment = Judgment.objects.select_for_update().filter(pk=judgment_id).first()
         if judgment is None:
-            raise RerunRefused("no such judgment")
+            raise NotFound("no such judgment")
         if judgment.status != JudgmentStatus.FAILED:
             raise RerunRefused(
                 f"only a failed judgment can be re-run; this one is {judgment.status}"

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import apis, views
+from . import views
 
 app_name = "judging"
 
@@ -16,18 +16,4 @@ urlpatterns = [
         name="submission-judgments-panel",
     ),
     path("judgments/<int:judgment_id>/rerun/", views.judgment_rerun_view, name="judgment-rerun"),
-]
-
-# Mounted under /api/ (namespace `api`) by mlrbench_site/urls.py.
-api_urlpatterns = [
-    path(
-        "submissions/<int:submission_id>/judgments/",
-        apis.SubmissionJudgmentsAPIView.as_view(),
-        name="submission-judgments",
-    ),
-    path(
-        "judgments/<int:judgment_id>/rerun/",
-        apis.JudgmentRerunAPIView.as_view(),
-        name="judgment-rerun",
-    ),
 ]

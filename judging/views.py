@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 
 from benchmark.models import Submission
 from benchmark.visibility import submissions_visible_to
+from common.errors import ApplicationError
 
 from . import services
 from .selectors import judgments_panel_context
@@ -61,8 +62,8 @@ def judgment_rerun_view(request: HttpRequest, judgment_id: int) -> HttpResponse:
     next_url = _local_path(request, request.POST.get("next", "")) or "/"
     try:
         judgment = services.judgment_rerun(judgment_id=judgment_id)
-    except services.RerunRefused as exc:
-        messages.error(request, f"Not re-run: {exc}.")
+    except ApplicationError as exc:
+        messages.error(request, f"Not re-run: {exc.message}.")
     else:
         messages.success(request, f"Judge {judgment.judge.name} queued again.")
     return redirect(next_url)

@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 
 from benchmark.models import Conference, Topic
 from benchmark.visibility import hidden_submission_ids
+from common.errors import PermissionDenied, ValidationFailed, form_error_items
 from judging.models import JudgingCondition, Judgment, JudgmentStatus
 
 from .caching import cached
@@ -127,15 +128,12 @@ class LeaderboardAPIView(APIView):
     def get(self, request: Request) -> Response:
         form = LeaderboardQueryForm(request.query_params)
         if not form.is_valid():
-            return Response({"errors": form.errors.get_json_data()}, status=400)
+            raise ValidationFailed(items=form_error_items(form.errors))
         query = form.leaderboard_query()
         if query.stage == OBJECTIVE_STAGE:
             payload = objective_payload()
         else:
-            try:
-                payload = leaderboard_payload(query, sort=form.cleaned_data.get("sort") or "")
-            except ValueError as exc:
-                return Response({"errors": {"sort": [{"message": str(exc)}]}}, status=400)
+            payload = leaderboard_payload(query, sort=form.cleaned_data.get("sort") or "")
         response = Response(payload)
         # An explicit format is a download (the page's links): name the file.
         chosen = request.query_params.get("format")
@@ -230,27 +228,20 @@ class ExportAPIView(APIView):
         if hidden_submission_ids(user=request.user):
             # The export names every paper's agent; a reviewer gets it once
             # their assigned reviews are in.
-            return Response(
-                {
-                    "detail": "You have papers to review blind: the export opens to you once "
-                    "your assigned reviews are submitted."
-                },
-                status=403,
+            raise PermissionDenied(
+                "You have papers to review blind: the export opens to you once "
+                "your assigned reviews are submitted.",
+                code="reviews_pending",
             )
         raw = request.query_params.get("formats") or ",".join(EXPORT_FORMATS)
         formats = list(dict.fromkeys(f.strip() for f in raw.split(",") if f.strip()))
         unknown = [f for f in formats if f not in EXPORT_FORMATS]
         if unknown or not formats:
-            return Response(
-                {
-                    "errors": {
-                        "formats": [
-                            f"unknown format {', '.join(unknown) or '(none)'}; "
-                            f"choose from {', '.join(EXPORT_FORMATS)}"
-                        ]
-                    }
-                },
-                status=400,
+            raise ValidationFailed(
+                f"unknown format {', '.join(unknown) or '(none)'}; "
+                f"choose from {', '.join(EXPORT_FORMATS)}",
+                code="invalid_choice",
+                field="formats",
             )
         response = StreamingHttpResponse(export_stream(formats), content_type="application/zip")
         today = dt.datetime.now(tz=dt.UTC).date().isoformat()

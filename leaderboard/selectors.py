@@ -33,6 +33,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
 
 from benchmark.models import Agent, Stage, Submission, SubmissionStatus, Task
+from common.errors import ValidationFailed
 from experiments.models import ReproductionVerdict
 from experiments.selectors import (
     ObjectiveRow,
@@ -505,13 +506,19 @@ def _sort_value(row: LeaderboardRow, key: str):
             return row.scores.get(key)
 
 
+class UnknownSort(ValidationFailed, ValueError):
+    default_code = "invalid_sort"
+
+
 def leaderboard_sort(board: Leaderboard, sort: str) -> list[LeaderboardRow]:
     """Rows ordered by `sort` (a sort key, `-` first for descending); rows
-    without a value go last either way. Unknown keys raise ValueError."""
+    without a value go last either way. Unknown keys raise UnknownSort."""
     descending = sort.startswith("-")
     key = sort.lstrip("-")
     if key not in board.sort_keys():
-        raise ValueError(f"cannot sort by {key!r}; choose one of {', '.join(board.sort_keys())}")
+        raise UnknownSort(
+            f"cannot sort by {key!r}; choose one of {', '.join(board.sort_keys())}", field="sort"
+        )
     present = [r for r in board.rows if _sort_value(r, key) is not None]
     missing = [r for r in board.rows if _sort_value(r, key) is None]
     present.sort(key=lambda r: r.agent)

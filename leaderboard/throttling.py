@@ -2,6 +2,8 @@
 throttled). Rates come from `REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]` and
 are read on each request, so a settings change applies without a restart."""
 
+from typing import cast
+
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle
 
@@ -10,7 +12,9 @@ class PublicAnonThrottle(AnonRateThrottle):
     scope = "public_api"
 
     def get_rate(self) -> str | None:
-        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+        # The stubs type the rates as numbers; they are strings such as "100/hour".
+        rates = cast(dict[str, str | None], api_settings.DEFAULT_THROTTLE_RATES)
+        return rates.get(self.scope) if self.scope else None
 
 
 class ExportAnonThrottle(PublicAnonThrottle):

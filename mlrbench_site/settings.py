@@ -7,6 +7,7 @@ See `.env.example` for the full list.
 
 import os
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -179,8 +180,10 @@ def _default_mlrbench_data() -> str:
 # Where a clone of the MLR-Bench repository (or the shared sample) lives.
 MLRBENCH_DATA = env.str("MLRBENCH_DATA", default=_default_mlrbench_data())
 
-REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+REST_FRAMEWORK: dict[str, Any] = {
+    "DEFAULT_SCHEMA_CLASS": "common.drf.AutoSchema",
+    # Every API error answers {"errors": [{"field", "code", "message"}]}.
+    "EXCEPTION_HANDLER": "common.drf.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],

@@ -1,30 +1,34 @@
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import APIRootView
+from rest_framework.urlpatterns import format_suffix_patterns
 
-from benchmark.apis import TaskViewSet
-from benchmark.submission_apis import AgentViewSet, SubmissionViewSet
-from judging.urls import api_urlpatterns as judging_api_patterns
-from leaderboard.apis import ExportAPIView, JudgmentViewSet, LeaderboardAPIView
+from benchmark import api_urls as benchmark_api
+from experiments import api_urls as experiments_api
+from leaderboard import api_urls as leaderboard_api
 
 from . import views
 
-router = DefaultRouter()
-router.register("tasks", TaskViewSet, basename="task")
-router.register("submissions", SubmissionViewSet, basename="submission")
-router.register("agents", AgentViewSet, basename="agent")
-router.register("judgments", JudgmentViewSet, basename="judgment")
+# /api/ lists the viewsets of every app's router, as one router's root would.
+api_root = APIRootView.as_view(
+    api_root_dict={
+        prefix: f"{basename}-list"
+        for router in (benchmark_api.router, leaderboard_api.router, experiments_api.router)
+        for prefix, _viewset, basename in router.registry
+    }
+)
 
+# Each app's API once, under /api/ in the namespace `api`.
 api_patterns = [
-    path("", include(router.urls)),
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("", include("reviews.api_urls")),
+    *format_suffix_patterns([path("", api_root, name="api-root")]),
+    path("", include("benchmark.api_urls")),
+    path("", include("leaderboard.api_urls")),
     path("", include("experiments.api_urls")),
+    path("", include("judging.api_urls")),
+    path("", include("reviews.api_urls")),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    path("leaderboard/", LeaderboardAPIView.as_view(), name="leaderboard"),
-    path("export/", ExportAPIView.as_view(), name="export"),
-    *judging_api_patterns,
 ]
 
 urlpatterns = [
@@ -39,3 +43,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
 ]
+
+handler404 = "mlrbench_site.views.not_found_view"

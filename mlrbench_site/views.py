@@ -1,8 +1,10 @@
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
+from django.views.defaults import page_not_found
 
 from benchmark.selectors import catalogue_counts
+from common.errors import ErrorItem, error_body
 
 from .health import health_report
 
@@ -18,3 +20,11 @@ def healthz_view(request: HttpRequest) -> JsonResponse:
         {"status": "ok" if healthy else "unavailable", "checks": checks},
         status=200 if healthy else 503,
     )
+
+
+def not_found_view(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A path no URL matches: the API's one error body under /api/, the site's page elsewhere."""
+    if request.path.startswith("/api/"):
+        item = ErrorItem(code="not_found", message=f"no API endpoint at {request.path}")
+        return JsonResponse(error_body([item]), status=404)
+    return page_not_found(request, exception)

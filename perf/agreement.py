@@ -296,8 +296,8 @@ def main() -> None:
             result = agreement_for_stage(stage="end2end")
             site_times.append(time.perf_counter() - started)
 
-        overall = next(r for r in result["dimensions"] if r["dimension"] == "Overall")
-        assert overall["n_human_llm"] == reference["Overall"]["n_human_llm"] + args.repeat
+        overall = next(r for r in result.dimensions if r.dimension == "Overall")
+        assert overall.n_human_llm == reference["Overall"]["n_human_llm"] + args.repeat
 
         client = Client()
         storages = {

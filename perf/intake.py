@@ -14,6 +14,7 @@ Goals (issue 3): at most 1.5x the time of unzip; memory growth under 64 MB
 whatever the archive size.
 
     .venv/bin/python perf/intake.py [--mb 100]
+    .venv/bin/python perf/intake.py --smoke   # tiny archives, one run: does it still work?
 """
 
 import argparse
@@ -171,7 +172,21 @@ print(json.dumps({"before_mb": before, "growth_mb": peak[0] - before}))
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=int, default=100, help="size of the large archive")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="1 and 2 MB archives, one timed run each: checks the script, not the goals",
+    )
     args = parser.parse_args()
+    sizes = (
+        (("small", 1), ("large", 2))
+        if args.smoke
+        else (
+            ("small", max(args.mb // 4, 5)),
+            ("large", args.mb),
+        )
+    )
+    runs = 1 if args.smoke else 5
     django_setup()
     from django.conf import settings
 
@@ -180,7 +195,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="mlrbench-perf-"))
     try:
         results = {}
-        for label, megabytes in (("small", max(args.mb // 4, 5)), ("large", args.mb)):
+        for label, megabytes in sizes:
             run = work / f"run-{label}"
             run.mkdir()
             build_run(run, megabytes)
@@ -197,7 +212,7 @@ def main() -> None:
             if label != "large":
                 continue
             ours, unzip = best_of_interleaved(
-                5,
+                runs,
                 lambda archive=archive: time_intake(archive, work / "i"),
                 lambda archive=archive: time_reference(["unzip", "-q", str(archive)], work / "u"),
             )
@@ -205,7 +220,7 @@ def main() -> None:
                 f"  zip:    intake {ours:.2f} s, unzip -q {unzip:.2f} s, ratio {ours / unzip:.2f}x"
             )
             ours_tar, untar = best_of_interleaved(
-                5,
+                runs,
                 lambda tarball=tarball: time_intake(tarball, work / "i"),
                 lambda tarball=tarball: time_reference(["tar", "-xzf", str(tarball)], work / "t"),
             )

@@ -23,10 +23,11 @@ plain Python data, so it can be checked against a direct scipy computation.
 """
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from itertools import combinations
 from math import isfinite
-from typing import NamedTuple
+from typing import NamedTuple, SupportsFloat
 
 import krippendorff
 import numpy as np
@@ -38,6 +39,57 @@ MIN_PAPERS_FOR_BOOTSTRAP = 3
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20250
 HISTOGRAM_BIN_WIDTH = 1.0
+
+
+# A 95% interval: (low, high).
+Interval = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class DimensionAgreement:
+    """The statistics of one dimension. A figure is None below the minimum
+    amount of data, and `unavailable` maps its field name to the reason. The
+    field order is the order of the API's and the page's columns."""
+
+    dimension: str
+    n_papers: int
+    n_reviews: int
+    n_papers_with_llm: int
+    n_human_human: int
+    n_human_llm: int
+    mean_abs_diff_human_human: float | None
+    median_abs_diff_human_human: float | None
+    mean_abs_diff_human_llm: float | None
+    median_abs_diff_human_llm: float | None
+    u_statistic: float | None
+    p_value: float | None
+    rank_biserial: float | None
+    krippendorff_alpha_humans: float | None
+    krippendorff_alpha_humans_llm: float | None
+    spearman_rho: float | None
+    spearman_p_value: float | None
+    n_papers_spearman: int
+    ci_mean_abs_diff_human_human: Interval | None
+    ci_mean_abs_diff_human_llm: Interval | None
+    ci_mean_abs_diff_difference: Interval | None
+    p_value_holm: float | None
+    unavailable: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class GapHistogram:
+    """Share of each group's gaps per bin; `edges` has one more entry than the shares."""
+
+    edges: list[float]
+    human_human: list[float]
+    human_llm: list[float]
+
+
+@dataclass(frozen=True)
+class DimensionPlot:
+    histogram: GapHistogram
+    # (human mean, LLM score, how many papers sit on that point), sorted.
+    scatter: list[tuple[float, float, int]]
 
 
 class HumanScore(NamedTuple):
@@ -61,11 +113,11 @@ def holm_adjust(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def _number(value) -> float | None:
+def _number(value: SupportsFloat | None) -> float | None:
     if value is None:
         return None
-    value = float(value)
-    return value if isfinite(value) else None
+    number = float(value)
+    return number if isfinite(number) else None
 
 
 def _pairable_alpha(value_counts: np.ndarray, domain: np.ndarray) -> tuple[float | None, str]:
@@ -75,10 +127,11 @@ def _pairable_alpha(value_counts: np.ndarray, domain: np.ndarray) -> tuple[float
         return None, "no paper has two scores to compare"
     if np.count_nonzero(pairable.sum(axis=0)) < 2:
         return None, "every compared score is the same value, so alpha is undefined"
-    alpha = krippendorff.alpha(
-        value_counts=pairable, value_domain=domain, level_of_measurement="ordinal"
+    alpha = _number(
+        krippendorff.alpha(
+            value_counts=pairable, value_domain=domain, level_of_measurement="ordinal"
+        )
     )
-    alpha = _number(alpha)
     if alpha is None:
         return None, "alpha is undefined on these scores"
     return alpha, ""
@@ -99,12 +152,12 @@ def _bootstrap_weights(n_papers: int, cache: dict[int, np.ndarray]) -> np.ndarra
     return cache[n_papers]
 
 
-def _interval(values: np.ndarray) -> list[float] | None:
+def _interval(values: np.ndarray) -> Interval | None:
     values = values[np.isfinite(values)]
     if len(values) == 0:
         return None
     low, high = np.percentile(values, [2.5, 97.5])
-    return [float(low), float(high)]
+    return float(low), float(high)
 
 
 def _histogram(gaps: np.ndarray, edges: np.ndarray) -> list[float]:
@@ -114,193 +167,318 @@ def _histogram(gaps: np.ndarray, edges: np.ndarray) -> list[float]:
     return [float(c) / len(gaps) for c in counts]
 
 
+def _unavailable(reason: str, *keys: str) -> dict[str, str]:
+    """`{key: reason}` for each key, or nothing when there is no reason."""
+    return dict.fromkeys(keys, reason) if reason else {}
+
+
+@dataclass(frozen=True)
+class _Scores:
+    """One dimension's human scores, grouped by paper (papers in id order)."""
+
+    values: np.ndarray  # every score, sorted by paper
+    paper_index: np.ndarray  # for each score, the index of its paper
+    counts: np.ndarray  # scores per paper
+    llm_of_paper: np.ndarray  # each paper's LLM score, NaN where it has none
+
+    @property
+    def n_papers(self) -> int:
+        return len(self.counts)
+
+    @property
+    def has_llm(self) -> np.ndarray:
+        return np.isfinite(self.llm_of_paper)
+
+
+def _scores_group(scores: Sequence[tuple[int, float]], llm: Mapping[int, float]) -> _Scores:
+    papers_of = np.fromiter((p for p, _ in scores), dtype=np.int64, count=len(scores))
+    values = np.fromiter((s for _, s in scores), dtype=np.float64, count=len(scores))
+    order = np.argsort(papers_of, kind="stable")
+    papers_of, values = papers_of[order], values[order]
+    papers, paper_index, counts = np.unique(papers_of, return_inverse=True, return_counts=True)
+    llm_of_paper = np.array([llm.get(int(p), np.nan) for p in papers], dtype=np.float64)
+    return _Scores(values, paper_index, counts, llm_of_paper)
+
+
+@dataclass(frozen=True)
+class _Gaps:
+    """Absolute score gaps of one kind, and per paper their sum and count
+    (what the bootstrap resamples)."""
+
+    gaps: np.ndarray
+    paper_sum: np.ndarray
+    paper_n: np.ndarray
+
+    @property
+    def n_papers(self) -> int:
+        """Papers that contribute at least one gap."""
+        return int((self.paper_n > 0).sum())
+
+
+def _human_human_gaps(scores: _Scores) -> _Gaps:
+    """Grouped by how many reviewers a paper has, so each group is one
+    matrix and every pair of its columns one vector operation."""
+    n_papers = scores.n_papers
+    starts = np.concatenate(([0], np.cumsum(scores.counts)[:-1])).astype(np.int64)
+    parts: list[np.ndarray] = []
+    paper_sum = np.zeros(n_papers)
+    paper_n = np.zeros(n_papers)
+    for k in np.unique(scores.counts):
+        if k < 2:
+            continue
+        group = np.flatnonzero(scores.counts == k)
+        matrix = scores.values[starts[group][:, None] + np.arange(k)]
+        pairs = np.stack(
+            [np.abs(matrix[:, i] - matrix[:, j]) for i, j in combinations(range(k), 2)], axis=1
+        )
+        parts.append(pairs.ravel())
+        paper_sum[group] = pairs.sum(axis=1)
+        paper_n[group] = pairs.shape[1]
+    return _Gaps(np.concatenate(parts) if parts else np.empty(0), paper_sum, paper_n)
+
+
+def _human_llm_gaps(scores: _Scores) -> _Gaps:
+    n_papers = scores.n_papers
+    llm_of_score = scores.llm_of_paper[scores.paper_index] if n_papers else np.empty(0)
+    has_llm = np.isfinite(llm_of_score)
+    gaps = np.abs(scores.values[has_llm] - llm_of_score[has_llm])
+    paper_sum = np.bincount(scores.paper_index[has_llm], weights=gaps, minlength=n_papers)
+    paper_n = np.bincount(scores.paper_index[has_llm], minlength=n_papers).astype(np.float64)
+    return _Gaps(gaps, paper_sum, paper_n)
+
+
+class _Centre(NamedTuple):
+    mean: float | None
+    median: float | None
+
+
+def _gap_centre(gaps: np.ndarray) -> _Centre:
+    if not len(gaps):
+        return _Centre(None, None)
+    return _Centre(float(gaps.mean()), float(np.median(gaps)))
+
+
+class _Test(NamedTuple):
+    u_statistic: float | None
+    p_value: float | None
+    rank_biserial: float | None
+    reason: str
+
+
+def _mann_whitney(hh: np.ndarray, hl: np.ndarray) -> _Test:
+    """The paper's test of human-human against human-LLM gaps."""
+    if len(hh) < MIN_GAPS_FOR_TEST or len(hl) < MIN_GAPS_FOR_TEST:
+        return _Test(
+            None,
+            None,
+            None,
+            f"the test needs at least {MIN_GAPS_FOR_TEST} gaps in each group "
+            f"(human-human {len(hh)}, human-LLM {len(hl)})",
+        )
+    test = stats.mannwhitneyu(hh, hl, alternative="two-sided")
+    u, p = _number(test.statistic), _number(test.pvalue)
+    if u is None or p is None:
+        return _Test(None, None, None, "the test is undefined on these gaps")
+    return _Test(u, p, 2.0 * u / (len(hh) * len(hl)) - 1.0, "")
+
+
+# Krippendorff's alpha works on per-paper value counts (alpha depends on each
+# paper's multiset of values only, not on who gave them).
+
+
+def _alpha_humans(scores: _Scores) -> tuple[float | None, str]:
+    if not scores.n_papers:
+        return None, "no submitted human review"
+    domain = np.unique(scores.values)
+    counts = np.zeros((scores.n_papers, len(domain)))
+    np.add.at(counts, (scores.paper_index, np.searchsorted(domain, scores.values)), 1)
+    return _pairable_alpha(counts, domain)
+
+
+def _alpha_humans_llm(scores: _Scores) -> tuple[float | None, str]:
+    """The LLM counts as one more rater of each paper it scored."""
+    has_llm = scores.has_llm
+    if not (scores.n_papers and has_llm.any()):
+        return None, "no reviewed paper has an LLM score"
+    llm_values = scores.llm_of_paper[has_llm]
+    domain = np.unique(np.concatenate([scores.values, llm_values]))
+    counts = np.zeros((scores.n_papers, len(domain)))
+    np.add.at(counts, (scores.paper_index, np.searchsorted(domain, scores.values)), 1)
+    np.add.at(counts, (np.flatnonzero(has_llm), np.searchsorted(domain, llm_values)), 1)
+    return _pairable_alpha(counts, domain)
+
+
+def _human_mean_and_llm(scores: _Scores) -> tuple[np.ndarray, np.ndarray]:
+    """Each paper's human mean and its LLM score, for the papers that have both."""
+    n_papers = scores.n_papers
+    human_mean = (
+        np.bincount(scores.paper_index, weights=scores.values, minlength=n_papers) / scores.counts
+        if n_papers
+        else np.empty(0)
+    )
+    return human_mean[scores.has_llm], scores.llm_of_paper[scores.has_llm]
+
+
+class _Correlation(NamedTuple):
+    rho: float | None
+    p_value: float | None
+    reason: str
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> _Correlation:
+    if len(x) < MIN_PAPERS_FOR_SPEARMAN:
+        return _Correlation(
+            None,
+            None,
+            f"needs at least {MIN_PAPERS_FOR_SPEARMAN} papers with both scores (has {len(x)})",
+        )
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return _Correlation(
+            None, None, "the human means or the LLM scores are all the same, so rho is undefined"
+        )
+    rho = stats.spearmanr(x, y)
+    return _Correlation(_number(rho.statistic), _number(rho.pvalue), "")
+
+
+class _Intervals(NamedTuple):
+    human_human: Interval | None
+    human_llm: Interval | None
+    difference: Interval | None
+    unavailable: dict[str, str]
+
+
+def _bootstrap_intervals(
+    hh: _Gaps, hl: _Gaps, *, n_papers: int, weights_cache: dict[int, np.ndarray]
+) -> _Intervals:
+    """Papers resampled: a resample's mean gap is its papers' gap sums over
+    their gap counts, each paper weighted by how often it was drawn."""
+    boot_hh = boot_hl = np.empty(0)
+    if n_papers:
+        weights = _bootstrap_weights(n_papers, weights_cache)
+        # One matrix product for all four per-paper vectors.
+        sums = weights @ np.column_stack([hh.paper_sum, hh.paper_n, hl.paper_sum, hl.paper_n])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            boot_hh = sums[:, 0] / sums[:, 1]
+            boot_hl = sums[:, 2] / sums[:, 3]
+    unavailable: dict[str, str] = {}
+    intervals: list[Interval | None] = []
+    for key, gaps, boot in (
+        ("ci_mean_abs_diff_human_human", hh, boot_hh),
+        ("ci_mean_abs_diff_human_llm", hl, boot_hl),
+    ):
+        if gaps.n_papers < MIN_PAPERS_FOR_BOOTSTRAP:
+            unavailable[key] = (
+                f"needs gaps on at least {MIN_PAPERS_FOR_BOOTSTRAP} papers (has {gaps.n_papers})"
+            )
+            intervals.append(None)
+        else:
+            intervals.append(_interval(boot))
+    ci_hh, ci_hl = intervals
+    difference = None
+    if ci_hh is not None and ci_hl is not None:
+        difference = _interval(boot_hl - boot_hh)
+    else:
+        unavailable["ci_mean_abs_diff_difference"] = "needs both intervals"
+    return _Intervals(ci_hh, ci_hl, difference, unavailable)
+
+
+def _plot(hh: np.ndarray, hl: np.ndarray, x: np.ndarray, y: np.ndarray) -> DimensionPlot:
+    top = max([float(hh.max()) if len(hh) else 0.0, float(hl.max()) if len(hl) else 0.0, 1.0])
+    edges = np.arange(0.0, np.floor(top / HISTOGRAM_BIN_WIDTH) + 2) * HISTOGRAM_BIN_WIDTH
+    points: dict[tuple[float, float], int] = defaultdict(int)
+    for hx, ly in zip(np.round(x, 2), np.round(y, 2), strict=True):
+        points[(float(hx), float(ly))] += 1
+    return DimensionPlot(
+        histogram=GapHistogram(
+            edges=[float(e) for e in edges],
+            human_human=_histogram(hh, edges),
+            human_llm=_histogram(hl, edges),
+        ),
+        scatter=[(hx, ly, n) for (hx, ly), n in sorted(points.items())],
+    )
+
+
+_NO_HUMAN_PAIRS = "no paper has two submitted human reviews"
+_NO_LLM_SCORE = "no reviewed paper has an LLM score"
+
+
 def dimension_agreement(
     scores: Sequence[tuple[int, float]],
     llm: Mapping[int, float],
     *,
     dimension: str,
     weights_cache: dict[int, np.ndarray] | None = None,
-) -> tuple[dict, dict]:
+) -> tuple[DimensionAgreement, DimensionPlot]:
     """Statistics of one dimension from `(paper, human score)` pairs (one per
-    submitted review) and `{paper: llm score}`. Returns the statistics and the
-    plot data (gap histograms and the human-mean/LLM scatter)."""
-    weights_cache = {} if weights_cache is None else weights_cache
-    unavailable: dict[str, str] = {}
-    if scores:
-        papers_of = np.fromiter((p for p, _ in scores), dtype=np.int64, count=len(scores))
-        values = np.fromiter((s for _, s in scores), dtype=np.float64, count=len(scores))
-    else:
-        papers_of = np.empty(0, dtype=np.int64)
-        values = np.empty(0, dtype=np.float64)
-    order = np.argsort(papers_of, kind="stable")
-    papers_of, values = papers_of[order], values[order]
-    papers, paper_index, counts = np.unique(papers_of, return_inverse=True, return_counts=True)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    n_papers = len(papers)
-
-    # Human-human gaps, grouped by how many reviewers a paper has, so each
-    # group is one matrix and every pair of its columns one vector operation.
-    hh_parts: list[np.ndarray] = []
-    hh_sum = np.zeros(n_papers)
-    hh_n = np.zeros(n_papers)
-    for k in np.unique(counts):
-        if k < 2:
-            continue
-        group = np.flatnonzero(counts == k)
-        matrix = values[starts[group][:, None] + np.arange(k)]
-        pairs = np.stack(
-            [np.abs(matrix[:, i] - matrix[:, j]) for i, j in combinations(range(k), 2)], axis=1
-        )
-        hh_parts.append(pairs.ravel())
-        hh_sum[group] = pairs.sum(axis=1)
-        hh_n[group] = pairs.shape[1]
-    hh = np.concatenate(hh_parts) if hh_parts else np.empty(0)
-
-    llm_of_paper = np.array([llm.get(int(p), np.nan) for p in papers], dtype=np.float64)
-    llm_of_score = llm_of_paper[paper_index] if n_papers else np.empty(0)
-    has_llm = np.isfinite(llm_of_score)
-    hl = np.abs(values[has_llm] - llm_of_score[has_llm])
-    hl_sum = np.bincount(paper_index[has_llm], weights=hl, minlength=n_papers)
-    hl_n = np.bincount(paper_index[has_llm], minlength=n_papers).astype(np.float64)
-
-    result: dict = {
-        "dimension": dimension,
-        "n_papers": int(n_papers),
-        "n_reviews": int(len(values)),
-        "n_papers_with_llm": int(np.isfinite(llm_of_paper).sum()),
-        "n_human_human": int(len(hh)),
-        "n_human_llm": int(len(hl)),
-    }
-    for group_name, gaps in (("human_human", hh), ("human_llm", hl)):
-        if len(gaps):
-            result[f"mean_abs_diff_{group_name}"] = float(gaps.mean())
-            result[f"median_abs_diff_{group_name}"] = float(np.median(gaps))
-        else:
-            result[f"mean_abs_diff_{group_name}"] = None
-            result[f"median_abs_diff_{group_name}"] = None
-            reason = (
-                "no paper has two submitted human reviews"
-                if group_name == "human_human"
-                else "no reviewed paper has an LLM score"
-            )
-            unavailable[f"mean_abs_diff_{group_name}"] = reason
-            unavailable[f"median_abs_diff_{group_name}"] = reason
-
-    # The paper's test.
-    result.update(u_statistic=None, p_value=None, rank_biserial=None)
-    if len(hh) < MIN_GAPS_FOR_TEST or len(hl) < MIN_GAPS_FOR_TEST:
-        reason = (
-            f"the test needs at least {MIN_GAPS_FOR_TEST} gaps in each group "
-            f"(human-human {len(hh)}, human-LLM {len(hl)})"
-        )
-        for key in ("u_statistic", "p_value", "rank_biserial"):
-            unavailable[key] = reason
-    else:
-        test = stats.mannwhitneyu(hh, hl, alternative="two-sided")
-        u, p = _number(test.statistic), _number(test.pvalue)
-        if u is None or p is None:
-            for key in ("u_statistic", "p_value", "rank_biserial"):
-                unavailable[key] = "the test is undefined on these gaps"
-        else:
-            result.update(
-                u_statistic=u, p_value=p, rank_biserial=2.0 * u / (len(hh) * len(hl)) - 1.0
-            )
-
-    # Krippendorff's alpha on per-paper value counts (alpha depends on each
-    # paper's multiset of values only, not on who gave them).
-    human_domain = np.unique(values)
-    if n_papers:
-        value_index = np.searchsorted(human_domain, values)
-        human_counts = np.zeros((n_papers, len(human_domain)))
-        np.add.at(human_counts, (paper_index, value_index), 1)
-        alpha, reason = _pairable_alpha(human_counts, human_domain)
-    else:
-        alpha, reason = None, "no submitted human review"
-    result["krippendorff_alpha_humans"] = alpha
-    if reason:
-        unavailable["krippendorff_alpha_humans"] = reason
-    finite_llm = np.isfinite(llm_of_paper)
-    if n_papers and finite_llm.any():
-        domain = np.unique(np.concatenate([values, llm_of_paper[finite_llm]]))
-        counts_all = np.zeros((n_papers, len(domain)))
-        np.add.at(counts_all, (paper_index, np.searchsorted(domain, values)), 1)
-        llm_rows = np.flatnonzero(finite_llm)
-        np.add.at(counts_all, (llm_rows, np.searchsorted(domain, llm_of_paper[llm_rows])), 1)
-        alpha, reason = _pairable_alpha(counts_all, domain)
-    else:
-        alpha, reason = None, "no reviewed paper has an LLM score"
-    result["krippendorff_alpha_humans_llm"] = alpha
-    if reason:
-        unavailable["krippendorff_alpha_humans_llm"] = reason
-
-    # Spearman between each paper's human mean and its LLM score.
-    human_mean = (
-        np.bincount(paper_index, weights=values, minlength=n_papers) / counts
-        if n_papers
-        else np.empty(0)
+    submitted review) and `{paper: llm score}`, and the plot data (gap
+    histograms and the human-mean/LLM scatter). `p_value_holm` is left None:
+    it needs every dimension (`agreement_compute`)."""
+    grouped = _scores_group(scores, llm)
+    hh, hl = _human_human_gaps(grouped), _human_llm_gaps(grouped)
+    hh_centre, hl_centre = _gap_centre(hh.gaps), _gap_centre(hl.gaps)
+    test = _mann_whitney(hh.gaps, hl.gaps)
+    alpha_humans, alpha_humans_reason = _alpha_humans(grouped)
+    alpha_with_llm, alpha_with_llm_reason = _alpha_humans_llm(grouped)
+    x, y = _human_mean_and_llm(grouped)
+    correlation = _spearman(x, y)
+    intervals = _bootstrap_intervals(
+        hh,
+        hl,
+        n_papers=grouped.n_papers,
+        weights_cache={} if weights_cache is None else weights_cache,
     )
-    x, y = human_mean[finite_llm], llm_of_paper[finite_llm]
-    result.update(spearman_rho=None, spearman_p_value=None, n_papers_spearman=int(len(x)))
-    if len(x) < MIN_PAPERS_FOR_SPEARMAN:
-        reason = f"needs at least {MIN_PAPERS_FOR_SPEARMAN} papers with both scores (has {len(x)})"
-        unavailable["spearman_rho"] = unavailable["spearman_p_value"] = reason
-    elif np.ptp(x) == 0 or np.ptp(y) == 0:
-        reason = "the human means or the LLM scores are all the same, so rho is undefined"
-        unavailable["spearman_rho"] = unavailable["spearman_p_value"] = reason
-    else:
-        rho = stats.spearmanr(x, y)
-        result.update(spearman_rho=_number(rho.statistic), spearman_p_value=_number(rho.pvalue))
-
-    # Bootstrap over papers: a resample's mean gap is its papers' gap sums
-    # over their gap counts, each paper weighted by how often it was drawn.
-    ci_keys = (
-        "ci_mean_abs_diff_human_human",
-        "ci_mean_abs_diff_human_llm",
-        "ci_mean_abs_diff_difference",
-    )
-    for key in ci_keys:
-        result[key] = None
-    n_hh_papers = int((hh_n > 0).sum())
-    n_hl_papers = int((hl_n > 0).sum())
-    if n_papers:
-        weights = _bootstrap_weights(n_papers, weights_cache)
-        # One matrix product for all four per-paper vectors.
-        sums = weights @ np.column_stack([hh_sum, hh_n, hl_sum, hl_n])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            boot_hh = sums[:, 0] / sums[:, 1]
-            boot_hl = sums[:, 2] / sums[:, 3]
-    for key, n_contributing, boot in (
-        (ci_keys[0], n_hh_papers, "hh"),
-        (ci_keys[1], n_hl_papers, "hl"),
-    ):
-        if n_contributing < MIN_PAPERS_FOR_BOOTSTRAP:
-            unavailable[key] = (
-                f"needs gaps on at least {MIN_PAPERS_FOR_BOOTSTRAP} papers (has {n_contributing})"
-            )
-        else:
-            result[key] = _interval(boot_hh if boot == "hh" else boot_hl)
-    if result[ci_keys[0]] is not None and result[ci_keys[1]] is not None:
-        result[ci_keys[2]] = _interval(boot_hl - boot_hh)
-    else:
-        unavailable[ci_keys[2]] = "needs both intervals"
-
-    result["p_value_holm"] = None
-    result["unavailable"] = unavailable
-
-    top = max([float(hh.max()) if len(hh) else 0.0, float(hl.max()) if len(hl) else 0.0, 1.0])
-    edges = np.arange(0.0, np.floor(top / HISTOGRAM_BIN_WIDTH) + 2) * HISTOGRAM_BIN_WIDTH
-    points: dict[tuple[float, float], int] = defaultdict(int)
-    for hx, ly in zip(np.round(x, 2), np.round(y, 2), strict=True):
-        points[(float(hx), float(ly))] += 1
-    plot = {
-        "histogram": {
-            "edges": [float(e) for e in edges],
-            "human_human": _histogram(hh, edges),
-            "human_llm": _histogram(hl, edges),
-        },
-        "scatter": [[hx, ly, n] for (hx, ly), n in sorted(points.items())],
+    # The reasons in the order of the statistics (the order the API lists them).
+    unavailable = {
+        **_unavailable(
+            "" if len(hh.gaps) else _NO_HUMAN_PAIRS,
+            "mean_abs_diff_human_human",
+            "median_abs_diff_human_human",
+        ),
+        **_unavailable(
+            "" if len(hl.gaps) else _NO_LLM_SCORE,
+            "mean_abs_diff_human_llm",
+            "median_abs_diff_human_llm",
+        ),
+        **_unavailable(test.reason, "u_statistic", "p_value", "rank_biserial"),
+        **_unavailable(alpha_humans_reason, "krippendorff_alpha_humans"),
+        **_unavailable(alpha_with_llm_reason, "krippendorff_alpha_humans_llm"),
+        **_unavailable(correlation.reason, "spearman_rho", "spearman_p_value"),
+        **intervals.unavailable,
     }
-    return result, plot
+    row = DimensionAgreement(
+        dimension=dimension,
+        n_papers=grouped.n_papers,
+        n_reviews=len(grouped.values),
+        n_papers_with_llm=int(grouped.has_llm.sum()),
+        n_human_human=len(hh.gaps),
+        n_human_llm=len(hl.gaps),
+        mean_abs_diff_human_human=hh_centre.mean,
+        median_abs_diff_human_human=hh_centre.median,
+        mean_abs_diff_human_llm=hl_centre.mean,
+        median_abs_diff_human_llm=hl_centre.median,
+        u_statistic=test.u_statistic,
+        p_value=test.p_value,
+        rank_biserial=test.rank_biserial,
+        krippendorff_alpha_humans=alpha_humans,
+        krippendorff_alpha_humans_llm=alpha_with_llm,
+        spearman_rho=correlation.rho,
+        spearman_p_value=correlation.p_value,
+        n_papers_spearman=len(x),
+        ci_mean_abs_diff_human_human=intervals.human_human,
+        ci_mean_abs_diff_human_llm=intervals.human_llm,
+        ci_mean_abs_diff_difference=intervals.difference,
+        p_value_holm=None,
+        unavailable=unavailable,
+    )
+    return row, _plot(hh.gaps, hl.gaps, x, y)
+
+
+def _holm_set(row: DimensionAgreement, adjusted: Iterator[float]) -> DimensionAgreement:
+    if row.p_value is None:
+        return replace(
+            row, unavailable={**row.unavailable, "p_value_holm": "no p-value for this dimension"}
+        )
+    return replace(row, p_value_holm=next(adjusted))
 
 
 def agreement_compute(
@@ -308,15 +486,15 @@ def agreement_compute(
     llm: Mapping[int, Mapping[str, float]],
     *,
     dimensions: Sequence[str],
-) -> tuple[list[dict], dict[str, dict]]:
+) -> tuple[list[DimensionAgreement], dict[str, DimensionPlot]]:
     """Every dimension's statistics (in `dimensions` order) and plot data,
     with Holm-corrected p-values across the dimensions that have a p-value."""
     by_dimension: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for paper, _reviewer, dimension, score in human:
         by_dimension[dimension].append((paper, score))
     weights_cache: dict[int, np.ndarray] = {}
-    rows: list[dict] = []
-    plots: dict[str, dict] = {}
+    rows: list[DimensionAgreement] = []
+    plots: dict[str, DimensionPlot] = {}
     for dimension in dimensions:
         llm_dimension = {
             paper: float(scores[dimension])
@@ -331,10 +509,5 @@ def agreement_compute(
         )
         rows.append(row)
         plots[dimension] = plot
-    tested = [row for row in rows if row["p_value"] is not None]
-    for row, adjusted in zip(tested, holm_adjust([r["p_value"] for r in tested]), strict=True):
-        row["p_value_holm"] = adjusted
-    for row in rows:
-        if row["p_value"] is None:
-            row["unavailable"]["p_value_holm"] = "no p-value for this dimension"
-    return rows, plots
+    adjusted = iter(holm_adjust([row.p_value for row in rows if row.p_value is not None]))
+    return [_holm_set(row, adjusted) for row in rows], plots

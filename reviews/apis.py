@@ -2,6 +2,9 @@
 own assignments (blind until they submit), drafts and review submission,
 and for organisers a round's assignments and the CSV export."""
 
+from dataclasses import replace
+from typing import Any
+
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -13,12 +16,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.models import Stage
+from common.errors import ErrorItem, ValidationFailed
+from common.http import signed_in_user
 
 from . import selectors, services
 from .blind import submission_blind
 from .forms import score_field_name
 from .models import Assignment, ReviewRound, ReviewStatus
 from .roles import is_organiser, is_reviewer
+from .serializers import StageAgreementSerializer
 from .views import reviews_csv_response
 
 
@@ -47,24 +53,22 @@ class AgreementApi(APIView):
             OpenApiParameter("stage", str, enum=Stage.values, default=Stage.END2END),
             OpenApiParameter("judge", str, description="a judge's name; empty: mean of judges"),
         ],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: StageAgreementSerializer},
     )
     def get(self, request: Request) -> Response:
         stage = request.query_params.get("stage") or Stage.END2END
         judge = request.query_params.get("judge") or None
-        try:
-            result = selectors.agreement_for_stage(stage=stage, judge=judge)
-        except (selectors.UnknownStage, selectors.UnknownJudge) as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(
-            {"stage": result["stage"], "judge": result["judge"], "dimensions": result["dimensions"]}
-        )
+        result = selectors.agreement_for_stage(stage=stage, judge=judge)
+        return Response(StageAgreementSerializer(result).data)
 
 
 def _assignment_data(request: Request, assignment: Assignment, *, detail: bool = False) -> dict:
     review = selectors.review_of_assignment(assignment)
     submitted = selectors.identity_visible(assignment=assignment, review=review)
-    data = {
+    paper_url = request.build_absolute_uri(
+        reverse("reviews:paper", kwargs={"code": assignment.code})
+    )
+    data: dict[str, Any] = {
         "code": assignment.code,
         "stage": assignment.review_round.stage,
         "task": {
@@ -74,9 +78,7 @@ def _assignment_data(request: Request, assignment: Assignment, *, detail: bool =
         "due_at": assignment.due_at,
         "status": assignment.status,
         "closed": assignment.is_closed,
-        "paper_url": request.build_absolute_uri(
-            reverse("reviews:paper", kwargs={"code": assignment.code})
-        ),
+        "paper_url": paper_url,
         "review": None,
         "revealed": None,
     }
@@ -118,7 +120,7 @@ def _assignment_data(request: Request, assignment: Assignment, *, detail: bool =
                 "path": artifact.path,
                 "kind": artifact.kind,
                 "size": artifact.size,
-                "url": data["paper_url"] + artifact.path,
+                "url": paper_url + artifact.path,
             }
             for artifact in blind.artifacts.all()
         ]
@@ -127,7 +129,7 @@ def _assignment_data(request: Request, assignment: Assignment, *, detail: bool =
 
 def _own(request: Request, code: str) -> Assignment:
     try:
-        return selectors.assignment_of_reviewer(user=request.user, code=code)
+        return selectors.assignment_of_reviewer(user=signed_in_user(request.user), code=code)
     except Assignment.DoesNotExist as exc:
         raise Http404 from exc
 
@@ -139,7 +141,7 @@ class MyAssignmentsApi(APIView):
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
-        assignments = selectors.reviewer_assignments(user=request.user)
+        assignments = selectors.reviewer_assignments(user=signed_in_user(request.user))
         return Response({"results": [_assignment_data(request, a) for a in assignments]})
 
 
@@ -165,17 +167,19 @@ _REVIEW_INPUT = inline_serializer(
 )
 
 
-def _form_data(request: Request, rubric_keys: list[str]) -> tuple[dict, dict]:
+def _form_data(request: Request, rubric_keys: list[str]) -> tuple[dict, list[ErrorItem]]:
     """The JSON body as the review form's fields, and errors about its shape."""
     body = request.data if isinstance(request.data, dict) else {}
     scores = body.get("scores") or {}
-    errors: dict[str, list[str]] = {}
+    errors: list[ErrorItem] = []
     if not isinstance(scores, dict):
-        errors["scores"] = ["scores must be an object {dimension: score}"]
+        message = "scores must be an object {dimension: score}"
+        errors.append(ErrorItem(code="invalid", message=message, field="scores"))
         scores = {}
     unknown = sorted(set(scores) - set(rubric_keys))
     if unknown:
-        errors["scores"] = [f"unknown dimension(s): {', '.join(map(str, unknown))}"]
+        message = f"unknown dimension(s): {', '.join(map(str, unknown))}"
+        errors.append(ErrorItem(code="unknown_dimension", message=message, field="scores"))
     data = {score_field_name(key): scores.get(key) for key in rubric_keys}
     for name in ("confidence", "strengths", "weaknesses", "comments"):
         data[name] = body.get(name)
@@ -192,14 +196,15 @@ def _rubric_keys(assignment: Assignment) -> list[str]:
     return rubric.dimension_keys if rubric else []
 
 
-def _api_errors(errors: dict) -> dict:
-    """Form field names back to the API's: `score_Novelty` is `scores.Novelty`."""
-    renamed = {}
-    for name, messages in errors.items():
-        key = f"scores.{name[len('score_') :]}" if name.startswith("score_") else name
-        key = "non_field_errors" if key == "__all__" else key
-        renamed[key] = list(messages)
-    return renamed
+def _api_fields(error: services.ReviewInvalid) -> ValidationFailed:
+    """The review form's field names back to the API's: `score_Novelty` is `scores.Novelty`."""
+    items = [
+        replace(item, field=f"scores.{item.field.removeprefix('score_')}")
+        if item.field and item.field.startswith("score_")
+        else item
+        for item in error.items
+    ]
+    return ValidationFailed(items=items)
 
 
 class ReviewDraftApi(APIView):
@@ -211,12 +216,9 @@ class ReviewDraftApi(APIView):
     def put(self, request: Request, code: str) -> Response:
         assignment = _own(request, code)
         data, _errors = _form_data(request, _rubric_keys(assignment))
-        try:
-            review = services.review_draft_save(
-                assignment=assignment, data={k: v for k, v in data.items() if v != ""}
-            )
-        except services.AssignmentClosed as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        review = services.review_draft_save(
+            assignment=assignment, data={k: v for k, v in data.items() if v != ""}
+        )
         return Response(
             {"saved_at": review.draft_saved_at or review.updated_at, "draft": review.draft}
         )
@@ -234,7 +236,7 @@ class ReviewSubmitApi(APIView):
         assignment = _own(request, code)
         data, errors = _form_data(request, _rubric_keys(assignment))
         if errors:
-            return Response({"errors": errors}, status=status.HTTP_400_BAD_REQUEST)
+            raise ValidationFailed(items=errors)
         first = not (
             (review := selectors.review_of_assignment(assignment))
             and review.status == ReviewStatus.SUBMITTED
@@ -242,9 +244,7 @@ class ReviewSubmitApi(APIView):
         try:
             services.review_submit(assignment=assignment, data=data)
         except services.ReviewInvalid as exc:
-            return Response({"errors": _api_errors(exc.errors)}, status=status.HTTP_400_BAD_REQUEST)
-        except services.AssignmentClosed as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+            raise _api_fields(exc) from None
         assignment.refresh_from_db()
         return Response(
             _assignment_data(request, assignment),
@@ -315,5 +315,5 @@ class ReviewExportApi(APIView):
     def get(self, request: Request):
         stage = request.query_params.get("stage") or Stage.END2END
         if stage not in Stage.values:
-            return Response({"detail": f"unknown stage {stage!r}"}, status=400)
+            raise ValidationFailed(f"unknown stage {stage!r}", code="invalid_choice", field="stage")
         return reviews_csv_response(stage)

@@ -2,8 +2,14 @@
 distributions side by side, and each paper's human mean against its LLM
 score. No chart library, no script: the page works without JavaScript."""
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+
+from .agreement import GapHistogram
+from .selectors import StageAgreement
 
 WIDTH, HEIGHT = 320, 200
 PAD_LEFT, PAD_BOTTOM, PAD_TOP, PAD_RIGHT = 36, 30, 10, 10
@@ -28,8 +34,8 @@ def _frame(title: str, x_label: str, y_label: str, body: list[str], test_id: str
     return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
 
 
-def gap_histogram_svg(dimension: str, histogram: dict) -> SafeString:
-    edges, hh, hl = histogram["edges"], histogram["human_human"], histogram["human_llm"]
+def gap_histogram_svg(dimension: str, histogram: GapHistogram) -> SafeString:
+    edges, hh, hl = histogram.edges, histogram.human_human, histogram.human_llm
     n_bins = len(edges) - 1
     plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM
     top = max([*hh, *hl, 0.01])
@@ -61,7 +67,9 @@ def gap_histogram_svg(dimension: str, histogram: dict) -> SafeString:
     )
 
 
-def scatter_svg(dimension: str, points: list, low: float = 1, high: float = 10) -> SafeString:
+def scatter_svg(
+    dimension: str, points: Sequence[tuple[float, float, int]], low: float = 1, high: float = 10
+) -> SafeString:
     plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM
     if points:
         low = min(low, *(p[0] for p in points), *(p[1] for p in points))
@@ -99,15 +107,22 @@ def scatter_svg(dimension: str, points: list, low: float = 1, high: float = 10) 
     )
 
 
-def agreement_charts(result: dict) -> list[dict]:
+@dataclass(frozen=True)
+class AgreementChart:
+    dimension: str
+    histogram: SafeString
+    scatter: SafeString
+
+
+def agreement_charts(result: StageAgreement) -> list[AgreementChart]:
     charts = []
-    for row in result["dimensions"]:
-        plot = result["plots"][row["dimension"]]
+    for row in result.dimensions:
+        plot = result.plots[row.dimension]
         charts.append(
-            {
-                "dimension": row["dimension"],
-                "histogram": gap_histogram_svg(row["dimension"], plot["histogram"]),
-                "scatter": scatter_svg(row["dimension"], plot["scatter"]),
-            }
+            AgreementChart(
+                dimension=row.dimension,
+                histogram=gap_histogram_svg(row.dimension, plot.histogram),
+                scatter=scatter_svg(row.dimension, plot.scatter),
+            )
         )
     return charts

@@ -2,10 +2,17 @@
 per dimension within the rubric's range, confidence, strengths, weaknesses
 and comments. The same form validates the page, the API and the import."""
 
+from typing import Any
+
 from django import forms
+from django.contrib.auth.models import User
+from django.db.models import QuerySet
 from django.utils.text import slugify
 
+from benchmark.forms import choices_limit
 from benchmark.models import Stage, Submission
+
+from .models import ReviewRound
 
 TEXT_LIMIT = 20_000
 CONFIDENCE_MIN, CONFIDENCE_MAX = 1, 5
@@ -118,18 +125,30 @@ class ReviewRoundForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["submissions"].queryset = Submission.objects.select_related(
-            "agent", "task"
-        ).order_by("stage", "task__slug", "agent__name", "-version")
+        choices_limit(
+            self,
+            "submissions",
+            Submission.objects.select_related("agent", "task").order_by(
+                "stage", "task__slug", "agent__name", "-version"
+            ),
+        )
 
 
 class AssignmentAddForm(forms.Form):
-    reviewer = forms.ModelChoiceField(queryset=None)
-    submission = forms.ModelChoiceField(queryset=None)
+    reviewer = forms.ModelChoiceField(queryset=User.objects.none())
+    submission = forms.ModelChoiceField(queryset=Submission.objects.none())
 
-    def __init__(self, *args, review_round, reviewers, **kwargs):
+    def __init__(
+        self, *args: Any, review_round: ReviewRound, reviewers: QuerySet[User], **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["reviewer"].queryset = reviewers
-        self.fields["submission"].queryset = review_round.submissions.select_related(
-            "agent", "task"
-        )
+        choices_limit(self, "reviewer", reviewers)
+        choices_limit(self, "submission", review_round.submissions.select_related("agent", "task"))
+
+
+def form_messages(form: forms.BaseForm) -> dict[str, list[str]]:
+    """Each field's error messages (`__all__` for the form's own), as the form shows them."""
+    return {
+        name: [str(error["message"]) for error in errors]
+        for name, errors in form.errors.get_json_data().items()
+    }

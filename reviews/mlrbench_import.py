@@ -17,6 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from benchmark.mlrbench_import import ImportOptions, ImportPartReport
@@ -100,6 +101,72 @@ def _rows_read(
     return rows, dimensions
 
 
+def _duplicates_report(
+    duplicated: dict[tuple[str, str, str], list[_Row]], report: ImportPartReport
+) -> None:
+    """Without --skip-duplicates: name every duplicated row, import nothing."""
+    for group in duplicated.values():
+        lines = ", ".join(str(r.line) for r in group)
+        for row in group:
+            report.problems.append(
+                f"{CSV_PATH} line {row.line}: {row.describe()} appears more than once "
+                f"(lines {lines})"
+            )
+    report.problems.append(
+        f"{CSV_PATH}: {len(duplicated)} reviewer/paper pair(s) are duplicated, so no human "
+        "review was imported; fix the file or run with --skip-duplicates to keep the first "
+        "row of each"
+    )
+    report.add("reviews created", 0)
+
+
+def _first_of_each(
+    by_key: dict[tuple[str, str, str], list[_Row]], report: ImportPartReport
+) -> list[_Row]:
+    """With --skip-duplicates: the first row of each reviewer/paper pair, in file order."""
+    kept: list[_Row] = []
+    for group in by_key.values():
+        kept.append(group[0])
+        for skipped in group[1:]:
+            report.problems.append(
+                f"{CSV_PATH} line {skipped.line}: skipped, duplicate of line {group[0].line} "
+                f"({skipped.describe()})"
+            )
+    n_skipped = sum(len(group) - 1 for group in by_key.values())
+    if n_skipped:
+        report.add("duplicate rows skipped", n_skipped)
+    kept.sort(key=lambda r: r.line)
+    return kept
+
+
+class _Papers:
+    """The agents, tasks and end-to-end submissions the rows name."""
+
+    def __init__(self, rows: list[_Row]):
+        self.agents = {a.name: a for a in Agent.objects.filter(name__in={r.agent for r in rows})}
+        self.tasks = {t.slug: t for t in Task.objects.filter(slug__in={r.task for r in rows})}
+        self.submissions: dict[tuple[int, int], Submission] = {}
+        for submission in Submission.objects.filter(
+            stage=Stage.END2END, agent__in=self.agents.values(), task__in=self.tasks.values()
+        ).order_by("version"):
+            # The newest version is the one under review.
+            self.submissions[(submission.agent_id, submission.task_id)] = submission
+
+    def submission_of(self, row: _Row) -> tuple[Submission | None, str]:
+        """The row's submission, or None and what is wrong with the row."""
+        agent, task = self.agents.get(row.agent), self.tasks.get(row.task)
+        if agent is None or task is None:
+            unknown = [
+                f"unknown agent {row.agent!r} (model_name)" if agent is None else "",
+                f"unknown task {row.task!r} (workshop_name)" if task is None else "",
+            ]
+            return None, "; ".join(u for u in unknown if u)
+        submission = self.submissions.get((agent.id, task.id))
+        if submission is None:
+            return None, (f"agent {row.agent} has no end-to-end submission for task {row.task}")
+        return submission, ""
+
+
 def human_scores_part(path: Path, options: ImportOptions) -> ImportPartReport:
     report = ImportPartReport()
     csv_path = Path(path) / CSV_PATH
@@ -118,66 +185,23 @@ def human_scores_part(path: Path, options: ImportOptions) -> ImportPartReport:
         by_key[row.key].append(row)
     duplicated = {key: group for key, group in by_key.items() if len(group) > 1}
     if duplicated and not options.skip_duplicates:
-        for group in duplicated.values():
-            lines = ", ".join(str(r.line) for r in group)
-            for row in group:
-                report.problems.append(
-                    f"{CSV_PATH} line {row.line}: {row.describe()} appears more than once "
-                    f"(lines {lines})"
-                )
-        report.problems.append(
-            f"{CSV_PATH}: {len(duplicated)} reviewer/paper pair(s) are duplicated, so no human "
-            "review was imported; fix the file or run with --skip-duplicates to keep the first "
-            "row of each"
-        )
-        report.add("reviews created", 0)
+        _duplicates_report(duplicated, report)
         return report
-    kept: list[_Row] = []
-    for group in by_key.values():
-        kept.append(group[0])
-        for skipped in group[1:]:
-            report.problems.append(
-                f"{CSV_PATH} line {skipped.line}: skipped, duplicate of line {group[0].line} "
-                f"({skipped.describe()})"
-            )
-    if duplicated:
-        report.add("duplicate rows skipped", sum(len(g) - 1 for g in duplicated.values()))
-    kept.sort(key=lambda r: r.line)
+    kept = _first_of_each(by_key, report)
 
-    agents = {a.name: a for a in Agent.objects.filter(name__in={r.agent for r in kept})}
-    tasks = {t.slug: t for t in Task.objects.filter(slug__in={r.task for r in kept})}
-    submissions: dict[tuple[int, int], Submission] = {}
-    for submission in Submission.objects.filter(
-        stage=Stage.END2END, agent__in=agents.values(), task__in=tasks.values()
-    ).order_by("version"):
-        # The newest version is the one under review.
-        submissions[(submission.agent_id, submission.task_id)] = submission
-
+    papers = _Papers(kept)
     with transaction.atomic():
-        known_reviewers: dict[str, object] = {}
+        reviewers: dict[str, User] = {}
         for row in kept:
-            agent, task = agents.get(row.agent), tasks.get(row.task)
-            if agent is None or task is None:
-                unknown = [
-                    f"unknown agent {row.agent!r} (model_name)" if agent is None else "",
-                    f"unknown task {row.task!r} (workshop_name)" if task is None else "",
-                ]
-                report.problems.append(
-                    f"{CSV_PATH} line {row.line}: " + "; ".join(u for u in unknown if u)
-                )
-                continue
-            submission = submissions.get((agent.id, task.id))
+            submission, problem = papers.submission_of(row)
             if submission is None:
-                report.problems.append(
-                    f"{CSV_PATH} line {row.line}: agent {row.agent} has no end-to-end "
-                    f"submission for task {row.task}"
-                )
+                report.problems.append(f"{CSV_PATH} line {row.line}: {problem}")
                 continue
-            if row.reviewer_id not in known_reviewers:
-                known_reviewers[row.reviewer_id] = placeholder_reviewer(reviewer_id=row.reviewer_id)
+            if row.reviewer_id not in reviewers:
+                reviewers[row.reviewer_id] = placeholder_reviewer(reviewer_id=row.reviewer_id)
             outcome = review_import_record(
                 submission=submission,
-                reviewer=known_reviewers[row.reviewer_id],
+                reviewer=reviewers[row.reviewer_id],
                 scores=row.scores,
                 ranges={d: ranges.get(d, DEFAULT_RANGE) for d in row.scores},
                 rubric=rubric,

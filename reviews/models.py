@@ -27,6 +27,9 @@ def paper_code_new() -> str:
     return "P-" + "".join(secrets.choice(_CODE_ALPHABET) for _ in range(6))
 
 
+DEFAULT_MAX_LOAD = 6
+
+
 class ReviewerProfile(models.Model):
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviewer_profile"
@@ -35,7 +38,7 @@ class ReviewerProfile(models.Model):
     # Topic keys (benchmark.models.Topic); assignment prefers papers on these topics.
     expertise = models.JSONField(default=list, blank=True)
     max_load = models.PositiveSmallIntegerField(
-        default=6, help_text="Most open assignments this reviewer takes at once."
+        default=DEFAULT_MAX_LOAD, help_text="Most open assignments this reviewer takes at once."
     )
     # Accounts made by the import for published human scores: never sign in, never assigned.
     is_placeholder = models.BooleanField(default=False)

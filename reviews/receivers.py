@@ -30,8 +30,10 @@ def receivers_connect() -> None:
         post_save.connect(
             _invalidate_on_commit, sender=model, dispatch_uid=f"agreement-save-{model.__name__}"
         )
-    for model in (Judgment, DimensionScore, HumanReview, HumanReviewScore):
+    for deleted in (Judgment, DimensionScore, HumanReview, HumanReviewScore):
         post_delete.connect(
-            _invalidate_on_commit, sender=model, dispatch_uid=f"agreement-delete-{model.__name__}"
+            _invalidate_on_commit,
+            sender=deleted,
+            dispatch_uid=f"agreement-delete-{deleted.__name__}",
         )
     post_save.connect(_review_saved, sender=HumanReview, dispatch_uid="agreement-save-review")

@@ -5,16 +5,18 @@ statistics (cached)."""
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db.models import Avg, Count, F, Max, Prefetch, Q, QuerySet
 
-from benchmark.models import Stage
+from benchmark.models import Stage, Submission
+from common.errors import ValidationFailed
 from judging.models import Judge, Judgment, JudgmentStatus, Rubric
 from judging.selectors import stage_scores
 
-from .agreement import agreement_compute
+from .agreement import DimensionAgreement, DimensionPlot, agreement_compute
 from .agreement_cache import ENTRY_TIMEOUT_SECONDS, agreement_cache_key
 from .models import (
     Assignment,
@@ -35,7 +37,7 @@ def rubric_for_stage(stage: str) -> Rubric | None:
     return Rubric.objects.filter(stage=stage, is_active=True).order_by("-version").first()
 
 
-def reviewer_assignments(*, user: AbstractBaseUser) -> QuerySet[Assignment]:
+def reviewer_assignments(*, user: User) -> QuerySet[Assignment]:
     """A reviewer's queue. Only blind fields are loaded with it: the task, never the agent."""
     return (
         Assignment.objects.filter(reviewer=user)
@@ -44,7 +46,7 @@ def reviewer_assignments(*, user: AbstractBaseUser) -> QuerySet[Assignment]:
     )
 
 
-def assignment_of_reviewer(*, user: AbstractBaseUser, code: str) -> Assignment:
+def assignment_of_reviewer(*, user: User, code: str) -> Assignment:
     """The reviewer's own assignment with this code; anybody else's does not exist."""
     return (
         Assignment.objects.select_related("submission__task", "review_round")
@@ -119,7 +121,7 @@ class RoundProgress:
     assignments: list[Assignment]
     n_submitted: int
     n_total: int
-    papers_short: list[tuple[object, int]]
+    papers_short: list[tuple[Submission, int]]
 
 
 def round_progress(*, review_round: ReviewRound) -> RoundProgress:
@@ -154,7 +156,7 @@ def export_dimensions(stage: str, present: Iterable[str]) -> list[str]:
     return ranked + sorted(d for d in present if d not in ranked)
 
 
-def reviews_export(*, stage: str) -> tuple[list[str], list[list]]:
+def reviews_export(*, stage: str) -> tuple[list[str], list[list[object]]]:
     """Submitted reviews of a stage in human_review.csv's columns; reviewers
     are numbered 1, 2, ... in order of their first review, never named."""
     reviews = list(
@@ -170,7 +172,7 @@ def reviews_export(*, stage: str) -> tuple[list[str], list[list]]:
     for review in sorted(reviews, key=lambda r: r.id):
         numbers.setdefault(review.reviewer_id, len(numbers) + 1)
     header = ["reviewer_id", "model_name", "workshop_name", *dimensions]
-    rows = []
+    rows: list[list[object]] = []
     for review in reviews:
         scores = {score.dimension: score.score for score in review.scores.all()}
         rows.append(
@@ -184,12 +186,12 @@ def reviews_export(*, stage: str) -> tuple[list[str], list[list]]:
     return header, rows
 
 
-class UnknownJudge(LookupError):
-    pass
+class UnknownJudge(ValidationFailed, LookupError):
+    default_code = "unknown_judge"
 
 
-class UnknownStage(LookupError):
-    pass
+class UnknownStage(ValidationFailed, LookupError):
+    default_code = "invalid_choice"
 
 
 def agreement_judges() -> list[str]:
@@ -205,7 +207,19 @@ def agreement_dimensions(stage: str, human: set[str], llm: set[str]) -> list[str
     return keys + extra
 
 
-def agreement_compute_for_stage(*, stage: str, judge: str | None = None) -> dict:
+@dataclass(frozen=True)
+class StageAgreement:
+    """A stage's agreement against the mean of the judges (`judge` None) or one judge."""
+
+    stage: str
+    judge: str | None
+    dimensions: list[DimensionAgreement]
+    plots: dict[str, DimensionPlot]
+    n_reviews: int
+    computed_at: str  # ISO 8601, UTC
+
+
+def agreement_compute_for_stage(*, stage: str, judge: str | None = None) -> StageAgreement:
     """Recompute from the database (no cache)."""
     human_rows = list(
         HumanReviewScore.objects.filter(
@@ -224,14 +238,14 @@ def agreement_compute_for_stage(*, stage: str, judge: str | None = None) -> dict
         {paper: {d: float(v) for d, v in scores.items()} for paper, scores in llm.items()},
         dimensions=dimensions,
     )
-    return {
-        "stage": stage,
-        "judge": judge,
-        "dimensions": rows,
-        "plots": plots,
-        "n_reviews": len({(row[0], row[1]) for row in human_rows}),
-        "computed_at": datetime.now(UTC).isoformat(),
-    }
+    return StageAgreement(
+        stage=stage,
+        judge=judge,
+        dimensions=rows,
+        plots=plots,
+        n_reviews=len({(row[0], row[1]) for row in human_rows}),
+        computed_at=datetime.now(UTC).isoformat(),
+    )
 
 
 def _judgments_fingerprint(stage: str) -> str:
@@ -246,16 +260,26 @@ def _judgments_fingerprint(stage: str) -> str:
     return "{n}:{last_id}:{finished}:{updated}".format(**summary).replace(" ", "_")
 
 
-def agreement_for_stage(*, stage: str, judge: str | None = None) -> dict:
+# Part of the cache key: entries cached in another shape (dicts, before
+# StageAgreement) are never read back after an upgrade.
+_AGREEMENT_CACHE_FORMAT = "v2"
+
+
+def agreement_for_stage(*, stage: str, judge: str | None = None) -> StageAgreement:
     """The agreement statistics of a stage against the mean of the judges (or
     one judge), from the cache when nothing changed since they were computed."""
     if stage not in Stage.values:
-        raise UnknownStage(f"unknown stage {stage!r}; one of {', '.join(Stage.values)}")
+        raise UnknownStage(
+            f"unknown stage {stage!r}; one of {', '.join(Stage.values)}", field="stage"
+        )
     judge = judge or None
     if judge is not None and not Judge.objects.filter(name=judge).exists():
-        raise UnknownJudge(f"unknown judge {judge!r}")
-    key = f"{agreement_cache_key(stage, judge)}:{_judgments_fingerprint(stage)}"
-    result = cache.get(key)
+        raise UnknownJudge(f"unknown judge {judge!r}", field="judge")
+    key = (
+        f"{agreement_cache_key(stage, judge)}:{_judgments_fingerprint(stage)}:"
+        f"{_AGREEMENT_CACHE_FORMAT}"
+    )
+    result: StageAgreement | None = cache.get(key)
     if result is None:
         result = agreement_compute_for_stage(stage=stage, judge=judge)
         cache.set(key, result, timeout=ENTRY_TIMEOUT_SECONDS)
@@ -279,7 +303,9 @@ def _overall_score_q() -> Q:
     )
 
 
-def human_overall_by_submission(*, submission_ids: QuerySet | Iterable[int]) -> dict[int, float]:
+def human_overall_by_submission(
+    *, submission_ids: QuerySet[Any, Any] | Iterable[int]
+) -> dict[int, float]:
     """{submission id: mean Overall of its released human reviews}, for the
     submissions among `submission_ids` (a `values("id")` queryset is used as
     a subquery). One query, whatever the number of submissions."""
@@ -310,7 +336,7 @@ RELEASED_EXPORT_FIELDS = (
 )
 
 
-def released_review_export() -> tuple[list[str], list[list]]:
+def released_review_export() -> tuple[list[str], list[list[object]]]:
     """Released human reviews as one table for the public export: one row per
     review, one column per dimension (human_review.csv's order first).
     Reviewers are numbered 1, 2, ... in the order of their first released
@@ -342,7 +368,7 @@ def released_review_export() -> tuple[list[str], list[list]]:
     ranked = [d for d in HUMAN_REVIEW_CSV_DIMENSIONS if d in present]
     dimensions = ranked + sorted(present - set(ranked))
     numbers: dict[int, int] = {}
-    rows = []
+    rows: list[list[object]] = []
     for review_id, reviewer_id, *fields in reviews:
         number = numbers.setdefault(reviewer_id, len(numbers) + 1)
         by_dimension = scores.get(review_id, {})

@@ -9,18 +9,20 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, Group
+from django.contrib.auth.models import Group, User
 from django.core.mail import send_mass_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
 from benchmark.models import Submission, Team, Topic
+from common.errors import ApplicationError, Conflict, ValidationFailed, form_error_items
+from judging.models import Rubric
 
 from .agreement_cache import agreement_invalidate
 from .forms import TEXT_LIMIT, ReviewForm, score_field_name
 from .models import (
+    DEFAULT_MAX_LOAD,
     ORGANISERS_GROUP,
     REVIEWERS_GROUP,
     Assignment,
@@ -35,25 +37,21 @@ from .models import (
 )
 from .selectors import rubric_for_stage
 
-User = get_user_model()
 
-
-class ReviewError(Exception):
+class ReviewError(ApplicationError):
     """A request that cannot be done; the message says why, for the user."""
 
 
-class ReviewInvalid(ReviewError):
-    def __init__(self, errors: Mapping[str, list[str]]):
-        self.errors = {key: list(messages) for key, messages in errors.items()}
-        super().__init__("; ".join(m for messages in self.errors.values() for m in messages))
+class ReviewInvalid(ReviewError, ValidationFailed):
+    """The input is not valid; each item names its field (a form field's name)."""
 
 
-class AssignmentClosed(ReviewError):
-    pass
+class AssignmentClosed(ReviewError, Conflict):
+    default_code = "assignment_closed"
 
 
-class AssignmentRefused(ReviewError):
-    pass
+class AssignmentRefused(ReviewError, Conflict):
+    default_code = "assignment_refused"
 
 
 # Reviewers ---------------------------------------------------------------------------------
@@ -61,18 +59,22 @@ class AssignmentRefused(ReviewError):
 
 def reviewer_register(
     *,
-    user: AbstractBaseUser,
+    user: User,
     affiliation: str = "",
     expertise: Iterable[str] = (),
-    max_load: int = 6,
+    max_load: int = DEFAULT_MAX_LOAD,
 ) -> ReviewerProfile:
     """Make `user` a reviewer (the `reviewers` group) with this profile."""
     expertise = list(dict.fromkeys(expertise))
     unknown = [topic for topic in expertise if topic not in Topic.values]
     if unknown:
-        raise ReviewInvalid({"expertise": [f"unknown topic(s): {', '.join(unknown)}"]})
+        raise ReviewInvalid(
+            f"unknown topic(s): {', '.join(unknown)}", code="invalid_choice", field="expertise"
+        )
     if max_load < 0:
-        raise ReviewInvalid({"max_load": ["the maximum load cannot be negative"]})
+        raise ReviewInvalid(
+            "the maximum load cannot be negative", code="min_value", field="max_load"
+        )
     with transaction.atomic():
         user.groups.add(Group.objects.get_or_create(name=REVIEWERS_GROUP)[0])
         profile, _ = ReviewerProfile.objects.update_or_create(
@@ -82,7 +84,7 @@ def reviewer_register(
     return profile
 
 
-def organiser_register(*, user: AbstractBaseUser) -> None:
+def organiser_register(*, user: User) -> None:
     user.groups.add(Group.objects.get_or_create(name=ORGANISERS_GROUP)[0])
 
 
@@ -96,7 +98,7 @@ def review_round_create(
     due_at: datetime,
     reviewers_per_paper: int = 2,
     submissions: Iterable[Submission] | None = None,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
 ) -> ReviewRound:
     """A round over the given submissions of `stage` (all of the stage when None)."""
     chosen = (
@@ -105,12 +107,20 @@ def review_round_create(
     wrong = [s for s in chosen if s.stage != stage]
     if wrong:
         raise ReviewInvalid(
-            {"submissions": [f"{len(wrong)} chosen submission(s) are not of the {stage} stage"]}
+            f"{len(wrong)} chosen submission(s) are not of the {stage} stage",
+            code="wrong_stage",
+            field="submissions",
         )
     if not chosen:
-        raise ReviewInvalid({"submissions": [f"there is no {stage} submission to review"]})
+        raise ReviewInvalid(
+            f"there is no {stage} submission to review", code="empty", field="submissions"
+        )
     if not 1 <= reviewers_per_paper <= 20:
-        raise ReviewInvalid({"reviewers_per_paper": ["between 1 and 20 reviewers per paper"]})
+        raise ReviewInvalid(
+            "between 1 and 20 reviewers per paper",
+            code="out_of_range",
+            field="reviewers_per_paper",
+        )
     with transaction.atomic():
         review_round = ReviewRound.objects.create(
             name=name,
@@ -130,7 +140,7 @@ class AssignmentPlan:
     short: dict[int, int] = field(default_factory=dict)
 
 
-def _reviewer_pool() -> list[AbstractBaseUser]:
+def _reviewer_pool() -> list[User]:
     return list(
         User.objects.filter(is_active=True, groups__name=REVIEWERS_GROUP)
         .select_related("reviewer_profile")
@@ -149,12 +159,12 @@ def _open_loads(user_ids: Iterable[int]) -> dict[int, int]:
     return dict(rows)
 
 
-def _max_load(user: AbstractBaseUser) -> int:
+def _max_load(user: User) -> int:
     profile = getattr(user, "reviewer_profile", None)
-    return profile.max_load if profile else ReviewerProfile._meta.get_field("max_load").default
+    return profile.max_load if profile else DEFAULT_MAX_LOAD
 
 
-def _expertise(user: AbstractBaseUser) -> set[str]:
+def _expertise(user: User) -> set[str]:
     profile = getattr(user, "reviewer_profile", None)
     return set(profile.expertise or []) if profile else set()
 
@@ -206,7 +216,7 @@ def assignments_generate(*, review_round: ReviewRound, seed: int = 0) -> Assignm
         rng = random.Random(seed)  # noqa: S311 - a reproducible tie-break, not a secret
         tiebreak = {user.id: rng.random() for user in pool}
 
-        def eligible(paper: Submission) -> list[AbstractBaseUser]:
+        def eligible(paper: Submission) -> list[User]:
             return [
                 user
                 for user in pool
@@ -215,7 +225,7 @@ def assignments_generate(*, review_round: ReviewRound, seed: int = 0) -> Assignm
             ]
 
         plan = AssignmentPlan()
-        pending: list[tuple[AbstractBaseUser, Submission]] = []
+        pending: list[tuple[User, Submission]] = []
         candidates = {paper.id: eligible(paper) for paper in papers}
         for paper in sorted(papers, key=lambda p: (len(candidates[p.id]), p.id)):
             need = review_round.reviewers_per_paper - in_round.get(paper.id, 0)
@@ -253,7 +263,7 @@ def assignments_generate(*, review_round: ReviewRound, seed: int = 0) -> Assignm
 def assignment_add(
     *,
     review_round: ReviewRound,
-    reviewer: AbstractBaseUser,
+    reviewer: User,
     submission: Submission,
     due_at: datetime | None = None,
 ) -> Assignment:
@@ -386,12 +396,14 @@ def reminders_send(*, review_round: ReviewRound, queue_url: str) -> int:
 # Reviews ------------------------------------------------------------------------------------
 
 
-def _review_rubric_dimensions(review: HumanReview | None, stage: str):
+def _review_rubric_dimensions(
+    review: HumanReview | None, stage: str
+) -> tuple[Rubric | None, list[dict[str, Any]]]:
     rubric = review.rubric if review and review.rubric_id else rubric_for_stage(stage)
     return rubric, (rubric.dimensions if rubric else [])
 
 
-def review_form_fields(dimensions: list[dict]) -> set[str]:
+def review_form_fields(dimensions: list[dict[str, Any]]) -> set[str]:
     return {score_field_name(d["key"]) for d in dimensions} | {
         "confidence",
         "strengths",
@@ -508,16 +520,13 @@ def review_submit(*, assignment: Assignment, data: Mapping[str, Any]) -> HumanRe
         rubric, dimensions = _review_rubric_dimensions(review, assignment.review_round.stage)
         if not dimensions:
             raise ReviewInvalid(
-                {
-                    "__all__": [
-                        f"there is no active rubric for the {assignment.review_round.stage} "
-                        "stage yet; an organiser must add one"
-                    ]
-                }
+                f"there is no active rubric for the {assignment.review_round.stage} "
+                "stage yet; an organiser must add one",
+                code="no_rubric",
             )
         form = ReviewForm(data, dimensions=dimensions)
         if not form.is_valid():
-            raise ReviewInvalid(form.errors)
+            raise ReviewInvalid(items=form_error_items(form.errors))
         if review is None:
             review = HumanReview.objects.create(
                 submission_id=assignment.submission_id,
@@ -547,10 +556,10 @@ def review_submit(*, assignment: Assignment, data: Mapping[str, Any]) -> HumanRe
 def review_import_record(
     *,
     submission: Submission,
-    reviewer: AbstractBaseUser,
+    reviewer: User,
     scores: Mapping[str, int],
     ranges: Mapping[str, tuple[int, int]],
-    rubric=None,
+    rubric: Rubric | None = None,
 ) -> str:
     """A published human review as a submitted review: `created`, `updated`
     (its scores changed since the last import) or `unchanged`."""
@@ -574,7 +583,7 @@ def review_import_record(
     return "updated" if changed else "unchanged"
 
 
-def placeholder_reviewer(*, reviewer_id: str) -> AbstractBaseUser:
+def placeholder_reviewer(*, reviewer_id: str) -> User:
     """The inactive account that stands for a published reviewer: no password
     that could ever match, never active, never assigned."""
     user, created = User.objects.get_or_create(

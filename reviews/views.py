@@ -5,7 +5,10 @@ the request, calls a service or selector, renders."""
 import csv
 import mimetypes
 import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
+from typing import Concatenate, ParamSpec, cast
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -23,18 +26,23 @@ from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 from django.utils.timezone import make_aware
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from benchmark.csv_cells import csv_row
 from benchmark.models import Stage
 from benchmark.rendering import markdown_render
+from common.errors import form_add_errors
+from common.http import AuthenticatedHttpRequest
 
 from . import selectors, services
+from .agreement import DimensionAgreement, Interval
 from .blind import artifact_for_blind_path, submission_blind
 from .charts import agreement_charts
 from .forms import AssignmentAddForm, ReviewForm, ReviewRoundForm, score_field_name
 from .models import REVIEWERS_GROUP, Assignment, ReviewRound, ReviewStatus
 from .roles import is_organiser, is_reviewer
+
+P = ParamSpec("P")
 
 LOGIN_URL = "reviews:login"
 # Files a reviewer's browser may display inline; anything else is shown as text.
@@ -59,7 +67,7 @@ reviewer_required = _role_required(lambda user: is_reviewer(user) or is_organise
 organiser_required = _role_required(is_organiser)
 
 
-def _own_assignment(request: HttpRequest, code: str) -> Assignment:
+def _own_assignment(request: AuthenticatedHttpRequest, code: str) -> Assignment:
     try:
         return selectors.assignment_of_reviewer(user=request.user, code=code)
     except Assignment.DoesNotExist as exc:
@@ -72,7 +80,7 @@ def _own_assignment(request: HttpRequest, code: str) -> Assignment:
 
 @never_cache
 @reviewer_required
-def queue_view(request: HttpRequest) -> HttpResponse:
+def queue_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     assignments = list(selectors.reviewer_assignments(user=request.user))
     done = sum(a.status == "submitted" for a in assignments)
     return render(
@@ -107,7 +115,7 @@ def _form_initial(review, dimensions) -> dict:
 
 @never_cache
 @reviewer_required
-def paper_view(request: HttpRequest, code: str) -> HttpResponse:
+def paper_view(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
     assignment = _own_assignment(request, code)
     status = 200
     form = None
@@ -123,9 +131,7 @@ def paper_view(request: HttpRequest, code: str) -> HttpResponse:
             review = services.review_submit(assignment=assignment, data=request.POST)
         except services.ReviewInvalid as exc:
             form = ReviewForm(request.POST, dimensions=dimensions)
-            form.is_valid()
-            for message in exc.errors.get("__all__", []):
-                form.add_error(None, message)
+            form_add_errors(form, exc)
             status = 400
         except services.AssignmentClosed as exc:
             messages.error(request, str(exc))
@@ -159,7 +165,7 @@ def paper_view(request: HttpRequest, code: str) -> HttpResponse:
 
 @never_cache
 @reviewer_required
-def paper_file_view(request: HttpRequest, code: str, path: str) -> HttpResponse:
+def paper_file_view(request: AuthenticatedHttpRequest, code: str, path: str) -> FileResponse:
     """A file of the paper, by its blind path: the only way a reviewer reaches artifacts."""
     assignment = _own_assignment(request, code)
     artifact = artifact_for_blind_path(assignment.submission, path)
@@ -179,12 +185,12 @@ def paper_file_view(request: HttpRequest, code: str, path: str) -> HttpResponse:
 @never_cache
 @require_POST
 @reviewer_required
-def draft_view(request: HttpRequest, code: str) -> JsonResponse:
+def draft_view(request: AuthenticatedHttpRequest, code: str) -> JsonResponse:
     assignment = _own_assignment(request, code)
     try:
         review = services.review_draft_save(assignment=assignment, data=request.POST)
     except services.AssignmentClosed as exc:
-        return JsonResponse({"error": str(exc)}, status=409)
+        return JsonResponse(exc.body(), status=exc.status_code)
     saved_at = review.draft_saved_at or review.updated_at
     return JsonResponse({"saved_at": saved_at.isoformat(), "pending_edits": bool(review.draft)})
 
@@ -194,7 +200,7 @@ def draft_view(request: HttpRequest, code: str) -> JsonResponse:
 
 @never_cache
 @organiser_required
-def rounds_view(request: HttpRequest) -> HttpResponse:
+def rounds_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ReviewRoundForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -208,9 +214,7 @@ def rounds_view(request: HttpRequest) -> HttpResponse:
                 created_by=request.user,
             )
         except services.ReviewInvalid as exc:
-            for field_name, field_errors in exc.errors.items():
-                for message in field_errors:
-                    form.add_error(field_name if field_name in form.fields else None, message)
+            form_add_errors(form, exc)
         else:
             messages.success(request, f"Round “{review_round.name}” created.")
             return redirect("reviews:round", pk=review_round.pk)
@@ -232,82 +236,122 @@ def _reviewers():
 
 
 @never_cache
+@require_GET
 @organiser_required
-def round_view(request: HttpRequest, pk: int) -> HttpResponse:
+def round_view(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    """A round's page; each of its buttons posts to one of the action views below."""
     review_round = get_object_or_404(ReviewRound, pk=pk)
-    add_form = AssignmentAddForm(review_round=review_round, reviewers=_reviewers())
-    if request.method == "POST":
-        action = request.POST.get("action")
-        try:
-            if action == "generate":
-                plan = services.assignments_generate(review_round=review_round)
-                messages.success(request, f"{len(plan.created)} assignment(s) made.")
-                if plan.short:
-                    messages.warning(
-                        request,
-                        f"{len(plan.short)} paper(s) still lack reviewers: no eligible "
-                        "reviewer has room (team conflicts or maximum loads).",
-                    )
-            elif action == "add":
-                add_form = AssignmentAddForm(
-                    request.POST, review_round=review_round, reviewers=_reviewers()
-                )
-                if add_form.is_valid():
-                    services.assignment_add(
-                        review_round=review_round,
-                        reviewer=add_form.cleaned_data["reviewer"],
-                        submission=add_form.cleaned_data["submission"],
-                    )
-                    messages.success(request, "Assignment added.")
-                else:
-                    messages.error(request, "Choose a reviewer and a paper of this round.")
-            elif action == "remove":
-                assignment = get_object_or_404(
-                    Assignment, pk=request.POST.get("assignment"), review_round=review_round
-                )
-                services.assignment_remove(assignment=assignment)
-                messages.success(request, f"Assignment {assignment.code} removed.")
-            elif action == "due":
-                assignment = get_object_or_404(
-                    Assignment, pk=request.POST.get("assignment"), review_round=review_round
-                )
-                due = parse_datetime(request.POST.get("due_at", ""))
-                if due is None:
-                    messages.error(request, "The due date must look like 2025-06-30T18:00.")
-                else:
-                    services.assignment_due_set(
-                        assignment=assignment, due_at=due if due.tzinfo else make_aware(due)
-                    )
-                    messages.success(request, f"{assignment.code} is now due {due:%Y-%m-%d %H:%M}.")
-            elif action == "remind":
-                sent = services.reminders_send(
-                    review_round=review_round,
-                    queue_url=request.build_absolute_uri(reverse("reviews:queue")),
-                )
-                messages.success(request, f"{sent} reminder(s) sent.")
-            elif action == "close":
-                services.review_round_close(review_round=review_round)
-                messages.success(request, "Round closed: reviews can no longer change.")
-            elif action == "release":
-                services.review_round_release(review_round=review_round)
-                messages.success(
-                    request,
-                    "Round released: its submitted reviews are now public on the "
-                    "leaderboard and in the export.",
-                )
-            else:
-                messages.error(request, "Unknown action.")
-        except services.ReviewError as exc:
-            messages.error(request, str(exc))
-        return redirect("reviews:round", pk=review_round.pk)
     return render(
         request,
         "reviews/round.html",
         {
             "round": review_round,
             "progress": selectors.round_progress(review_round=review_round),
-            "add_form": add_form,
+            "add_form": AssignmentAddForm(review_round=review_round, reviewers=_reviewers()),
         },
+    )
+
+
+# An organiser's action on a round: the view gets the round, says what it did
+# in a message, and the organiser is sent back to the round's page.
+RoundAction = Callable[Concatenate[HttpRequest, ReviewRound, P], None]
+
+
+def _round_action(
+    action: RoundAction[P],
+) -> Callable[Concatenate[HttpRequest, int, P], HttpResponse]:
+    @never_cache
+    @require_POST
+    @organiser_required
+    @wraps(action)
+    def view(request: HttpRequest, pk: int, *args: P.args, **kwargs: P.kwargs) -> HttpResponse:
+        review_round = get_object_or_404(ReviewRound, pk=pk)
+        try:
+            action(request, review_round, *args, **kwargs)
+        except services.ReviewError as exc:
+            messages.error(request, str(exc))
+        return redirect("reviews:round", pk=review_round.pk)
+
+    return view
+
+
+def _round_assignment(review_round: ReviewRound, assignment_pk: int) -> Assignment:
+    return get_object_or_404(Assignment, pk=assignment_pk, review_round=review_round)
+
+
+@_round_action
+def round_assign_view(request: HttpRequest, review_round: ReviewRound) -> None:
+    """Assign reviewers automatically."""
+    plan = services.assignments_generate(review_round=review_round)
+    messages.success(request, f"{len(plan.created)} assignment(s) made.")
+    if plan.short:
+        messages.warning(
+            request,
+            f"{len(plan.short)} paper(s) still lack reviewers: no eligible "
+            "reviewer has room (team conflicts or maximum loads).",
+        )
+
+
+@_round_action
+def round_assignment_add_view(request: HttpRequest, review_round: ReviewRound) -> None:
+    form = AssignmentAddForm(request.POST, review_round=review_round, reviewers=_reviewers())
+    if not form.is_valid():
+        messages.error(request, "Choose a reviewer and a paper of this round.")
+        return
+    services.assignment_add(
+        review_round=review_round,
+        reviewer=form.cleaned_data["reviewer"],
+        submission=form.cleaned_data["submission"],
+    )
+    messages.success(request, "Assignment added.")
+
+
+@_round_action
+def round_assignment_remove_view(
+    request: HttpRequest, review_round: ReviewRound, assignment_pk: int
+) -> None:
+    assignment = _round_assignment(review_round, assignment_pk)
+    services.assignment_remove(assignment=assignment)
+    messages.success(request, f"Assignment {assignment.code} removed.")
+
+
+@_round_action
+def round_assignment_due_view(
+    request: HttpRequest, review_round: ReviewRound, assignment_pk: int
+) -> None:
+    assignment = _round_assignment(review_round, assignment_pk)
+    due = parse_datetime(request.POST.get("due_at", ""))
+    if due is None:
+        messages.error(request, "The due date must look like 2025-06-30T18:00.")
+        return
+    services.assignment_due_set(
+        assignment=assignment, due_at=due if due.tzinfo else make_aware(due)
+    )
+    messages.success(request, f"{assignment.code} is now due {due:%Y-%m-%d %H:%M}.")
+
+
+@_round_action
+def round_remind_view(request: HttpRequest, review_round: ReviewRound) -> None:
+    sent = services.reminders_send(
+        review_round=review_round,
+        queue_url=request.build_absolute_uri(reverse("reviews:queue")),
+    )
+    messages.success(request, f"{sent} reminder(s) sent.")
+
+
+@_round_action
+def round_close_view(request: HttpRequest, review_round: ReviewRound) -> None:
+    services.review_round_close(review_round=review_round)
+    messages.success(request, "Round closed: reviews can no longer change.")
+
+
+@_round_action
+def round_release_view(request: HttpRequest, review_round: ReviewRound) -> None:
+    services.review_round_release(review_round=review_round)
+    messages.success(
+        request,
+        "Round released: its submitted reviews are now public on the "
+        "leaderboard and in the export.",
     )
 
 
@@ -324,7 +368,7 @@ def reviews_csv_response(stage: str) -> HttpResponse:
 
 @never_cache
 @organiser_required
-def export_view(request: HttpRequest) -> HttpResponse:
+def export_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     stage = request.GET.get("stage", Stage.END2END)
     if stage not in Stage.values:
         return HttpResponse(f"Unknown stage {stage!r}.", status=400, content_type="text/plain")
@@ -354,7 +398,7 @@ _AGREEMENT_COLUMNS = [
 ]
 
 
-def _cell(value, kind: str) -> str:
+def _cell(value: object, kind: str) -> str:
     if value is None:
         return "—"
     if kind == "d":
@@ -364,30 +408,47 @@ def _cell(value, kind: str) -> str:
     if kind == "p":
         return f"{value:.3g}"
     if kind == "ci":
-        return f"[{value[0]:.2f}, {value[1]:.2f}]"
+        low, high = cast(Interval, value)
+        return f"[{low:.2f}, {high:.2f}]"
     return f"{value:.3f}"
 
 
-def _agreement_rows(result: dict) -> list[dict]:
+@dataclass(frozen=True)
+class AgreementCell:
+    key: str
+    text: str
+    reason: str  # why the figure is empty; "" when it is not
+
+
+@dataclass(frozen=True)
+class AgreementRow:
+    dimension: str
+    cells: list[AgreementCell]
+
+
+def _agreement_rows(dimensions: list[DimensionAgreement]) -> list[AgreementRow]:
     """Table rows: each cell's text, and why it is empty when it is."""
-    rows = []
-    for row in result["dimensions"]:
-        cells = [
-            {
-                "key": key,
-                "text": _cell(row.get(key), kind),
-                "reason": row["unavailable"].get(key, ""),
-            }
-            for key, _label, kind in _AGREEMENT_COLUMNS
-        ]
-        rows.append({"dimension": row["dimension"], "cells": cells, "row": row})
-    return rows
+    return [
+        AgreementRow(
+            dimension=row.dimension,
+            cells=[
+                AgreementCell(
+                    key=key,
+                    text=_cell(getattr(row, key), kind),
+                    reason=row.unavailable.get(key, ""),
+                )
+                for key, _label, kind in _AGREEMENT_COLUMNS
+            ],
+        )
+        for row in dimensions
+    ]
 
 
 def agreement_view(request: HttpRequest) -> HttpResponse:
     stage = request.GET.get("stage") or Stage.END2END
     judge = request.GET.get("judge") or None
     error = ""
+    result: selectors.StageAgreement | None
     try:
         result = selectors.agreement_for_stage(stage=stage, judge=judge)
     except (selectors.UnknownStage, selectors.UnknownJudge) as exc:
@@ -404,7 +465,7 @@ def agreement_view(request: HttpRequest) -> HttpResponse:
             "result": result,
             "charts": agreement_charts(result) if result else [],
             "columns": [label for _key, label, _fmt in _AGREEMENT_COLUMNS],
-            "rows": _agreement_rows(result) if result else [],
+            "rows": _agreement_rows(result.dimensions) if result else [],
             "error": error,
         },
         status=400 if error else 200,

@@ -3,16 +3,8 @@
 # local servers on their standard ports). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV=${VENV:-.venv}
-if [ ! -x "$VENV/bin/python" ]; then
-  python3 -m venv "$VENV"
-fi
-stamp="$VENV/.mlrbench-installed"
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  "$VENV/bin/python" -m pip install --quiet --upgrade pip
-  "$VENV/bin/python" -m pip install --quiet -e ".[dev]"
-  touch "$stamp"
-fi
+# shellcheck source=scripts/venv.sh
+. scripts/venv.sh
 export DATABASE_URL=${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/mlrbench}
 export REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}
 export CELERY_BROKER_URL=$REDIS_URL

@@ -26,7 +26,11 @@
     return fetch(draftUrl, { method: "POST", body: new FormData(form), credentials: "same-origin" })
       .then(function (response) {
         if (!response.ok) {
-          return response.json().then(function (body) { throw new Error(body.error || response.statusText); });
+          return response.json().then(function (body) {
+            var errors = (body && body.errors) || [];
+            var text = errors.map(function (error) { return error.message; }).join("; ");
+            throw new Error(text || response.statusText);
+          });
         }
         return response.json();
       })

@@ -42,12 +42,10 @@
       progress.hidden = true;
       status.textContent = "";
       var messages = [];
-      if (data && data.errors) {
-        Object.keys(data.errors).forEach(function (field) {
-          data.errors[field].forEach(function (error) {
-            var label = field === "__all__" ? "" : field + ": ";
-            messages.push(label + (error.message || error));
-          });
+      if (data && Array.isArray(data.errors)) {
+        // The site's one error shape: [{field, code, message}], field null for the whole form.
+        data.errors.forEach(function (error) {
+          messages.push((error.field ? error.field + ": " : "") + error.message);
         });
       } else {
         messages.push("The upload failed (HTTP " + xhr.status + "). Please try again.");

@@ -10,6 +10,7 @@ import pytest
 
 from benchmark.accounts import api_token_create, api_token_revoke
 from benchmark.models import Artifact, ArtifactKind, Submission
+from tests.errors import error_messages
 
 from .factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
 from .runs import PAPER, PNG, SAMPLE_TASK, sample_run, tar_entries, zip_entries, zip_folder
@@ -121,7 +122,7 @@ def test_a_single_markdown_file_is_not_enough_for_a_paper_stage(
     paper.write_text("# Paper\n")
     response = upload(client, paper, token=token, stage="paper")
     assert response.status_code == 400
-    assert "not a zip or tar.gz archive" in response.json()["archive"][0]
+    assert "not a zip or tar.gz archive" in error_messages(response)["archive"][0]
 
 
 def _bomb(path: Path) -> Path:
@@ -251,7 +252,7 @@ def test_a_bad_archive_gets_400_saying_why_and_leaves_nothing_behind(
     response = upload(client, archive, token=token, stage="paper" if "paper" in case else "end2end")
 
     assert response.status_code == 400, response.content
-    assert message in response.json()["archive"][0]
+    assert message in error_messages(response)["archive"][0]
     assert store_state(media_root) == before
     assert not (tmp_path.parent / "escaped.txt").exists()
     assert not Path("/tmp/absolute.txt").exists()
@@ -270,7 +271,7 @@ def test_the_permission_matrix(client, media_root, agent, task, token, tmp_path)
 
     other_team = upload(client, archive, token=outsider_token)
     assert other_team.status_code == 403
-    assert "belongs to another team" in other_team.json()["detail"]
+    assert "belongs to another team" in error_messages(other_team)["agent"][0]
 
     assert upload(client, archive, token=token).status_code == 201
     assert Submission.objects.count() == 1
@@ -290,7 +291,7 @@ def test_bad_fields_get_400_naming_them(client, media_root, agent, task, token, 
     archive = zip_entries(tmp_path / "run.zip", {"results/paper.md": PAPER})
     response = upload(client, archive, token=token, agent="nobody", stage="dessert")
     assert response.status_code == 400
-    assert set(response.json()) == {"agent", "stage"}
+    assert set(error_messages(response)) == {"agent", "stage"}
 
     with archive.open("rb"):
         missing = client.post(
@@ -298,7 +299,7 @@ def test_bad_fields_get_400_naming_them(client, media_root, agent, task, token, 
             {"agent": "my-agent", "task": SAMPLE_TASK, "stage": "paper"},
             HTTP_AUTHORIZATION=f"Token {token}",
         )
-    assert missing.status_code == 400 and "archive" in missing.json()
+    assert missing.status_code == 400 and "archive" in error_messages(missing)
 
 
 def test_list_filters_and_agents(client, media_root, agent, task, token, tmp_path):

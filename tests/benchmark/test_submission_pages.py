@@ -9,6 +9,7 @@ import pytest
 from benchmark.archives import IntakeLimits
 from benchmark.intake import submission_intake
 from benchmark.models import ApiToken, Submission
+from tests.errors import error_messages
 
 from .factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
 from .runs import PAPER, PNG, SAMPLE_TASK, sample_run, zip_entries, zip_folder
@@ -217,7 +218,7 @@ def test_an_agent_of_another_team_is_not_offered_nor_accepted(
             HTTP_ACCEPT="application/json",
         )
     assert response.status_code == 400
-    assert "agent" in response.json()["errors"]
+    assert "agent" in error_messages(response)
     assert Submission.objects.count() == 0
 
 

@@ -63,6 +63,31 @@ def test_a_builder_signs_in_uploads_a_run_and_sees_the_paper_with_its_figures(
     assert page.get_by_test_id("log-tail").inner_text().strip()
 
 
+def test_a_refused_upload_shows_the_services_message_without_leaving_the_form(
+    page, media_root, tmp_path
+):
+    user = UserFactory(username="ada")
+    AgentFactory(name="ada-agent", team=TeamFactory(members=[user]))
+    TaskFactory(slug=SAMPLE_TASK)
+    archive = zip_entries(tmp_path / "run.zip", {"claude_code/main.py": b"print(1)"})
+
+    page.goto("/accounts/login/?next=/submissions/new/")
+    page.get_by_label("User name").fill("ada")
+    page.get_by_label("Password").fill("a-long-test-password")
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_label("Agent").select_option(label="ada-agent")
+    page.get_by_label("Task").fill(SAMPLE_TASK)
+    page.get_by_label("Stage").select_option("paper")
+    page.get_by_label("Archive").set_input_files(str(archive))
+    page.get_by_role("button", name="Upload").click()
+
+    errors = page.get_by_test_id("upload-errors")
+    errors.wait_for()
+    # The script reads the one error shape: the field, then the service's own words.
+    assert errors.inner_text().startswith("archive: the paper stage needs a paper")
+    assert page.url.endswith("/submissions/new/")
+
+
 def test_script_payloads_in_a_paper_never_run(page, media_root, tmp_path):
     agent = AgentFactory()
     task = TaskFactory(slug=SAMPLE_TASK)

@@ -12,6 +12,7 @@ from benchmark.models import Stage
 from judging.models import DimensionScore, Judgment, JudgmentStatus
 from judging.rubrics import DEFAULT_RUBRICS
 from judging.selectors import judgments_panel_context
+from tests.errors import error_messages
 
 from .factories import JudgeFactory, SubmissionFactory, artifact_add
 
@@ -216,7 +217,7 @@ def test_only_staff_can_re_run_a_judgment_through_the_api(
     done = Judgment.objects.filter(status=JudgmentStatus.DONE).first()
     conflict = client.post(f"/api/judgments/{done.pk}/rerun/")
     assert conflict.status_code == 409
-    assert "only a failed judgment can be re-run" in conflict.json()["detail"]
+    assert "only a failed judgment can be re-run" in error_messages(conflict)[None][0]
     assert client.post("/api/judgments/999999/rerun/").status_code == 404
 
 

@@ -11,6 +11,7 @@ from benchmark.csv_cells import csv_cell
 from benchmark.models import ModelFamily, Stage
 from judging.models import JudgingCondition, JudgmentStatus
 from tests.benchmark.factories import TaskFactory
+from tests.errors import error_messages
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, bulk_board, judge_submission
 
@@ -115,7 +116,7 @@ def test_a_bad_parameter_is_a_clear_400(client, two_agents, params, field):
     response = client.get(LEADERBOARD, params)
 
     assert response.status_code == 400
-    assert field in response.json()["errors"]
+    assert field in error_messages(response)
 
 
 def test_csv_cells_that_look_like_formulas_are_escaped(client):

@@ -10,6 +10,7 @@ import pytest
 from benchmark.models import Stage
 from judging.models import JudgingCondition, JudgmentStatus
 from judging.selectors import stage_scores
+from tests.errors import error_messages
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
 
@@ -114,4 +115,4 @@ def test_an_unknown_export_format_is_refused(client):
     response = client.get("/api/export/", {"formats": "xlsx"})
 
     assert response.status_code == 400
-    assert "xlsx" in response.json()["errors"]["formats"][0]
+    assert "xlsx" in error_messages(response)["formats"][0]

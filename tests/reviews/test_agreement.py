@@ -2,7 +2,9 @@
 generated data (ties included), say why when there is too little data, are
 cached, and change the moment a review or a judgment does."""
 
+import dataclasses
 import itertools
+import json
 import random
 from collections import defaultdict
 
@@ -17,7 +19,9 @@ from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubr
 from reviews import agreement as agreement_module
 from reviews.models import HumanReview, HumanReviewScore, ReviewStatus
 from reviews.selectors import agreement_for_stage
+from reviews.serializers import DimensionAgreementSerializer
 from reviews.services import review_import_record
+from tests.errors import error_messages
 
 from .factories import (
     END2END_DIMENSIONS,
@@ -144,32 +148,32 @@ def test_agreement_equals_a_direct_scipy_computation(generated, judge):
             for p in llm["judge-a"]
         }
     result = agreement_for_stage(stage=Stage.END2END, judge=judge)
-    assert result["judge"] == judge
-    rows = {row["dimension"]: row for row in result["dimensions"]}
+    assert result.judge == judge
+    rows = {row.dimension: row for row in result.dimensions}
     assert list(rows) == END2END_DIMENSIONS
     for dimension in END2END_DIMENSIONS:
         expected = naive(human, {p: s[dimension] for p, s in llm_scores.items()}, dimension)
         row = rows[dimension]
-        assert row["n_human_human"] == len(expected["hh"])
-        assert row["n_human_llm"] == len(expected["hl"])
-        assert row["u_statistic"] == pytest.approx(expected["mw"].statistic)
-        assert row["p_value"] == pytest.approx(expected["mw"].pvalue)
-        assert row["mean_abs_diff_human_human"] == pytest.approx(np.mean(expected["hh"]))
-        assert row["median_abs_diff_human_human"] == pytest.approx(np.median(expected["hh"]))
-        assert row["mean_abs_diff_human_llm"] == pytest.approx(np.mean(expected["hl"]))
-        assert row["median_abs_diff_human_llm"] == pytest.approx(np.median(expected["hl"]))
+        assert row.n_human_human == len(expected["hh"])
+        assert row.n_human_llm == len(expected["hl"])
+        assert row.u_statistic == pytest.approx(expected["mw"].statistic)
+        assert row.p_value == pytest.approx(expected["mw"].pvalue)
+        assert row.mean_abs_diff_human_human == pytest.approx(np.mean(expected["hh"]))
+        assert row.median_abs_diff_human_human == pytest.approx(np.median(expected["hh"]))
+        assert row.mean_abs_diff_human_llm == pytest.approx(np.mean(expected["hl"]))
+        assert row.median_abs_diff_human_llm == pytest.approx(np.median(expected["hl"]))
         n1, n2 = len(expected["hh"]), len(expected["hl"])
-        assert row["rank_biserial"] == pytest.approx(2 * expected["mw"].statistic / (n1 * n2) - 1)
-        assert row["krippendorff_alpha_humans"] == pytest.approx(expected["alpha_h"])
-        assert row["krippendorff_alpha_humans_llm"] == pytest.approx(expected["alpha_hl"])
-        assert row["spearman_rho"] == pytest.approx(expected["spearman"].statistic)
-        assert row["spearman_p_value"] == pytest.approx(expected["spearman"].pvalue)
-        assert row["ci_mean_abs_diff_human_human"] == pytest.approx(list(expected["ci_hh"]))
-        assert row["ci_mean_abs_diff_human_llm"] == pytest.approx(list(expected["ci_hl"]))
-        assert row["ci_mean_abs_diff_difference"] == pytest.approx(list(expected["ci_diff"]))
-        assert row["unavailable"] == {}
-    holm = naive_holm([rows[d]["p_value"] for d in END2END_DIMENSIONS])
-    assert [rows[d]["p_value_holm"] for d in END2END_DIMENSIONS] == pytest.approx(list(holm))
+        assert row.rank_biserial == pytest.approx(2 * expected["mw"].statistic / (n1 * n2) - 1)
+        assert row.krippendorff_alpha_humans == pytest.approx(expected["alpha_h"])
+        assert row.krippendorff_alpha_humans_llm == pytest.approx(expected["alpha_hl"])
+        assert row.spearman_rho == pytest.approx(expected["spearman"].statistic)
+        assert row.spearman_p_value == pytest.approx(expected["spearman"].pvalue)
+        assert row.ci_mean_abs_diff_human_human == pytest.approx(list(expected["ci_hh"]))
+        assert row.ci_mean_abs_diff_human_llm == pytest.approx(list(expected["ci_hl"]))
+        assert row.ci_mean_abs_diff_difference == pytest.approx(list(expected["ci_diff"]))
+        assert row.unavailable == {}
+    holm = naive_holm([rows[d].p_value for d in END2END_DIMENSIONS])
+    assert [rows[d].p_value_holm for d in END2END_DIMENSIONS] == pytest.approx(list(holm))
     # Ties are real in this data: gaps repeat within and across the two groups.
     expected = naive(human, {p: s["Overall"] for p, s in llm_scores.items()}, "Overall")
     assert len(set(expected["hh"])) < len(expected["hh"])
@@ -186,10 +190,10 @@ def test_a_dimension_with_one_reviewer_per_paper_says_why_instead_of_nan(db):
         submitted_review(submission, reviewer, {"Clarity": human_score})
         judgment_record(submission, judge, rubric, {"Clarity": llm_score})
         expected_hl.append(abs(human_score - llm_score))
-    (row,) = agreement_for_stage(stage=Stage.PAPER)["dimensions"]
-    assert row["n_human_human"] == 0
-    assert row["n_human_llm"] == 4
-    assert row["mean_abs_diff_human_llm"] == pytest.approx(np.mean(expected_hl))
+    (row,) = agreement_for_stage(stage=Stage.PAPER).dimensions
+    assert row.n_human_human == 0
+    assert row.n_human_llm == 4
+    assert row.mean_abs_diff_human_llm == pytest.approx(np.mean(expected_hl))
     for key in (
         "u_statistic",
         "p_value",
@@ -198,14 +202,12 @@ def test_a_dimension_with_one_reviewer_per_paper_says_why_instead_of_nan(db):
         "krippendorff_alpha_humans",
         "ci_mean_abs_diff_human_human",
     ):
-        assert row[key] is None
-        assert row["unavailable"][key]
-    assert "human-human 0" in row["unavailable"]["p_value"]
-    assert row["spearman_rho"] == pytest.approx(
-        stats.spearmanr([3, 6, 8, 5], [5, 6, 4, 7]).statistic
-    )
+        assert getattr(row, key) is None
+        assert row.unavailable[key]
+    assert "human-human 0" in row.unavailable["p_value"]
+    assert row.spearman_rho == pytest.approx(stats.spearmanr([3, 6, 8, 5], [5, 6, 4, 7]).statistic)
     # Humans plus the LLM do have pairs: alpha is defined there.
-    assert row["krippendorff_alpha_humans_llm"] == pytest.approx(
+    assert row.krippendorff_alpha_humans_llm == pytest.approx(
         krippendorff.alpha(
             reliability_data=[[3, 6, 8, 5], [5, 6, 4, 7]], level_of_measurement="ordinal"
         )
@@ -215,11 +217,15 @@ def test_a_dimension_with_one_reviewer_per_paper_says_why_instead_of_nan(db):
 def test_an_empty_stage_lists_the_rubric_dimensions_with_reasons(client, db):
     RubricFactory(stage=Stage.IDEA, dimensions=rubric_dimensions(["Novelty", "Overall"]))
     result = agreement_for_stage(stage=Stage.IDEA)
-    assert [row["dimension"] for row in result["dimensions"]] == ["Novelty", "Overall"]
-    for row in result["dimensions"]:
-        numbers = {k: v for k, v in row.items() if k not in ("dimension", "unavailable")}
+    assert [row.dimension for row in result.dimensions] == ["Novelty", "Overall"]
+    for row in result.dimensions:
+        numbers = {
+            k: v
+            for k, v in dataclasses.asdict(row).items()
+            if k not in ("dimension", "unavailable")
+        }
         assert all(v in (None, 0) for v in numbers.values())
-        assert row["unavailable"]["p_value"].startswith("the test needs at least")
+        assert row.unavailable["p_value"].startswith("the test needs at least")
     # No rubric and no data at all: nothing to list, still a valid answer.
     Rubric.objects.filter(stage=Stage.PROPOSAL).delete()
     body = client.get("/api/agreement/?stage=proposal").json()
@@ -247,7 +253,7 @@ def test_api_shape_and_bad_parameters(client, generated):
         assert key in body["dimensions"][0]
     assert client.get("/api/agreement/?stage=end2end&judge=judge-b").json()["judge"] == "judge-b"
     unknown = client.get("/api/agreement/?stage=end2end&judge=nobody")
-    assert unknown.status_code == 400 and "unknown judge" in unknown.json()["detail"]
+    assert unknown.status_code == 400 and "unknown judge" in error_messages(unknown)["judge"][0]
     assert client.get("/api/agreement/?stage=sculpture").status_code == 400
     page = client.get("/agreement/?stage=end2end&judge=judge-a")
     assert page.status_code == 200
@@ -275,10 +281,10 @@ def test_cached_and_current_after_a_review_or_a_judgment_changes(
             ranges={d: (1, 10) for d in END2END_DIMENSIONS},
         )
     after_review = agreement_for_stage(stage=Stage.END2END)
-    before_overall = before["dimensions"][-1]
-    after_overall = after_review["dimensions"][-1]
-    assert after_overall["n_human_llm"] == before_overall["n_human_llm"] + 1
-    assert after_overall["n_human_human"] > before_overall["n_human_human"]
+    before_overall = before.dimensions[-1]
+    after_overall = after_review.dimensions[-1]
+    assert after_overall.n_human_llm == before_overall.n_human_llm + 1
+    assert after_overall.n_human_human > before_overall.n_human_human
 
     # A judge's score changes.
     score = DimensionScore.objects.filter(dimension="Overall").first()
@@ -287,8 +293,8 @@ def test_cached_and_current_after_a_review_or_a_judgment_changes(
         score.save()
     after_judgment = agreement_for_stage(stage=Stage.END2END)
     assert (
-        after_judgment["dimensions"][-1]["mean_abs_diff_human_llm"]
-        != after_overall["mean_abs_diff_human_llm"]
+        after_judgment.dimensions[-1].mean_abs_diff_human_llm
+        != after_overall.mean_abs_diff_human_llm
     )
 
 
@@ -296,7 +302,7 @@ def test_a_judgment_finished_without_signals_still_refreshes_the_numbers(generat
     """Judge workers claim rows with queryset updates and insert scores in
     bulk: no post_save at all, yet the dashboard must not stay stale."""
     before = agreement_for_stage(stage=Stage.END2END)
-    overall = before["dimensions"][-1]
+    overall = before.dimensions[-1]
     # A paper with human reviews but no judgment yet gets one, the way a worker would.
     submission = HumanReview.objects.filter(submission__judgments__isnull=True).first().submission
     judgment = Judgment.objects.create(
@@ -312,6 +318,68 @@ def test_a_judgment_finished_without_signals_still_refreshes_the_numbers(generat
     Judgment.objects.filter(pk=judgment.pk, status=JudgmentStatus.RUNNING).update(
         status=JudgmentStatus.DONE, finished_at=timezone.now()
     )
-    after = agreement_for_stage(stage=Stage.END2END)["dimensions"][-1]
+    after = agreement_for_stage(stage=Stage.END2END).dimensions[-1]
     n_reviews = HumanReview.objects.filter(submission=submission, status="submitted").count()
-    assert after["n_human_llm"] == overall["n_human_llm"] + n_reviews
+    assert after.n_human_llm == overall.n_human_llm + n_reviews
+
+
+# What `dimension_agreement` answered when it returned a dict (before it
+# returned a dataclass), dumped as JSON: the same figures, in the same order.
+_SOUNDNESS_AS_DICT = (
+    '{"dimension": "Soundness", "n_papers": 5, "n_reviews": 10, "n_papers_with_llm": 4, '
+    '"n_human_human": 6, "n_human_llm": 8, "mean_abs_diff_human_human": 1.8333333333333333, '
+    '"median_abs_diff_human_human": 1.5, "mean_abs_diff_human_llm": 1.25, '
+    '"median_abs_diff_human_llm": 0.75, "u_statistic": 30.0, "p_value": 0.472769200321578, '
+    '"rank_biserial": 0.25, "krippendorff_alpha_humans": 0.06513409961685823, '
+    '"krippendorff_alpha_humans_llm": 0.24295926045361715, "spearman_rho": 0.6000000000000001, '
+    '"spearman_p_value": 0.4, "n_papers_spearman": 4, '
+    '"ci_mean_abs_diff_human_human": [0.6666666666666666, 4.0], '
+    '"ci_mean_abs_diff_human_llm": [0.35714285714285715, 2.5], '
+    '"ci_mean_abs_diff_difference": [-1.75, 0.5], "p_value_holm": null, "unavailable": {}}'
+)
+_CLARITY_REASONS = {
+    "mean_abs_diff_human_human": "no paper has two submitted human reviews",
+    "median_abs_diff_human_human": "no paper has two submitted human reviews",
+    "mean_abs_diff_human_llm": "no reviewed paper has an LLM score",
+    "median_abs_diff_human_llm": "no reviewed paper has an LLM score",
+    "u_statistic": "the test needs at least 3 gaps in each group (human-human 0, human-LLM 0)",
+    "p_value": "the test needs at least 3 gaps in each group (human-human 0, human-LLM 0)",
+    "rank_biserial": "the test needs at least 3 gaps in each group (human-human 0, human-LLM 0)",
+    "krippendorff_alpha_humans": "no paper has two scores to compare",
+    "krippendorff_alpha_humans_llm": "no reviewed paper has an LLM score",
+    "spearman_rho": "needs at least 3 papers with both scores (has 0)",
+    "spearman_p_value": "needs at least 3 papers with both scores (has 0)",
+    "ci_mean_abs_diff_human_human": "needs gaps on at least 3 papers (has 0)",
+    "ci_mean_abs_diff_human_llm": "needs gaps on at least 3 papers (has 0)",
+    "ci_mean_abs_diff_difference": "needs both intervals",
+}
+
+
+def test_dimension_agreement_is_a_frozen_dataclass_with_the_same_figures():
+    scores = [(1, 3), (1, 5), (1, 4), (2, 6), (2, 6), (3, 2), (3, 7), (4, 5), (5, 8), (5, 6)]
+    row, plot = agreement_module.dimension_agreement(
+        scores, {1: 4.5, 2: 6.0, 3: 3.0, 4: 7.5}, dimension="Soundness"
+    )
+    assert isinstance(row, agreement_module.DimensionAgreement)
+    assert json.dumps(dataclasses.asdict(row)) == _SOUNDNESS_AS_DICT
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.p_value = 0.5  # type: ignore[misc]
+    assert plot.histogram.edges == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert plot.histogram.human_llm == [0.5, 0.25, 0.125, 0.0, 0.125, 0.0]
+    assert plot.scatter == [(4.0, 4.5, 1), (4.5, 3.0, 1), (5.0, 7.5, 1), (6.0, 6.0, 1)]
+
+    # Too little data: every figure None, each reason under its field's name, in order.
+    (sparse,), _plots = agreement_module.agreement_compute(
+        [(1, 10, "Clarity", 3), (2, 10, "Clarity", 5)], {}, dimensions=["Clarity"]
+    )
+    assert (sparse.n_papers, sparse.n_reviews, sparse.n_human_human) == (2, 2, 0)
+    assert list(sparse.unavailable.items()) == [
+        *_CLARITY_REASONS.items(),
+        ("p_value_holm", "no p-value for this dimension"),
+    ]
+
+
+def test_the_api_serializer_lists_every_field_of_the_dataclass_in_order():
+    assert list(DimensionAgreementSerializer().fields) == [
+        field.name for field in dataclasses.fields(agreement_module.DimensionAgreement)
+    ]

@@ -101,9 +101,7 @@ def test_too_few_reviewers_leaves_papers_short_and_says_so(make_reviewer, organi
     papers = [SubmissionFactory(agent=AgentFactory(team=team)) for _ in range(3)]
     review_round = _round(papers, n=1)
     client.force_login(organiser)
-    response = client.post(
-        reverse("reviews:round", args=[review_round.pk]), {"action": "generate"}, follow=True
-    )
+    response = client.post(reverse("reviews:round-assign", args=[review_round.pk]), follow=True)
     html = response.content.decode()
     assert "2 assignment(s) made." in html
     assert "1 paper(s) still lack reviewers" in html

@@ -4,6 +4,7 @@ a paper from the reviewer who has not reviewed it yet, and only from them."""
 import pytest
 
 from reviews.services import review_submit
+from tests.errors import error_messages
 from tests.reviews.scenario import AGENT_NAME, review_data, scenario_build
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +62,7 @@ def test_an_unsubmitted_reviewer_cannot_reach_the_paper_by_its_public_pages(clie
         assert not _shows_the_paper(response, s), name
     export = client.get("/api/export/")
     assert export.status_code == 403
-    assert "review" in export.json()["detail"]
+    assert "review" in error_messages(export)[None][0]
 
 
 def test_the_same_pages_show_the_paper_to_everyone_else_and_after_the_review(client, scenario):

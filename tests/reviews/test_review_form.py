@@ -28,6 +28,7 @@ from reviews.services import (
     review_round_create,
     review_submit,
 )
+from tests.errors import error_messages
 
 from .factories import SubmissionFactory
 from .scenario import review_data
@@ -88,13 +89,13 @@ def test_submitting_validates_every_field_with_clear_errors(client, assignment):
         content_type="application/json",
     )
     assert api.status_code == 400
-    assert api.json()["errors"]["scores"] == ["unknown dimension(s): Taste"]
+    assert error_messages(api)["scores"] == ["unknown dimension(s): Taste"]
     api = client.post(
         f"/api/reviews/assignments/{assignment.code}/review/",
         data=json.dumps({"scores": {"Overall": 0}, "confidence": 9}),
         content_type="application/json",
     )
-    errors = api.json()["errors"]
+    errors = error_messages(api)
     assert errors["scores.Overall"] == ["Overall: give a whole-number score from 1 to 10."]
     assert errors["confidence"] == ["Confidence is a whole number from 1 to 5."]
     assert "scores.Novelty" in errors and "strengths" in errors
@@ -168,7 +169,7 @@ def test_no_rubric_for_the_stage_is_said_plainly(client, make_reviewer):
         content_type="application/json",
     )
     assert response.status_code == 400
-    assert "no active rubric" in response.json()["errors"]["non_field_errors"][0]
+    assert "no active rubric" in error_messages(response)[None][0]
 
 
 def test_the_database_refuses_out_of_range_scores_and_second_reviews(assignment):

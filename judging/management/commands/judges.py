@@ -113,9 +113,10 @@ class Command(BaseCommand):
             cost = f"${judge.cost:.4f}" if judge.cost is not None else "-"
             if judge.unpriced:
                 cost += f" (+{judge.unpriced} unpriced)"
+            own_price = judge.own_price
             price = (
-                f"${judge.input_usd_per_mtok.normalize():f}/${judge.output_usd_per_mtok.normalize():f}"
-                if judge.has_own_price
+                f"${own_price[0].normalize():f}/${own_price[1].normalize():f}"
+                if own_price is not None
                 else "litellm's table"
             )
             self.stdout.write(

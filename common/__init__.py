@@ -1,0 +1,1 @@
+"""Pieces every app shares; imports Django and DRF only, never an app."""
