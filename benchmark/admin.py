@@ -1,6 +1,13 @@
 from django.contrib import admin
 
 from .models import Agent, ApiToken, Artifact, Submission, Task, Team
+from .submission_states import (
+    STATE,
+    submission_state,
+    submission_state_choices,
+    submission_state_label,
+    submissions_with_state,
+)
 
 
 @admin.register(Task)
@@ -42,13 +49,33 @@ class ArtifactInline(admin.TabularInline):
     show_change_link = False
 
 
+class SubmissionStateFilter(admin.SimpleListFilter):
+    """By state: the intake status, or judging and judged (derived from the judgments)."""
+
+    title = "state"
+    parameter_name = STATE
+
+    def lookups(self, request, model_admin):
+        return submission_state_choices()
+
+    def queryset(self, request, queryset):
+        return queryset.filter(**{STATE: self.value()}) if self.value() else queryset
+
+
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
-    list_display = ["id", "agent", "task", "stage", "version", "status", "source", "created_at"]
-    list_filter = ["stage", "status", "source"]
+    list_display = ["id", "agent", "task", "stage", "version", "state", "source", "created_at"]
+    list_filter = ["stage", SubmissionStateFilter, "source"]
     search_fields = ["agent__name", "task__slug", "archive_sha256"]
     readonly_fields = ["archive_sha256", "version", "source", "uploader", "created_at"]
     inlines = [ArtifactInline]
+
+    def get_queryset(self, request):
+        return submissions_with_state(super().get_queryset(request))
+
+    @admin.display(description="state", ordering=STATE)
+    def state(self, submission: Submission) -> str:
+        return submission_state_label(submission_state(submission))
 
 
 @admin.register(ApiToken)

@@ -14,7 +14,7 @@ from common.errors import PermissionDenied, ValidationFailed
 from .accounts import user_owns_agent
 from .authentication import ApiTokenAuthentication
 from .intake import DuplicateSubmission, submission_intake
-from .models import ModelFamily, Stage, SubmissionSource, SubmissionStatus
+from .models import ModelFamily, Stage, SubmissionSource
 from .submission_selectors import agent_list, submission_list
 from .submission_serializers import (
     AgentSerializer,
@@ -23,6 +23,7 @@ from .submission_serializers import (
     SubmissionSerializer,
     SubmissionUploadSerializer,
 )
+from .submission_states import STATE, submission_state_choices
 from .uploads import upload_refusal
 from .visibility import submissions_visible_to
 
@@ -31,7 +32,8 @@ class SubmissionFilter(django_filters.FilterSet):
     agent = django_filters.CharFilter(field_name="agent__name")
     task = django_filters.CharFilter(field_name="task__slug")
     stage = django_filters.ChoiceFilter(choices=Stage.choices)
-    status = django_filters.ChoiceFilter(choices=SubmissionStatus.choices)
+    # The state shown in `status` (received, ready, failed, judging, judged).
+    status = django_filters.ChoiceFilter(field_name=STATE, choices=submission_state_choices)
 
 
 class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):

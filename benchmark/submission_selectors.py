@@ -15,6 +15,7 @@ from .costs import StepCost, steps_cost, steps_total
 from .models import Agent, Artifact, ArtifactKind, Submission
 from .rendering import markdown_render
 from .run_layout import TEXT_SUFFIXES, primary_path
+from .submission_states import submissions_with_state
 
 LOG_TAIL_LINES = 200
 LOG_TAIL_BYTES = 64 * 1024
@@ -29,7 +30,8 @@ INLINE_IMAGE_TYPES = {
 
 
 def submission_list() -> QuerySet[Submission]:
-    return Submission.objects.select_related("agent", "task", "uploader")
+    """Submissions with their state (`.state`: intake status, or judging and judged)."""
+    return submissions_with_state(Submission.objects.select_related("agent", "task", "uploader"))
 
 
 def agent_list() -> QuerySet[Agent]:

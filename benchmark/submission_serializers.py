@@ -4,6 +4,7 @@ from common.drf import ErrorSerializer
 
 from .models import Agent, Artifact, Stage, Submission, Task
 from .submission_selectors import artifact_raw_url
+from .submission_states import STATE
 
 
 class AgentSerializer(serializers.ModelSerializer):
@@ -46,6 +47,13 @@ class SubmissionSerializer(serializers.HyperlinkedModelSerializer):
     agent = serializers.CharField(source="agent.name", read_only=True)
     task = serializers.CharField(source="task.slug", read_only=True)
     uploader = serializers.CharField(source="uploader.get_username", read_only=True, default=None)
+    # The state, not the intake's own column: judging and judged are derived from the
+    # judgments (benchmark.submission_states), as the API has always answered them.
+    status = serializers.CharField(
+        source=STATE,
+        read_only=True,
+        help_text="received, ready or failed (intake), then judging and judged",
+    )
 
     class Meta:
         model = Submission

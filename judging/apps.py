@@ -10,10 +10,12 @@ class JudgingConfig(AppConfig):
 
         from benchmark.mlrbench_import import import_part_register
         from benchmark.signals import submission_ready
+        from benchmark.submission_states import submission_state_register
 
         from .mlrbench_import import reviews_part
-        from .models import Rubric
+        from .models import Rubric, SubmissionJudgingState
         from .receivers import rubric_changed_receiver, submission_ready_receiver
+        from .selectors import submission_judging_state_expression
 
         # Sent after the intake's transaction commits; queueing enqueues on commit too.
         submission_ready.connect(submission_ready_receiver, dispatch_uid="judging.submission_ready")
@@ -22,3 +24,11 @@ class JudgingConfig(AppConfig):
                 rubric_changed_receiver, sender=Rubric, dispatch_uid=f"judging.rubric.{signal}"
             )
         import_part_register(name="reviews", order=30, run=reviews_part)
+        # Pages, the API and the admin show a submission's judging state, derived here.
+        submission_state_register(
+            expression=submission_judging_state_expression,
+            choices=[
+                (state.value, state.label)
+                for state in (SubmissionJudgingState.JUDGING, SubmissionJudgingState.JUDGED)
+            ],
+        )

@@ -40,7 +40,6 @@ from .services import (
     ensure_default_rubrics,
     rubric_current,
     rubric_import,
-    submission_judging_refresh,
 )
 
 # Published folder suffixes that name the same judge.
@@ -215,7 +214,6 @@ def reviews_part(path: Path, options: ImportOptions) -> ImportPartReport:
         return report
     judges: dict[str, Judge] = {}
     rubrics: dict[str, Rubric] = {}
-    touched: set[int] = set()
     files = sorted(p for p in folder.rglob("*") if p.is_file())
     for number, file in enumerate(files, 1):
         options.progress(f"reviews: {number}/{len(files)}")
@@ -271,7 +269,4 @@ def reviews_part(path: Path, options: ImportOptions) -> ImportPartReport:
                 continue
             _judgment, outcome = _write(judgment=existing, key=key, parsed=parsed, raw=raw)
             report.add(f"judgments {outcome}")
-            touched.add(submission.pk)
-    for submission_id in sorted(touched):
-        submission_judging_refresh(submission_id=submission_id)
     return report

@@ -172,6 +172,18 @@ class JudgingCondition(models.TextChoices):
     NO_CODE = "no_code", "Paper only"
 
 
+class SubmissionJudgingState(models.TextChoices):
+    """A submission's state as pages and the API show it: its intake status
+    (`Submission.status`) until it is ready, then what its judgments say. Derived,
+    never stored: `judging.selectors.submission_judging_state`."""
+
+    RECEIVED = "received", "Received"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+    JUDGING = "judging", "Judging"
+    JUDGED = "judged", "Judged"
+
+
 class JudgmentStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"

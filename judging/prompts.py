@@ -22,7 +22,6 @@ from django.conf import settings
 from benchmark.models import Artifact, ArtifactKind, Stage, Submission
 from experiments.selectors import ReproductionForJudges, reproduction_for_judges
 
-from . import statements
 from .models import JudgingCondition, Rubric
 
 
@@ -214,7 +213,7 @@ def _reproduction_section(repro: ReproductionForJudges, *, budget: int) -> str:
 
 def _by_kind(submission: Submission) -> dict[str, list[Artifact]]:
     grouped: dict[str, list[Artifact]] = {}
-    for artifact in statements.artifacts_for_prompt(submission_id=submission.pk):
+    for artifact in Artifact.objects.filter(submission_id=submission.pk).order_by("path"):
         grouped.setdefault(artifact.kind, []).append(artifact)
     return grouped
 
@@ -235,7 +234,6 @@ def _code_sections(
     artifacts: dict[str, list[Artifact]],
     *,
     condition: str,
-    check_reproduction: bool,
 ) -> list[str]:
     """What the judges of a stage with code read besides the paper: the code,
     the execution log and the site's own re-run (unless judging without code)."""
@@ -253,22 +251,14 @@ def _code_sections(
     log_budget = settings.JUDGE_LOG_BUDGET_CHARS
     logs = artifacts.get(ArtifactKind.LOG, []) + artifacts.get(ArtifactKind.TRACE, [])
     sections.append(f"# Execution log\n\n{_execution_log(logs, budget=log_budget)}")
-    repro = (
-        reproduction_for_judges(submission_id=submission.pk, max_bytes=log_budget)
-        if check_reproduction
-        else None
-    )
+    repro = reproduction_for_judges(submission_id=submission.pk, max_bytes=log_budget)
     if repro is not None:
         sections.append(_reproduction_section(repro, budget=log_budget))
     return sections
 
 
-def judge_prompt_build(
-    *, submission: Submission, rubric: Rubric, condition: str, check_reproduction: bool = True
-) -> JudgePrompt:
-    """The messages sent to the judge, and their hash (same inputs, same hash).
-    `check_reproduction=False` says the caller knows the site has not re-run the
-    submission's code, so the re-run is not looked for."""
+def judge_prompt_build(*, submission: Submission, rubric: Rubric, condition: str) -> JudgePrompt:
+    """The messages sent to the judge, and their hash (same inputs, same hash)."""
     stage = submission.stage
     if stage not in _STAGE_OUTPUT:
         raise PromptError(f"the {stage} stage is not judged by an LLM judge")
@@ -298,9 +288,7 @@ def judge_prompt_build(
         )
 
     if stage in _CODE_STAGES:
-        sections += _code_sections(
-            submission, artifacts, condition=condition, check_reproduction=check_reproduction
-        )
+        sections += _code_sections(submission, artifacts, condition=condition)
 
     messages = [
         {"role": "system", "content": rubric.prompt},

@@ -103,12 +103,13 @@ def judge_call_acquire(*, judge_id: int, limit: int, deadline: float | None = No
     `RateLimitTimeout` is raised instead of waiting past it.
     """
     waited = 0.0
+    seconds = settings.JUDGE_RATE_WINDOW_SECONDS
     while True:
-        wait = window().try_acquire(str(judge_id), limit)
+        wait = window().try_acquire(str(judge_id), limit, seconds)
         if wait <= 0:
             return waited
         # A little more than needed so that we do not spin on the boundary.
-        wait = min(wait + 0.05, WINDOW_SECONDS)
+        wait = min(wait + 0.05, seconds)
         if deadline is not None and time.monotonic() + wait > deadline:
             raise RateLimitTimeout(
                 f"the judge's limit of {limit} requests per minute leaves no slot before the "

@@ -18,12 +18,32 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import Avg, Count, Exists, F, OuterRef, Q, QuerySet
+from django.db.models import (
+    Avg,
+    Case,
+    CharField,
+    Count,
+    Exists,
+    Expression,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
 from django.urls import reverse
 
-from benchmark.models import ModelFamily, Submission
+from benchmark.models import ModelFamily, Submission, SubmissionStatus
 
-from .models import DimensionScore, Judge, JudgingCondition, Judgment, JudgmentStatus
+from .models import (
+    DimensionScore,
+    Judge,
+    JudgingCondition,
+    Judgment,
+    JudgmentStatus,
+    SubmissionJudgingState,
+)
 from .rubrics import DEFAULT_RUBRICS, OVERALL
 
 
@@ -146,6 +166,57 @@ def stage_scores(
     return dict(result)
 
 
+# ---------------------------------------------------------------- the judging state
+
+
+def submission_judging_state_expression() -> Expression:
+    """A submission's state (`SubmissionJudgingState`) as an expression over its row,
+    for an annotation of a Submission queryset.
+
+    Not ready: its intake status. Ready: *judging* while any of its judgments is
+    queued or running; else *judged* once every active judge has a done judgment
+    with code (the default condition), or, with no judge active (imported reviews
+    only), once it has any; else *judging* while it has a judgment with code that
+    is not done (a failed one waits for its re-run); else *ready*."""
+    own = Judgment.objects.filter(submission_id=OuterRef("pk"))
+    with_code = own.filter(condition=JudgingCondition.WITH_CODE)
+    done_by_judge = Judgment.objects.filter(
+        submission_id=OuterRef(OuterRef("pk")),
+        judge_id=OuterRef("pk"),
+        condition=JudgingCondition.WITH_CODE,
+        status=JudgmentStatus.DONE,
+    )
+    active_judge_not_done = Judge.objects.filter(is_active=True).filter(~Exists(done_by_judge))
+    unfinished = own.filter(status__in=[JudgmentStatus.QUEUED, JudgmentStatus.RUNNING])
+    return Case(
+        When(~Q(status=SubmissionStatus.READY), then=F("status")),
+        When(Exists(unfinished), then=Value(SubmissionJudgingState.JUDGING)),
+        When(
+            Exists(with_code.filter(status=JudgmentStatus.DONE)) & ~Exists(active_judge_not_done),
+            then=Value(SubmissionJudgingState.JUDGED),
+        ),
+        When(Exists(with_code), then=Value(SubmissionJudgingState.JUDGING)),
+        default=Value(SubmissionJudgingState.READY),
+        output_field=CharField(),
+    )
+
+
+def submissions_with_judging_state(
+    submissions: QuerySet[Submission], *, name: str = "judging_state"
+) -> QuerySet[Submission]:
+    """`submissions` annotated with their state under `name`."""
+    return submissions.annotate(**{name: submission_judging_state_expression()})
+
+
+def submission_judging_state(*, submission_id: int) -> str | None:
+    """One submission's state (`SubmissionJudgingState`); None when it does not exist."""
+    return (
+        submissions_with_judging_state(Submission.objects.filter(pk=submission_id))
+        .values_list("judging_state", flat=True)
+        .first()
+    )
+
+
 # ---------------------------------------------------------------- the submission page
 
 
@@ -245,8 +316,10 @@ def judgments_panel_context(submission: Submission) -> dict:
     total = len(shown)
     finished = progress[JudgmentStatus.DONE] + progress[JudgmentStatus.FAILED]
     costs = [j.cost_usd for j in shown if not j.imported]
+    state = submission_judging_state(submission_id=submission.pk) or submission.status
     return {
         "submission": submission,
+        "state": state,
         "panels": panels,
         "progress": progress,
         "total": total,
@@ -260,7 +333,7 @@ def judgments_panel_context(submission: Submission) -> dict:
         "signature": "|".join(
             f"{j.pk}:{j.status}:{j.attempts}:{j.updated_at.timestamp():.3f}" for j in shown
         )
-        + f"|{submission.status}",
+        + f"|{state}",
         "status_url": reverse("api:submission-judgments", args=[submission.pk]),
         "panel_url": reverse("judging:submission-judgments-panel", args=[submission.pk]),
     }
@@ -312,7 +385,7 @@ def judgments_status_data(submission: Submission) -> dict:
         stage[panel.condition] = {row["key"]: _number(row["mean"]) for row in panel.table}
     return {
         "submission": submission.pk,
-        "submission_status": submission.status,
+        "submission_status": context["state"],
         "progress": {**context["progress"], "total": context["total"]},
         "complete": context["complete"],
         "signature": context["signature"],

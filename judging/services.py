@@ -1,11 +1,19 @@
 """Every write of the judging app: rubrics, judges, queueing, running and
-recording judgments, reaping stuck ones, and the submission's judging status.
+recording judgments, and reaping stuck ones. A submission's judging state is
+not written anywhere: `selectors.submission_judging_state` derives it from the
+judgments.
 
 A judgment row is the truth about its work. A run claims it with a conditional
 update (queued -> running) that also stamps a fresh `run_token`; the result is
 written only while the token is still the run's own. So a message delivered
 twice runs once, and a run that was given up for dead (requeued by
 `judgments_reap_stuck`) can never write a second result over the new run.
+
+The run uses the ORM throughout. Measured side by side with the hand-written SQL
+it replaced (perf/judge_throughput.py, 600 judgments, 48 calls in flight,
+lognormal answers with median 1.6 s, 2 shared cores): 44.3% against 44.4% of
+the ideal, a tenth of a point, for 16.4 against 12.9 ms of worker CPU per
+judgment.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from django.utils import timezone
 from benchmark.models import Submission, SubmissionStatus
 from common.errors import Conflict, NotFound, ValidationFailed
 
-from . import llm, statements
+from . import llm
 from .callslots import CallSlotTimeout, call_slot
 from .models import (
     DimensionScore,
@@ -45,8 +53,6 @@ from .rubrics import DEFAULT_RUBRICS
 from .signals import judgment_finished
 
 logger = logging.getLogger(__name__)
-
-JUDGEABLE_STATUSES = (SubmissionStatus.READY, SubmissionStatus.JUDGING, SubmissionStatus.JUDGED)
 
 
 # ---------------------------------------------------------------- rubrics
@@ -244,7 +250,7 @@ def judgments_queue(
     rubrics: dict[str, Rubric | None] = {}
     pairs: list[tuple[Submission, Rubric]] = []
     for submission in submissions:
-        if submission.status not in JUDGEABLE_STATUSES:
+        if submission.status != SubmissionStatus.READY:
             report.skipped.append(f"submission {submission.pk} is {submission.status}")
             continue
         if submission.stage not in rubrics:
@@ -290,7 +296,6 @@ def judgments_queue(
             report.created = len(missing)
         created = set(missing)
         reset: list[int] = []
-        queued_submissions: set[int] = set()
         for key in keys:
             pk, status = found[key]
             if key in created:
@@ -304,13 +309,7 @@ def judgments_queue(
                 report.unchanged += 1
                 continue
             report.judgment_ids.append(pk)
-            queued_submissions.add(key[0])
         _judgments_reset(reset)
-        if queued_submissions:
-            Submission.objects.filter(
-                pk__in=queued_submissions,
-                status__in=[SubmissionStatus.READY, SubmissionStatus.JUDGED],
-            ).update(status=SubmissionStatus.JUDGING, updated_at=timezone.now())
         judgments_enqueue_on_commit(report.judgment_ids)
     return report
 
@@ -360,10 +359,6 @@ def judgment_rerun(*, judgment_id: int) -> Judgment:
                 f"only a failed judgment can be re-run; this one is {judgment.status}"
             )
         _judgments_reset([judgment.pk])
-        Submission.objects.filter(
-            pk=judgment.submission_id,
-            status__in=[SubmissionStatus.READY, SubmissionStatus.JUDGED],
-        ).update(status=SubmissionStatus.JUDGING)
         judgments_enqueue_on_commit([judgment.pk])
     judgment.refresh_from_db()
     return judgment
@@ -435,8 +430,12 @@ class _Run:
         self.deadline = time.monotonic() + settings.JUDGE_TASK_SOFT_TIME_LIMIT
 
     def _update_owned(self, **values) -> bool:
-        return statements.judgment_update_owned(
-            judgment_id=self.judgment.pk, token=self.token, **values
+        """Set fields of the judgment while it is still this run's (running, with the
+        run's token); False, changing nothing, once it is not (given up for dead)."""
+        return bool(
+            Judgment.objects.filter(
+                pk=self.judgment.pk, status=JudgmentStatus.RUNNING, run_token=self.token
+            ).update(**values)
         )
 
     def call(self, messages: list[dict]) -> llm.LLMResponse:
@@ -484,14 +483,11 @@ class _Run:
             return response
         raise AssertionError("unreachable")
 
-    def judge(self, *, check_reproduction: bool = True) -> tuple[ParsedReview, str, str]:
+    def judge(self) -> tuple[ParsedReview, str, str]:
         judgment = self.judgment
         rubric = judgment.rubric
         prompt = judge_prompt_build(
-            submission=judgment.submission,
-            rubric=rubric,
-            condition=judgment.condition,
-            check_reproduction=check_reproduction,
+            submission=judgment.submission, rubric=rubric, condition=judgment.condition
         )
         self.prompt_sha256 = prompt.sha256
         messages = list(prompt.messages)
@@ -546,15 +542,17 @@ class _Run:
                 return False
             if replace:
                 DimensionScore.objects.filter(judgment_id=self.judgment.pk).delete()
-            statements.scores_insert(
-                judgment_id=self.judgment.pk,
-                scores=[
-                    (s.dimension, s.score, s.scale_min, s.scale_max, s.justification)
-                    for s in parsed.scores
-                ],
+            DimensionScore.objects.bulk_create(
+                DimensionScore(
+                    judgment_id=self.judgment.pk,
+                    dimension=s.dimension,
+                    score=s.score,
+                    scale_min=s.scale_min,
+                    scale_max=s.scale_max,
+                    justification=s.justification,
+                )
+                for s in parsed.scores
             )
-            # In the same transaction: one commit for the scores and the status.
-            submission_judging_refresh(submission_id=self.judgment.submission_id, savepoint=False)
         self.judgment.status = JudgmentStatus.DONE
         return True
 
@@ -588,36 +586,44 @@ class _Run:
         )
 
 
+def _judgment_claim(*, judgment_id: int, token: uuid.UUID) -> Judgment | None:
+    """queued -> running, stamped with the run's token, in one conditional update;
+    then the judgment with what the run reads before its prompt, in one statement:
+    the judge as it is now (an organiser may have changed its limit), the submission
+    and its task. None when it was not queued (another delivery has it, it is
+    finished, or it is gone)."""
+    now = timezone.now()
+    claimed = Judgment.objects.filter(pk=judgment_id, status=JudgmentStatus.QUEUED).update(
+        status=JudgmentStatus.RUNNING,
+        run_token=token,
+        started_at=now,
+        finished_at=None,
+        attempts=1,
+        error="",
+        updated_at=now,
+    )
+    if not claimed:
+        return None
+    return (
+        Judgment.objects.select_related("judge", "submission__task")
+        .filter(pk=judgment_id, run_token=token)
+        .first()
+    )
+
+
 def judgment_run(*, judgment_id: int) -> Judgment | None:
     """Run one queued judgment to `done` or `failed`. Returns the judgment (its
     `status` is the outcome; other fields are as claimed), or None, doing nothing,
     when it was not queued (claimed by another delivery, done, failed or deleted)."""
     token = uuid.uuid4()
-    now = timezone.now()
-    claimed = statements.judgment_claim(judgment_id=judgment_id, token=token, now=now)
-    if claimed is None:
+    judgment = _judgment_claim(judgment_id=judgment_id, token=token)
+    if judgment is None:
         return None
-    judgment = Judgment(
-        pk=judgment_id,
-        submission_id=claimed.submission_id,
-        judge_id=claimed.judge_id,
-        rubric_id=claimed.rubric_id,
-        condition=claimed.condition,
-        status=JudgmentStatus.RUNNING,
-        run_token=token,
-        started_at=now,
-        attempts=1,
-    )
     run = _Run(judgment, token)
     failure: tuple[str, str] | None = None
     try:
-        inputs = statements.run_inputs(
-            judge_id=claimed.judge_id, submission_id=claimed.submission_id
-        )
-        judgment.judge = inputs.judge
-        judgment.submission = inputs.submission
-        judgment.rubric = rubric_by_id(claimed.rubric_id)
-        parsed, raw, _sha = run.judge(check_reproduction=inputs.has_reproduction)
+        judgment.rubric = rubric_by_id(judgment.rubric_id)
+        parsed, raw, _sha = run.judge()
     except JudgingFailed as exc:
         failure = (str(exc), exc.raw)
     except PromptError as exc:
@@ -628,14 +634,12 @@ def judgment_run(*, judgment_id: int) -> Judgment | None:
         logger.exception("judgment %s failed unexpectedly", judgment_id)
         failure = (f"internal error: {type(exc).__name__}: {exc}", "")
     if failure is None:
-        # Records the scores and the submission's status in one transaction.
+        # Records the scores and the outcome in one transaction.
         finished = run.record(parsed, raw)
         if not finished:
             logger.warning("judgment %s: result of a run given up for dead discarded", judgment_id)
     else:
         finished = run.fail(*failure)
-        if finished:
-            submission_judging_refresh(submission_id=judgment.submission_id)
     if finished:
         judgment_finished.send(
             sender=Judgment,
@@ -692,45 +696,3 @@ def judgments_reap_stuck(*, older_than: float | None = None) -> list[int]:
     if requeued:
         logger.warning("requeued %d stuck judgment(s): %s", len(requeued), requeued)
     return requeued
-
-
-def submission_judging_refresh(*, submission_id: int, savepoint: bool = True) -> str | None:
-    """Move the submission between ready, judging and judged: judged once every
-    active judge has a done judgment (with code, the default condition). The row
-    is locked so that two judges finishing at once cannot leave it stale."""
-    with transaction.atomic(savepoint=savepoint):
-        status = statements.submission_status_lock(submission_id=submission_id)
-        if status is None:
-            return None
-        if status not in JUDGEABLE_STATUSES:
-            return status
-        # Read after the lock, in a statement of its own: a statement that had waited
-        # for the lock would answer from a snapshot older than the other judge's commit.
-        # One statement for both the active judges and this submission's judgments.
-        rows = statements.judging_state(submission_id=submission_id)
-        active: set[int] = set()
-        judgments: list[tuple[int, str]] = []
-        for judge_id, is_active, state in rows:
-            if is_active:
-                active.add(judge_id)
-            if state is not None:
-                judgments.append((judge_id, state))
-        done = {judge_id for judge_id, state in judgments if state == JudgmentStatus.DONE}
-        unfinished = any(
-            state in (JudgmentStatus.QUEUED, JudgmentStatus.RUNNING) for _, state in judgments
-        )
-        if active:
-            if active <= done:
-                new = SubmissionStatus.JUDGED
-            elif judgments:
-                new = SubmissionStatus.JUDGING
-            else:
-                new = status
-        else:
-            # No judge is active (e.g. only imported reviews): judged once it has scores.
-            new = SubmissionStatus.JUDGED if done and not unfinished else status
-        if new != status:
-            Submission.objects.filter(pk=submission_id).update(
-                status=new, updated_at=timezone.now()
-            )
-        return new

@@ -20,6 +20,7 @@ from django.db.models import F, QuerySet
 from benchmark.csv_cells import csv_row
 from benchmark.models import Agent, Submission, Task
 from judging.models import DimensionScore, Judgment, JudgmentStatus
+from judging.selectors import submissions_with_judging_state
 
 ROWS_PER_CHUNK = 5000
 
@@ -98,7 +99,7 @@ SUBMISSION_FIELDS = (
     "stage",
     "version",
     "source",
-    "status",
+    "state",  # the status shown everywhere: intake, then judging and judged (derived)
     "llm_cost_usd",
     "agent_cost_usd",
     "agent_duration_seconds",
@@ -177,8 +178,13 @@ def export_tables() -> list[ExportTable]:
         ),
         ExportTable(
             "submissions",
-            _header(SUBMISSION_FIELDS, {"agent__name": "agent", "task__slug": "task"}),
-            lambda: _stream(Submission.objects.order_by("id"), SUBMISSION_FIELDS),
+            _header(
+                SUBMISSION_FIELDS, {"agent__name": "agent", "task__slug": "task", "state": "status"}
+            ),
+            lambda: _stream(
+                submissions_with_judging_state(Submission.objects.order_by("id"), name="state"),
+                SUBMISSION_FIELDS,
+            ),
         ),
         ExportTable(
             "judgments",

@@ -3,10 +3,9 @@
 Definitions (the README repeats them for users):
 
 - A submission is *fully judged* in a judging condition when at least one of
-  its judgments in that condition is done and either the submission's status
-  says `judged`, or none of its judgments in that condition is still queued,
-  running or failed. The second clause covers imported results, whose
-  submissions may keep an intake status while their judgments are all done.
+  its judgments in that condition is done and either the submission's judging
+  state (`judging.selectors.submission_judging_state`) is `judged`, or none of
+  its judgments in that condition is still queued, running or failed.
 - A task's score for an agent and stage is the stage score (the mean over
   judges, `judging.selectors.dimension_means`) of the newest fully judged
   version of the agent's submission for that task and stage.
@@ -32,7 +31,8 @@ from decimal import Decimal
 from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
 
-from benchmark.models import Agent, Stage, Submission, SubmissionStatus, Task
+from benchmark.models import Agent, Stage, Submission, Task
+from benchmark.submission_states import submissions_with_state
 from common.errors import ValidationFailed
 from experiments.models import ReproductionVerdict
 from experiments.selectors import (
@@ -40,8 +40,19 @@ from experiments.selectors import (
     objective_leaderboard_rows,
     reproduction_verdicts,
 )
-from judging.models import JudgingCondition, Judgment, JudgmentStatus, Rubric
-from judging.selectors import dimension_means, same_family_judgment_q, stage_scores
+from judging.models import (
+    JudgingCondition,
+    Judgment,
+    JudgmentStatus,
+    Rubric,
+    SubmissionJudgingState,
+)
+from judging.selectors import (
+    dimension_means,
+    same_family_judgment_q,
+    stage_scores,
+    submissions_with_judging_state,
+)
 
 from .caching import cached
 from .statistics import bootstrap_intervals
@@ -186,15 +197,17 @@ def counted_submissions(
     whatever the number of submissions."""
     facts = [
         SubmissionFacts(sid, agent_id, task_id, stage, version, status, _task_cost(llm, coding))
-        for sid, agent_id, task_id, stage, version, status, llm, coding in submissions.values_list(
-            "id",
-            "agent_id",
-            "task_id",
-            "stage",
-            "version",
-            "status",
-            "llm_cost_usd",
-            "agent_cost_usd",
+        for sid, agent_id, task_id, stage, version, status, llm, coding in (
+            submissions_with_judging_state(submissions).values_list(
+                "id",
+                "agent_id",
+                "task_id",
+                "stage",
+                "version",
+                "judging_state",
+                "llm_cost_usd",
+                "agent_cost_usd",
+            )
         )
     ]
     judgment_counts = {
@@ -213,7 +226,7 @@ def counted_submissions(
     newest: dict[tuple[int, int, str], SubmissionFacts] = {}
     for fact in facts:
         done, pending = judgment_counts.get(fact.id, (0, 0))
-        fully_judged = done > 0 and (fact.status == SubmissionStatus.JUDGED or pending == 0)
+        fully_judged = done > 0 and (fact.status == SubmissionJudgingState.JUDGED or pending == 0)
         key = (fact.agent_id, fact.task_id, fact.stage)
         if fully_judged and (key not in newest or newest[key].version < fact.version):
             newest[key] = fact
@@ -659,7 +672,7 @@ def task_results(*, task: Task, hidden: frozenset[int] = frozenset()) -> list[St
     """Per stage, every agent's submissions for the task (all versions), with
     the one that counts on the leaderboard marked (but none of `hidden`)."""
     counted_ids = set(counted_submissions(stage_submissions(stage=None, task=task.slug)))
-    submissions = (
+    submissions = submissions_with_state(  # the page shows each one's state
         Submission.objects.filter(task=task, stage__in=LEADERBOARD_STAGES)
         .exclude(id__in=hidden)
         .select_related("agent")

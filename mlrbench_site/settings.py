@@ -251,6 +251,9 @@ JUDGE_DOCUMENT_BUDGET_CHARS = env.int("JUDGE_DOCUMENT_BUDGET_CHARS", default=60_
 JUDGE_CODE_BUDGET_CHARS = env.int("JUDGE_CODE_BUDGET_CHARS", default=60_000)
 JUDGE_LOG_BUDGET_CHARS = env.int("JUDGE_LOG_BUDGET_CHARS", default=20_000)
 JUDGE_REAP_INTERVAL_SECONDS = env.int("JUDGE_REAP_INTERVAL_SECONDS", default=5 * 60)
+# The window a judge's requests_per_minute counts over (judging/ratelimit.py): a
+# minute. Only perf/judge_throughput.py changes it, to scale time with its answers.
+JUDGE_RATE_WINDOW_SECONDS = env.float("JUDGE_RATE_WINDOW_SECONDS", default=60.0)
 # Calls in flight per worker process (judging/callslots.py): with it set, a worker
 # may run more threads than calls, the others preparing prompts and recording
 # results. 0: the process's threads are its calls.

@@ -1,42 +1,57 @@
-"""Judging throughput: the Celery judge queue against a plain loop.
+"""Judging throughput at realistic answer times: the Celery judge queue against
+its ideal, under a provider's rate limit, and against a plain loop.
 
-500 judgments against the loopback OpenAI-compatible server answering after
-300 ms, through the real queue (Redis) and real worker processes on a thread
-pool, against a plain loop that runs the same judgments one after another with
-the same client in one process (as the published MLR-Judge scripts do). Both
-run in the same invocation, on a fresh test database. The loop is measured on
-a sample (--sample judgments) and extrapolated to the full count: it is
-printed as such. The ideal for the queue is N x 0.3 s / concurrency.
+Everything runs in one invocation, on a fresh test database, through the real
+queue (Redis) and real Celery worker processes on a thread pool with call
+slots, as the README recommends (four processes of 32 calls in flight and 36
+threads: 128 calls in all), against the loopback OpenAI-compatible server of
+the test suite (tests/judging/fake_llm.py) in a process of its own.
+
+(a) Latency spread. The server answers each request after a delay drawn from a
+    lognormal distribution with median 8 s and p95 40 s (seeded; capped at
+    10 x p95), times `--time-scale`. 1,000 judgments (two judges on 500
+    end-to-end submissions). The ideal is the sum of the delays the server
+    drew divided by the calls in flight (`sum of latencies / concurrency`):
+    goal, the queue within 1.05x of it. A queue cannot beat its longest answer
+    either, so the script also prints the time a zero-overhead machine would
+    take with the same answers in the order they came (128 slots, each next
+    judgment to the first free one): what remains between that and the queue
+    is the site's own overhead.
+(b) Rate limit. One judge with `requests_per_minute = R` (`--rpm`), shared by
+    every worker through Redis (judging/ratelimit.py), and a server that
+    answers 429 past R requests in any window: 4R judgments. The achieved rate
+    is the requests over their span plus one window (a limiter that sends R at
+    once and R more each window scores exactly R): goal, at least 95% of R;
+    and the most requests the server received in any window, goal never above
+    R (the server's refusals are printed too).
+(c) The worker processes' CPU per judgment in (a): no goal; it is what bounds
+    the queue when answers come fast.
+And the plain loop: the same judgments one after another in this process with
+the same client (as the published MLR-Judge scripts do), measured on
+`--sample` judgments and extrapolated.
+
+Time scale: every duration scales by `--time-scale` together, the server's
+delays, the rate-limit window (`JUDGE_RATE_WINDOW_SECONDS` = 60 s x scale, in
+the workers and at the server, so R requests per scaled minute), the judges'
+timeout and the retry backoff; the ratios do not change, only the run's
+length. The printed seconds are real (scaled) seconds; the rate is per
+(scaled) window. At scale 1 (a) takes about two minutes and (b) four.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mlrbench \\
-    REDIS_URL=redis://127.0.0.1:6379/3 .venv/bin/python perf/judge_throughput.py
+    REDIS_URL=redis://127.0.0.1:6379/3 .venv/bin/python perf/judge_throughput.py --time-scale 0.1
 
-Options: --judgments 500 --delay 0.3 --concurrency 32 --processes 4
---spare-threads 4 --sample 20 --rounds 5 --unpriced (PERF_PREFETCH sets the
-workers' --prefetch-multiplier). The concurrency is the number of calls in
-flight, split across the worker processes: by default four processes of 8
-calls (JUDGE_CALLS_PER_PROCESS) and 12 threads, two processes per core of a
-2-core machine, as the README recommends. The 4 spare threads of a process
-prepare prompts and record answers while its 8 calls wait; `--spare-threads 0`
-runs one thread per call (4 x 8 threads), the set-up before call slots. The
-server counts the calls it has in hand at once, and each round prints the most
-it saw: never more than the concurrency. Each round queues 500 new judgments;
-the median round is reported.
-It also prints the CPU the workers used per judgment and where the machine's
-CPU went: with 300 ms answers the queue is bound by the CPU of 2 cores
-(litellm, Django, Celery, PostgreSQL: ~15 ms per judgment in all), so the
-threads wait on each other; with realistic answer times (--delay 3) it is not.
-A round's time runs from queueing to the last judgment's finish as the workers
-stamped it. The server answers exactly its delay after a request arrived. The
-perf judges have their own price, as an organiser gives a self-hosted model:
-with `--unpriced` litellm searches its price table for near names on every
-call, about 1 ms of CPU more per judgment and 2 to 3 points less of the ideal.
-Goal: at least 20x the loop and at least 80% of the ideal at concurrency 32.
+Options: --judgments 1000 --concurrency 128 --processes 4 --spare-threads 4
+--time-scale 1 --rpm 120 --sample 20 --seed 1 --parts queue,rpm,loop --unpriced
+(PERF_PREFETCH sets the workers' --prefetch-multiplier). `--smoke` runs tiny
+sizes in a few seconds and fails only if the script breaks, not on a goal.
 """
 
 from __future__ import annotations
 
 import argparse
+import heapq
+import json
+import math
 import os
 import signal
 import socket
@@ -56,41 +71,54 @@ os.environ.setdefault("SECRET_KEY", "perf-only-secret-key")
 os.environ["PERF_JUDGE_KEY"] = "sk-perf"
 MEDIA = tempfile.mkdtemp(prefix="mlrbench-perf-media-")
 os.environ["MEDIA_ROOT"] = MEDIA
-# The loop and the workers must do the same work: keep retries out of the way.
-os.environ.setdefault("JUDGE_RETRY_ATTEMPTS", "1")
-
 
 PREFETCH = int(os.environ.get("PERF_PREFETCH", "1"))
-SPARE_THREADS = 4
+MEDIAN, P95 = 8.0, 40.0  # seconds, before the time scale
+Z95 = 1.6448536269514722  # the standard normal's 95th percentile
+WINDOW = 60.0  # a provider's rate-limit window, before the time scale
+PARTS = ("queue", "rpm", "loop")
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--judgments", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=128, help="calls in flight, in all")
+    parser.add_argument("--processes", type=int, default=4, help="worker processes")
+    parser.add_argument(
+        "--spare-threads", type=int, default=4, help="threads per process beyond its calls"
+    )
+    parser.add_argument("--time-scale", type=float, default=1.0, help="every duration x this")
+    parser.add_argument("--rpm", type=int, default=120, help="the rate-limited judge's limit R")
+    parser.add_argument("--sample", type=int, default=20, help="judgments the loop runs")
+    parser.add_argument("--seed", type=int, default=1, help="of the server's answer times")
+    parser.add_argument("--parts", default=",".join(PARTS), help="which of queue,rpm,loop")
+    parser.add_argument("--unpriced", action="store_true", help="judges without their own price")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: does the script run?")
+    args = parser.parse_args()
+    if args.smoke:
+        args.judgments, args.concurrency, args.processes, args.spare_threads = 16, 8, 2, 2
+        args.time_scale, args.rpm, args.sample = min(args.time_scale, 0.005), 4, 2
+    args.parts = [part.strip() for part in args.parts.split(",") if part.strip()]
+    if set(args.parts) - set(PARTS):
+        parser.error(f"--parts takes {', '.join(PARTS)}")
+    if not 1 <= args.processes <= args.concurrency:
+        parser.error("--processes must be between 1 and --concurrency")
+    if args.spare_threads < 1:
+        parser.error("--spare-threads must be at least 1 (the call slots need them)")
+    if args.time_scale <= 0 or args.rpm < 1 or args.judgments < 2:
+        parser.error("--time-scale, --rpm and --judgments must be positive")
+    if not os.environ.get("REDIS_URL") and not os.environ.get("CELERY_BROKER_URL"):
+        sys.exit("set REDIS_URL (the queue needs a broker) and DATABASE_URL (PostgreSQL)")
+    return args
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--judgments", type=int, default=500)
-    parser.add_argument("--delay", type=float, default=0.3, help="server answer time, seconds")
-    parser.add_argument("--concurrency", type=int, default=32, help="calls in flight, in all")
-    parser.add_argument("--processes", type=int, default=4, help="worker processes")
-    parser.add_argument(
-        "--spare-threads",
-        type=int,
-        default=SPARE_THREADS,
-        help="threads per process beyond its calls (JUDGE_CALLS_PER_PROCESS); 0: the threads "
-        "are the calls",
-    )
-    parser.add_argument("--sample", type=int, default=20, help="judgments the loop runs")
-    parser.add_argument("--rounds", type=int, default=5, help="queue runs; the median is reported")
-    parser.add_argument(
-        "--unpriced",
-        action="store_true",
-        help="judges without their own price: litellm then searches its table on every call",
-    )
-    args = parser.parse_args()
-    if not 1 <= args.processes <= args.concurrency:
-        parser.error("--processes must be between 1 and --concurrency")
-    if args.spare_threads < 0:
-        parser.error("--spare-threads cannot be negative")
-    if not os.environ.get("REDIS_URL") and not os.environ.get("CELERY_BROKER_URL"):
-        sys.exit("set REDIS_URL (the queue needs a broker) and DATABASE_URL (PostgreSQL)")
+    args = _arguments()
+    scale = args.time_scale
+    # The workers inherit these; this process (the loop) reads them at django.setup().
+    os.environ["JUDGE_RATE_WINDOW_SECONDS"] = repr(WINDOW * scale)
+    os.environ["JUDGE_RETRY_BASE_SECONDS"] = repr(2.0 * scale)
+    os.environ["JUDGE_RETRY_MAX_SECONDS"] = repr(60.0 * scale)
 
     import django
 
@@ -103,23 +131,19 @@ def main() -> None:
     server = None
     workers: list[subprocess.Popen] = []
     try:
-        server = _fake_server(args.delay)
-        submissions, judge = _data(args.judgments, server.url, unpriced=args.unpriced)
+        server = _ServerProcess(scale=scale, seed=args.seed)
+        submissions, judges = _data(args.judgments, server.url, args)
         workers = _start_workers(args.processes, args.concurrency, args.spare_threads)
-        rounds = []
-        for number in range(args.rounds):
-            rounds.append(_round(workers, server, submissions, judge, args.judgments))
-            print(
-                f"round {number + 1}: {rounds[-1].seconds:.2f} s, at most "
-                f"{rounds[-1].most_in_flight} calls in flight",
-                flush=True,
-            )
+        results: dict[str, object] = {}
+        if "queue" in args.parts:
+            results["queue"] = _spread_round(workers, server, submissions, judges, args)
+        if "rpm" in args.parts:
+            results["rpm"] = _rate_round(server, submissions, judges[0], args)
         _stop(workers)
         workers = []
-        loop_per_judgment, loop_n = _run_loop(submissions, judge, args.sample)
-        median = sorted(rounds, key=lambda r: r.seconds)[len(rounds) // 2]
-        _report(args, rounds, median, loop_per_judgment, loop_n)
-        _report_machine(median)
+        if "loop" in args.parts:
+            results["loop"] = _run_loop(server, submissions, judges, args.sample)
+        _report(args, results)
     finally:
         _stop(workers)
         if server is not None:
@@ -128,26 +152,56 @@ def main() -> None:
         teardown_databases(old_config, verbosity=0)
 
 
+# ---------------------------------------------------------------- the loopback server
+
+_SERVER_CODE = """
+import json, math, random, sys
+from tests.judging.fake_llm import FakeLLMServer, answer
+from tests.judging.helpers import review_answer
+
+scale, seed, median, p95, z95 = (float(v) for v in sys.argv[1:6])
+sigma = math.log(p95 / median) / z95
+cap = 10 * p95
+rng = random.Random(int(seed))
+text = review_answer("end2end")
+delays = []
+
+def behaviour(body):
+    # Drawn in arrival order from a seeded generator: every run sees the same answers.
+    delay = min(cap, rng.lognormvariate(math.log(median), sigma)) * scale
+    delays.append(delay)
+    return answer(text, delay=delay)
+
+server = FakeLLMServer(default=behaviour)
+print(server.url, flush=True)
+# One command a line, one JSON answer a line; the loop ends when the parent closes stdin.
+for line in sys.stdin:
+    command, *values = line.split()
+    if command == "limit":
+        server.rate_limit(int(values[0]) if values[0] != "none" else None, float(values[1]))
+    stats = {
+        "most_in_flight": server.most_in_flight,
+        "most_in_window": server.most_in_window,
+        "refused": server.refused,
+        "delays": delays[:] if command == "stats" else [],
+        "arrivals": [r.at for r in server.requests] if command == "stats" else [],
+    }
+    if command in ("stats", "reset"):
+        delays.clear()
+        server.requests.clear()
+        server.most_in_flight = server.in_flight
+    print(json.dumps(stats), flush=True)
+server.close()
+"""
+
+
 class _ServerProcess:
     """The loopback LLM server in a process of its own, as a provider would be: its
     event loop does not take turns with this process's queueing and polling."""
 
-    def __init__(self, delay: float):
-        code = (
-            "import sys, time\n"
-            "from tests.judging.fake_llm import FakeLLMServer, answer\n"
-            "from tests.judging.helpers import review_answer\n"
-            f"server = FakeLLMServer(default=answer(review_answer('end2end'), delay={delay!r}))\n"
-            "print(server.url, flush=True)\n"
-            # Each line asks for the most calls in flight at once since the last one;
-            # the loop ends when the parent closes stdin (or dies).
-            "for _ in sys.stdin:\n"
-            "    print(server.most_in_flight, flush=True)\n"
-            "    server.most_in_flight = server.in_flight\n"
-            "server.close()\n"
-        )
+    def __init__(self, *, scale: float, seed: int):
         self._process = subprocess.Popen(
-            [sys.executable, "-c", code],
+            [sys.executable, "-c", _SERVER_CODE, *map(str, (scale, seed, MEDIAN, P95, Z95))],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -157,14 +211,25 @@ class _ServerProcess:
         if not self.url:
             raise SystemExit("the loopback LLM server did not start")
 
+    def _ask(self, line: str) -> dict:
+        self._process.stdin.write(line + "\n")
+        self._process.stdin.flush()
+        return json.loads(self._process.stdout.readline())
+
+    def reset(self) -> None:
+        """Forget the requests, delays and the most calls in flight so far."""
+        self._ask("reset")
+
+    def stats(self) -> dict:
+        """Since the last reset: the delays drawn (arrival order), the requests'
+        arrival times, the most calls in flight, the rate-limit counts; then reset."""
+        return self._ask("stats")
+
+    def rate_limit(self, limit: int | None, window: float) -> None:
+        self._ask(f"limit {'none' if limit is None else limit} {window!r}")
+
     def cpu_seconds(self) -> float:
         return _process_cpu(self._process.pid)
-
-    def most_in_flight(self) -> int:
-        """The most calls the server had in hand at once since the last time asked."""
-        self._process.stdin.write("\n")
-        self._process.stdin.flush()
-        return int(self._process.stdout.readline())
 
     def close(self) -> None:
         self._process.stdin.close()
@@ -174,11 +239,10 @@ class _ServerProcess:
             self._process.kill()
 
 
-def _fake_server(delay: float) -> _ServerProcess:
-    return _ServerProcess(delay)
+# ---------------------------------------------------------------- data and workers
 
 
-def _data(n: int, api_base: str, *, unpriced: bool = False):
+def _data(n: int, api_base: str, args: argparse.Namespace):
     """n / 2 end-to-end submissions (paper, code, log) and two judges: n judgments."""
     from benchmark.models import Agent, ArtifactKind, Stage, Submission, Task, Team
     from judging.models import Judge
@@ -190,15 +254,16 @@ def _data(n: int, api_base: str, *, unpriced: bool = False):
     judges = [
         Judge.objects.create(
             name=f"perf-judge-{i}",
-            model="openai/perf-judge",
+            model=f"openai/perf-judge-{i}",
             api_base=api_base,
             api_key_env="PERF_JUDGE_KEY",
             requests_per_minute=1_000_000,
-            timeout_seconds=30,
+            # Longer than the longest answer the server draws (10 x p95).
+            timeout_seconds=max(5.0, 12 * P95 * args.time_scale),
             # What an organiser gives a self-hosted model (`judges add --input-price
             # --output-price`); --unpriced leaves it to litellm's table, which lacks it.
-            input_usd_per_mtok=None if unpriced else Decimal("0.15"),
-            output_usd_per_mtok=None if unpriced else Decimal("0.6"),
+            input_usd_per_mtok=None if args.unpriced else Decimal("0.15"),
+            output_usd_per_mtok=None if args.unpriced else Decimal("0.6"),
         )
         for i in (1, 2)
     ]
@@ -246,7 +311,7 @@ def _start_workers(processes: int, concurrency: int, spare: int) -> list[subproc
 
     with app.connection_for_write() as conn:
         conn.default_channel.queue_purge("judge")
-    # The calls split as evenly as they go: 32 over 3 processes is 11, 11, 10.
+    # The calls split as evenly as they go: 128 over 3 processes is 43, 43, 42.
     calls = [concurrency // processes + (i < concurrency % processes) for i in range(processes)]
     threads = [n + spare for n in calls]
     env = {
@@ -259,8 +324,7 @@ def _start_workers(processes: int, concurrency: int, spare: int) -> list[subproc
     }
     workers, nodes = [], []
     for i in range(processes):
-        # Without spare threads the threads are the calls: no slots of their own.
-        env["JUDGE_CALLS_PER_PROCESS"] = str(calls[i]) if spare else "0"
+        env["JUDGE_CALLS_PER_PROCESS"] = str(calls[i])
         node = f"perf{i}-{uuid.uuid4().hex[:6]}@{socket.gethostname()}"
         command = [
             sys.executable,
@@ -286,11 +350,8 @@ def _start_workers(processes: int, concurrency: int, spare: int) -> list[subproc
         ]
         workers.append(subprocess.Popen(command, cwd=ROOT, env=dict(env), start_new_session=True))
         nodes.append(node)
-    print(
-        f"workers: {processes} process(es), calls {calls}, threads {threads}: "
-        f"{' '.join(command[3:9])}"
-    )
-    deadline = time.monotonic() + 90
+    print(f"workers: {processes} process(es), calls {calls}, threads {threads}", flush=True)
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if len(app.control.ping(destination=nodes, timeout=1.0)) == len(nodes):
             return workers
@@ -307,7 +368,6 @@ def _process_cpu(pid: int) -> float:
 
 
 def _cpu_seconds(workers: list[subprocess.Popen]) -> float:
-    """CPU time the worker processes have used so far."""
     return sum(_process_cpu(worker.pid) for worker in workers)
 
 
@@ -316,24 +376,6 @@ def _machine_cpu() -> float:
     fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = fields[3] + fields[4]  # idle + iowait
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
-
-
-def _own_cpu() -> float:
-    times = os.times()
-    return times.user + times.system
-
-
-def _report_machine(median: Round) -> None:
-    """Where the machine's CPU went while the queue ran: the bound on 2 cores."""
-    seconds, machine = median.seconds, median.machine_cpu
-    workers, own, server = median.worker_cpu, median.own_cpu, median.server_cpu
-    cores = os.cpu_count() or 1
-    print(
-        f"machine CPU during the queue  {machine:.1f} s of {cores * seconds:.1f} s "
-        f"({100 * machine / (cores * seconds):.0f}% busy): workers {workers:.1f} s, LLM "
-        f"server {server:.1f} s, this process (queueing, polling) {own:.1f} s, the rest "
-        f"(PostgreSQL, Redis) {max(0.0, machine - workers - own - server):.1f} s"
-    )
 
 
 def _stop(workers: list[subprocess.Popen]) -> None:
@@ -347,36 +389,23 @@ def _stop(workers: list[subprocess.Popen]) -> None:
             os.killpg(worker.pid, signal.SIGKILL)
 
 
+# ---------------------------------------------------------------- (a) the spread
+
+
 @dataclass
-class Round:
-    seconds: float
-    worker_cpu: float  # CPU seconds of the worker processes
-    machine_cpu: float  # CPU seconds the whole machine was busy
-    own_cpu: float  # this process: queueing and polling
-    server_cpu: float  # the loopback LLM server's process
-    most_in_flight: int  # the most calls the server had in hand at once
+class SpreadRound:
+    n: int
+    seconds: float  # from queueing to the last judgment's finish, as the workers stamped it
+    delays: list[float]  # the server's answer times, in arrival order
+    worker_cpu: float
+    machine_cpu: float
+    server_cpu: float
+    most_in_flight: int
 
 
-def _round(workers, server, submissions, judges, n: int) -> Round:
-    from judging.models import Judgment
-
-    # Every round queues n new judgments: the last round's go first (not timed).
-    Judgment.objects.filter(judge__in=judges).delete()
-    workers_before, server_before = _cpu_seconds(workers), server.cpu_seconds()
-    machine_before, own_before = _machine_cpu(), _own_cpu()
-    server.most_in_flight()  # from here on
-    seconds = _run_queue(submissions, judges, n)
-    return Round(
-        seconds=seconds,
-        worker_cpu=_cpu_seconds(workers) - workers_before,
-        machine_cpu=_machine_cpu() - machine_before,
-        own_cpu=_own_cpu() - own_before,
-        server_cpu=server.cpu_seconds() - server_before,
-        most_in_flight=server.most_in_flight(),
-    )
-
-
-def _run_queue(submissions, judges, n: int) -> float:
+def _queue_and_wait(submissions, judges, n: int, *, poll: float) -> float:
+    """Queue the judges' judgments of `submissions` (n at most), wait until every one
+    is finished, and answer the seconds from queueing to the last finish."""
     from django.db.models import Max
     from django.utils import timezone
 
@@ -388,80 +417,210 @@ def _run_queue(submissions, judges, n: int) -> float:
     ids = report.judgment_ids[:n]
     if len(ids) < len(report.judgment_ids):
         Judgment.objects.exclude(pk__in=ids).delete()  # an odd n: one judgment too many
-    # The perf judges' judgments are exactly `ids` now; counting them by judge, four
-    # times a second, keeps this poll from costing the machine what it measures.
-    finished_query = Judgment.objects.filter(
+    # Counted by judge a few times a second, so the poll costs the machine little.
+    finished = Judgment.objects.filter(
         judge__in=judges, status__in=[JudgmentStatus.DONE, JudgmentStatus.FAILED]
     )
-    while True:
-        finished = finished_query.count()
-        if finished >= len(ids):
-            break
-        time.sleep(0.25)
-    # The queue's time ends when its last judgment finished, as the workers stamped
-    # it, not when this poll happened to notice.
+    while finished.count() < len(ids):
+        time.sleep(poll)
     last = Judgment.objects.filter(pk__in=ids).aggregate(last=Max("finished_at"))["last"]
-    seconds = (last - started).total_seconds()
     failed = Judgment.objects.filter(pk__in=ids, status=JudgmentStatus.FAILED)
     if failed.exists():
         raise SystemExit(f"{failed.count()} judgments failed: {failed.first().error}")
-    return seconds
+    return (last - started).total_seconds()
 
 
-def _run_loop(submissions, judges, sample: int) -> tuple[float, int]:
-    """The same judgments, one after another, in this process: queue them again
-    without sending anything and run each directly with the same client."""
+def _spread_round(workers, server, submissions, judges, args) -> SpreadRound:
+    from judging.models import Judgment
+
+    Judgment.objects.filter(judge__in=judges).delete()
+    server.rate_limit(None, WINDOW * args.time_scale)
+    server.reset()
+    workers_before, server_before = _cpu_seconds(workers), server.cpu_seconds()
+    machine_before = _machine_cpu()
+    poll = min(0.25, max(0.02, 2 * MEDIAN * args.time_scale / 100))
+    seconds = _queue_and_wait(submissions, judges, args.judgments, poll=poll)
+    stats = server.stats()
+    print(f"(a) the queue: {seconds:.2f} s for {args.judgments} judgments", flush=True)
+    return SpreadRound(
+        n=args.judgments,
+        seconds=seconds,
+        delays=stats["delays"],
+        worker_cpu=_cpu_seconds(workers) - workers_before,
+        machine_cpu=_machine_cpu() - machine_before,
+        server_cpu=server.cpu_seconds() - server_before,
+        most_in_flight=stats["most_in_flight"],
+    )
+
+
+def _zero_overhead(delays: list[float], slots: int) -> float:
+    """The time `slots` calls in flight take for `delays` (in arrival order) with no
+    cost of their own: each next judgment goes to the first free slot."""
+    free = [0.0] * slots
+    for delay in delays:
+        heapq.heappush(free, heapq.heappop(free) + delay)
+    return max(free) if delays else 0.0
+
+
+# ---------------------------------------------------------------- (b) the rate limit
+
+
+@dataclass
+class RateRound:
+    limit: int
+    window: float
+    requests: int
+    span: float  # from the first request the server received to the last
+    most_in_window: int
+    refused: int
+    seconds: float
+
+
+def _rate_round(server, submissions, judge, args) -> RateRound:
+    from judging.models import Judgment
+    from judging.ratelimit import window
+
+    limit, seconds_per_window = args.rpm, WINDOW * args.time_scale
+    n = min(4 * limit, len(submissions))
+    Judgment.objects.filter(judge=judge).delete()
+    type(judge).objects.filter(pk=judge.pk).update(requests_per_minute=limit)
+    window().reset(str(judge.pk))  # a window left in Redis by an earlier run
+    server.rate_limit(limit, seconds_per_window)
+    server.reset()
+    poll = min(0.25, max(0.02, seconds_per_window / 50))
+    seconds = _queue_and_wait(submissions[:n], [judge], n, poll=poll)
+    stats = server.stats()
+    arrivals = stats["arrivals"]
+    server.rate_limit(None, seconds_per_window)
+    print(f"(b) the rate limit: {n} judgments in {seconds:.2f} s", flush=True)
+    return RateRound(
+        limit=limit,
+        window=seconds_per_window,
+        requests=len(arrivals),
+        span=max(arrivals) - min(arrivals) if arrivals else 0.0,
+        most_in_window=stats["most_in_window"],
+        refused=stats["refused"],
+        seconds=seconds,
+    )
+
+
+# ---------------------------------------------------------------- the plain loop
+
+
+def _run_loop(server, submissions, judges, sample: int) -> tuple[float, float]:
+    """The same judgments one after another in this process: queue them again
+    without sending anything and run each directly with the same client. Answers
+    the seconds per judgment and the server's mean answer time meanwhile."""
     from judging.models import DimensionScore, Judgment, JudgmentStatus
     from judging.services import judgment_run
 
     ids = list(
-        Judgment.objects.filter(judge=judges[0])
+        Judgment.objects.filter(judge=judges[-1])
         .order_by("pk")
         .values_list("pk", flat=True)[:sample]
     )
+    if len(ids) < sample:  # (a) did not run: make the judge's judgments
+        Judgment.objects.filter(judge=judges[-1]).delete()
+        ids = [
+            Judgment.objects.create(
+                submission=s, judge=judges[-1], rubric_id=_rubric_id(), status="queued"
+            ).pk
+            for s in submissions[:sample]
+        ]
     DimensionScore.objects.filter(judgment_id__in=ids).delete()
     Judgment.objects.filter(pk__in=ids).update(status=JudgmentStatus.QUEUED, run_token=None)
+    server.reset()
     started = time.perf_counter()
     for judgment_id in ids:
         judgment_run(judgment_id=judgment_id)
     seconds = time.perf_counter() - started
+    delays = server.stats()["delays"]
     assert Judgment.objects.filter(pk__in=ids, status=JudgmentStatus.DONE).count() == len(ids)
-    return seconds / len(ids), len(ids)
+    return seconds / len(ids), sum(delays) / max(1, len(delays))
 
 
-def _report(args, rounds: list[Round], median: Round, loop_per_judgment: float, loop_n: int):
-    n = args.judgments
-    loop_seconds = loop_per_judgment * n
-    ideal = n * args.delay / args.concurrency
-    queue_seconds = median.seconds
+def _rubric_id() -> int:
+    from judging.services import rubric_current
+
+    return rubric_current(stage="end2end").pk
+
+
+# ---------------------------------------------------------------- the report
+
+
+def _report(args, results: dict) -> None:
     print()
-    print(f"judgments                     {n} (server answers after {args.delay * 1000:.0f} ms)")
+    spread: SpreadRound | None = results.get("queue")  # type: ignore[assignment]
+    rate: RateRound | None = results.get("rpm")  # type: ignore[assignment]
+    loop = results.get("loop")
+    scale, conc = args.time_scale, args.concurrency
     print(
-        f"plain loop                    {loop_per_judgment * 1000:.0f} ms per judgment, "
-        f"measured on {loop_n}; {loop_seconds:.1f} s for {n} (extrapolated)"
+        f"answer times                  lognormal, median {MEDIAN * scale:.3g} s, "
+        f"p95 {P95 * scale:.3g} s (8 s and 40 s x time scale {scale:g})"
     )
-    print(
-        f"queue, concurrency {args.concurrency:<10} {queue_seconds:.2f} s "
-        f"({n / queue_seconds:.0f} judgments/s), the median of "
-        f"{', '.join(f'{r.seconds:.2f}' for r in rounds)} s"
-    )
-    most = max(r.most_in_flight for r in rounds)
-    threads = (
-        f"{args.processes} processes of {args.spare_threads} threads beyond their calls"
-        if args.spare_threads
-        else f"{args.processes} processes, one thread per call"
-    )
-    print(f"calls in flight               at most {most} at the server ({threads})")
-    if most > args.concurrency:
-        print(f"  (more than {args.concurrency}: the ideal below does not bound this run)")
-    print(f"ideal (N x delay / conc.)     {ideal:.2f} s")
-    print(
-        f"worker CPU                    {median.worker_cpu:.1f} s "
-        f"({1000 * median.worker_cpu / n:.1f} ms per judgment; {os.cpu_count()} cores, "
-        f"load average {os.getloadavg()[0]:.1f})"
-    )
-    print(f"speed-up over the loop        {loop_seconds / queue_seconds:.1f}x   (goal >= 20x)")
-    print(f"share of the ideal            {100 * ideal / queue_seconds:.1f}%   (goal >= 80%)")
+    if spread is not None:
+        delays = spread.delays
+        ideal = sum(delays) / conc
+        fifo = _zero_overhead(delays, conc)
+        n = spread.n
+        print(f"(a) judgments                 {n}, {conc} calls in flight")
+        print(
+            f"    queue                     {spread.seconds:.2f} s "
+            f"({n / spread.seconds:.1f} judgments/s); at most {spread.most_in_flight} calls "
+            "at the server at once"
+        )
+        print(
+            f"    ideal (sum / concurrency) {ideal:.2f} s "
+            f"(the server answered {len(delays)} calls, mean {_mean(delays):.3g} s)"
+        )
+        print(f"    queue / ideal             {spread.seconds / ideal:.3f}x   (goal <= 1.05x)")
+        print(
+            f"    zero-overhead schedule    {fifo:.2f} s, the same answers in {conc}-slot FIFO "
+            f"order (longest answer {max(delays, default=0):.2f} s): queue / that "
+            f"{spread.seconds / fifo:.3f}x"
+            if fifo
+            else "    zero-overhead schedule    -"
+        )
+        cores = os.cpu_count() or 1
+        print(
+            f"(c) worker CPU                {spread.worker_cpu:.1f} s, "
+            f"{1000 * spread.worker_cpu / n:.1f} ms per judgment (LLM server "
+            f"{spread.server_cpu:.1f} s; machine {spread.machine_cpu:.1f} s of "
+            f"{cores * spread.seconds:.1f} s on {cores} cores, load average "
+            f"{os.getloadavg()[0]:.1f})"
+        )
+    if rate is not None:
+        achieved = rate.requests / (rate.span + rate.window) * rate.window
+        print(
+            f"(b) rate limit R              {rate.limit} requests per window of "
+            f"{rate.window:.3g} s (60 s x {scale:g}); {rate.requests} requests in "
+            f"{rate.seconds:.2f} s"
+        )
+        print(
+            f"    achieved rate             {achieved:.1f} per window, "
+            f"{100 * achieved / rate.limit:.1f}% of R   (goal >= 95%)"
+        )
+        print(
+            f"    most in any window        {rate.most_in_window} requests, "
+            f"{rate.refused} answered 429   (goal <= {rate.limit}, none refused)"
+        )
+    if loop is not None:
+        per_judgment, mean_delay = loop
+        line = (
+            f"plain loop                    {per_judgment:.3f} s per judgment on {args.sample} "
+            f"(mean answer {mean_delay:.3f} s)"
+        )
+        if spread is not None:
+            extrapolated = per_judgment * spread.n
+            line += (
+                f"; {extrapolated:.1f} s for {spread.n} (extrapolated), "
+                f"{extrapolated / spread.seconds:.1f}x slower than the queue"
+            )
+        print(line)
+
+
+def _mean(values: list[float]) -> float:
+    return math.fsum(values) / len(values) if values else 0.0
 
 
 if __name__ == "__main__":

@@ -205,7 +205,7 @@ def fill(n_agents: int, n_tasks: int, seed: int = 7) -> dict[str, int]:
                     "version": 1,
                     "source": "import",
                     "archive_sha256": hashlib.sha256(f"{sid}".encode()).hexdigest(),
-                    "status": "judged",
+                    "status": "ready",
                     "llm_cost_usd": Decimal(f"{rnd.uniform(0.2, 4):.6f}"),
                     "agent_cost_usd": (
                         Decimal(f"{rnd.uniform(0.5, 9):.6f}") if stage == "experiment" else None

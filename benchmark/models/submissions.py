@@ -96,11 +96,13 @@ class SubmissionSource(models.TextChoices):
 
 
 class SubmissionStatus(models.TextChoices):
+    """The intake's status. Whether a ready submission is being judged or judged is
+    not stored: the judging app derives it from the judgments (see
+    `benchmark.submission_states`)."""
+
     RECEIVED = "received", "Received"
     READY = "ready", "Ready"
     FAILED = "failed", "Failed"
-    JUDGING = "judging", "Judging"
-    JUDGED = "judged", "Judged"
 
 
 class Submission(models.Model):

@@ -74,6 +74,15 @@ class FakeLLMServer:
         # (what a provider's concurrency limit counts); the loop's thread alone writes them.
         self.in_flight = 0
         self.most_in_flight = 0
+        # A provider's rate limit (`rate_limit`): requests past `limit` in any window
+        # of `window` seconds are answered 429. The server counts every request it
+        # receives, and keeps the most it saw in any window.
+        self._limit: int | None = None
+        self._window = 60.0
+        self._received: deque[float] = deque()
+        self._admitted: deque[float] = deque()
+        self.most_in_window = 0
+        self.refused = 0
         self._loop = asyncio.new_event_loop()
         self._handlers: set[asyncio.Task] = set()
         started = threading.Event()
@@ -185,9 +194,35 @@ class FakeLLMServer:
         with self._lock:
             self._script.extend(behaviours)
 
+    def rate_limit(self, limit: int | None, window: float = 60.0) -> None:
+        """At most `limit` requests in any `window` seconds (None: no limit); the
+        counts start again."""
+        with self._lock:
+            self._limit, self._window = limit, window
+            self._received.clear()
+            self._admitted.clear()
+            self.most_in_window = self.refused = 0
+
+    def _admit(self, now: float) -> bool:
+        # Sliding windows, as judging/ratelimit.py keeps them: a request counts for
+        # `window` seconds after it arrived.
+        for times in (self._received, self._admitted):
+            while times and times[0] <= now - self._window:
+                times.popleft()
+        self._received.append(now)
+        self.most_in_window = max(self.most_in_window, len(self._received))
+        if len(self._admitted) >= self._limit:
+            self.refused += 1
+            return False
+        self._admitted.append(now)
+        return True
+
     def _next(self, body: dict, path: str, headers: dict) -> Behaviour:
         with self._lock:
-            self.requests.append(RecordedRequest(path, body, headers, time.monotonic()))
+            now = time.monotonic()
+            self.requests.append(RecordedRequest(path, body, headers, now))
+            if self._limit is not None and not self._admit(now):
+                return error(429, "rate limit reached")
             if self._script:
                 return self._script.popleft()
         return self.default(body) if callable(self.default) else self.default

@@ -20,6 +20,7 @@ from experiments.models import ExperimentStatus  # noqa: E402
 from experiments.queue import experiment_queue  # noqa: E402
 from experiments.results import reproduction_check_record  # noqa: E402
 from judging.models import Judge, Judgment  # noqa: E402
+from judging.selectors import submission_judging_state  # noqa: E402
 from judging.services import ensure_default_rubrics, judgments_queue  # noqa: E402
 from tests.judging.conftest import end2end_submission  # noqa: E402
 
@@ -49,12 +50,11 @@ def main(api_base: str) -> None:
 
     judgments_queue(submissions=[submission], judges=judges)  # eager: runs them now
 
-    submission.refresh_from_db()
     judgments = Judgment.objects.filter(submission=submission).order_by("judge__name")
     print(
         json.dumps(
             {
-                "submission": submission.status,
+                "submission": submission_judging_state(submission_id=submission.pk),
                 "judgments": [
                     {
                         "status": judgment.status,

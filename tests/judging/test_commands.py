@@ -6,8 +6,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmark.models import Stage, SubmissionStatus
-from judging.models import Judge, Judgment, JudgmentStatus, Rubric
+from benchmark.models import Stage
+from judging.models import Judge, Judgment, JudgmentStatus, Rubric, SubmissionJudgingState
+from judging.selectors import submission_judging_state
 from judging.services import rubric_current
 
 from .conftest import end2end_submission
@@ -170,8 +171,7 @@ def test_judge_submission_wait_shows_progress_until_done(
     assert "queued 2 new and 0 again" in output
     assert "2/2" in output  # the progress bar's last state
     assert "2 done, 0 failed" in output
-    submission.refresh_from_db()
-    assert submission.status == SubmissionStatus.JUDGED
+    assert submission_judging_state(submission_id=submission.pk) == SubmissionJudgingState.JUDGED
 
 
 @pytest.mark.django_db(transaction=True)
@@ -208,12 +208,46 @@ def test_judge_pending_queues_what_is_missing_and_what_failed(rubrics, judge_for
         status=JudgmentStatus.FAILED,
         error="boom",
     )
-    SubmissionFactory(status=SubmissionStatus.JUDGED)  # judged already: not pending
+    judged = end2end_submission(task_slug="iclr2025_judged")  # judged already: not pending
+    for judge in Judge.objects.all():
+        Judgment.objects.create(
+            submission=judged, judge=judge, rubric=rubrics["end2end"], status=JudgmentStatus.DONE
+        )
 
     output = run("judge", "--pending")
 
     assert "queued 1 new and 1 again" in output
-    assert set(Judgment.objects.values_list("status", flat=True)) == {"queued"}
+    assert set(Judgment.objects.exclude(submission=judged).values_list("status", flat=True)) == {
+        "queued"
+    }
+    assert set(Judgment.objects.filter(submission=judged).values_list("status", flat=True)) == {
+        "done"
+    }
+
+
+def test_judge_pending_selects_what_is_ready_or_judging_and_nothing_else(rubrics, judge_for):
+    judge = judge_for("judge-a")
+    never_judged = end2end_submission(task_slug="iclr2025_never")
+    being_judged = end2end_submission(task_slug="iclr2025_being")
+    Judgment.objects.create(submission=being_judged, judge=judge, rubric=rubrics["end2end"])
+    judged = end2end_submission(task_slug="iclr2025_judged")
+    Judgment.objects.create(
+        submission=judged, judge=judge, rubric=rubrics["end2end"], status=JudgmentStatus.DONE
+    )
+    received = end2end_submission(task_slug="iclr2025_received", status="received")
+    failed = end2end_submission(task_slug="iclr2025_failed", status="failed")
+    assert [
+        submission_judging_state(submission_id=s.pk)
+        for s in (never_judged, being_judged, judged, received, failed)
+    ] == ["ready", "judging", "judged", "received", "failed"]
+
+    output = run("judge", "--pending")
+
+    # The ready one gets its judgment; the queued one's message is sent again.
+    assert "queued 1 new and 1 again; 0 left as they were" in output
+    assert sorted(Judgment.objects.values_list("submission_id", "status")) == sorted(
+        [(never_judged.pk, "queued"), (being_judged.pk, "queued"), (judged.pk, "done")]
+    )
 
 
 def test_judge_needs_something_to_judge(rubrics):

@@ -15,8 +15,15 @@ from benchmark.mlrbench_import import ImportOptions
 from benchmark.models import Stage, SubmissionStatus, Task
 from benchmark.services import tasks_import
 from judging.mlrbench_import import reviews_part
-from judging.models import Judge, JudgingCondition, Judgment, JudgmentStatus, Rubric
-from judging.selectors import stage_scores
+from judging.models import (
+    Judge,
+    JudgingCondition,
+    Judgment,
+    JudgmentStatus,
+    Rubric,
+    SubmissionJudgingState,
+)
+from judging.selectors import stage_scores, submission_judging_state
 from judging.services import rubric_current
 
 from .factories import AgentFactory, SubmissionFactory
@@ -96,8 +103,7 @@ def test_end2end_claude_on_bi_align_gets_both_judges_published_scores(mlrbench_d
     means = stage_scores(submission_ids=[claude.pk])[claude.pk]
     for dimension in ("Clarity", "Novelty", "Soundness", "Significance", "Overall"):
         assert means[dimension] == Decimal(row[dimension]), dimension
-    claude.refresh_from_db()
-    assert claude.status == SubmissionStatus.JUDGED
+    assert submission_judging_state(submission_id=claude.pk) == SubmissionJudgingState.JUDGED
     # Reviews of runs that were not imported are listed, not guessed.
     assert report.counts["judgments created"] == 2
     assert any(

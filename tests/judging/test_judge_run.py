@@ -7,8 +7,14 @@ import threading
 import pytest
 from django.db import connection
 
-from benchmark.models import SubmissionStatus
-from judging.models import DimensionScore, JudgingCondition, Judgment, JudgmentStatus
+from judging.models import (
+    DimensionScore,
+    JudgingCondition,
+    Judgment,
+    JudgmentStatus,
+    SubmissionJudgingState,
+)
+from judging.selectors import submission_judging_state
 from judging.services import judgment_run, judgments_reap_stuck
 
 from .conftest import end2end_submission
@@ -63,8 +69,10 @@ def test_a_valid_answer_is_recorded_in_full(judgment, fake_llm):
     assert judgment.latency_seconds is not None and judgment.finished_at is not None
     assert judgment.error == ""
     # The only active judge is done: the submission is judged.
-    judgment.submission.refresh_from_db()
-    assert judgment.submission.status == SubmissionStatus.JUDGED
+    assert (
+        submission_judging_state(submission_id=judgment.submission.pk)
+        == SubmissionJudgingState.JUDGED
+    )
 
 
 def test_json_in_a_code_fence_is_accepted(judgment, fake_llm):
@@ -266,8 +274,8 @@ def test_no_code_judgments_do_not_decide_whether_a_submission_is_judged(
 
     run(no_code)
 
-    submission.refresh_from_db()
-    assert submission.status == SubmissionStatus.READY
+    # Judged without code only: the default condition has no judgment yet.
+    assert submission_judging_state(submission_id=submission.pk) == SubmissionJudgingState.READY
     assert "Not provided: judge the paper alone." in fake_llm.requests[0].messages[1]["content"]
 
 

@@ -7,7 +7,8 @@ from django.db import transaction
 
 from benchmark.models import Stage, SubmissionStatus
 from benchmark.signals import submission_ready
-from judging.models import Judgment, JudgmentStatus
+from judging.models import Judgment, JudgmentStatus, SubmissionJudgingState
+from judging.selectors import submission_judging_state
 from judging.services import judgment_rerun, judgments_queue, rubric_import
 
 from .conftest import end2end_submission
@@ -16,6 +17,10 @@ from .fake_llm import answer, error
 from .helpers import review_answer
 
 pytestmark = pytest.mark.django_db
+
+
+def state(submission) -> str | None:
+    return submission_judging_state(submission_id=submission.pk)
 
 
 def test_a_ready_submission_is_queued_for_each_active_judge_only_after_commit(
@@ -37,8 +42,7 @@ def test_a_ready_submission_is_queued_for_each_active_judge_only_after_commit(
     # The messages go out on commit, not before (other apps add their own callbacks).
     enqueues = [c for c in callbacks if "judgments_enqueue" in c.__qualname__]
     assert len(enqueues) == 1
-    submission.refresh_from_db()
-    assert submission.status == SubmissionStatus.JUDGING
+    assert state(submission) == SubmissionJudgingState.JUDGING
 
 
 def test_the_whole_round_ready_judging_judged(
@@ -51,8 +55,7 @@ def test_the_whole_round_ready_judging_judged(
     with django_capture_on_commit_callbacks(execute=True):
         submission_ready.send(sender=None, submission_id=submission.pk)
 
-    submission.refresh_from_db()
-    assert submission.status == SubmissionStatus.JUDGED
+    assert state(submission) == SubmissionJudgingState.JUDGED
     assert list(
         Judgment.objects.filter(submission=submission).values_list("status", flat=True)
     ) == ["done", "done"]
@@ -74,8 +77,7 @@ def test_a_failed_judge_keeps_the_submission_judging_until_it_is_re_run(
         judgments_queue(submissions=[submission])
     failed = Judgment.objects.get(judge__name="judge-b")
     assert failed.status == JudgmentStatus.FAILED
-    submission.refresh_from_db()
-    assert submission.status == SubmissionStatus.JUDGING
+    assert state(submission) == SubmissionJudgingState.JUDGING
 
     fake_llm.default = answer(review_answer("end2end"))
     with django_capture_on_commit_callbacks(execute=True):
@@ -83,8 +85,7 @@ def test_a_failed_judge_keeps_the_submission_judging_until_it_is_re_run(
 
     failed.refresh_from_db()
     assert failed.status == JudgmentStatus.DONE and failed.error == ""
-    submission.refresh_from_db()
-    assert submission.status == SubmissionStatus.JUDGED
+    assert state(submission) == SubmissionJudgingState.JUDGED
 
 
 def test_queueing_again_leaves_done_work_alone_unless_forced(

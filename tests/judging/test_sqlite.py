@@ -1,6 +1,7 @@
-"""The judge run's statements are SQL (judging/statements.py and the reproduction
-lookup): they must work on SQLite too, the quick start's database, where judging
-runs eagerly in the web process. The rest of the suite runs on PostgreSQL."""
+"""A judge run must work on SQLite too, the quick start's database, where judging
+runs eagerly in the web process: the claim, the reproduction lookup (SQL of its
+own), the scores and the derived judging state. The rest of the suite runs on
+PostgreSQL."""
 
 import json
 import os

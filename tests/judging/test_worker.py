@@ -13,10 +13,9 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from benchmark.models import SubmissionStatus
 from benchmark.signals import submission_ready
-from judging.models import Judgment, JudgmentStatus
-from judging.selectors import stage_scores
+from judging.models import Judgment, JudgmentStatus, SubmissionJudgingState
+from judging.selectors import stage_scores, submission_judging_state
 from judging.services import ensure_default_rubrics, judgments_queue
 from judging.tasks import judgment_run_task
 
@@ -75,8 +74,7 @@ def test_a_ready_submission_is_scored_by_every_active_judge_and_the_stage_score_
     means = stage_scores(submission_ids=[submission.pk])[submission.pk]
     assert means["Overall"] == Decimal("7.5")
     assert means["Clarity"] == Decimal("6.5")
-    submission.refresh_from_db()
-    assert submission.status == SubmissionStatus.JUDGED
+    assert submission_judging_state(submission_id=submission.pk) == SubmissionJudgingState.JUDGED
 
 
 def test_a_message_delivered_twice_is_judged_once(

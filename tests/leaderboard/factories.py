@@ -49,7 +49,7 @@ class AgentFactory(base.AgentFactory):
 
 class SubmissionFactory(base.SubmissionFactory):
     agent = factory.SubFactory(AgentFactory)
-    status = SubmissionStatus.JUDGED
+    status = SubmissionStatus.READY
 
 
 def rubric_for(stage: str) -> Rubric:
@@ -143,7 +143,7 @@ def bulk_board(
             stage=stage,
             source=SubmissionSource.IMPORT,
             archive_sha256=hashlib.sha256(f"{prefix}-{a}-{t}".encode()).hexdigest(),
-            status=SubmissionStatus.JUDGED,
+            status=SubmissionStatus.READY,
         )
         for (a, agent), (t, task) in itertools.product(enumerate(agents), enumerate(tasks))
     )

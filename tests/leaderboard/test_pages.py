@@ -3,7 +3,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from benchmark.models import ModelFamily, Stage, SubmissionStatus
+from benchmark.models import ModelFamily, Stage
 from tests.benchmark.factories import TaskFactory
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
@@ -123,7 +123,7 @@ def test_the_agent_page_shows_its_profile_stages_tasks_and_chart(client, board):
 def test_the_task_results_page_lists_every_version_and_marks_the_one_that_counts(client, board):
     agent = board["o4-mini"]
     task = TaskFactory(slug="iclr2025_bi_align")
-    newer = SubmissionFactory(agent=agent, task=task, version=2, status=SubmissionStatus.JUDGING)
+    newer = SubmissionFactory(agent=agent, task=task, version=2)
     judge_submission(newer, JudgeFactory(name="claude-judge"), scores(9))
     judge_submission(newer, JudgeFactory(name="gemini-judge"), scores(9), status="running")
 

@@ -73,7 +73,7 @@ def test_the_newest_fully_judged_version_counts(judges):
     v1 = SubmissionFactory(agent=agent, task=task, version=1)
     judge_submission(v1, claude, scores(3))
     judge_submission(v1, gemini, scores(5))
-    v2 = SubmissionFactory(agent=agent, task=task, version=2, status=SubmissionStatus.JUDGING)
+    v2 = SubmissionFactory(agent=agent, task=task, version=2)
     judge_submission(v2, claude, scores(9))
     late = judge_submission(v2, gemini, scores(9), status=JudgmentStatus.RUNNING)
     # A newer upload without any judgment yet changes nothing.

@@ -5,8 +5,14 @@ from tqdm import tqdm
 
 from benchmark.models import Stage, Submission, SubmissionStatus
 from judging import services
-from judging.models import Judge, JudgingCondition, Judgment, JudgmentStatus
-from judging.selectors import judgments_pending
+from judging.models import (
+    Judge,
+    JudgingCondition,
+    Judgment,
+    JudgmentStatus,
+    SubmissionJudgingState,
+)
+from judging.selectors import judgments_pending, submissions_with_judging_state
 
 
 class Command(BaseCommand):
@@ -68,12 +74,12 @@ class Command(BaseCommand):
             queryset = queryset.filter(stage=options["stage"])
             if options["agent"]:
                 queryset = queryset.filter(agent__name=options["agent"])
-            queryset = queryset.filter(status__in=services.JUDGEABLE_STATUSES)
+            queryset = queryset.filter(status=SubmissionStatus.READY)
         else:
             if options["agent"]:
                 raise CommandError("--agent goes with --stage")
-            queryset = queryset.filter(
-                status__in=[SubmissionStatus.READY, SubmissionStatus.JUDGING]
+            queryset = submissions_with_judging_state(queryset).filter(
+                judging_state__in=[SubmissionJudgingState.READY, SubmissionJudgingState.JUDGING]
             )
         submissions = list(queryset.order_by("pk"))
         if not submissions:

@@ -1,0 +1,12 @@
+from django import template
+
+from benchmark.models import Submission
+from benchmark.submission_states import submission_state, submission_state_label
+
+register = template.Library()
+
+
+@register.filter
+def state_label(submission: Submission) -> str:
+    """The submission's state as people read it: "Ready", "Judging", "Judged", ..."""
+    return submission_state_label(submission_state(submission))
