@@ -3,6 +3,8 @@ its CSV, built once per view and data version and cached."""
 
 from django.urls import reverse
 
+from judging.subjective_objective import subjective_objective
+
 from .caching import cached
 from .selectors import (
     ACCEPTANCE_LINE,
@@ -150,12 +152,29 @@ def _objective_build() -> dict:
                         "runtime_seconds": _round(cell.runtime_seconds),
                         "lloc": cell.lloc,
                         "submission": cell.submission_id,
+                        "trials": cell.trials,
+                        "best_relative_improvement": _round(cell.best_relative_improvement),
+                        "mean_relative_improvement_of_trials": _round(
+                            cell.mean_relative_improvement_of_trials
+                        ),
+                        "beat_baseline_share": _round(cell.beat_baseline_share),
+                        "task_version": cell.task_version,
                     }
                     for cell in row.tasks
                 ],
                 "url": reverse("leaderboard:agent-detail", kwargs={"name": row.agent_name}),
             }
             for rank, row in board.rows
+        ],
+        "subjective_objective": [
+            {
+                "dimension": c.dimension,
+                "condition": c.condition,
+                "n": c.n,
+                "spearman_rho": _round(c.spearman_rho),
+                "ci": [_round(c.ci[0]), _round(c.ci[1])] if c.ci else None,
+            }
+            for c in subjective_objective()
         ],
     }
 
@@ -176,6 +195,11 @@ OBJECTIVE_TASK_COLUMNS = [
     "runtime_seconds",
     "lloc",
     "submission",
+    "trials",
+    "best_relative_improvement",
+    "mean_relative_improvement_of_trials",
+    "beat_baseline_share",
+    "task_version",
 ]
 
 

@@ -496,7 +496,7 @@ def test_an_uploaded_method_runs_on_a_gpu_worker_and_reaches_the_leaderboard(
     assert row["agent"] == "mlrc-agent"
     assert (cell["task"], cell["metric"], cell["higher_is_better"]) == (SLUG, "closeness", True)
     assert cell["score"] == 96.0
-    assert cell["relative_improvement"] == improvement(96.0)
+    assert cell["relative_improvement"] == round(improvement(96.0), 4)
     assert cell["submission"] == submission.pk
     assert (cell["trials"], cell["task_version"], cell["beat_baseline_share"]) == (1, 1, 1.0)
     assert cell["best_relative_improvement"] == cell["mean_relative_improvement_of_trials"]
