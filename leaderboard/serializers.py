@@ -114,6 +114,25 @@ class ObjectiveTaskResultSerializer(serializers.Serializer):
     runtime_seconds = serializers.FloatField(allow_null=True)
     lloc = serializers.IntegerField(help_text="Logical lines of code of the method.")
     submission = serializers.IntegerField()
+    trials = serializers.IntegerField(help_text="The agent's trials evaluated on test.")
+    best_relative_improvement = serializers.FloatField()
+    mean_relative_improvement_of_trials = serializers.FloatField(
+        help_text="A trial whose test run gave no score counts as the baseline (0)."
+    )
+    beat_baseline_share = serializers.FloatField(help_text="Share of trials above 0%.")
+    task_version = serializers.IntegerField(help_text="The task version of the results.")
+
+
+class SubjectiveObjectiveSerializer(serializers.Serializer):
+    dimension = serializers.CharField(help_text="One of MLRC-Bench's five dimensions.")
+    condition = serializers.CharField(help_text="`with_code` or `no_code`.")
+    n = serializers.IntegerField(help_text="Evaluated methods the judges scored.")
+    spearman_rho = serializers.FloatField(
+        allow_null=True, help_text="Judges' mean score against test relative improvement."
+    )
+    ci = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, help_text="95% bootstrap interval."
+    )
 
 
 class ObjectiveLeaderboardRowSerializer(serializers.Serializer):
@@ -130,3 +149,4 @@ class ObjectiveLeaderboardSerializer(serializers.Serializer):
     stage = serializers.CharField(help_text="`objective`.")
     n_tasks = serializers.IntegerField()
     rows = ObjectiveLeaderboardRowSerializer(many=True)
+    subjective_objective = SubjectiveObjectiveSerializer(many=True)

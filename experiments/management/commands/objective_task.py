@@ -154,9 +154,10 @@ class Command(BaseCommand):
         ]
         evaluated = ObjectiveResult.objects.filter(
             objective=objective, agent__in=agents, task_version=objective.version
-        ).count()
-        if evaluated:
-            self.stdout.write(f"{evaluated} trial(s) already evaluated on test")
+        ).select_related("agent")
+        for result in evaluated.order_by("agent__name", "trial"):
+            trial = f" (trial {result.trial})" if result.trial != 1 else ""
+            self.stdout.write(f"{result.agent.name}{trial}: already evaluated on test")
         queued = 0
         for agent, trial in pending:
             try:
