@@ -156,8 +156,8 @@ class Command(BaseCommand):
             objective=objective, agent__in=agents, task_version=objective.version
         ).select_related("agent")
         for result in evaluated.order_by("agent__name", "trial"):
-            trial = f" (trial {result.trial})" if result.trial != 1 else ""
-            self.stdout.write(f"{result.agent.name}{trial}: already evaluated on test")
+            label = f" (trial {result.trial})" if result.trial != 1 else ""
+            self.stdout.write(f"{result.agent.name}{label}: already evaluated on test")
         queued = 0
         for agent, trial in pending:
             try:
