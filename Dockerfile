@@ -10,6 +10,7 @@ RUN apt-get update \
 
 COPY pyproject.toml README.md ./
 COPY mlrbench_site ./mlrbench_site
+COPY common ./common
 COPY benchmark ./benchmark
 COPY judging ./judging
 COPY reviews ./reviews

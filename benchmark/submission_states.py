@@ -23,7 +23,7 @@ STATE = "state"  # the annotation's name on Submission querysets
 class _Derivation:
     # A fresh expression over Submission rows giving the state's value; it must give
     # the intake status itself for a submission that is not ready.
-    expression: Callable[[], Expression]
+    expression: Callable[[], Expression | F]
     # The values it adds past intake, with their labels.
     choices: Sequence[tuple[str, str]]
 
@@ -32,14 +32,14 @@ _derivation: _Derivation | None = None
 
 
 def submission_state_register(
-    *, expression: Callable[[], Expression], choices: Sequence[tuple[str, str]]
+    *, expression: Callable[[], Expression | F], choices: Sequence[tuple[str, str]]
 ) -> None:
     """Called once, by the app that knows what follows intake (judging)."""
     global _derivation
     _derivation = _Derivation(expression=expression, choices=tuple(choices))
 
 
-def submission_state_expression() -> Expression:
+def submission_state_expression() -> Expression | F:
     return _derivation.expression() if _derivation else F("status")
 
 

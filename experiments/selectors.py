@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -227,7 +227,9 @@ def reproduction_for_judges(
     )
 
 
-def reproduction_verdicts(*, submission_ids: list[int]) -> dict[int, ReproductionCheck]:
+def reproduction_verdicts(
+    *, submission_ids: Iterable[int] | QuerySet[Any]
+) -> dict[int, ReproductionCheck]:
     """The latest reproduction check per submission (for pages and the leaderboard column)."""
     latest: dict[int, ReproductionCheck] = {}
     checks = (

@@ -28,7 +28,7 @@ class JudgingConfig(AppConfig):
         submission_state_register(
             expression=submission_judging_state_expression,
             choices=[
-                (state.value, state.label)
+                (state.value, str(state.label))
                 for state in (SubmissionJudgingState.JUDGING, SubmissionJudgingState.JUDGED)
             ],
         )

@@ -96,24 +96,36 @@ def window() -> RedisWindow | LocalWindow:
         return _window
 
 
+def judge_call_turn(*, judge_id: int, limit: int) -> float:
+    """0 when the judge may be called now (the call is counted), else the seconds
+    to wait before asking again. It never blocks: a caller holding something
+    scarce (a call slot) gives it back before it waits."""
+    seconds = settings.JUDGE_RATE_WINDOW_SECONDS * (1 + settings.JUDGE_RATE_GUARD)
+    wait = window().try_acquire(str(judge_id), limit, seconds)
+    if wait <= 0:
+        return 0.0
+    # A little more than needed so that we do not spin on the boundary.
+    return float(min(wait + 0.05, seconds))
+
+
+def rate_limit_timeout(limit: int) -> RateLimitTimeout:
+    return RateLimitTimeout(
+        f"the judge's limit of {limit} requests per minute leaves no slot before the "
+        "run's time limit"
+    )
+
+
 def judge_call_acquire(*, judge_id: int, limit: int, deadline: float | None = None) -> float:
     """Block until the judge may be called again; returns the seconds waited.
-
     `deadline` is a `time.monotonic()` value: if no slot frees before it,
     `RateLimitTimeout` is raised instead of waiting past it.
     """
     waited = 0.0
-    seconds = settings.JUDGE_RATE_WINDOW_SECONDS
     while True:
-        wait = window().try_acquire(str(judge_id), limit, seconds)
+        wait = judge_call_turn(judge_id=judge_id, limit=limit)
         if wait <= 0:
             return waited
-        # A little more than needed so that we do not spin on the boundary.
-        wait = min(wait + 0.05, seconds)
         if deadline is not None and time.monotonic() + wait > deadline:
-            raise RateLimitTimeout(
-                f"the judge's limit of {limit} requests per minute leaves no slot before the "
-                "run's time limit"
-            )
+            raise rate_limit_timeout(limit)
         time.sleep(wait)
         waited += wait

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from django.db.models import (
     Avg,
@@ -32,6 +33,7 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.expressions import Combinable
 from django.urls import reverse
 
 from benchmark.models import ModelFamily, Submission, SubmissionStatus
@@ -47,7 +49,7 @@ from .models import (
 from .rubrics import DEFAULT_RUBRICS, OVERALL
 
 
-def _ids(submission_ids: Iterable[int] | QuerySet) -> QuerySet | list[int]:
+def _ids(submission_ids: Iterable[int] | QuerySet[Any]) -> QuerySet[Any] | list[int]:
     # A queryset stays a subquery, so callers can pass "the submissions that
     # count" without fetching their ids first.
     return submission_ids if isinstance(submission_ids, QuerySet) else list(submission_ids)
@@ -62,7 +64,7 @@ def same_family_judgment_q(prefix: str = "") -> Q:
 
 def done_judgments(
     *,
-    submission_ids: Iterable[int] | QuerySet | None = None,
+    submission_ids: Iterable[int] | QuerySet[Any] | None = None,
     condition: str = JudgingCondition.WITH_CODE,
     judge: str | None = None,
     exclude_family: str | None = None,
@@ -81,7 +83,7 @@ def done_judgments(
     return judgments
 
 
-def _newest_done_per_judge() -> Exists:
+def _newest_done_per_judge() -> Combinable:
     newer = Judgment.objects.filter(
         submission_id=OuterRef("judgment__submission_id"),
         judge_id=OuterRef("judgment__judge_id"),
@@ -94,7 +96,7 @@ def _newest_done_per_judge() -> Exists:
 
 def done_scores(
     *,
-    submission_ids: Iterable[int] | QuerySet | None = None,
+    submission_ids: Iterable[int] | QuerySet[Any] | None = None,
     condition: str = JudgingCondition.WITH_CODE,
     judge: str | None = None,
     exclude_family: str | None = None,
@@ -118,12 +120,12 @@ def done_scores(
 
 def dimension_means(
     *,
-    submission_ids: Iterable[int] | QuerySet | None = None,
+    submission_ids: Iterable[int] | QuerySet[Any] | None = None,
     condition: str = JudgingCondition.WITH_CODE,
     judge: str | None = None,
     exclude_family: str | None = None,
     exclude_same_family: bool = False,
-) -> QuerySet:
+) -> QuerySet[Any]:
     """The stage score of each submission on each dimension, as a grouped
     queryset of `{"submission_id", "dimension", "mean", "n_judges"}`.
 
@@ -146,7 +148,7 @@ def dimension_means(
 
 def stage_scores(
     *,
-    submission_ids: Iterable[int] | QuerySet | None = None,
+    submission_ids: Iterable[int] | QuerySet[Any] | None = None,
     condition: str = JudgingCondition.WITH_CODE,
     judge: str | None = None,
     exclude_family: str | None = None,
@@ -211,7 +213,8 @@ def submissions_with_judging_state(
 def submission_judging_state(*, submission_id: int) -> str | None:
     """One submission's state (`SubmissionJudgingState`); None when it does not exist."""
     return (
-        submissions_with_judging_state(Submission.objects.filter(pk=submission_id))
+        Submission.objects.filter(pk=submission_id)
+        .annotate(judging_state=submission_judging_state_expression())
         .values_list("judging_state", flat=True)
         .first()
     )
@@ -242,8 +245,8 @@ class ConditionPanel:
     condition: str
     label: str
     rows: list[JudgeRow]
-    dimensions: list[dict]
-    table: list[dict]
+    dimensions: list[dict[str, Any]]
+    table: list[dict[str, Any]]
     stage_score: Decimal | None
 
 
@@ -264,9 +267,9 @@ def _panel_for(
         return None
     rows = []
     for judge in sorted(judges.values(), key=lambda judge: judge.name):
-        judgment = newest.get(judge.pk)
-        scores = {s.dimension: s for s in judgment.scores.all()} if judgment else {}
-        rows.append(JudgeRow(judge=judge, judgment=judgment, scores=scores))
+        shown = newest.get(judge.pk)
+        scores = {s.dimension: s for s in shown.scores.all()} if shown else {}
+        rows.append(JudgeRow(judge=judge, judgment=shown, scores=scores))
     rubric = next((row.judgment.rubric for row in rows if row.judgment), None)
     dimensions = rubric.dimensions if rubric else []
     means = stage_scores(submission_ids=[submission.pk], condition=condition).get(submission.pk, {})
@@ -289,7 +292,7 @@ def _panel_for(
     )
 
 
-def judgments_panel_context(submission: Submission) -> dict:
+def judgments_panel_context(submission: Submission) -> dict[str, Any]:
     """Everything `templates/judging/_judgments_panel.html` shows for a submission.
 
     Use it from the submission page as `{"judging": judgments_panel_context(s)}`
@@ -343,7 +346,7 @@ def _number(value: Decimal | None) -> float | None:
     return float(value) if value is not None else None
 
 
-def judgments_status_data(submission: Submission) -> dict:
+def judgments_status_data(submission: Submission) -> dict[str, Any]:
     """The JSON the page polls and API clients read: progress, then each judge's
     judgment with its scores."""
     context = judgments_panel_context(submission)

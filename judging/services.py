@@ -18,18 +18,20 @@ judgment.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -48,7 +50,7 @@ from .models import (
 )
 from .parsing import ParsedReview, ReviewFormatError, review_parse
 from .prompts import PromptError, judge_prompt_build, reask_message
-from .ratelimit import RateLimitTimeout, judge_call_acquire
+from .ratelimit import judge_call_turn, rate_limit_timeout
 from .rubrics import DEFAULT_RUBRICS
 from .signals import judgment_finished
 
@@ -247,21 +249,7 @@ def judgments_queue(
     if not judges:
         report.skipped.append("no active judge (add one with `manage.py judges add`)")
         return report
-    rubrics: dict[str, Rubric | None] = {}
-    pairs: list[tuple[Submission, Rubric]] = []
-    for submission in submissions:
-        if submission.status != SubmissionStatus.READY:
-            report.skipped.append(f"submission {submission.pk} is {submission.status}")
-            continue
-        if submission.stage not in rubrics:
-            rubrics[submission.stage] = rubric_current(stage=submission.stage)
-        rubric = rubrics[submission.stage]
-        if rubric is None:
-            report.skipped.append(
-                f"submission {submission.pk}: no active rubric for the {submission.stage} stage"
-            )
-            continue
-        pairs.append((submission, rubric))
+    pairs = _submissions_with_rubrics(submissions, report)
     if not pairs:
         return report
 
@@ -294,24 +282,63 @@ def judgments_queue(
             )
             found = existing()
             report.created = len(missing)
-        created = set(missing)
-        reset: list[int] = []
-        for key in keys:
-            pk, status = found[key]
-            if key in created:
-                pass
-            elif status == JudgmentStatus.FAILED or (force and status == JudgmentStatus.DONE):
-                reset.append(pk)
-                report.requeued += 1
-            elif status == JudgmentStatus.QUEUED and resend_queued:
-                report.requeued += 1
-            else:
-                report.unchanged += 1
-                continue
-            report.judgment_ids.append(pk)
+        reset = _judgments_to_send(
+            keys, found, set(missing), force=force, resend_queued=resend_queued, report=report
+        )
         _judgments_reset(reset)
         judgments_enqueue_on_commit(report.judgment_ids)
     return report
+
+
+def _submissions_with_rubrics(
+    submissions: Iterable[Submission], report: QueueReport
+) -> list[tuple[Submission, Rubric]]:
+    """The ready submissions, each with its stage's current rubric; the others are
+    reported as skipped, with the reason."""
+    rubrics: dict[str, Rubric | None] = {}
+    pairs: list[tuple[Submission, Rubric]] = []
+    for submission in submissions:
+        if submission.status != SubmissionStatus.READY:
+            report.skipped.append(f"submission {submission.pk} is {submission.status}")
+            continue
+        if submission.stage not in rubrics:
+            rubrics[submission.stage] = rubric_current(stage=submission.stage)
+        rubric = rubrics[submission.stage]
+        if rubric is None:
+            report.skipped.append(
+                f"submission {submission.pk}: no active rubric for the {submission.stage} stage"
+            )
+            continue
+        pairs.append((submission, rubric))
+    return pairs
+
+
+def _judgments_to_send(
+    keys: list[tuple[int, int, int]],
+    found: dict[tuple[int, int, int], tuple[int, str]],
+    created: set[tuple[int, int, int]],
+    *,
+    force: bool,
+    resend_queued: bool,
+    report: QueueReport,
+) -> list[int]:
+    """Count each (submission, judge, rubric) into the report and add the judgments
+    to send to `report.judgment_ids`; returns those that must be reset first."""
+    reset: list[int] = []
+    for key in keys:
+        pk, status = found[key]
+        if key in created:
+            pass
+        elif status == JudgmentStatus.FAILED or (force and status == JudgmentStatus.DONE):
+            reset.append(pk)
+            report.requeued += 1
+        elif status == JudgmentStatus.QUEUED and resend_queued:
+            report.requeued += 1
+        else:
+            report.unchanged += 1
+            continue
+        report.judgment_ids.append(pk)
+    return reset
 
 
 def _judgments_reset(judgment_ids: list[int]) -> None:
@@ -428,7 +455,17 @@ def _backoff(attempt: int, retry_after: float | None) -> float:
     delay = delay / 2 + random.uniform(0, delay / 2)  # noqa: S311 - not for security
     if retry_after is not None:
         delay = max(delay, min(retry_after, cap))
-    return delay
+    return float(delay)
+
+
+def _database_release() -> None:
+    """Give this thread's database connection back before a wait of seconds (the
+    judge's answer, the judge's next turn): with a pool (DATABASE_POOL_SIZE) to
+    the threads that claim and record meanwhile, without one to PostgreSQL, so
+    that 128 calls in flight do not hold 128 connections. The next query opens
+    one again, milliseconds against the seconds a judge takes."""
+    if not connection.in_atomic_block:
+        connection.close()
 
 
 class _Run:
@@ -439,7 +476,7 @@ class _Run:
         self.prompt_sha256 = ""
         self.deadline = time.monotonic() + settings.JUDGE_TASK_SOFT_TIME_LIMIT
 
-    def _update_owned(self, **values) -> bool:
+    def _update_owned(self, **values: Any) -> bool:
         """Set fields of the judgment while it is still this run's (running, with the
         run's token); False, changing nothing, once it is not (given up for dead)."""
         return bool(
@@ -448,7 +485,27 @@ class _Run:
             ).update(**values)
         )
 
-    def call(self, messages: list[dict]) -> llm.LLMResponse:
+    @contextlib.contextmanager
+    def _turn(self) -> Iterator[None]:
+        """Hold a call slot of this process and a counted turn in the judge's rate
+        limit, taken in that order, so that the call goes out the moment its turn
+        is counted and the provider never sees more than the limit in a window
+        (a turn taken before waiting for a slot let calls that waited spill into
+        the next window). A thread that must wait for its turn gives its slot back
+        while it waits: another judge's call can use it."""
+        judge = self.judgment.judge
+        while True:
+            with call_slot(timeout=self.deadline - time.monotonic()):
+                wait = judge_call_turn(judge_id=judge.pk, limit=judge.requests_per_minute)
+                if wait <= 0:
+                    yield
+                    return
+            if time.monotonic() + wait > self.deadline:
+                raise JudgingFailed(str(rate_limit_timeout(judge.requests_per_minute)))
+            _database_release()
+            time.sleep(wait)
+
+    def call(self, messages: list[dict[str, Any]]) -> llm.LLMResponse:
         judge = self.judgment.judge
         max_attempts = settings.JUDGE_RETRY_ATTEMPTS
         for attempt in range(1, max_attempts + 1):
@@ -456,15 +513,7 @@ class _Run:
             if remaining <= 1:
                 raise JudgingFailed("ran out of time before the judge answered")
             try:
-                judge_call_acquire(
-                    judge_id=judge.pk, limit=judge.requests_per_minute, deadline=self.deadline
-                )
-            except RateLimitTimeout as exc:
-                raise JudgingFailed(str(exc)) from exc
-            try:
-                # The rate limit first: a thread that waits for its judge's next minute
-                # must not hold a slot another judge's call could use.
-                with call_slot(timeout=self.deadline - time.monotonic()):
+                with self._turn():
                     remaining = self.deadline - time.monotonic()
                     if remaining <= 1:
                         raise JudgingFailed("ran out of time before the judge answered")
@@ -473,6 +522,7 @@ class _Run:
                         # Live progress for the submission page: a retry or a re-ask is
                         # on its way (the claim already said "call 1").
                         self._update_owned(attempts=self.usage.calls, updated_at=timezone.now())
+                    _database_release()
                     response = llm.chat(judge=judge, messages=messages, timeout=remaining)
             except CallSlotTimeout as exc:
                 raise JudgingFailed(f"ran out of time before the call: {exc}") from exc
@@ -577,7 +627,7 @@ class _Run:
             self.judgment.status = JudgmentStatus.FAILED
         return failed
 
-    def _update_finished(self, *, status: str, raw: str, **fields) -> bool:
+    def _update_finished(self, *, status: str, raw: str, **fields: Any) -> bool:
         """Write the outcome with what the run's calls used, if the judgment is still
         this run's."""
         usage = self.usage

@@ -28,9 +28,10 @@ from judging.models import JudgingCondition, Judgment, JudgmentStatus
 from .caching import cached
 from .exports import EXPORT_FORMATS, csv_text, export_stream
 from .forms import BOARD_CHOICES, STAGE_CHOICES, LeaderboardQueryForm
-from .payloads import leaderboard_payload, objective_payload, objective_table, payload_table
+from .payloads import leaderboard_payload, objective_payload
 from .selectors import OBJECTIVE_STAGE
 from .serializers import JudgmentSerializer, LeaderboardSerializer, ObjectiveLeaderboardSerializer
+from .tables import leaderboard_table, objective_table
 from .throttling import ExportAnonThrottle, PublicAnonThrottle
 
 
@@ -44,7 +45,7 @@ class LeaderboardCSVRenderer(BaseRenderer):
             header, rows = objective_table(data)
             return csv_text(header, rows).encode("utf-8")
         if isinstance(data, dict) and "rows" in data and "dimensions" in data:
-            header, rows = payload_table(data)
+            header, rows = leaderboard_table(data)
             return csv_text(header, rows).encode("utf-8")
         # An error answer (bad parameter, throttled) stays readable as CSV.
         return csv_text(["error"], [[json.dumps(data)]]).encode("utf-8")

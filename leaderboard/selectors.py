@@ -21,18 +21,19 @@ The number of queries does not depend on the number of agents or tasks: the
 heavy work happens in a handful of grouped queries.
 """
 
-import importlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
 
 from benchmark.models import Agent, Stage, Submission, Task
 from benchmark.submission_states import submissions_with_state
+from common.bootstrap import mean_intervals
 from common.errors import ValidationFailed
 from experiments.models import ReproductionVerdict
 from experiments.selectors import (
@@ -51,11 +52,10 @@ from judging.selectors import (
     dimension_means,
     same_family_judgment_q,
     stage_scores,
-    submissions_with_judging_state,
+    submission_judging_state_expression,
 )
-
-from .caching import cached
-from .statistics import bootstrap_intervals
+from judging.subjective_objective import Correlation, subjective_objective
+from reviews.selectors import human_overall_by_submission
 
 LEADERBOARD_STAGES: tuple[str, ...] = (
     Stage.IDEA,
@@ -69,6 +69,10 @@ REPRODUCTION_STAGES: tuple[str, ...] = (Stage.EXPERIMENT, Stage.END2END)
 # MLR-Judge's acceptance line: 6 is "marginally above the acceptance threshold".
 ACCEPTANCE_LINE = 6.0
 DEFAULT_OVERALL_KEY = "Overall"
+# The Overall interval: a 95% percentile bootstrap over the agent's tasks (the
+# unit that was sampled from the workshops), the same on every request.
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20250601
 
 
 @dataclass(frozen=True)
@@ -198,7 +202,7 @@ def counted_submissions(
     facts = [
         SubmissionFacts(sid, agent_id, task_id, stage, version, status, _task_cost(llm, coding))
         for sid, agent_id, task_id, stage, version, status, llm, coding in (
-            submissions_with_judging_state(submissions).values_list(
+            submissions.annotate(judging_state=submission_judging_state_expression()).values_list(
                 "id",
                 "agent_id",
                 "task_id",
@@ -258,30 +262,13 @@ def stage_dimensions(stage: str) -> tuple[str, list[Dimension]]:
     return overall_key, overall + [d for d in dimensions if d.key != overall_key]
 
 
-def human_overall_provider() -> Callable[..., dict[int, float]] | None:
-    """The reviews app's per-submission human Overall, once it exists.
-
-    Expected: `reviews.selectors.human_overall_by_submission(*, submission_ids)`
-    taking a `Submission` `values("id")` queryset (every version of the
-    stage's submissions on the chosen tasks; use it as a subquery) and
-    answering `{submission_id: mean human Overall over submitted, released
-    reviews}` in a constant number of queries. The leaderboard keeps the
-    submissions that count. Until the function exists the column stays hidden.
-    """
-    try:
-        module = importlib.import_module("reviews.selectors")
-    except ImportError:
-        return None
-    return getattr(module, "human_overall_by_submission", None)
-
-
 def _mean(values: Iterable[float]) -> float | None:
     values = list(values)
     return sum(values) / len(values) if values else None
 
 
 @contextmanager
-def _analytic_reads():
+def _analytic_reads() -> Iterator[None]:
     """One transaction for the leaderboard's few large reads. On PostgreSQL,
     JIT compilation is turned off inside it: it costs more than it saves on
     these sub-second aggregates (measured by perf/leaderboard.py)."""
@@ -290,22 +277,6 @@ def _analytic_reads():
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL jit = off")
         yield
-
-
-def _raw_rows(queryset: QuerySet, fields: tuple[str, ...]) -> list[tuple]:
-    """Rows of a values() queryset as plain tuples in the order of `fields`,
-    without Django's per-value converters (a stage has about 100,000 rows
-    and the converters cost more than the query)."""
-    query = queryset.query
-    names = [*query.extra_select, *query.values_select, *query.annotation_select]
-    order = [names.index(name) for name in fields]
-    sql, params = query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    if order == list(range(len(order))) and len(names) == len(order):
-        return rows
-    return [tuple(row[i] for i in order) for row in rows]
 
 
 @dataclass
@@ -348,7 +319,9 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
     # {agent_id: {task_id: {dimension: stage score}}}, and the Overall facts per task.
     scores: dict[int, dict[int, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     per_task: dict[int, dict[int, _TaskResult]] = defaultdict(dict)
-    for sid, dimension, mean, n_verdicts, n_flags, n_same_family in _raw_rows(means, means_fields):
+    for sid, dimension, mean, n_verdicts, n_flags, n_same_family in means.values_list(
+        *means_fields
+    ):
         fact = counted.get(sid)
         if fact is None:
             continue
@@ -378,8 +351,7 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
     )
     board.dimensions = dimensions + [Dimension(k, k) for k in extra]
 
-    provider = human_overall_provider()
-    human = provider(submission_ids=candidates.values("id")) if provider else {}
+    human = human_overall_by_submission(submission_ids=candidates.values("id"))
     # One query: the latest check of every candidate; the counted ones are used.
     verdicts = (
         {
@@ -395,11 +367,13 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
             "name", "display_name", "base_model", "coding_agent", "scaffold", "model_family"
         )
     }
-    intervals = bootstrap_intervals(
+    intervals = mean_intervals(
         {
             agent_id: [tasks[t].overall for t in sorted(tasks)]
             for agent_id, tasks in per_task.items()
-        }
+        },
+        resamples=BOOTSTRAP_RESAMPLES,
+        seed=BOOTSTRAP_SEED,
     )
 
     rows: list[LeaderboardRow] = []
@@ -425,7 +399,12 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
                 scaffold=agent.scaffold,
                 model_family=agent.model_family,
                 n_tasks=len(results),
-                scores={k: sum(v) / len(v) for k, v in dimension_values.items()},
+                # In the order of the board's dimensions, as every answer lists them.
+                scores={
+                    d.key: sum(values) / len(values)
+                    for d in board.dimensions
+                    if (values := dimension_values.get(d.key))
+                },
                 overall=overall,
                 overall_ci=intervals[agent_id],
                 fabrication_rate=(
@@ -461,11 +440,6 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
     return board
 
 
-def leaderboard_get(query: LeaderboardQuery) -> Leaderboard:
-    """The leaderboard for `query`, from the cache while no judgment has landed."""
-    return cached("board", (query,), lambda: leaderboard_compute(query))
-
-
 # --- objective tasks ----------------------------------------------------------
 
 # Not a submission stage: the leaderboard of objective tasks (MLRC-Bench style),
@@ -473,33 +447,37 @@ def leaderboard_get(query: LeaderboardQuery) -> Leaderboard:
 OBJECTIVE_STAGE = "objective"
 
 
+@dataclass(frozen=True)
+class RankedObjectiveRow:
+    rank: int
+    row: ObjectiveRow
+
+
 @dataclass
 class ObjectiveBoard:
-    # (rank, row), best mean relative improvement to human first.
-    rows: list[tuple[int, ObjectiveRow]] = field(default_factory=list)
+    # Best mean relative improvement to human first.
+    rows: list[RankedObjectiveRow] = field(default_factory=list)
     n_tasks: int = 0
+    subjective_objective: list[Correlation] = field(default_factory=list)
 
 
 def objective_board_compute() -> ObjectiveBoard:
     rows = objective_leaderboard_rows()
-    ranked: list[tuple[int, ObjectiveRow]] = []
+    ranked: list[RankedObjectiveRow] = []
     for position, row in enumerate(rows, start=1):
         # Competition ranking, as on the judged stages.
-        tied = ranked and round(ranked[-1][1].mean_relative_improvement, 9) == round(
+        tied = ranked and round(ranked[-1].row.mean_relative_improvement, 9) == round(
             row.mean_relative_improvement, 9
         )
-        ranked.append((ranked[-1][0] if tied else position, row))
+        ranked.append(RankedObjectiveRow(ranked[-1].rank if tied else position, row))
     return ObjectiveBoard(
-        rows=ranked, n_tasks=len({cell.task_slug for row in rows for cell in row.tasks})
+        rows=ranked,
+        n_tasks=len({cell.task_slug for row in rows for cell in row.tasks}),
+        subjective_objective=subjective_objective(),
     )
 
 
-def objective_board_get() -> ObjectiveBoard:
-    """The objective leaderboard, from the cache while no result has changed."""
-    return cached("objective", (), objective_board_compute)
-
-
-def _sort_value(row: LeaderboardRow, key: str):
+def _sort_value(row: LeaderboardRow, key: str) -> Any:  # a number or text; None sorts last
     match key:
         case "rank":
             return row.rank
@@ -639,33 +617,6 @@ def agent_task_results(*, agent: Agent, hidden: frozenset[int] = frozenset()) ->
         .order_by("task__slug")
     )
     return _by_stage(submission_scores(submissions))
-
-
-@dataclass
-class AgentStageSummary:
-    stage: str
-    label: str
-    dimensions: list[Dimension]
-    row: LeaderboardRow | None
-    n_agents: int
-
-
-def agent_leaderboard_rows(*, agent: Agent) -> list[AgentStageSummary]:
-    """The agent's row in each stage's default leaderboard (None where it has none)."""
-    labels = dict(Stage.choices)
-    result = []
-    for stage in LEADERBOARD_STAGES:
-        board = leaderboard_get(LeaderboardQuery(stage=stage))
-        result.append(
-            AgentStageSummary(
-                stage=stage,
-                label=labels[stage],
-                dimensions=board.dimensions,
-                row=next((r for r in board.rows if r.agent == agent.name), None),
-                n_agents=len(board.rows),
-            )
-        )
-    return result
 
 
 def task_results(*, task: Task, hidden: frozenset[int] = frozenset()) -> list[StageResults]:

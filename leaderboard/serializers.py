@@ -1,6 +1,9 @@
+from django.urls import reverse
 from rest_framework import serializers
 
 from judging.models import DimensionScore, Judgment
+
+from .selectors import OBJECTIVE_STAGE
 
 
 class DimensionScoreSerializer(serializers.ModelSerializer):
@@ -53,6 +56,47 @@ class JudgmentSerializer(serializers.ModelSerializer):
         ]
 
 
+# --- the leaderboard's answers -------------------------------------------------------
+#
+# These serializers are the one definition of a leaderboard row: the API's JSON
+# is their output, the CSV's columns are their fields in order (`leaderboard.tables`
+# flattens nested fields), and the page's tables show every field they list.
+
+DECIMALS = 4
+
+
+class RoundedFloatField(serializers.FloatField):
+    """A float rounded to four decimals: more would only be noise of the means."""
+
+    def to_representation(self, value: float) -> float:  # type: ignore[override]
+        return round(float(value), DECIMALS)
+
+
+class IntervalField(serializers.ListField):
+    """`[low, high]` or null; a CSV writes it as the columns `<name>_low`, `<name>_high`."""
+
+    csv_suffixes = ("low", "high")
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(
+            child=RoundedFloatField(), min_length=2, max_length=2, allow_null=True, **kwargs
+        )
+
+
+class AgentPageField(serializers.CharField):
+    """The page of the agent named by the source attribute."""
+
+    def to_representation(self, value) -> str:
+        return reverse("leaderboard:agent-detail", kwargs={"name": value})
+
+
+class BlankAsNullCharField(serializers.CharField):
+    """A text filter: null when not chosen (an empty string)."""
+
+    def get_attribute(self, instance):
+        return super().get_attribute(instance) or None
+
+
 class LeaderboardRowSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     agent = serializers.CharField()
@@ -62,91 +106,134 @@ class LeaderboardRowSerializer(serializers.Serializer):
     scaffold = serializers.CharField()
     model_family = serializers.CharField()
     n_tasks = serializers.IntegerField()
-    scores = serializers.DictField(child=serializers.FloatField())
-    overall_ci = serializers.ListField(
-        child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True
+    scores = serializers.DictField(
+        child=RoundedFloatField(),
+        help_text="Mean over the agent's tasks per dimension, in the order of `dimensions`; "
+        "a CSV has one column per dimension key.",
     )
-    fabrication_rate = serializers.FloatField(allow_null=True)
-    cost_usd_per_task = serializers.FloatField(allow_null=True)
-    human_overall = serializers.FloatField(allow_null=True)
+    overall_ci = IntervalField()
+    fabrication_rate = RoundedFloatField(allow_null=True)
+    cost_usd_per_task = RoundedFloatField(allow_null=True)
+    human_overall = RoundedFloatField(allow_null=True)
     same_family_judge = serializers.BooleanField()
-    reproduced_rate = serializers.FloatField(
+    reproduced_rate = RoundedFloatField(
         allow_null=True,
         help_text="Share of the agent's reproduction-checked tasks found reproduced "
         "(experiment and end2end stages).",
     )
-    not_reproduced_rate = serializers.FloatField(
+    not_reproduced_rate = RoundedFloatField(
         allow_null=True, help_text="Share of the checked tasks found not reproduced."
     )
     reproduction_checked = serializers.IntegerField(
         help_text="Tasks whose counted submission has a reproduction check."
     )
-    url = serializers.CharField(help_text="The agent's page.")
+    url = AgentPageField(source="agent", help_text="The agent's page.")
+
+    class Meta:
+        # A link to a page of the site is not data to download.
+        csv_exclude = ("url",)
 
 
 class LeaderboardDimensionSerializer(serializers.Serializer):
     key = serializers.CharField()
-    label = serializers.CharField()
+    # A field named like Field.label, which the stubs type as a string.
+    label = serializers.CharField()  # type: ignore[assignment]
+
+
+class LeaderboardFiltersSerializer(serializers.Serializer):
+    conference = BlankAsNullCharField(source="board.query.conference", allow_null=True)
+    year = serializers.IntegerField(source="board.query.year", allow_null=True)
+    topic = BlankAsNullCharField(source="board.query.topic", allow_null=True)
+    task = BlankAsNullCharField(source="board.query.task", allow_null=True)
+    judge = BlankAsNullCharField(source="board.query.judge", allow_null=True)
+    exclude_same_family = serializers.BooleanField(source="board.query.exclude_same_family")
+    common_tasks = serializers.BooleanField(source="board.query.common_tasks")
+    sort = BlankAsNullCharField(allow_null=True)
 
 
 class LeaderboardSerializer(serializers.Serializer):
-    stage = serializers.CharField()
-    condition = serializers.CharField()
-    filters = serializers.DictField()
+    """A `leaderboard.payloads.LeaderboardView`: a stage's board, its rows in the order asked."""
+
+    stage = serializers.CharField(source="board.query.stage")
+    condition = serializers.CharField(source="board.query.condition")
+    filters = LeaderboardFiltersSerializer(source="*")
     acceptance_line = serializers.FloatField()
-    n_tasks = serializers.IntegerField(help_text="Tasks that count in this view.")
-    has_reproduction = serializers.BooleanField(
-        help_text="Whether any listed agent has a reproduction verdict."
+    n_tasks = serializers.IntegerField(
+        source="board.n_tasks", help_text="Tasks that count in this view."
     )
-    dimensions = LeaderboardDimensionSerializer(many=True)
+    has_reproduction = serializers.BooleanField(
+        source="board.has_reproduction",
+        help_text="Whether any listed agent has a reproduction verdict.",
+    )
+    dimensions = LeaderboardDimensionSerializer(many=True, source="board.dimensions")
     rows = LeaderboardRowSerializer(many=True)
 
 
 class ObjectiveTaskResultSerializer(serializers.Serializer):
-    task = serializers.CharField()
-    title = serializers.CharField()
+    task = serializers.CharField(source="task_slug")
+    title = serializers.CharField(source="task_title")
     metric = serializers.CharField()
     higher_is_better = serializers.BooleanField()
     score = serializers.FloatField(help_text="The raw test score in the task's metric.")
-    relative_improvement = serializers.FloatField(
+    relative_improvement = RoundedFloatField(
         help_text="(score - baseline) / (top human - baseline) x 100."
     )
-    runtime_seconds = serializers.FloatField(allow_null=True)
+    runtime_seconds = RoundedFloatField(allow_null=True)
     lloc = serializers.IntegerField(help_text="Logical lines of code of the method.")
-    submission = serializers.IntegerField()
+    submission = serializers.IntegerField(source="submission_id")
     trials = serializers.IntegerField(help_text="The agent's trials evaluated on test.")
-    best_relative_improvement = serializers.FloatField()
-    mean_relative_improvement_of_trials = serializers.FloatField(
+    best_relative_improvement = RoundedFloatField(
+        help_text="The best trial's (the score, runtime and lines are that trial's)."
+    )
+    mean_relative_improvement_of_trials = RoundedFloatField(
         help_text="A trial whose test run gave no score counts as the baseline (0)."
     )
-    beat_baseline_share = serializers.FloatField(help_text="Share of trials above 0%.")
+    beat_baseline_share = RoundedFloatField(help_text="Share of trials above 0%.")
     task_version = serializers.IntegerField(help_text="The task version of the results.")
+
+    class Meta:
+        # The CSV names the task by its slug; the title is for people.
+        csv_exclude = ("title",)
 
 
 class SubjectiveObjectiveSerializer(serializers.Serializer):
+    """A `judging.subjective_objective.Correlation`."""
+
     dimension = serializers.CharField(help_text="One of MLRC-Bench's five dimensions.")
     condition = serializers.CharField(help_text="`with_code` or `no_code`.")
     n = serializers.IntegerField(help_text="Evaluated methods the judges scored.")
-    spearman_rho = serializers.FloatField(
-        allow_null=True, help_text="Judges' mean score against test relative improvement."
+    spearman_rho = RoundedFloatField(
+        allow_null=True, help_text="Judges' mean score against the test relative improvement."
     )
-    ci = serializers.ListField(
-        child=serializers.FloatField(), allow_null=True, help_text="95% bootstrap interval."
-    )
+    ci = IntervalField(help_text="95% percentile bootstrap interval over the methods.")
 
 
 class ObjectiveLeaderboardRowSerializer(serializers.Serializer):
+    """A `leaderboard.selectors.RankedObjectiveRow`."""
+
     rank = serializers.IntegerField()
-    agent = serializers.CharField()
-    display_name = serializers.CharField()
-    n_tasks = serializers.IntegerField()
-    mean_relative_improvement = serializers.FloatField()
-    tasks = ObjectiveTaskResultSerializer(many=True)
-    url = serializers.CharField(help_text="The agent's page.")
+    agent = serializers.CharField(source="row.agent_name")
+    display_name = serializers.CharField(source="row.agent_display_name")
+    n_tasks = serializers.IntegerField(source="row.task_count")
+    mean_relative_improvement = RoundedFloatField(source="row.mean_relative_improvement")
+    tasks = ObjectiveTaskResultSerializer(
+        many=True, source="row.tasks", help_text="A CSV has one row per agent and task."
+    )
+    url = AgentPageField(source="row.agent_name", help_text="The agent's page.")
+
+    class Meta:
+        csv_exclude = ("url",)
 
 
 class ObjectiveLeaderboardSerializer(serializers.Serializer):
-    stage = serializers.CharField(help_text="`objective`.")
+    """A `leaderboard.selectors.ObjectiveBoard`."""
+
+    stage = serializers.SerializerMethodField(help_text="`objective`.")
     n_tasks = serializers.IntegerField()
     rows = ObjectiveLeaderboardRowSerializer(many=True)
-    subjective_objective = SubjectiveObjectiveSerializer(many=True)
+    subjective_objective = SubjectiveObjectiveSerializer(
+        many=True, help_text="How the LLM judges' scores of the methods relate to their results."
+    )
+
+    def get_stage(self, board) -> str:
+        return OBJECTIVE_STAGE

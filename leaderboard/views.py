@@ -10,24 +10,36 @@ from benchmark.models import Agent, Stage, Submission, Task
 from benchmark.visibility import hidden_submission_ids, submissions_visible_to
 from judging.models import JudgingCondition
 from judging.selectors import stage_scores
-from judging.subjective_objective import subjective_objective
+from judging.subjective_objective import Correlation
 
 from .caching import cached
 from .charts import heatmap, interval_chart
 from .forms import BOARD_CHOICES, LeaderboardQueryForm
+from .payloads import agent_stage_summaries
 from .selectors import (
     ACCEPTANCE_LINE,
     OBJECTIVE_STAGE,
     Leaderboard,
     LeaderboardQuery,
     LeaderboardRow,
-    agent_leaderboard_rows,
     agent_task_results,
-    leaderboard_get,
+    leaderboard_compute,
     leaderboard_sort,
-    objective_board_get,
+    objective_board_compute,
     submission_judgments,
     task_results,
+)
+from .serializers import (
+    LeaderboardRowSerializer,
+    ObjectiveLeaderboardRowSerializer,
+    ObjectiveTaskResultSerializer,
+)
+from .tables import (
+    OBJECTIVE_COLUMNS,
+    OBJECTIVE_TASK_COLUMNS,
+    OBJECTIVE_TASK_HIDDEN,
+    STAGE_COLUMNS,
+    page_columns,
 )
 
 
@@ -102,34 +114,52 @@ def canonical_params(query: LeaderboardQuery, sort: str = "") -> QueryDict:
     return params
 
 
+def _header_columns(
+    board: Leaderboard, params: QueryDict, sort: str
+) -> tuple[list[dict], list[dict]]:
+    """The table's headings: the columns the board has values for (the
+    dimensions as one entry, `scores`) and the dimension headings."""
+    headings = []
+    for column in page_columns(LeaderboardRowSerializer(), STAGE_COLUMNS):
+        if column.shown_if and not getattr(board, column.shown_if):
+            continue
+        heading = {"key": column.key, "column": column, "url": None, "state": ""}
+        if column.sortable and column.key != "scores":
+            heading |= _column(
+                column.key, column.label, params, sort, ascending_first=column.ascending_first
+            )
+        headings.append(heading)
+    dimensions = [_column(d.key, d.label, params, sort) for d in board.dimensions]
+    return headings, dimensions
+
+
 def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str:
     """The ranking, its summary and its charts, rendered once per view and data
-    version (rendering a hundred rows and two charts costs more than reading
-    the cached ranking). Raises ValueError for a column it cannot sort by."""
+    version: the page's one cache layer (rendering a hundred rows and two
+    charts costs more than ranking them). The table shows the rows as the API
+    serializes them. Raises UnknownSort for a column it cannot sort by."""
 
     def render_board() -> str:
-        board = leaderboard_get(query)
+        board = leaderboard_compute(query)
         rows = leaderboard_sort(board, sort) if sort else board.rows
         params = canonical_params(query, sort)
         download = _query_string(params, format=None)
         api = reverse("api:leaderboard")
+        columns, dimension_columns = _header_columns(board, params, sort)
+        serialized = LeaderboardRowSerializer(rows, many=True).data
         context = {
             "board": board,
-            "rows": rows,
+            # Each serialized row with whether it is at or above the acceptance line.
+            "rows": [
+                (data, row.overall >= ACCEPTANCE_LINE)
+                for data, row in zip(serialized, rows, strict=True)
+            ],
             "query": query,
             "stage_label": dict(Stage.choices)[query.stage],
             "condition_label": dict(JudgingCondition.choices)[query.condition],
             "acceptance_line": ACCEPTANCE_LINE,
-            "columns": {
-                "rank": _column("rank", "Rank", params, sort, ascending_first=True),
-                "agent": _column("agent", "Agent", params, sort, ascending_first=True),
-                "n_tasks": _column("n_tasks", "Tasks", params, sort),
-                "cost": _column("cost", "Cost / task", params, sort),
-                "fabrication": _column("fabrication", "Fabrication", params, sort),
-                "human": _column("human", "Human Overall", params, sort),
-                "reproduced": _column("reproduced", "Reproduced", params, sort),
-            },
-            "dimension_columns": [_column(d.key, d.label, params, sort) for d in board.dimensions],
+            "columns": columns,
+            "dimension_columns": dimension_columns,
             "line_index": _acceptance_index(rows, sort, board.overall_key),
             "csv_url": f"{api}?{download}&format=csv",
             "json_url": f"{api}?{download}&format=json",
@@ -141,11 +171,11 @@ def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str
     return cached("page", (query, sort), render_board)
 
 
-def subjective_objective_panel() -> list[dict]:
+def subjective_objective_panel(correlations: list[Correlation]) -> list[dict]:
     """The judges' opinion against the real result, per dimension and condition,
     with a small scatter plot (judges' mean score, relative improvement)."""
     panel = []
-    for correlation in subjective_objective():
+    for correlation in correlations:
         points = correlation.points
         ys = [y for _, y in points] or [0.0]
         low, high = min(ys + [0.0]), max(ys + [100.0])
@@ -161,28 +191,33 @@ def subjective_objective_panel() -> list[dict]:
 def _objective_board_html(request: HttpRequest) -> str:
     def render_board() -> str:
         api = reverse("api:leaderboard")
-        board = objective_board_get()
+        board = objective_board_compute()
+        rows = ObjectiveLeaderboardRowSerializer(board.rows, many=True).data
         # One column group per objective task; an agent not evaluated on a task gets a gap.
         tasks = sorted(
             {
-                (c.task_slug, c.task_title, c.metric, c.higher_is_better)
-                for _, r in board.rows
-                for c in r.tasks
+                (c["task"], c["title"], c["metric"], c["higher_is_better"])
+                for r in rows
+                for c in r["tasks"]
             }
         )
-        rows = [
-            (rank, row, [{c.task_slug: c for c in row.tasks}.get(t[0]) for t in tasks])
-            for rank, row in board.rows
-        ]
+        task_columns = page_columns(
+            ObjectiveTaskResultSerializer(), OBJECTIVE_TASK_COLUMNS, hidden=OBJECTIVE_TASK_HIDDEN
+        )
         return render_to_string(
             "leaderboard/_objective_board.html",
             {
                 "board": board,
                 "tasks": tasks,
-                "rows": rows,
+                "columns": page_columns(ObjectiveLeaderboardRowSerializer(), OBJECTIVE_COLUMNS),
+                "task_columns": task_columns,
+                "rows": [
+                    (row, [{c["task"]: c for c in row["tasks"]}.get(t[0]) for t in tasks])
+                    for row in rows
+                ],
                 "csv_url": f"{api}?stage={OBJECTIVE_STAGE}&format=csv",
                 "json_url": f"{api}?stage={OBJECTIVE_STAGE}&format=json",
-                "correlations": subjective_objective_panel(),
+                "correlations": subjective_objective_panel(board.subjective_objective),
             },
             request=request,
         )
@@ -239,20 +274,16 @@ def _agent_links(agent: Agent) -> list[tuple[str, str]]:
 
 def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
     agent = get_object_or_404(Agent.objects.select_related("team"), name=name)
-    summaries = agent_leaderboard_rows(agent=agent)
+    summaries = agent_stage_summaries(agent=agent)
     charts = []
     for summary in summaries:
         if summary.row is None:
             continue
+        scores = summary.row["scores"]
         items = [
-            (
-                d.label,
-                "",
-                summary.row.scores[d.key],
-                summary.row.overall_ci if i == 0 else None,
-            )
+            (d["label"], "", scores[d["key"]], summary.row["overall_ci"] if i == 0 else None)
             for i, d in enumerate(summary.dimensions)
-            if d.key in summary.row.scores
+            if d["key"] in scores
         ]
         charts.append((summary.label, interval_chart(items, line=ACCEPTANCE_LINE)))
     return render(

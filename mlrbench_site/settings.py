@@ -91,6 +91,20 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0))
+# A pool of PostgreSQL connections per process (Django's psycopg pool), for
+# worker processes with many threads: a thread takes a connection only while
+# it uses the database (a judge run gives its own back while it waits on the
+# judge), so 32 calls in flight need a few connections, not 32. 0: no pool.
+DATABASE_POOL_SIZE = env.int("DATABASE_POOL_SIZE", default=0)
+if DATABASE_POOL_SIZE < 0:
+    raise ImproperlyConfigured("DATABASE_POOL_SIZE must be 0 (no pool) or more.")
+if DATABASE_POOL_SIZE and DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": DATABASE_POOL_SIZE,
+        "timeout": env.float("DATABASE_POOL_TIMEOUT", default=60.0),
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps connections; Django wants 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Redis serves both the Celery broker and the shared cache; either variable
@@ -254,6 +268,11 @@ JUDGE_REAP_INTERVAL_SECONDS = env.int("JUDGE_REAP_INTERVAL_SECONDS", default=5 *
 # The window a judge's requests_per_minute counts over (judging/ratelimit.py): a
 # minute. Only perf/judge_throughput.py changes it, to scale time with its answers.
 JUDGE_RATE_WINDOW_SECONDS = env.float("JUDGE_RATE_WINDOW_SECONDS", default=60.0)
+# A call is counted when its turn is taken and reaches the provider a little
+# later (litellm building the request, a busy core): the limiter keeps each call
+# counted this share of the window longer, so that late calls never crowd one
+# of the provider's windows past the limit (2%: 1.2 s of a minute).
+JUDGE_RATE_GUARD = env.float("JUDGE_RATE_GUARD", default=0.02)
 # Calls in flight per worker process (judging/callslots.py): with it set, a worker
 # may run more threads than calls, the others preparing prompts and recording
 # results. 0: the process's threads are its calls.

@@ -15,7 +15,11 @@ Goal: the site's recompute is not slower than the notebook way, and the
 cached dashboard takes under a tenth of the recompute.
 
 Run: DATABASE_URL=postgres://postgres@127.0.0.1:5432/mlrbench REDIS_URL=redis://127.0.0.1:6379/15 \
-     .venv/bin/python perf/agreement.py [--papers 5000] [--repeat 5]
+     .venv/bin/python perf/agreement.py [--papers 5000] [--repeat 5] [--smoke]
+
+`--smoke` (30 papers, 2 repeats) checks that the script still runs, in seconds,
+and exits non-zero on any error. The papers are judged and reviewed on the
+dimensions of the site's own end-to-end rubric, which its migrations create.
 """
 
 import argparse
@@ -47,27 +51,33 @@ from django.test.utils import override_settings  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from scipy import stats  # noqa: E402
 
-DIMENSIONS = ["Clarity", "Novelty", "Soundness", "Significance", "Overall"]
 REVIEWERS = 60
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20250
 
 
-def populate(n_papers: int) -> list[int]:
+def site_rubric():
+    """The end-to-end stage's active rubric: the site's own, from its migrations
+    (creating version 1 again would clash with it)."""
+    from benchmark.models import Stage
+    from judging.models import Rubric
+
+    rubric = Rubric.objects.filter(stage=Stage.END2END).order_by("-is_active", "-version").first()
+    if rubric is None:
+        raise SystemExit("no end-to-end rubric: did the migrations run?")
+    return rubric
+
+
+def populate(n_papers: int, dimensions: list[str]) -> list[int]:
     from benchmark.models import Agent, Stage, Submission, Task, Team
-    from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
+    from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus
     from reviews.models import HumanReview, HumanReviewScore, ReviewStatus
 
     rng = np.random.default_rng(1)
-    rubric = Rubric.objects.create(
-        stage=Stage.END2END,
-        version=1,
-        prompt="perf",
-        dimensions=[{"key": d, "label": d, "min": 1, "max": 10, "levels": {}} for d in DIMENSIONS],
-    )
+    rubric = site_rubric()
     judges = [Judge.objects.create(name=f"judge-{i}", model=f"openai/j{i}") for i in range(2)]
     team = Team.objects.create(name="perf", slug="perf")
-    n_tasks = 100
+    n_tasks = min(100, n_papers)
     tasks = Task.objects.bulk_create(
         Task(
             slug=f"iclr2025_perf{i}",
@@ -109,12 +119,12 @@ def populate(n_papers: int) -> list[int]:
                 )
             )
     reviews = HumanReview.objects.bulk_create(reviews, batch_size=5000)
-    scores = rng.integers(1, 11, size=(len(reviews), len(DIMENSIONS)))
+    scores = rng.integers(1, 11, size=(len(reviews), len(dimensions)))
     HumanReviewScore.objects.bulk_create(
         (
             HumanReviewScore(review=review, dimension=d, score=int(scores[i, j]))
             for i, review in enumerate(reviews)
-            for j, d in enumerate(DIMENSIONS)
+            for j, d in enumerate(dimensions)
         ),
         batch_size=10000,
     )
@@ -126,12 +136,12 @@ def populate(n_papers: int) -> list[int]:
         ),
         batch_size=5000,
     )
-    judge_scores = rng.integers(1, 11, size=(len(judgments), len(DIMENSIONS)))
+    judge_scores = rng.integers(1, 11, size=(len(judgments), len(dimensions)))
     DimensionScore.objects.bulk_create(
         (
             DimensionScore(judgment=judgment, dimension=d, score=int(judge_scores[i, j]))
             for i, judgment in enumerate(judgments)
-            for j, d in enumerate(DIMENSIONS)
+            for j, d in enumerate(dimensions)
         ),
         batch_size=10000,
     )
@@ -181,14 +191,14 @@ def export_csvs(folder: Path) -> tuple[Path, Path]:
     return human_path, llm_path
 
 
-def notebook_way(human_path: Path, llm_path: Path) -> dict:
+def notebook_way(human_path: Path, llm_path: Path, dimensions: list[str]) -> dict:
     """The published notebook's approach: pandas group-by, then scipy."""
     human = pd.read_csv(human_path)
     llm = pd.read_csv(llm_path)
     key = ["model_name", "workshop_name"]
     out = {}
     p_values = {}
-    for dimension in DIMENSIONS:
+    for dimension in dimensions:
         hh = []
         for _paper, group in human.groupby(key):
             values = group[dimension].tolist()
@@ -243,7 +253,7 @@ def notebook_way(human_path: Path, llm_path: Path) -> dict:
             "ci_hl": np.percentile(boot_hl, [2.5, 97.5]),
         }
         p_values[dimension] = test.pvalue
-    ordered = sorted(p_values, key=p_values.get)
+    ordered = sorted(p_values, key=lambda dimension: p_values[dimension])
     running = 0.0
     for rank, dimension in enumerate(ordered):
         running = max(running, min(1.0, (len(ordered) - rank) * p_values[dimension]))
@@ -255,7 +265,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--papers", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny sizes: check that the script runs, in seconds"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.papers, args.repeat = 30, 2
 
     from django.core.cache import cache
 
@@ -267,10 +282,11 @@ def main() -> None:
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     cache.clear()
     try:
+        dimensions = [d["key"] for d in site_rubric().dimensions]
         started = time.perf_counter()
-        papers = populate(args.papers)
+        papers = populate(args.papers, dimensions)
         print(
-            f"data: {args.papers} papers x 3 reviews x {len(DIMENSIONS)} dimensions, 2 judges "
+            f"data: {args.papers} papers x 3 reviews x {len(dimensions)} dimensions, 2 judges "
             f"({time.perf_counter() - started:.1f} s to create)"
         )
         with tempfile.TemporaryDirectory() as folder:
@@ -278,7 +294,7 @@ def main() -> None:
             notebook_times = []
             for _ in range(args.repeat):
                 started = time.perf_counter()
-                reference = notebook_way(human_path, llm_path)
+                reference = notebook_way(human_path, llm_path, dimensions)
                 notebook_times.append(time.perf_counter() - started)
 
         agreement_for_stage(stage="end2end")  # warm the connection and the imports
@@ -289,8 +305,8 @@ def main() -> None:
             review_import_record(
                 submission=_submission(papers[i]),
                 reviewer=user_model.objects.create(username=f"perf-new-{i}"),
-                scores={d: 5 for d in DIMENSIONS},
-                ranges={d: (1, 10) for d in DIMENSIONS},
+                scores={d: 5 for d in dimensions},
+                ranges={d: (1, 10) for d in dimensions},
             )
             started = time.perf_counter()
             result = agreement_for_stage(stage="end2end")

@@ -19,7 +19,12 @@ its own database in it):
     REDIS_URL=redis://127.0.0.1:6379/4 .venv/bin/python perf/leaderboard.py
 
 Options: `--agents`, `--tasks`, `--repeat`, `--export-repeat`, `--keep` (leave the
-database), `--reuse NAME` (measure a database kept earlier).
+database), `--reuse NAME` (measure a database kept earlier), `--smoke` (3 agents x 4
+tasks, a few requests, static files from the finders: checks that the script still
+runs, in seconds; exits non-zero on any error).
+
+The scores are given on the dimensions of the stages' own rubrics, the ones
+the site's migrations create, so the script follows the rubrics as they change.
 """
 
 import argparse
@@ -43,13 +48,6 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = ["idea", "proposal", "experiment", "paper", "end2end"]
-DIMENSIONS = {
-    "idea": ["Overall", "Consistency", "Clarity", "Novelty", "Feasibility", "Significance"],
-    "proposal": ["Overall", "Consistency", "Clarity", "Novelty", "Soundness", "Feasibility"],
-    "experiment": ["Overall", "Consistency", "Completeness", "Novelty", "Soundness"],
-    "paper": ["Overall", "Consistency", "Clarity", "Completeness", "Soundness"],
-    "end2end": ["Overall", "Clarity", "Novelty", "Soundness", "Significance"],
-}
 FAMILIES = ["anthropic", "openai", "google", "deepseek", "qwen", "other"]
 CONFERENCES = ["iclr", "icml", "neurips"]
 TOPICS = ["llm_vlm", "ai_for_science", "ml_theory", "trustworthy_ai", "computer_vision"]
@@ -106,14 +104,31 @@ def copy_rows(cursor, model, rows, *, with_id: bool = True) -> int:
     return n
 
 
+def stage_rubrics() -> dict[str, tuple[int, list[str]]]:
+    """`{stage: (rubric id, dimension keys)}` of each stage's newest rubric: the
+    site's own, which its migrations create (inserting them again would clash)."""
+    from judging.models import Rubric
+
+    rubrics: dict[str, tuple[int, list[str]]] = {}
+    for rubric in Rubric.objects.filter(stage__in=STAGES).order_by(
+        "stage", "-is_active", "-version"
+    ):
+        rubrics.setdefault(rubric.stage, (rubric.id, [d["key"] for d in rubric.dimensions]))
+    missing = sorted(set(STAGES) - set(rubrics))
+    if missing:
+        raise SystemExit(f"no rubric for {', '.join(missing)}: did the migrations run?")
+    return rubrics
+
+
 def fill(n_agents: int, n_tasks: int, seed: int = 7) -> dict[str, int]:
     from django.db import connection
 
     from benchmark.models import Agent, Submission, Task, Team
-    from judging.models import DimensionScore, Judge, Judgment, Rubric
+    from judging.models import DimensionScore, Judge, Judgment
 
     rnd = random.Random(seed)
     counts: dict[str, int] = {}
+    rubrics = stage_rubrics()
     connection.ensure_connection()
     with connection.connection.cursor() as cur:
         counts["tasks"] = copy_rows(
@@ -167,25 +182,6 @@ def fill(n_agents: int, n_tasks: int, seed: int = 7) -> dict[str, int]:
                 },
             ],
         )
-        copy_rows(
-            cur,
-            Rubric,
-            (
-                {
-                    "id": i + 1,
-                    "stage": stage,
-                    "version": 1,
-                    "dimensions": [
-                        {"key": k, "label": k, "min": 1, "max": 10, "levels": {}}
-                        for k in DIMENSIONS[stage]
-                    ],
-                    "overall_key": "Overall",
-                    "extra_fields": ["Hallucination"] if stage == "experiment" else [],
-                    "prompt": f"Judge the {stage}.",
-                }
-                for i, stage in enumerate(STAGES)
-            ),
-        )
         submissions = []
         sid = 0
         for s_index, stage in enumerate(STAGES):
@@ -205,6 +201,7 @@ def fill(n_agents: int, n_tasks: int, seed: int = 7) -> dict[str, int]:
                     "version": 1,
                     "source": "import",
                     "archive_sha256": hashlib.sha256(f"{sid}".encode()).hexdigest(),
+                    # Intake's status: a submission counts once all its judgments are done.
                     "status": "ready",
                     "llm_cost_usd": Decimal(f"{rnd.uniform(0.2, 4):.6f}"),
                     "agent_cost_usd": (
@@ -229,7 +226,7 @@ def fill(n_agents: int, n_tasks: int, seed: int = 7) -> dict[str, int]:
                     "id": jid,
                     "submission_id": sid,
                     "judge_id": judge,
-                    "rubric_id": s_index + 1,
+                    "rubric_id": rubrics[stage][0],
                     "condition": "with_code",
                     "status": "done",
                     "strengths": ["synthetic strength"],
@@ -254,11 +251,11 @@ def fill(n_agents: int, n_tasks: int, seed: int = 7) -> dict[str, int]:
                     "justification": f"Synthetic justification of {dimension}.",
                 }
                 for jid, sid, judge, s_index, stage, skill in judgments
-                for dimension in DIMENSIONS[stage]
+                for dimension in rubrics[stage][1]
             ),
             with_id=False,
         )
-        for model in (Task, Team, Agent, Judge, Rubric, Submission, Judgment, DimensionScore):
+        for model in (Task, Team, Agent, Judge, Submission, Judgment, DimensionScore):
             table = model._meta.db_table
             cur.execute(
                 f"SELECT setval(pg_get_serial_sequence('\"{table}\"', 'id'), "  # noqa: S608
@@ -293,19 +290,12 @@ def median_of(base: str, path: str, repeat: int) -> float:
     return statistics.median(times)
 
 
-def bump_cache(env: dict[str, str]) -> None:
-    """Invalidate the cached leaderboards as a landing judgment would."""
-    subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import django; django.setup(); "
-            "from leaderboard.caching import data_changed; data_changed()",
-        ],
-        cwd=ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "mlrbench_site.settings"},
-        check=True,
-    )
+def bump_cache() -> None:
+    """Invalidate the cached leaderboards as a landing judgment would. This
+    process has the server's settings (the same Redis and key prefix)."""
+    from leaderboard.caching import data_changed
+
+    data_changed()  # outside a transaction: at once
 
 
 def wait_until_up(base: str, server: subprocess.Popen) -> None:
@@ -321,6 +311,49 @@ def wait_until_up(base: str, server: subprocess.Popen) -> None:
     raise SystemExit("the server did not answer within 60 s")
 
 
+def measure(base: str, *, repeat: int, export_repeat: int) -> None:
+    """The measurements, printed: pages and API against /healthz, CSV against JSON Lines."""
+    healthz = median_of(base, "/healthz", repeat)
+    print(f"\n/healthz median: {healthz * 1000:.1f} ms ({repeat} requests)\n")
+    print("computed: the first request after a data change; median: the next ones")
+    print(f"{'stage':<11} {'what':<5} {'computed ms':>12} {'median ms':>10} {'x healthz':>10}")
+    worst = 0.0
+    for stage in STAGES:
+        for what, path in (
+            ("page", f"/leaderboard/?stage={stage}"),
+            ("api", f"/api/leaderboard/?stage={stage}"),
+        ):
+            bump_cache()
+            first, status, _ = fetch(base, path)
+            assert status == 200, (path, status)
+            median = median_of(base, path, repeat)
+            ratio = median / healthz
+            worst = max(worst, ratio)
+            print(
+                f"{stage:<11} {what:<5} {first * 1000:>12.0f} {median * 1000:>10.1f} {ratio:>10.1f}"
+            )
+    variant = "/api/leaderboard/?stage=end2end&judge=gemini-judge&exclude_same_family=1"
+    bump_cache()
+    first, _, _ = fetch(base, variant + "&common_tasks=1&conference=iclr")
+    print(f"\nend2end, one judge, same family out, common tasks, computed: {first * 1000:.0f} ms")
+    print(f"worst page/API median: {worst:.1f}x /healthz (goal: within 10x)\n")
+
+    sizes = {}
+    times: dict[str, list[float]] = {"csv": [], "jsonl": []}
+    for _ in range(export_repeat):
+        for fmt in ("csv", "jsonl"):
+            elapsed, status, size = fetch(base, f"/api/export/?formats={fmt}")
+            assert status == 200
+            times[fmt].append(elapsed)
+            sizes[fmt] = size
+    csv_time, json_time = (statistics.median(times[f]) for f in ("csv", "jsonl"))
+    print(
+        f"export CSV: {csv_time:.1f} s ({sizes['csv'] / 1e6:.0f} MB zip), "
+        f"JSON Lines: {json_time:.1f} s ({sizes['jsonl'] / 1e6:.0f} MB zip), "
+        f"CSV/JSON = {csv_time / json_time:.2f} (goal: within 2x)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", type=int, default=100)
@@ -329,7 +362,12 @@ def main() -> None:
     parser.add_argument("--export-repeat", type=int, default=2)
     parser.add_argument("--keep", action="store_true", help="leave the database")
     parser.add_argument("--reuse", metavar="NAME", help="measure a database kept earlier")
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny sizes: check that the script runs, in seconds"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.agents, args.tasks, args.repeat, args.export_repeat = 3, 4, 3, 1
 
     if not os.environ.get("REDIS_URL"):
         raise SystemExit("set REDIS_URL: the server's workers must share one cache (Redis)")
@@ -353,7 +391,13 @@ def main() -> None:
         "EXPORT_ANON_RATE": "1000000/minute",
         "LOG_LEVEL": "WARNING",
     }
+    if args.smoke:
+        # Static files from the finders, as in the test suite: no collectstatic.
+        env["STATIC_MANIFEST"] = "0"
     os.environ.update(env)
+    # Before anything can fail: the clean-up below reads the settings too.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mlrbench_site.settings")
+    sys.path.insert(0, str(ROOT))
     server = None
     try:
         python = sys.executable
@@ -362,11 +406,10 @@ def main() -> None:
             subprocess.run(
                 [*manage, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
             )
-        subprocess.run(
-            [*manage, "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
-        )
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mlrbench_site.settings")
-        sys.path.insert(0, str(ROOT))
+        if not args.smoke:
+            subprocess.run(
+                [*manage, "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
+            )
         import django
 
         django.setup()
@@ -404,48 +447,7 @@ def main() -> None:
         wait_until_up(base, server)
         median_of(base, "/healthz", 5)  # warm up the workers
 
-        healthz = median_of(base, "/healthz", args.repeat)
-        print(f"\n/healthz median: {healthz * 1000:.1f} ms ({args.repeat} requests)\n")
-        print("computed: the first request after a data change; median: the next ones")
-        print(f"{'stage':<11} {'what':<5} {'computed ms':>12} {'median ms':>10} {'x healthz':>10}")
-        worst = 0.0
-        for stage in STAGES:
-            for what, path in (
-                ("page", f"/leaderboard/?stage={stage}"),
-                ("api", f"/api/leaderboard/?stage={stage}"),
-            ):
-                bump_cache(env)
-                first, status, _ = fetch(base, path)
-                assert status == 200, (path, status)
-                median = median_of(base, path, args.repeat)
-                ratio = median / healthz
-                worst = max(worst, ratio)
-                print(
-                    f"{stage:<11} {what:<5} {first * 1000:>12.0f} {median * 1000:>10.1f} "
-                    f"{ratio:>10.1f}"
-                )
-        variant = "/api/leaderboard/?stage=end2end&judge=gemini-judge&exclude_same_family=1"
-        bump_cache(env)
-        first, _, _ = fetch(base, variant + "&common_tasks=1&conference=iclr")
-        print(
-            f"\nend2end, one judge, same family out, common tasks, computed: {first * 1000:.0f} ms"
-        )
-        print(f"worst page/API median: {worst:.1f}x /healthz (goal: within 10x)\n")
-
-        sizes = {}
-        times: dict[str, list[float]] = {"csv": [], "jsonl": []}
-        for _ in range(args.export_repeat):
-            for fmt in ("csv", "jsonl"):
-                elapsed, status, size = fetch(base, f"/api/export/?formats={fmt}")
-                assert status == 200
-                times[fmt].append(elapsed)
-                sizes[fmt] = size
-        csv_time, json_time = (statistics.median(times[f]) for f in ("csv", "jsonl"))
-        print(
-            f"export CSV: {csv_time:.1f} s ({sizes['csv'] / 1e6:.0f} MB zip), "
-            f"JSON Lines: {json_time:.1f} s ({sizes['jsonl'] / 1e6:.0f} MB zip), "
-            f"CSV/JSON = {csv_time / json_time:.2f} (goal: within 2x)"
-        )
+        measure(base, repeat=args.repeat, export_repeat=args.export_repeat)
     finally:
         if server is not None:
             server.terminate()

@@ -33,6 +33,8 @@ import krippendorff
 import numpy as np
 from scipy import stats
 
+from common.bootstrap import resample_counts
+
 MIN_GAPS_FOR_TEST = 3
 MIN_PAPERS_FOR_SPEARMAN = 3
 MIN_PAPERS_FOR_BOOTSTRAP = 3
@@ -141,14 +143,9 @@ def _bootstrap_weights(n_papers: int, cache: dict[int, np.ndarray]) -> np.ndarra
     """`BOOTSTRAP_RESAMPLES x n_papers` multiplicities of papers drawn with
     replacement; the same seed always draws the same resamples."""
     if n_papers not in cache:
-        rng = np.random.default_rng(BOOTSTRAP_SEED)
-        draws = rng.integers(0, n_papers, size=(BOOTSTRAP_RESAMPLES, n_papers))
-        offsets = (np.arange(BOOTSTRAP_RESAMPLES) * n_papers)[:, None]
-        cache[n_papers] = (
-            np.bincount((draws + offsets).ravel(), minlength=BOOTSTRAP_RESAMPLES * n_papers)
-            .reshape(BOOTSTRAP_RESAMPLES, n_papers)
-            .astype(np.float64)
-        )
+        cache[n_papers] = resample_counts(
+            n_papers, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED
+        ).astype(np.float64)
     return cache[n_papers]
 
 

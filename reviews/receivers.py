@@ -2,12 +2,11 @@
 judgment, judge score, submitted review or review score moves the cache
 generation on once the transaction commits."""
 
-from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
 from judging.models import DimensionScore, Judgment
 
-from .agreement_cache import agreement_invalidate
+from .agreement_cache import AGREEMENT_GENERATION
 from .models import HumanReview, HumanReviewScore, ReviewStatus
 
 # A draft autosave touches only these; it cannot change any statistic.
@@ -15,14 +14,14 @@ _DRAFT_FIELDS = frozenset({"draft", "draft_saved_at", "updated_at"})
 
 
 def _invalidate_on_commit(**kwargs) -> None:
-    transaction.on_commit(agreement_invalidate)
+    AGREEMENT_GENERATION.bump_on_commit()
 
 
 def _review_saved(sender, instance: HumanReview, update_fields=None, **kwargs) -> None:
     if update_fields is not None and set(update_fields) <= _DRAFT_FIELDS:
         return
     if instance.status == ReviewStatus.SUBMITTED:
-        transaction.on_commit(agreement_invalidate)
+        AGREEMENT_GENERATION.bump_on_commit()
 
 
 def receivers_connect() -> None:

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.db.models import Avg, Count, F, Max, Prefetch, Q, QuerySet
 
 from benchmark.models import Stage, Submission
@@ -17,7 +16,7 @@ from judging.models import Judge, Judgment, JudgmentStatus, Rubric
 from judging.selectors import stage_scores
 
 from .agreement import DimensionAgreement, DimensionPlot, agreement_compute
-from .agreement_cache import ENTRY_TIMEOUT_SECONDS, agreement_cache_key
+from .agreement_cache import AGREEMENT_GENERATION, ENTRY_TIMEOUT_SECONDS
 from .models import (
     Assignment,
     AssignmentStatus,
@@ -275,15 +274,11 @@ def agreement_for_stage(*, stage: str, judge: str | None = None) -> StageAgreeme
     judge = judge or None
     if judge is not None and not Judge.objects.filter(name=judge).exists():
         raise UnknownJudge(f"unknown judge {judge!r}", field="judge")
-    key = (
-        f"{agreement_cache_key(stage, judge)}:{_judgments_fingerprint(stage)}:"
-        f"{_AGREEMENT_CACHE_FORMAT}"
+    return AGREEMENT_GENERATION.cached(
+        (stage, judge, _judgments_fingerprint(stage), _AGREEMENT_CACHE_FORMAT),
+        lambda: agreement_compute_for_stage(stage=stage, judge=judge),
+        timeout=ENTRY_TIMEOUT_SECONDS,
     )
-    result: StageAgreement | None = cache.get(key)
-    if result is None:
-        result = agreement_compute_for_stage(stage=stage, judge=judge)
-        cache.set(key, result, timeout=ENTRY_TIMEOUT_SECONDS)
-    return result
 
 
 # Released reviews: what the public sees ---------------------------------------------------

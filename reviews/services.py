@@ -19,7 +19,7 @@ from benchmark.models import Submission, Team, Topic
 from common.errors import ApplicationError, Conflict, ValidationFailed, form_error_items
 from judging.models import Rubric
 
-from .agreement_cache import agreement_invalidate
+from .agreement_cache import AGREEMENT_GENERATION
 from .forms import TEXT_LIMIT, ReviewForm, score_field_name
 from .models import (
     DEFAULT_MAX_LOAD,
@@ -499,7 +499,7 @@ def _review_write(
         weaknesses=weaknesses,
         comments=comments,
     )
-    transaction.on_commit(agreement_invalidate)
+    AGREEMENT_GENERATION.bump_on_commit()
     return True
 
 

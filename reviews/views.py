@@ -28,9 +28,9 @@ from django.utils.timezone import make_aware
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from benchmark.csv_cells import csv_row
 from benchmark.models import Stage
 from benchmark.rendering import markdown_render
+from common.csv_cells import csv_row
 from common.errors import form_add_errors
 from common.http import AuthenticatedHttpRequest
 

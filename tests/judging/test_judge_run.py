@@ -317,3 +317,50 @@ def test_a_run_waits_for_a_call_slot_and_fails_clearly_when_none_comes_free(
     # Once the slot is free, the judgment runs again to the end.
     Judgment.objects.filter(pk=judgment.pk).update(status=JudgmentStatus.QUEUED, run_token=None)
     assert run(judgment).status == JudgmentStatus.DONE
+
+
+@pytest.mark.django_db(transaction=True)
+def test_calls_that_waited_for_a_slot_never_exceed_the_judges_limit_in_any_window(
+    rubrics, judge_for, fake_llm, settings
+):
+    """The judge's turn is counted only once the call holds its slot: two runs that
+    wait for this process's one slot, under a limit of 1 call per 2 s, reach the
+    provider at least a window apart (counting the turn before the slot wait let
+    both through together, and the provider answered 429)."""
+    from judging.callslots import call_slot
+    from judging.ratelimit import window
+
+    settings.JUDGE_CALLS_PER_PROCESS = 1
+    settings.JUDGE_RATE_WINDOW_SECONDS = 2.0
+    fake_llm.default = answer(review_answer("end2end"))
+    fake_llm.rate_limit(1, window=2.0)
+    judge = judge_for("judge-a", requests_per_minute=1)
+    window().reset(str(judge.pk))
+    judgments = [
+        Judgment.objects.create(
+            submission=end2end_submission(task_slug=f"iclr2025_window{n}"),
+            judge=judge,
+            rubric=rubrics["end2end"],
+        )
+        for n in range(2)
+    ]
+
+    def run_in_thread(judgment: Judgment) -> None:
+        try:
+            judgment_run(judgment_id=judgment.pk)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run_in_thread, args=(j,)) for j in judgments]
+    with call_slot(timeout=1):  # another call holds the slot while both runs start
+        for thread in threads:
+            thread.start()
+        threading.Event().wait(2.5)
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert [Judgment.objects.get(pk=j.pk).status for j in judgments] == [JudgmentStatus.DONE] * 2
+    assert fake_llm.refused == 0
+    assert fake_llm.most_in_window == 1
+    arrivals = sorted(request.at for request in fake_llm.requests)
+    assert arrivals[1] - arrivals[0] >= 2.0

@@ -178,3 +178,36 @@ def test_a_worker_with_more_threads_than_call_slots_keeps_only_its_slots_in_flig
     # Six threads took judgments at once; the server never had more than two calls.
     assert fake_llm.most_in_flight == 2
     assert len(fake_llm.requests) == 8
+
+
+def test_calls_in_flight_hold_no_database_connection(celery_worker_process, worker_env, fake_llm):
+    """Eight calls wait on the judge at once while the worker, with a pool of two
+    connections, holds at most those two: a judge run gives its connection back
+    before its call, so many calls in flight need few connections."""
+    from django.db import connection
+
+    ensure_default_rubrics()
+    judge = JudgeFactory(name="slow-server", api_base=fake_llm.url)
+    fake_llm.default = answer(review_answer("end2end"), delay=3.0)
+    celery_worker_process(
+        "judge",
+        pool="threads",
+        concurrency=8,
+        env={**worker_env, "JUDGE_CALLS_PER_PROCESS": "8", "DATABASE_POOL_SIZE": "2"},
+    )
+    submissions = [end2end_submission(task_slug=f"iclr2025_pool{i}") for i in range(8)]
+
+    judgments_queue(submissions=submissions, judges=[judge])
+
+    wait_until(lambda: fake_llm.in_flight == 8, what="eight calls in flight")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        (held,) = cursor.fetchone()
+    assert held <= 2
+    wait_until(
+        lambda: Judgment.objects.filter(judge=judge, status=JudgmentStatus.DONE).count() == 8,
+        what="all eight judgments to be done",
+    )

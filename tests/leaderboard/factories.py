@@ -29,6 +29,7 @@ from judging.models import (
     Rubric,
 )
 from tests.benchmark import factories as base
+from tests.judging import factories as judging
 
 END2END_DIMENSIONS = ["Overall", "Clarity", "Novelty", "Soundness", "Significance"]
 STAGE_DIMENSIONS = {
@@ -69,14 +70,8 @@ def rubric_for(stage: str) -> Rubric:
     return rubric
 
 
-class JudgeFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Judge
-        django_get_or_create = ("name",)
-
-    name = factory.Sequence(lambda n: f"judge-{n}")
+class JudgeFactory(judging.JudgeFactory):
     model = factory.LazyAttribute(lambda judge: f"openai/{judge.name}")
-    model_family = ModelFamily.OTHER
 
 
 def judge_submission(

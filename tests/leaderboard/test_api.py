@@ -7,8 +7,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from benchmark.csv_cells import csv_cell
 from benchmark.models import ModelFamily, Stage
+from common.csv_cells import csv_cell
 from judging.models import JudgingCondition, JudgmentStatus
 from tests.benchmark.factories import TaskFactory
 from tests.errors import error_messages

@@ -20,7 +20,8 @@ from reviews.services import (
     review_submit,
 )
 from tests.benchmark.factories import TaskFactory
-from tests.reviews.factories import AssignmentFactory, ReviewRoundFactory, RubricFactory
+from tests.judging.factories import RubricFactory
+from tests.reviews.factories import AssignmentFactory, ReviewRoundFactory
 from tests.reviews.factories import UserFactory as ReviewUserFactory
 from tests.reviews.scenario import review_data
 

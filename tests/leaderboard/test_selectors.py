@@ -5,10 +5,10 @@ import pytest
 from scipy import stats
 
 from benchmark.models import ModelFamily, Stage, SubmissionStatus
+from common.bootstrap import mean_intervals
 from judging.models import JudgingCondition, JudgmentStatus
 from leaderboard import selectors
 from leaderboard.selectors import LeaderboardQuery, leaderboard_compute, leaderboard_sort
-from leaderboard.statistics import bootstrap_interval
 from tests.benchmark.factories import TaskFactory
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
@@ -256,7 +256,9 @@ def test_the_overall_interval_is_a_95_percent_bootstrap_over_tasks(judges):
     assert high == pytest.approx(reference.high, abs=0.1)
     # The same scores always give the same interval.
     assert leaderboard_compute(LeaderboardQuery()).rows[0].overall_ci == (low, high)
-    assert bootstrap_interval([5.0]) is None
+    assert mean_intervals(
+        {0: [5.0]}, resamples=selectors.BOOTSTRAP_RESAMPLES, seed=selectors.BOOTSTRAP_SEED
+    ) == {0: None}
 
 
 def test_ranks_share_ties_and_rows_sort_by_any_column(judges):
@@ -278,7 +280,7 @@ def test_ranks_share_ties_and_rows_sort_by_any_column(judges):
         leaderboard_sort(board, "Elegance")
 
 
-def test_the_human_column_comes_from_the_reviews_app_once_it_provides_it(judges, monkeypatch):
+def test_the_human_column_comes_from_the_reviews_app(judges, monkeypatch):
     claude, _ = judges
     submission = SubmissionFactory(agent=AgentFactory(name="alpha"))
     judge_submission(submission, claude, scores(6))
@@ -287,7 +289,7 @@ def test_the_human_column_comes_from_the_reviews_app_once_it_provides_it(judges,
     def human_overall_by_submission(*, submission_ids):
         return {sid: 4.5 for sid in submission_ids.values_list("id", flat=True)}
 
-    monkeypatch.setattr(selectors, "human_overall_provider", lambda: human_overall_by_submission)
+    monkeypatch.setattr(selectors, "human_overall_by_submission", human_overall_by_submission)
     board = leaderboard_compute(LeaderboardQuery())
 
     assert board.has_human

@@ -1,110 +1,41 @@
 """Test data for human review: users, teams, agents, submissions with
 artifacts, rubrics, judges with judgments, rounds and assignments."""
 
-import hashlib
 from datetime import timedelta
 from decimal import Decimal
 
 import factory
-from django.contrib.auth import get_user_model
-from django.db.models import Max
 from django.utils import timezone
 
-from benchmark.models import Agent, Stage, Submission, Team
-from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
+from benchmark.models import ModelFamily, Stage
+from judging.models import DimensionScore, Judgment, JudgmentStatus
 from reviews.models import Assignment, ReviewRound
-from tests.benchmark.factories import TaskFactory, artifact_add  # noqa: F401 - re-exported
-
-END2END_DIMENSIONS = ["Clarity", "Novelty", "Soundness", "Significance", "Overall"]
-
-
-def rubric_dimensions(keys=END2END_DIMENSIONS, low=1, high=10) -> list[dict]:
-    return [
-        {
-            "key": key,
-            "label": key,
-            "min": low,
-            "max": high,
-            "levels": {
-                "1": f"{key}: fundamentally flawed",
-                "5": f"{key}: borderline",
-                "10": f"{key}: exceptional",
-            },
-        }
-        for key in keys
-    ]
+from tests.benchmark import factories as base
+from tests.benchmark.factories import TaskFactory, TeamFactory, artifact_add  # noqa: F401
+from tests.judging import factories as judging
+from tests.judging.factories import (  # noqa: F401 - re-exported
+    END2END_DIMENSIONS,
+    RubricFactory,
+    rubric_dimensions,
+)
 
 
-class UserFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = get_user_model()
-        django_get_or_create = ("username",)
-
+class UserFactory(base.UserFactory):
     username = factory.Sequence(lambda n: f"user{n}")
-    email = factory.LazyAttribute(lambda user: f"{user.username}@example.org")
     password = factory.django.Password("pw-for-tests")
 
 
-class TeamFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Team
-        skip_postgeneration_save = True
-
-    name = factory.Sequence(lambda n: f"Team {n}")
-    slug = factory.Sequence(lambda n: f"team-{n}")
-
-    @factory.post_generation
-    def members(self, create, extracted, **kwargs):
-        if create and extracted:
-            self.members.add(*extracted)
-
-
-class AgentFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Agent
-        django_get_or_create = ("name",)
-
-    team = factory.SubFactory(TeamFactory)
-    name = factory.Sequence(lambda n: f"agent-{n}")
+class AgentFactory(base.AgentFactory):
     display_name = factory.LazyAttribute(lambda agent: f"Agent {agent.name}")
     base_model = factory.Sequence(lambda n: f"base-model-{n}")
+    model_family = ModelFamily.OTHER
 
 
-class SubmissionFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Submission
-
+class SubmissionFactory(base.SubmissionFactory):
     agent = factory.SubFactory(AgentFactory)
-    task = factory.SubFactory(TaskFactory)
-    stage = Stage.END2END
-    source = "import"
-    archive_sha256 = factory.Sequence(lambda n: hashlib.sha256(str(n).encode()).hexdigest())
-    status = "ready"
 
 
-class RubricFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Rubric
-
-    stage = Stage.END2END
-    # The next version of the stage: the site's own rubrics are version 1.
-    version = factory.LazyAttribute(
-        lambda rubric: (
-            (Rubric.objects.filter(stage=rubric.stage).aggregate(v=Max("version"))["v"] or 0) + 1
-        )
-    )
-    dimensions = factory.LazyFunction(rubric_dimensions)
-    overall_key = "Overall"
-    extra_fields = factory.LazyFunction(lambda: ["Confidence"])
-    prompt = "Review the paper."
-
-
-class JudgeFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Judge
-        django_get_or_create = ("name",)
-
-    name = factory.Sequence(lambda n: f"judge-{n}")
+class JudgeFactory(judging.JudgeFactory):
     model = factory.LazyAttribute(lambda judge: f"openai/{judge.name}")
 
 

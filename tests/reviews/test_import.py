@@ -182,7 +182,7 @@ def test_export_gives_the_csv_format_back_with_reviewers_numbered(
 
 def test_a_formula_for_an_agent_is_listed_not_imported(tmp_path):
     # Agent names cannot hold a formula (a database constraint), so a row naming
-    # one is an unknown agent; the export's cells go through benchmark.csv_cells.
+    # one is an unknown agent; the export's cells go through common.csv_cells.
     task = TaskFactory(slug="iclr2025_bi_align")
     SubmissionFactory(agent=AgentFactory(name="claude"), task=task)
     (tmp_path / "human_eval").mkdir()

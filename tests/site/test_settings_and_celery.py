@@ -117,3 +117,24 @@ def test_each_task_is_routed_to_its_own_queue_and_to_no_other():
             for queue in app.amqp.queues.values():
                 queue(channel).purge()
     assert lengths == {"gpu": 1, "judge": 2}
+
+
+def test_a_database_pool_is_one_setting_away_and_a_negative_size_is_refused():
+    code = (
+        "import django; django.setup();"
+        "from django.conf import settings as s;"
+        "d = s.DATABASES['default'];"
+        "print(d['OPTIONS']['pool']['max_size'], d['CONN_MAX_AGE'])"
+    )
+    pooled = run_python(
+        code,
+        DEBUG="1",
+        DATABASE_URL="postgres://postgres@127.0.0.1:5432/x",
+        DATABASE_POOL_SIZE="3",
+        CONN_MAX_AGE="60",
+    )
+    assert pooled.returncode == 0, pooled.stderr
+    assert pooled.stdout.split() == ["3", "0"]
+    refused = run_python("import django; django.setup()", DEBUG="1", DATABASE_POOL_SIZE="-1")
+    assert refused.returncode != 0
+    assert "DATABASE_POOL_SIZE must be 0 (no pool) or more" in refused.stderr

@@ -12,7 +12,7 @@ from judging.models import (
     JudgmentStatus,
     SubmissionJudgingState,
 )
-from judging.selectors import judgments_pending, submissions_with_judging_state
+from judging.selectors import judgments_pending, submission_judging_state_expression
 
 
 class Command(BaseCommand):
@@ -78,7 +78,9 @@ class Command(BaseCommand):
         else:
             if options["agent"]:
                 raise CommandError("--agent goes with --stage")
-            queryset = submissions_with_judging_state(queryset).filter(
+            queryset = queryset.annotate(
+                judging_state=submission_judging_state_expression()
+            ).filter(
                 judging_state__in=[SubmissionJudgingState.READY, SubmissionJudgingState.JUDGING]
             )
         submissions = list(queryset.order_by("pk"))
