@@ -14,12 +14,14 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cache
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
+from django.utils.module_loading import import_string
 
 from common.errors import Conflict, ValidationFailed
 
@@ -157,6 +159,7 @@ def submission_intake(
             if same_content is not None:
                 raise DuplicateSubmission(same_content)
             problem = stage_check(stage, (artifact_kind(item.path) for item in run.files))
+            problem = problem or _intake_checks_problem(task=task, stage=stage, run=run)
             if problem:
                 raise ArchiveRefused(problem)
         except ArchiveRefused as exc:
@@ -181,6 +184,23 @@ def _same_run(agent: Agent, task: Task, stage: str, run: RunFiles) -> Submission
         .order_by("version")
         .first()
     )
+
+
+@cache
+def _intake_checks(paths: tuple[str, ...]) -> list:
+    return [import_string(path) for path in paths]
+
+
+def _intake_checks_problem(*, task: Task, stage: str, run: RunFiles) -> str | None:
+    """What another app's check finds wrong with the run (`SUBMISSION_INTAKE_CHECKS`,
+    named by dotted path so that `benchmark` never imports them): each is
+    `check(*, task, stage, folder, paths) -> str | None`."""
+    paths = [item.path for item in run.files]
+    for check in _intake_checks(tuple(getattr(settings, "SUBMISSION_INTAKE_CHECKS", ()))):
+        problem = check(task=task, stage=stage, folder=run.folder, paths=paths)
+        if problem:
+            return problem
+    return None
 
 
 def _run_files(unpacked: Path, files: list[UnpackedFile], *, digest: str) -> RunFiles:

@@ -10,6 +10,7 @@ from benchmark.models import Agent, Stage, Submission, Task
 from benchmark.visibility import hidden_submission_ids, submissions_visible_to
 from judging.models import JudgingCondition
 from judging.selectors import stage_scores
+from judging.subjective_objective import Correlation
 
 from .caching import cached
 from .charts import heatmap, interval_chart
@@ -172,6 +173,23 @@ def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str
     return cached("page", (query, sort), render_board)
 
 
+def subjective_objective_panel(correlations: list[Correlation]) -> list[dict]:
+    """The judges' opinion against the real result, per dimension and condition,
+    with a small scatter plot (judges' mean score, relative improvement)."""
+    panel = []
+    for correlation in correlations:
+        points = correlation.points
+        ys = [y for _, y in points] or [0.0]
+        low, high = min(ys + [0.0]), max(ys + [100.0])
+        span = (high - low) or 1.0
+        dots = [
+            {"cx": round(10 + (x - 1) / 9 * 180, 1), "cy": round(110 - (y - low) / span * 100, 1)}
+            for x, y in points
+        ]
+        panel.append({"c": correlation, "dots": dots})
+    return panel
+
+
 def _objective_board_html(request: HttpRequest) -> str:
     def render_board() -> str:
         api = reverse("api:leaderboard")
@@ -201,6 +219,7 @@ def _objective_board_html(request: HttpRequest) -> str:
                 ],
                 "csv_url": f"{api}?stage={OBJECTIVE_STAGE}&format=csv",
                 "json_url": f"{api}?stage={OBJECTIVE_STAGE}&format=json",
+                "correlations": subjective_objective_panel(board.subjective_objective),
             },
             request=request,
         )

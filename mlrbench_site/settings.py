@@ -363,3 +363,6 @@ SUBMISSION_SUMMARY = [
     "judging.panels.judging_summary",
     "reviews.panels.human_review_summary",
 ]
+# Checks other apps make of an upload before it becomes a submission (see
+# benchmark/intake.py): an MLRC-Bench method archive's layout and read-only files.
+SUBMISSION_INTAKE_CHECKS = ["experiments.intake.method_archive_problem"]
