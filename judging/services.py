@@ -35,7 +35,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from benchmark.models import Submission, SubmissionStatus
+from benchmark.models import Stage, Submission, SubmissionStatus
 from common.errors import Conflict, NotFound, ValidationFailed
 
 from . import llm
@@ -392,11 +392,21 @@ def judgment_rerun(*, judgment_id: int) -> Judgment:
 
 
 def submission_ready_judge(*, submission_id: int) -> QueueReport:
-    """A submission became ready: queue it for every active judge."""
+    """A submission became ready: queue it for every active judge. A method is
+    judged twice, with its code and from its description alone, as MLRC-Bench
+    compares both with the method's objective result."""
     submission = Submission.objects.filter(pk=submission_id).first()
     if submission is None:
         return QueueReport(skipped=[f"submission {submission_id} does not exist"])
-    return judgments_queue(submissions=[submission])
+    report = judgments_queue(submissions=[submission])
+    if submission.stage == Stage.METHOD:
+        without = judgments_queue(submissions=[submission], condition=JudgingCondition.NO_CODE)
+        report.created += without.created
+        report.requeued += without.requeued
+        report.unchanged += without.unchanged
+        report.skipped += without.skipped
+        report.judgment_ids += without.judgment_ids
+    return report
 
 
 # ---------------------------------------------------------------- running

@@ -5,6 +5,7 @@ from django.views.defaults import page_not_found
 
 from benchmark.selectors import catalogue_counts
 from common.errors import ErrorItem, error_body
+from judging.selectors import active_judge_count
 
 from .health import health_report
 
@@ -16,8 +17,12 @@ def home_view(request: HttpRequest) -> HttpResponse:
 @never_cache
 def healthz_view(request: HttpRequest) -> JsonResponse:
     healthy, checks = health_report()
+    body: dict[str, object] = {"status": "ok" if healthy else "unavailable", "checks": checks}
+    if checks["database"]["ok"]:
+        # Not a check (a site with no judge is up), but why uploads are never judged.
+        body["active_judges"] = active_judge_count()
     return JsonResponse(
-        {"status": "ok" if healthy else "unavailable", "checks": checks},
+        body,
         status=200 if healthy else 503,
     )
 
