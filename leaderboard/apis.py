@@ -329,6 +329,16 @@ class ExportAPIView(APIView):
         return response
 
 
+def _refuse_blind_reviewers(request: Request) -> None:
+    # A release holds every judgment with its agent, as the export does.
+    if hidden_submission_ids(user=request.user):
+        raise PermissionDenied(
+            "You have papers to review blind: releases open to you once "
+            "your assigned reviews are submitted.",
+            code="reviews_pending",
+        )
+
+
 class ReleaseAPIView(APIView):
     """A release's frozen data: exactly the canonical JSON stored when it was
     made (its SHA-256 is in the `X-Content-SHA256` header), forever."""
@@ -344,6 +354,7 @@ class ReleaseAPIView(APIView):
         },
     )
     def get(self, request: Request, name: str) -> HttpResponse:
+        _refuse_blind_reviewers(request)
         release = release_get(name=name)
         response = HttpResponse(bytes(release.content), content_type="application/json")
         response["X-Content-SHA256"] = release.content_sha256
@@ -364,6 +375,7 @@ class ReleaseExportAPIView(APIView):
         },
     )
     def get(self, request: Request, name: str) -> HttpResponse:
+        _refuse_blind_reviewers(request)
         release = release_get(name=name)
         response = HttpResponse(bytes(release.export_zip), content_type="application/zip")
         response["Content-Disposition"] = (

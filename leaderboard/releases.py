@@ -283,8 +283,10 @@ def releases_diff(*, a: str, b: str) -> ReleaseDiff:
     for stage in LEADERBOARD_STAGES:
         rows_a = {r["agent"]: r for r in data_a["leaderboards"].get(stage, {}).get("rows", [])}
         rows_b = {r["agent"]: r for r in data_b["leaderboards"].get(stage, {}).get("rows", [])}
-        overall_key = next(iter(data_b["leaderboards"].get(stage, {}).get("dimensions", [])), {})
-        key = overall_key.get("key", "Overall") if overall_key else "Overall"
+        first: dict[str, Any] = next(
+            iter(data_b["leaderboards"].get(stage, {}).get("dimensions", [])), {}
+        )
+        key = first.get("key", "Overall")
         for agent in sorted(set(rows_a) | set(rows_b)):
             before, after = rows_a.get(agent), rows_b.get(agent)
             move = AgentMove(

@@ -8,7 +8,7 @@ from django.utils.safestring import mark_safe
 
 from benchmark.models import Agent, Stage, Submission, Task
 from benchmark.visibility import hidden_submission_ids, submissions_visible_to
-from common.errors import ApplicationError, form_add_errors
+from common.errors import ApplicationError, ErrorItem, form_add_errors
 from judging.models import JudgingCondition
 from judging.selectors import stage_scores
 from judging.subjective_objective import Correlation
@@ -466,13 +466,15 @@ def judges_view(request: HttpRequest) -> HttpResponse:
     """The judges' leaderboard, from the API's answer (one definition)."""
     stage = request.GET.get("stage") or Stage.END2END
     sort = request.GET.get("sort") or ""
-    status, board, errors = 200, None, []
+    status, board = 200, None
+    errors: list[ErrorItem] = []
     try:
         board = judge_board_payload(stage=stage, sort=sort)
     except ApplicationError as exc:
-        status, errors = exc.status_code, exc.items
+        status, errors = exc.status_code, list(exc.items)
+    shown_stage = stage if stage in dict(Stage.choices) else str(Stage.END2END)
     params = QueryDict(mutable=True)
-    params["stage"] = stage if stage in dict(Stage.choices) else Stage.END2END
+    params["stage"] = shown_stage
     extra = list(board["rows"][0]["extra"]) if board and board["rows"] else []
     columns = [
         {**_column(key, label, params, sort, ascending_first=key == "name"), "numeric": numeric}
@@ -494,8 +496,8 @@ def judges_view(request: HttpRequest) -> HttpResponse:
             "rows": rows,
             "columns": columns,
             "errors": errors,
-            "stage": params["stage"],
-            "stage_label": dict(Stage.choices)[params["stage"]],
+            "stage": shown_stage,
+            "stage_label": dict(Stage.choices)[shown_stage],
             "stage_tabs": [(v, label, f"?stage={v}") for v, label in STAGE_CHOICES],
             "json_url": reverse("api:judges-leaderboard") + "?" + params.urlencode(),
         },

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('judging', '0004_judge_own_price'),
+        ('judging', '0005_method_rubric'),
     ]
 
     operations = [
