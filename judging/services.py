@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from benchmark.models import Stage, Submission, SubmissionStatus
 from common.errors import Conflict, NotFound, ValidationFailed
+from common.llm import LLMResponse, PermanentLLMError, TransientLLMError
 
 from . import llm
 from .callslots import CallSlotTimeout, call_slot
@@ -430,7 +431,7 @@ class _Usage:
     latency_seconds: float = 0.0
     cost_known: bool = True
 
-    def add(self, response: llm.LLMResponse) -> None:
+    def add(self, response: LLMResponse) -> None:
         if response.input_tokens is not None:
             self.input_tokens = (self.input_tokens or 0) + response.input_tokens
         if response.output_tokens is not None:
@@ -505,7 +506,7 @@ class _Run:
             _database_release()
             time.sleep(wait)
 
-    def call(self, messages: list[dict[str, Any]]) -> llm.LLMResponse:
+    def call(self, messages: list[dict[str, Any]]) -> LLMResponse:
         judge = self.judgment.judge
         max_attempts = settings.JUDGE_RETRY_ATTEMPTS
         for attempt in range(1, max_attempts + 1):
@@ -526,9 +527,9 @@ class _Run:
                     response = llm.chat(judge=judge, messages=messages, timeout=remaining)
             except CallSlotTimeout as exc:
                 raise JudgingFailed(f"ran out of time before the call: {exc}") from exc
-            except llm.PermanentLLMError as exc:
+            except PermanentLLMError as exc:
                 raise JudgingFailed(f"{exc} (not retried: retrying cannot fix this)") from exc
-            except llm.TransientLLMError as exc:
+            except TransientLLMError as exc:
                 if attempt == max_attempts:
                     raise JudgingFailed(f"gave up after {attempt} attempts: {exc}") from exc
                 delay = _backoff(attempt, exc.retry_after)

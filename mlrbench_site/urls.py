@@ -1,7 +1,5 @@
 from django.contrib import admin
-from django.templatetags.static import static
 from django.urls import include, path
-from django.views.generic.base import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import APIRootView
 from rest_framework.urlpatterns import format_suffix_patterns
@@ -37,7 +35,7 @@ urlpatterns = [
     path("", views.home_view, name="home"),
     path("healthz", views.healthz_view, name="healthz"),
     # Browsers ask for /favicon.ico whatever the page's <link> says.
-    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
+    path("favicon.ico", views.favicon_view),
     path("", include("benchmark.urls")),
     path("", include("reviews.urls")),
     path("", include("experiments.urls")),
