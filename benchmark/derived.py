@@ -29,6 +29,7 @@ from .rendering import (
     figure_resolver,
     markdown_render_budgeted,
 )
+from .task_files import task_description_body
 
 # Bump when the renderer's output changes: stored HTML is then derived again.
 HTML_VERSION = 1
@@ -179,11 +180,17 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _task_text(task: Task) -> str:
+    # The page shows the title as its own heading: the description without it.
+    return task_description_body(task.description, task.title)
+
+
 def task_description_html(task: Task) -> SafeString:
     """The task's description as clean HTML, rendered once per text."""
-    digest = _sha256(task.description)
+    text = _task_text(task)
+    digest = _sha256(text)
     if task.description_html_sha256 != digest:
-        task.description_html = markdown_render_budgeted(task.description).html
+        task.description_html = markdown_render_budgeted(text).html
         task.description_html_sha256 = digest
         Task.objects.filter(pk=task.pk).update(
             description_html=task.description_html, description_html_sha256=digest
@@ -193,5 +200,6 @@ def task_description_html(task: Task) -> SafeString:
 
 def task_description_derive(task: Task) -> None:
     """Set the task's rendered description (before it is saved)."""
-    task.description_html = markdown_render_budgeted(task.description).html
-    task.description_html_sha256 = _sha256(task.description)
+    text = _task_text(task)
+    task.description_html = markdown_render_budgeted(text).html
+    task.description_html_sha256 = _sha256(text)

@@ -14,12 +14,14 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cache
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
+from django.utils.module_loading import import_string
 
 from common.errors import Conflict, ValidationFailed
 
@@ -30,9 +32,10 @@ from .archives import (
     archive_format,
     archive_unpack,
     file_sha256,
+    files_digest,
     markdown_unpack,
 )
-from .costs import steps_cost, steps_total, trace_summary
+from .costs import steps_cost, steps_priced_total, trace_summary
 from .derived import DocumentFile, derived_artifacts_store, documents_derive
 from .models import (
     Agent,
@@ -62,15 +65,16 @@ class IntakeRefused(ValidationFailed):
 
 
 class DuplicateSubmission(Conflict):
-    """The very same archive was already submitted for this agent, task and
-    stage; the answer carries the existing submission's `id`."""
+    """The same run (the same archive, or the same files however packed) was
+    already submitted for this agent, task and stage; the answer carries the
+    existing submission's `id`."""
 
     default_code = "duplicate_submission"
 
     def __init__(self, submission: Submission):
         self.submission = submission
         super().__init__(
-            f"this archive was already submitted as submission {submission.pk} "
+            f"this run (the same files) was already submitted as submission {submission.pk} "
             f"(version {submission.version})",
             field="archive",
             extra={"id": submission.pk},
@@ -84,6 +88,12 @@ class RunFiles:
     folder: Path
     files: list[UnpackedFile]
     digest: str
+
+    @property
+    def content_digest(self) -> str:
+        """The run's identity: its files' sorted paths and hashes, the same
+        however the run was packed (zip or tar.gz, wrapped in a folder or not)."""
+        return files_digest(self.files)
 
 
 def submissions_root() -> Path:
@@ -152,7 +162,11 @@ def submission_intake(
                     source=archive, dest=unpacked, name=f"{stage}.md", limits=limits
                 )
             run = _run_files(unpacked, files, digest=sha256)
+            same_content = _same_run(agent, task, stage, run)
+            if same_content is not None:
+                raise DuplicateSubmission(same_content)
             problem = stage_check(stage, (artifact_kind(item.path) for item in run.files))
+            problem = problem or _intake_checks_problem(task=task, stage=stage, run=run)
             if problem:
                 raise ArchiveRefused(problem)
         except ArchiveRefused as exc:
@@ -168,6 +182,32 @@ def submission_intake(
         )
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _same_run(agent: Agent, task: Task, stage: str, run: RunFiles) -> Submission | None:
+    return (
+        Submission.objects.filter(agent=agent, task=task, stage=stage)
+        .filter(Q(archive_sha256=run.digest) | Q(content_sha256=run.content_digest))
+        .order_by("version")
+        .first()
+    )
+
+
+@cache
+def _intake_checks(paths: tuple[str, ...]) -> list:
+    return [import_string(path) for path in paths]
+
+
+def _intake_checks_problem(*, task: Task, stage: str, run: RunFiles) -> str | None:
+    """What another app's check finds wrong with the run (`SUBMISSION_INTAKE_CHECKS`,
+    named by dotted path so that `benchmark` never imports them): each is
+    `check(*, task, stage, folder, paths) -> str | None`."""
+    paths = [item.path for item in run.files]
+    for check in _intake_checks(tuple(getattr(settings, "SUBMISSION_INTAKE_CHECKS", ()))):
+        problem = check(task=task, stage=stage, folder=run.folder, paths=paths)
+        if problem:
+            return problem
+    return None
 
 
 def _run_files(unpacked: Path, files: list[UnpackedFile], *, digest: str) -> RunFiles:
@@ -186,6 +226,7 @@ def _run_files(unpacked: Path, files: list[UnpackedFile], *, digest: str) -> Run
 @dataclass(frozen=True)
 class _Costs:
     llm_cost_usd: Decimal | None
+    llm_unpriced_steps: int
     agent_cost_usd: Decimal | None
     agent_duration_seconds: float | None
 
@@ -196,7 +237,7 @@ def _run_costs(run: RunFiles, agent: Agent) -> _Costs:
         for item in run.files
         if artifact_kind(item.path) == ArtifactKind.TOKEN_USAGE
     ]
-    llm = steps_total(steps_cost(usage, default_model=agent.base_model))
+    llm, unpriced = steps_priced_total(steps_cost(usage, default_model=agent.base_model))
     traces = sorted(
         item.path for item in run.files if artifact_kind(item.path) == ArtifactKind.TRACE
     )
@@ -204,7 +245,7 @@ def _run_costs(run: RunFiles, agent: Agent) -> _Costs:
     if traces:
         summary = trace_summary(run.folder / traces[0])
         agent_cost, duration = summary.cost_usd, summary.duration_seconds
-    return _Costs(llm, agent_cost, duration)
+    return _Costs(llm, unpriced, agent_cost, duration)
 
 
 def submission_store(
@@ -241,9 +282,7 @@ def submission_store(
     try:
         with transaction.atomic():
             Agent.objects.select_for_update().filter(pk=agent.pk).first()
-            existing = Submission.objects.filter(
-                agent=agent, task=task, stage=stage, archive_sha256=run.digest
-            ).first()
+            existing = _same_run(agent, task, stage, run)
             if existing is not None:
                 raise DuplicateSubmission(existing)
             latest = Submission.objects.filter(agent=agent, task=task, stage=stage).aggregate(
@@ -257,8 +296,10 @@ def submission_store(
                 uploader=uploader,
                 source=source,
                 archive_sha256=run.digest,
+                content_sha256=run.content_digest,
                 status=SubmissionStatus.READY,
                 llm_cost_usd=costs.llm_cost_usd,
+                llm_unpriced_steps=costs.llm_unpriced_steps,
                 agent_cost_usd=costs.agent_cost_usd,
                 agent_duration_seconds=costs.agent_duration_seconds,
             )
@@ -288,9 +329,7 @@ def submission_store(
     except IntegrityError:
         if final is not None:
             shutil.rmtree(final, ignore_errors=True)
-        existing = Submission.objects.filter(
-            agent=agent, task=task, stage=stage, archive_sha256=run.digest
-        ).first()
+        existing = _same_run(agent, task, stage, run)
         if existing is not None:
             raise DuplicateSubmission(existing) from None
         raise

@@ -40,6 +40,25 @@ class TaskImportReport:
 
 _SYNCED_FIELDS = ("title", "conference", "year", "description")
 
+# The site's own reading of the 201 published tasks into the paper's nine
+# topics (the paper publishes counts, not a per-task list).
+SHIPPED_TOPICS_CSV = Path(__file__).resolve().parent / "data" / "task_topics.csv"
+
+
+def task_topics_default_apply(*, csv_path: Path = SHIPPED_TOPICS_CSV) -> int:
+    """Give every task without a topic the one the shipped classification
+    names; a topic already set (by an organiser in the admin, or by
+    `import_tasks --topics`) is kept. Returns how many tasks got one."""
+    topics, errors = topics_csv_parse(csv_path)
+    if errors:
+        raise TaskImportError(errors)
+    updated = 0
+    with transaction.atomic():
+        for topic in sorted(set(topics.values()) - {""}):
+            slugs = [slug for slug, value in topics.items() if value == topic]
+            updated += Task.objects.filter(slug__in=slugs, topic="").update(topic=topic)
+    return updated
+
 
 def tasks_import(
     *, path: Path, topics_csv: Path | None = None, skip_invalid: bool = False
@@ -103,7 +122,7 @@ def _tasks_upsert(
         if changed:
             for name in changed:
                 setattr(task, name, values[name])
-            if "description" in changed:
+            if "description" in changed or "title" in changed:
                 task_description_derive(task)
                 changed += ["description_html", "description_html_sha256"]
             to_update.append((task, changed))
@@ -114,3 +133,31 @@ def _tasks_upsert(
         task.save(update_fields=[*changed, "updated_at"])
     report.created += len(to_create)
     report.updated += len(to_update)
+
+
+def submissions_reprice() -> int:
+    """Price again the LLM steps of every submission with an unpriced step,
+    with the current tables (after organisers add a price); returns how many
+    changed. Reads each one's token-usage files from the store."""
+    from .costs import price_table, steps_cost, steps_priced_total
+    from .models import ArtifactKind, Submission
+    from .submission_selectors import artifact_file_path
+
+    prices = price_table()
+    changed = 0
+    pending = Submission.objects.filter(llm_unpriced_steps__gt=0).select_related("agent")
+    for submission in pending.prefetch_related("artifacts"):
+        usage = [
+            (a.path, artifact_file_path(a))
+            for a in submission.artifacts.all()
+            if a.kind == ArtifactKind.TOKEN_USAGE
+        ]
+        total, unpriced = steps_priced_total(
+            steps_cost(usage, default_model=submission.agent.base_model, prices=prices)
+        )
+        if (total, unpriced) != (submission.llm_cost_usd, submission.llm_unpriced_steps):
+            # save() so the leaderboard's caches hear of it.
+            submission.llm_cost_usd, submission.llm_unpriced_steps = total, unpriced
+            submission.save(update_fields=["llm_cost_usd", "llm_unpriced_steps"])
+            changed += 1
+    return changed

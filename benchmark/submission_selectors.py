@@ -6,11 +6,11 @@ from decimal import Decimal
 from pathlib import Path
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.urls import reverse
 from django.utils.safestring import SafeString
 
-from .costs import StepCost, steps_cost, steps_total
+from .costs import StepCost, steps_cost, steps_priced_total
 from .derived import artifact_html, html_with_figures
 from .models import Agent, Artifact, ArtifactKind, Submission
 from .run_layout import TEXT_SUFFIXES, primary_path
@@ -31,6 +31,17 @@ INLINE_IMAGE_TYPES = {
 def submission_list() -> QuerySet[Submission]:
     """Submissions with their state (`.state`: intake status, or judging and judged)."""
     return submissions_with_state(Submission.objects.select_related("agent", "task", "uploader"))
+
+
+def submissions_newest(submissions: QuerySet[Submission]) -> QuerySet[Submission]:
+    """Only the newest version of each (agent, task, stage) among `submissions`."""
+    newer = Submission.objects.filter(
+        agent=OuterRef("agent"),
+        task=OuterRef("task"),
+        stage=OuterRef("stage"),
+        version__gt=OuterRef("version"),
+    )
+    return submissions.filter(~Exists(newer))
 
 
 def agent_list() -> QuerySet[Agent]:
@@ -133,7 +144,9 @@ def artifact_tree(artifacts: list[Artifact]) -> TreeNode:
 @dataclass
 class SubmissionCosts:
     steps: list[StepCost]
+    # The priced steps' sum, a lower bound when `llm_unpriced_steps` > 0.
     llm_total: Decimal | None
+    llm_unpriced_steps: int
     agent_cost_usd: Decimal | None
     agent_duration_seconds: float | None
 
@@ -180,9 +193,11 @@ def submission_costs(submission: Submission, artifacts: list[Artifact]) -> Submi
         if artifact.kind == ArtifactKind.TOKEN_USAGE
     ]
     steps = steps_cost(usage, default_model=submission.agent.base_model)
+    total, unpriced = steps_priced_total(steps)
     return SubmissionCosts(
         steps=steps,
-        llm_total=steps_total(steps),
+        llm_total=total,
+        llm_unpriced_steps=unpriced,
         agent_cost_usd=submission.agent_cost_usd,
         agent_duration_seconds=submission.agent_duration_seconds,
     )

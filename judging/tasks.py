@@ -15,7 +15,9 @@ from celery.signals import worker_init, worker_process_init, worker_ready
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections
 
-from . import llm, services
+from common import llm as gateway
+
+from . import services
 
 DATABASE_ERRORS = (OperationalError, InterfaceError)
 RETRY_SECONDS = 2
@@ -38,7 +40,7 @@ def _check_settings(**kwargs) -> None:
 @worker_ready.connect
 @worker_process_init.connect
 def _warm_up_llm_client(**kwargs) -> None:
-    llm.warm_up()
+    gateway.warm_up()
 
 
 @shared_task(

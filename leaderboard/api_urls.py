@@ -5,7 +5,15 @@ from django.urls import path
 
 from common.drf import AppRouter
 
-from .apis import ExportAPIView, JudgmentViewSet, LeaderboardAPIView
+from .apis import (
+    AgentCompareAPIView,
+    ExportAPIView,
+    JudgeBoardAPIView,
+    JudgmentViewSet,
+    LeaderboardAPIView,
+    ReleaseAPIView,
+    ReleaseExportAPIView,
+)
 
 router = AppRouter()
 router.register("judgments", JudgmentViewSet, basename="judgment")
@@ -13,5 +21,9 @@ router.register("judgments", JudgmentViewSet, basename="judgment")
 urlpatterns = [
     *router.urls,
     path("leaderboard/", LeaderboardAPIView.as_view(), name="leaderboard"),
+    path("leaderboard/compare/", AgentCompareAPIView.as_view(), name="leaderboard-compare"),
+    path("judges/leaderboard/", JudgeBoardAPIView.as_view(), name="judges-leaderboard"),
     path("export/", ExportAPIView.as_view(), name="export"),
+    path("releases/<str:name>/", ReleaseAPIView.as_view(), name="release"),
+    path("releases/<str:name>/export.zip", ReleaseExportAPIView.as_view(), name="release-export"),
 ]

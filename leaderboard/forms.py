@@ -48,3 +48,11 @@ class LeaderboardQueryForm(forms.Form):
             exclude_same_family=bool(data.get("exclude_same_family")),
             common_tasks=bool(data.get("common_tasks")),
         )
+
+
+class AgentCompareForm(LeaderboardQueryForm):
+    """A board's filters and the two agents to compare (`a` minus `b`)."""
+
+    stage = forms.ChoiceField(choices=STAGE_CHOICES, required=False)
+    a = forms.CharField(max_length=100)
+    b = forms.CharField(max_length=100)

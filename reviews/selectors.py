@@ -239,6 +239,23 @@ def agreement_reviews_for(user: Any, wanted: str | None) -> AgreementReviews:
     return AgreementReviews.RELEASED
 
 
+def human_score_rows(
+    *, stage: str, reviews: AgreementReviews = AgreementReviews.SUBMITTED
+) -> list[tuple[int, int, str, float]]:
+    """`(submission id, reviewer id, dimension, score)` of the stage's human
+    reviews that `reviews` counts: what agreement is measured against."""
+    counted = (
+        released_review_q("review__")
+        if reviews == AgreementReviews.RELEASED
+        else Q(review__status=ReviewStatus.SUBMITTED)
+    )
+    return list(
+        HumanReviewScore.objects.filter(counted, review__submission__stage=stage)
+        .values_list("review__submission_id", "review__reviewer_id", "dimension", "score")
+        .order_by()
+    )
+
+
 def agreement_compute_for_stage(
     *,
     stage: str,
@@ -246,16 +263,7 @@ def agreement_compute_for_stage(
     reviews: AgreementReviews = AgreementReviews.SUBMITTED,
 ) -> StageAgreement:
     """Recompute from the database (no cache)."""
-    counted = (
-        released_review_q("review__")
-        if reviews == AgreementReviews.RELEASED
-        else Q(review__status=ReviewStatus.SUBMITTED)
-    )
-    human_rows = list(
-        HumanReviewScore.objects.filter(counted, review__submission__stage=stage)
-        .values_list("review__submission_id", "review__reviewer_id", "dimension", "score")
-        .order_by()
-    )
+    human_rows = human_score_rows(stage=stage, reviews=reviews)
     papers = {row[0] for row in human_rows}
     llm = stage_scores(submission_ids=papers, judge=judge) if papers else {}
     human_dimensions = {row[2] for row in human_rows}
