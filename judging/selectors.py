@@ -43,6 +43,7 @@ from .models import (
     Judge,
     JudgingCondition,
     Judgment,
+    JudgmentKind,
     JudgmentStatus,
     SubmissionJudgingState,
 )
@@ -88,6 +89,8 @@ def _newest_done_per_judge() -> Combinable:
         submission_id=OuterRef("judgment__submission_id"),
         judge_id=OuterRef("judgment__judge_id"),
         condition=OuterRef("judgment__condition"),
+        # A newer hallucination review has no scores: it replaces none.
+        kind=JudgmentKind.SCORE,
         status=JudgmentStatus.DONE,
         pk__gt=OuterRef("judgment_id"),
     )

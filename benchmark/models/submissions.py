@@ -200,3 +200,33 @@ class Artifact(models.Model):
 
     def __str__(self) -> str:
         return self.path
+
+
+class DerivedKind(models.TextChoices):
+    PDF_TEXT = "pdf_text", "Text extracted from a PDF"
+
+
+class DerivedArtifact(models.Model):
+    """What the site made from an artifact at intake (a PDF's text), stored once so
+    that no request and no judge run ever parses the untrusted file again."""
+
+    artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="derived")
+    kind = models.CharField(max_length=16, choices=DerivedKind.choices)
+    file = models.FileField(max_length=700)
+    size = models.PositiveBigIntegerField()
+    # Pages read, and whether the budget cut the text short.
+    pages = models.PositiveIntegerField(default=0)
+    truncated = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["artifact", "kind"]
+        constraints = [
+            models.UniqueConstraint(fields=["artifact", "kind"], name="derived_artifact_unique"),
+            models.CheckConstraint(
+                condition=Q(kind__in=DerivedKind.values), name="derived_artifact_kind_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of {self.artifact}"
