@@ -5,7 +5,7 @@ from django.urls import path
 
 from common.drf import AppRouter
 
-from .apis import ExportAPIView, JudgmentViewSet, LeaderboardAPIView
+from .apis import ExportAPIView, FabricationAPIView, JudgmentViewSet, LeaderboardAPIView
 
 router = AppRouter()
 router.register("judgments", JudgmentViewSet, basename="judgment")
@@ -14,4 +14,5 @@ urlpatterns = [
     *router.urls,
     path("leaderboard/", LeaderboardAPIView.as_view(), name="leaderboard"),
     path("export/", ExportAPIView.as_view(), name="export"),
+    path("fabrication/", FabricationAPIView.as_view(), name="fabrication"),
 ]

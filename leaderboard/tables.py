@@ -131,7 +131,13 @@ STAGE_COLUMNS = (
     PageColumn("scores", "", ("scores", "overall_ci")),
     PageColumn("n_tasks", "Tasks", ("n_tasks",)),
     PageColumn("cost", "Cost / task", ("cost_usd_per_task",), shown_if="has_cost"),
-    PageColumn("fabrication", "Fabrication", ("fabrication_rate",), shown_if="has_fabrication"),
+    PageColumn(
+        "fabrication",
+        "Fabrication",
+        ("fabrication_rate", "fabrication_rule", "human_fabrication_rate"),
+        shown_if="has_fabrication",
+        note="judges · experts",
+    ),
     PageColumn("human", "Human Overall", ("human_overall",), shown_if="has_human"),
     PageColumn(
         "reproduced",

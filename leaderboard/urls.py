@@ -6,6 +6,7 @@ app_name = "leaderboard"
 
 urlpatterns = [
     path("leaderboard/", views.leaderboard_view, name="leaderboard"),
+    path("fabrication/", views.fabrication_view, name="fabrication"),
     path("agents/<str:name>/", views.agent_detail_view, name="agent-detail"),
     path("tasks/<slug:slug>/results/", views.task_results_view, name="task-results"),
     path("submissions/<int:pk>/scores/", views.submission_scores_view, name="submission-scores"),
