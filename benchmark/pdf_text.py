@@ -109,7 +109,9 @@ def derived_text_write(*, artifact: Artifact, extracted: PdfText) -> DerivedArti
 def derived_folder_remove(submission_id: int) -> None:
     import shutil
 
-    shutil.rmtree(Path(settings.MEDIA_ROOT) / DERIVED_FOLDER / str(submission_id), ignore_errors=True)
+    shutil.rmtree(
+        Path(settings.MEDIA_ROOT) / DERIVED_FOLDER / str(submission_id), ignore_errors=True
+    )
 
 
 def pdf_text_of(artifact: Artifact, *, limit: int | None = None) -> str | None:

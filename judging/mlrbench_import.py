@@ -197,10 +197,9 @@ def _rubric_for(
             )
         if rubric is None:
             ensure_default_rubrics()
-            rubric = (
-                rubric_current(stage=stage, kind=kind)
-                or Rubric.objects.filter(stage=stage, kind=kind).latest("version")
-            )
+            rubric = rubric_current(stage=stage, kind=kind) or Rubric.objects.filter(
+                stage=stage, kind=kind
+            ).latest("version")
         cache[(stage, kind)] = rubric
     return cache[(stage, kind)]
 
@@ -254,9 +253,7 @@ def ai_scientist_review_locate(relative: str, path: Path) -> ReviewFile | None:
         stage=str(Stage.END2END),
         agent=AI_SCIENTIST_AGENT,
         condition=str(JudgingCondition.WITH_CODE),
-        kind=str(
-            JudgmentKind.HALLUCINATION if match["hallucination"] else JudgmentKind.SCORE
-        ),
+        kind=str(JudgmentKind.HALLUCINATION if match["hallucination"] else JudgmentKind.SCORE),
     )
 
 

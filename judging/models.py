@@ -40,9 +40,7 @@ class Rubric(models.Model):
     """
 
     stage = models.CharField(max_length=16, choices=Stage.choices)
-    kind = models.CharField(
-        max_length=16, choices=JudgmentKind.choices, default=JudgmentKind.SCORE
-    )
+    kind = models.CharField(max_length=16, choices=JudgmentKind.choices, default=JudgmentKind.SCORE)
     version = models.PositiveIntegerField()
     # Empty for a hallucination rubric: it scores nothing.
     dimensions = models.JSONField()
@@ -225,9 +223,7 @@ class Judgment(models.Model):
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="judgments")
     # The rubric's kind, copied so that every read can tell scores from hallucination
     # reviews without a join (set from the rubric by the services and the import).
-    kind = models.CharField(
-        max_length=16, choices=JudgmentKind.choices, default=JudgmentKind.SCORE
-    )
+    kind = models.CharField(max_length=16, choices=JudgmentKind.choices, default=JudgmentKind.SCORE)
     condition = models.CharField(
         max_length=16, choices=JudgingCondition.choices, default=JudgingCondition.WITH_CODE
     )

@@ -268,9 +268,7 @@ def hallucination_parse(text_or_data: str | dict) -> ParsedHallucinationReview:
         problems.append('"has_hallucination" is true but "hallucinations" is empty')
     if flag is False and raw_items:
         problems.append('"has_hallucination" is false but "hallucinations" lists findings')
-    confidence = _confidence(
-        {CONFIDENCE: data.get("confidence")}, required=True, problems=problems
-    )
+    confidence = _confidence({CONFIDENCE: data.get("confidence")}, required=True, problems=problems)
     if problems:
         raise ReviewFormatError(problems)
     assert isinstance(flag, bool)

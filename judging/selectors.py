@@ -311,9 +311,11 @@ class HallucinationRow:
 def _hallucination_rows(judgments: list[Judgment]) -> list[HallucinationRow]:
     newest: dict[int, Judgment] = {}
     for judgment in judgments:  # in pk order: the newest wins
-        if judgment.kind == JudgmentKind.HALLUCINATION:
-            if judgment.condition == JudgingCondition.WITH_CODE:
-                newest[judgment.judge_id] = judgment
+        if (
+            judgment.kind == JudgmentKind.HALLUCINATION
+            and judgment.condition == JudgingCondition.WITH_CODE
+        ):
+            newest[judgment.judge_id] = judgment
     return [
         HallucinationRow(judge=j.judge, judgment=j)
         for j in sorted(newest.values(), key=lambda j: j.judge.name)

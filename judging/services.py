@@ -302,8 +302,8 @@ def judgments_queue(
 ) -> QueueReport:
     """Queue each submission for each judge (the active ones by default) under the
     stage's current rubric of each kind (`kinds`, by default scores and, for the
-    stages that have one, the hallucination review): new judgments are created, failed ones are queued
-    again, done ones are left alone unless `force`. The messages go out after the
+    stages that have one, the hallucination review): new judgments are created,
+    failed ones are queued again, done ones are left alone unless `force`. The messages go out after the
     transaction commits. `resend_queued` sends queued judgments' messages again
     (for a message lost with a broker; the claim makes a duplicate harmless).
 
@@ -398,8 +398,7 @@ def _submissions_with_rubrics(
             if rubric is None:
                 what = "hallucination rubric" if kind == JudgmentKind.HALLUCINATION else "rubric"
                 report.skipped.append(
-                    f"submission {submission.pk}: no active {what} for the "
-                    f"{submission.stage} stage"
+                    f"submission {submission.pk}: no active {what} for the {submission.stage} stage"
                 )
                 continue
             pairs.append((submission, rubric))

@@ -289,7 +289,10 @@ def _agent_rows(
     agent: Agent, tasks: list[_Task], query: FabricationQuery, judges: list[str]
 ) -> list[FabricationRow]:
     combined = _row(
-        agent, SOURCE_JUDGES, [judges_flags(_chosen(t.judges, query), query.rule) for t in tasks], {}
+        agent,
+        SOURCE_JUDGES,
+        [judges_flags(_chosen(t.judges, query), query.rule) for t in tasks],
+        {},
     )
     combined.flagged_tasks = _flagged_tasks(tasks, query)
     rows = [combined]
@@ -314,8 +317,7 @@ def _detection(tasks: list[_Task], judges: list[str]) -> list[DetectionRow]:
     """Each judge, and the judges under each rule, against the experts (every type and
     any) and against the reproduction check (faked results and any)."""
     detectors: list[tuple[str, str | None, Any]] = [
-        (f"{JUDGE_PREFIX}{name}", None, lambda t, name=name: _one_judge(t, name))
-        for name in judges
+        (f"{JUDGE_PREFIX}{name}", None, lambda t, name=name: _one_judge(t, name)) for name in judges
     ] + [
         (SOURCE_JUDGES, rule, lambda t, rule=rule: judges_flags(t.judges.values(), rule))
         for rule in RULES

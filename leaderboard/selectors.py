@@ -423,7 +423,9 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
                 },
                 overall=overall,
                 overall_ci=intervals[agent_id],
-                fabrication_rate=fabrication[agent.name].rate if agent.name in fabrication else None,
+                fabrication_rate=fabrication[agent.name].rate
+                if agent.name in fabrication
+                else None,
                 fabrication_rule=query.fabrication_rule,
                 human_fabrication_rate=(
                     fabrication[agent.name].human_rate if agent.name in fabrication else None

@@ -14,6 +14,4 @@ class ReviewsConfig(AppConfig):
 
         receivers_connect()
         import_part_register(name="human scores", order=40, run=human_scores_part)
-        import_part_register(
-            name="hallucination check", order=45, run=hallucination_checks_part
-        )
+        import_part_register(name="hallucination check", order=45, run=hallucination_checks_part)

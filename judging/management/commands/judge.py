@@ -38,8 +38,7 @@ class Command(BaseCommand):
             "--kind",
             choices=JudgmentKind.values,
             action="append",
-            help="only this kind of judgment (scores, or the hallucination review); "
-            "default: both",
+            help="only this kind of judgment (scores, or the hallucination review); default: both",
         )
         parser.add_argument("--force", action="store_true", help="judge again what is done already")
         parser.add_argument("--wait", action="store_true", help="show progress until finished")
