@@ -303,7 +303,8 @@ def judgments_queue(
     """Queue each submission for each judge (the active ones by default) under the
     stage's current rubric of each kind (`kinds`, by default scores and, for the
     stages that have one, the hallucination review): new judgments are created,
-    failed ones are queued again, done ones are left alone unless `force`. The messages go out after the
+    failed ones are queued again, done ones are left alone unless `force`. The
+    messages go out after the
     transaction commits. `resend_queued` sends queued judgments' messages again
     (for a message lost with a broker; the claim makes a duplicate harmless).
 
