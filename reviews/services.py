@@ -459,6 +459,11 @@ def _submitted_as_draft(review: HumanReview) -> dict[str, str]:
     return values
 
 
+def _without_blank_evidence(values: Mapping[str, str]) -> dict[str, str]:
+    # An evidence box left empty and one never sent are the same answer.
+    return {k: v for k, v in values.items() if not (k.endswith("_evidence") and v == "")}
+
+
 def review_hallucination_initial(review: HumanReview) -> dict[str, str]:
     """The form values of the reviewer's own submitted hallucination answers."""
     values: dict[str, str] = {}
@@ -488,7 +493,9 @@ def review_draft_save(*, assignment: Assignment, data: Mapping[str, Any]) -> Hum
                 assignment=assignment,
                 rubric=rubric,
             )
-        if review.status == ReviewStatus.SUBMITTED and draft == _submitted_as_draft(review):
+        if review.status == ReviewStatus.SUBMITTED and _without_blank_evidence(
+            draft
+        ) == _without_blank_evidence(_submitted_as_draft(review)):
             # A late autosave of exactly what was just submitted is not an edit.
             draft = {}
         review.draft = draft
