@@ -45,6 +45,7 @@ from experiments.selectors import (
 from judging.models import (
     JudgingCondition,
     Judgment,
+    JudgmentKind,
     JudgmentStatus,
     Rubric,
     SubmissionJudgingState,
@@ -250,7 +251,7 @@ def counted_submissions(
 def stage_dimensions(stage: str) -> tuple[str, list[Dimension]]:
     """The overall key and the dimensions of the stage's newest rubric, Overall first."""
     rubric = (
-        Rubric.objects.filter(stage=stage)
+        Rubric.objects.filter(stage=stage, kind=JudgmentKind.SCORE)
         .order_by("-is_active", "-version")
         .only("dimensions", "overall_key")
         .first()
@@ -565,7 +566,7 @@ def submission_scores(
 def stage_dimension_keys() -> dict[str, list[Dimension]]:
     """Every leaderboard stage's dimensions, in one query."""
     result: dict[str, list[Dimension]] = {}
-    rubrics = Rubric.objects.filter(stage__in=LEADERBOARD_STAGES).order_by(
+    rubrics = Rubric.objects.filter(stage__in=LEADERBOARD_STAGES, kind=JudgmentKind.SCORE).order_by(
         "stage", "-is_active", "-version"
     )
     for rubric in rubrics:
@@ -652,7 +653,9 @@ def task_results(*, task: Task, hidden: frozenset[int] = frozenset()) -> list[St
 def submission_judgments(*, submission: Submission) -> QuerySet[Judgment]:
     """A submission's finished judgments with their scores, for its public page."""
     return (
-        Judgment.objects.filter(submission=submission, status=JudgmentStatus.DONE)
+        Judgment.objects.filter(
+            submission=submission, status=JudgmentStatus.DONE, kind=JudgmentKind.SCORE
+        )
         .select_related("judge", "rubric")
         .prefetch_related("scores")
         .order_by("condition", "judge__name")

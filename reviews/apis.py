@@ -170,8 +170,8 @@ _REVIEW_INPUT = inline_serializer(
         "comments": serializers.CharField(required=False, allow_blank=True),
         "hallucination": serializers.DictField(
             required=False,
-            help_text="Experiment and end2end rounds: `{type: {\"answer\": yes | no | "
-            "not_sure, \"evidence\": text}}` for each of the four hallucination types.",
+            help_text='Experiment and end2end rounds: `{type: {"answer": yes | no | '
+            'not_sure, "evidence": text}}` for each of the four hallucination types.',
         ),
     },
 )

@@ -12,7 +12,7 @@ from django.db.models import Avg, Count, F, Max, Prefetch, Q, QuerySet
 
 from benchmark.models import Stage, Submission
 from common.errors import ValidationFailed
-from judging.models import Judge, Judgment, JudgmentStatus, Rubric
+from judging.models import Judge, Judgment, JudgmentKind, JudgmentStatus, Rubric
 from judging.selectors import stage_scores
 
 from .agreement import DimensionAgreement, DimensionPlot, agreement_compute
@@ -34,7 +34,11 @@ HUMAN_REVIEW_CSV_DIMENSIONS = ["Novelty", "Clarity", "Soundness", "Significance"
 
 def rubric_for_stage(stage: str) -> Rubric | None:
     """The newest active rubric of the stage: the one reviewers fill in."""
-    return Rubric.objects.filter(stage=stage, is_active=True).order_by("-version").first()
+    return (
+        Rubric.objects.filter(stage=stage, kind=JudgmentKind.SCORE, is_active=True)
+        .order_by("-version")
+        .first()
+    )
 
 
 def reviewer_assignments(*, user: User) -> QuerySet[Assignment]:

@@ -55,9 +55,7 @@ def test_each_active_judge_also_queues_a_hallucination_review(hallucination_rubr
 
     report = judgments_queue(submissions=[end2end, idea])
 
-    kinds = sorted(
-        Judgment.objects.filter(submission=end2end).values_list("judge__name", "kind")
-    )
+    kinds = sorted(Judgment.objects.filter(submission=end2end).values_list("judge__name", "kind"))
     assert kinds == [
         ("judge-a", "hallucination"),
         ("judge-a", "score"),
@@ -65,9 +63,7 @@ def test_each_active_judge_also_queues_a_hallucination_review(hallucination_rubr
         ("judge-b", "score"),
     ]
     # An idea has no hallucination review.
-    assert set(Judgment.objects.filter(submission=idea).values_list("kind", flat=True)) == {
-        "score"
-    }
+    assert set(Judgment.objects.filter(submission=idea).values_list("kind", flat=True)) == {"score"}
     assert report.created == 6 and report.skipped == []
     # Queueing again is idempotent, per kind.
     again = judgments_queue(submissions=[end2end])
@@ -131,7 +127,11 @@ def test_a_hallucination_review_is_recorded_with_typed_findings_and_its_cost(
     ("bad", "problem"),
     [
         (
-            {"has_hallucination": True, "hallucinations": [{"type": "Plagiarism"}], "confidence": 3},
+            {
+                "has_hallucination": True,
+                "hallucinations": [{"type": "Plagiarism"}],
+                "confidence": 3,
+            },
             "is not one of",
         ),
         (

@@ -81,6 +81,8 @@ def test_the_csv_columns_are_the_serializer_fields_in_order(client, board):
         "overall_ci_low",
         "overall_ci_high",
         "fabrication_rate",
+        "fabrication_rule",
+        "human_fabrication_rate",
         "cost_usd_per_task",
         "human_overall",
         "same_family_judge",

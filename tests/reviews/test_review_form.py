@@ -31,6 +31,7 @@ from reviews.services import (
 from tests.errors import error_messages
 
 from .factories import SubmissionFactory
+from .scenario import review_data
 
 HALLUCINATION_TYPES = (
     "faked_experimental_results",
@@ -38,7 +39,6 @@ HALLUCINATION_TYPES = (
     "nonexistent_citations",
     "mathematical_errors",
 )
-from .scenario import review_data
 
 pytestmark = pytest.mark.django_db
 
