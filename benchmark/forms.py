@@ -31,6 +31,7 @@ class SubmissionUploadForm(forms.Form):
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         choices_limit(self, "agent", agents_of(user))
+        _only_choice_preselect(self, "agent")
 
     def clean_task(self) -> Task:
         value = self.cleaned_data["task"].strip()
@@ -40,6 +41,67 @@ class SubmissionUploadForm(forms.Form):
         if task is None:
             raise forms.ValidationError(f"No task {slug!r}; pick one from the list.")
         return task
+
+
+def _only_choice_preselect(form: forms.BaseForm, name: str) -> None:
+    """With a single choice there is nothing to choose: it is the initial value."""
+    field = form.fields[name]
+    assert isinstance(field, forms.ModelChoiceField)
+    if form.is_bound or form.initial.get(name):
+        return
+    choices = list(field.queryset[:2]) if field.queryset is not None else []
+    if len(choices) == 1:
+        form.initial[name] = choices[0].pk
+
+
+# Name fragments first (an `openai/...` model served by vLLM may be a Qwen),
+# then the provider litellm routes the model to.
+_FAMILY_BY_NAME = (
+    ("claude", ModelFamily.ANTHROPIC),
+    ("gemini", ModelFamily.GOOGLE),
+    ("gemma", ModelFamily.GOOGLE),
+    ("deepseek", ModelFamily.DEEPSEEK),
+    ("qwen", ModelFamily.QWEN),
+    ("qwq", ModelFamily.QWEN),
+    ("mistral", ModelFamily.MISTRAL),
+    ("mixtral", ModelFamily.MISTRAL),
+    ("codestral", ModelFamily.MISTRAL),
+    ("llama", ModelFamily.META),
+    ("gpt", ModelFamily.OPENAI),
+    ("o1", ModelFamily.OPENAI),
+    ("o3", ModelFamily.OPENAI),
+    ("o4", ModelFamily.OPENAI),
+)
+_FAMILY_BY_PROVIDER = {
+    "anthropic": ModelFamily.ANTHROPIC,
+    "openai": ModelFamily.OPENAI,
+    "azure": ModelFamily.OPENAI,
+    "gemini": ModelFamily.GOOGLE,
+    "vertex_ai": ModelFamily.GOOGLE,
+    "deepseek": ModelFamily.DEEPSEEK,
+    "dashscope": ModelFamily.QWEN,
+    "mistral": ModelFamily.MISTRAL,
+}
+
+
+def model_family_guess(base_model: str) -> str:
+    """The model family of a base model as litellm names it (`o4-mini`,
+    `anthropic/claude-3-7-sonnet-20250219`); `other` when unknown."""
+    name = base_model.strip().lower()
+    if not name:
+        return ModelFamily.OTHER
+    tail = name.rsplit("/", 1)[-1]
+    for fragment, family in _FAMILY_BY_NAME:
+        # Short fragments only at the start: "o1" is in "gemma-o1x" by accident.
+        if tail.startswith(fragment) if len(fragment) <= 3 else fragment in tail:
+            return family
+    try:
+        import litellm
+
+        provider = litellm.get_llm_provider(name)[1]
+    except Exception:  # noqa: BLE001 - litellm refuses names it cannot route
+        return ModelFamily.OTHER
+    return _FAMILY_BY_PROVIDER.get(provider, ModelFamily.OTHER)
 
 
 class TeamForm(forms.Form):
@@ -60,7 +122,11 @@ class AgentForm(forms.Form):
     )
     coding_agent = forms.CharField(max_length=200, required=False)
     scaffold = forms.CharField(max_length=200, required=False, help_text="e.g. MLR-Agent")
-    model_family = forms.ChoiceField(choices=ModelFamily.choices, initial=ModelFamily.OTHER)
+    model_family = forms.ChoiceField(
+        choices=[("", "Guess from the base model"), *ModelFamily.choices],
+        required=False,
+        help_text="Left to guess: from the base model's name and its provider in litellm.",
+    )
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
     links = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 2}), required=False, help_text="One URL a line."
@@ -69,6 +135,12 @@ class AgentForm(forms.Form):
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         choices_limit(self, "team", teams_of(user))
+        _only_choice_preselect(self, "team")
+
+    def clean_model_family(self) -> str:
+        return self.cleaned_data["model_family"] or model_family_guess(
+            self.data.get("base_model", "")
+        )
 
     def clean_links(self) -> list[str]:
         links = [line.strip() for line in self.cleaned_data["links"].splitlines() if line.strip()]
@@ -77,4 +149,6 @@ class AgentForm(forms.Form):
 
 
 class ApiTokenForm(forms.Form):
-    name = forms.CharField(max_length=100, help_text="What the token is for, e.g. my laptop.")
+    name = forms.CharField(
+        max_length=100, label="Token name", help_text="What the token is for, e.g. my laptop."
+    )

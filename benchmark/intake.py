@@ -14,12 +14,14 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cache
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
+from django.utils.module_loading import import_string
 
 from common.errors import Conflict, ValidationFailed
 
@@ -30,6 +32,7 @@ from .archives import (
     archive_format,
     archive_unpack,
     file_sha256,
+    files_digest,
     markdown_unpack,
 )
 from .costs import (
@@ -75,15 +78,16 @@ class IntakeRefused(ValidationFailed):
 
 
 class DuplicateSubmission(Conflict):
-    """The very same archive was already submitted for this agent, task and
-    stage; the answer carries the existing submission's `id`."""
+    """The same run (the same archive, or the same files however packed) was
+    already submitted for this agent, task and stage; the answer carries the
+    existing submission's `id`."""
 
     default_code = "duplicate_submission"
 
     def __init__(self, submission: Submission):
         self.submission = submission
         super().__init__(
-            f"this archive was already submitted as submission {submission.pk} "
+            f"this run (the same files) was already submitted as submission {submission.pk} "
             f"(version {submission.version})",
             field="archive",
             extra={"id": submission.pk},
@@ -97,6 +101,12 @@ class RunFiles:
     folder: Path
     files: list[UnpackedFile]
     digest: str
+
+    @property
+    def content_digest(self) -> str:
+        """The run's identity: its files' sorted paths and hashes, the same
+        however the run was packed (zip or tar.gz, wrapped in a folder or not)."""
+        return files_digest(self.files)
 
 
 def submissions_root() -> Path:
@@ -159,7 +169,11 @@ def submission_intake(
                 also = " or a markdown file" if stage in (Stage.IDEA, Stage.PROPOSAL) else ""
                 raise ArchiveRefused(f"the file is not a zip or tar.gz archive{also}")
             run = _run_files(unpacked, files, digest=sha256)
+            same_content = _same_run(agent, task, stage, run)
+            if same_content is not None:
+                raise DuplicateSubmission(same_content)
             problem = stage_check(stage, (artifact_kind(item.path) for item in run.files))
+            problem = problem or _intake_checks_problem(task=task, stage=stage, run=run)
             if problem:
                 raise ArchiveRefused(problem)
         except ArchiveRefused as exc:
@@ -175,6 +189,32 @@ def submission_intake(
         )
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _same_run(agent: Agent, task: Task, stage: str, run: RunFiles) -> Submission | None:
+    return (
+        Submission.objects.filter(agent=agent, task=task, stage=stage)
+        .filter(Q(archive_sha256=run.digest) | Q(content_sha256=run.content_digest))
+        .order_by("version")
+        .first()
+    )
+
+
+@cache
+def _intake_checks(paths: tuple[str, ...]) -> list:
+    return [import_string(path) for path in paths]
+
+
+def _intake_checks_problem(*, task: Task, stage: str, run: RunFiles) -> str | None:
+    """What another app's check finds wrong with the run (`SUBMISSION_INTAKE_CHECKS`,
+    named by dotted path so that `benchmark` never imports them): each is
+    `check(*, task, stage, folder, paths) -> str | None`."""
+    paths = [item.path for item in run.files]
+    for check in _intake_checks(tuple(getattr(settings, "SUBMISSION_INTAKE_CHECKS", ()))):
+        problem = check(task=task, stage=stage, folder=run.folder, paths=paths)
+        if problem:
+            return problem
+    return None
 
 
 def _run_files(unpacked: Path, files: list[UnpackedFile], *, digest: str) -> RunFiles:
@@ -251,9 +291,7 @@ def submission_store(
     try:
         with transaction.atomic():
             Agent.objects.select_for_update().filter(pk=agent.pk).first()
-            existing = Submission.objects.filter(
-                agent=agent, task=task, stage=stage, archive_sha256=run.digest
-            ).first()
+            existing = _same_run(agent, task, stage, run)
             if existing is not None:
                 raise DuplicateSubmission(existing)
             latest = Submission.objects.filter(agent=agent, task=task, stage=stage).aggregate(
@@ -267,6 +305,7 @@ def submission_store(
                 uploader=uploader,
                 source=source,
                 archive_sha256=run.digest,
+                content_sha256=run.content_digest,
                 status=SubmissionStatus.READY,
                 llm_cost_usd=costs.llm_cost_usd,
                 agent_cost_usd=costs.agent_cost_usd,
@@ -303,9 +342,7 @@ def submission_store(
         if final is not None:
             shutil.rmtree(final, ignore_errors=True)
             derived_folder_remove(int(final.name))
-        existing = Submission.objects.filter(
-            agent=agent, task=task, stage=stage, archive_sha256=run.digest
-        ).first()
+        existing = _same_run(agent, task, stage, run)
         if existing is not None:
             raise DuplicateSubmission(existing) from None
         raise

@@ -64,7 +64,7 @@ def import_parts() -> list[ImportPart]:
 
 def tasks_part(path: Path, options: ImportOptions) -> ImportPartReport:
     """The first part: every task file; a bad one is listed and the rest imported."""
-    from .services import TaskImportError, tasks_import
+    from .services import TaskImportError, task_topics_default_apply, tasks_import
 
     try:
         result = tasks_import(path=path, skip_invalid=True)
@@ -74,4 +74,7 @@ def tasks_part(path: Path, options: ImportOptions) -> ImportPartReport:
     report.add("created", result.created)
     report.add("updated", result.updated)
     report.add("unchanged", result.unchanged)
+    topics_set = task_topics_default_apply()
+    if topics_set:
+        report.add("topics set", topics_set)
     return report

@@ -20,7 +20,8 @@ from .models import ArtifactKind, Stage
 CODE_FOLDERS = frozenset({"claude_code", "codex", "gemini", "code", "src"})
 # Folders that are part of a run, so an archive whose only top folder is one
 # of them is not wrapped in a run folder.
-RUN_FOLDERS = CODE_FOLDERS | {"results", "figures", "idea", "proposal"}
+# `methods` is an MLRC-Bench method archive's (laid over the task's env/methods/).
+RUN_FOLDERS = CODE_FOLDERS | {"results", "figures", "idea", "proposal", "methods"}
 
 CODE_SUFFIXES = frozenset(
     {

@@ -39,6 +39,25 @@ class TaskImportReport:
 
 _SYNCED_FIELDS = ("title", "conference", "year", "description")
 
+# The site's own reading of the 201 published tasks into the paper's nine
+# topics (the paper publishes counts, not a per-task list).
+SHIPPED_TOPICS_CSV = Path(__file__).resolve().parent / "data" / "task_topics.csv"
+
+
+def task_topics_default_apply(*, csv_path: Path = SHIPPED_TOPICS_CSV) -> int:
+    """Give every task without a topic the one the shipped classification
+    names; a topic already set (by an organiser in the admin, or by
+    `import_tasks --topics`) is kept. Returns how many tasks got one."""
+    topics, errors = topics_csv_parse(csv_path)
+    if errors:
+        raise TaskImportError(errors)
+    updated = 0
+    with transaction.atomic():
+        for topic in sorted(set(topics.values()) - {""}):
+            slugs = [slug for slug, value in topics.items() if value == topic]
+            updated += Task.objects.filter(slug__in=slugs, topic="").update(topic=topic)
+    return updated
+
 
 def tasks_import(
     *, path: Path, topics_csv: Path | None = None, skip_invalid: bool = False

@@ -15,6 +15,7 @@ from .accounts import user_owns_agent
 from .authentication import ApiTokenAuthentication
 from .intake import DuplicateSubmission, submission_intake
 from .models import ModelFamily, Stage, SubmissionSource
+from .page_panels import submission_notices
 from .submission_selectors import agent_list, submission_list
 from .submission_serializers import (
     AgentSerializer,
@@ -107,6 +108,7 @@ class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
                 "version": submission.version,
                 "status": submission.status,
                 "artifacts": submission.artifacts.count(),
+                "notices": submission_notices(submission=submission),
             },
             status=status.HTTP_201_CREATED,
         )

@@ -7,7 +7,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -35,6 +35,17 @@ PDF_TYPE = "application/pdf"
 def submission_list() -> QuerySet[Submission]:
     """Submissions with their state (`.state`: intake status, or judging and judged)."""
     return submissions_with_state(Submission.objects.select_related("agent", "task", "uploader"))
+
+
+def submissions_newest(submissions: QuerySet[Submission]) -> QuerySet[Submission]:
+    """Only the newest version of each (agent, task, stage) among `submissions`."""
+    newer = Submission.objects.filter(
+        agent=OuterRef("agent"),
+        task=OuterRef("task"),
+        stage=OuterRef("stage"),
+        version__gt=OuterRef("version"),
+    )
+    return submissions.filter(~Exists(newer))
 
 
 def agent_list() -> QuerySet[Agent]:

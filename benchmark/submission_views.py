@@ -36,7 +36,7 @@ from .accounts import (
 from .forms import AgentForm, ApiTokenForm, SubmissionUploadForm, TeamForm
 from .intake import DuplicateSubmission, submission_intake
 from .models import Agent, Stage, Submission, SubmissionSource, Task
-from .page_panels import submission_page_panels
+from .page_panels import submission_page_panels, submission_summary
 from .submission_selectors import (
     PDF_TYPE,
     artifact_delivery,
@@ -90,6 +90,9 @@ def _upload(request: AuthenticatedHttpRequest, form: SubmissionUploadForm) -> Su
     )
 
 
+LAST_STAGE_SESSION_KEY = "upload_last_stage"
+
+
 @login_required
 def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     if request.method == "POST":
@@ -104,6 +107,7 @@ def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
                 extra = {**extra, "existing_url": exc.submission.get_absolute_url()}
         else:
             if submission is not None:
+                request.session[LAST_STAGE_SESSION_KEY] = submission.stage
                 messages.success(
                     request,
                     f"Submission {submission.pk} stored: version {submission.version}, "
@@ -119,7 +123,9 @@ def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
             return JsonResponse(body, status=json_status)
         status = 400
     else:
-        form = SubmissionUploadForm(user=request.user, initial=request.GET.dict())
+        # The stage of the user's last upload is the likely one for the next.
+        initial = {"stage": request.session.get(LAST_STAGE_SESSION_KEY, ""), **request.GET.dict()}
+        form = SubmissionUploadForm(user=request.user, initial=initial)
         status = 200
     return render(
         request,
@@ -145,6 +151,7 @@ def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResp
         {
             "page": submission_page(submission),
             "panels": submission_page_panels(request=request, submission=submission),
+            "summary": submission_summary(submission=submission),
         },
     )
     response["Content-Security-Policy"] = SUBMISSION_PAGE_CSP

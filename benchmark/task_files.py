@@ -46,12 +46,95 @@ def task_folder_resolve(path: Path) -> Path:
     return path
 
 
+# Headings that name a section, not the workshop: 16 published tasks start
+# with one ("About the Workshop", "Topics", "Overview", "Subject Areas").
+GENERIC_HEADINGS = frozenset(
+    {
+        "about",
+        "about the workshop",
+        "about this workshop",
+        "abstract",
+        "background",
+        "call for papers",
+        "description",
+        "descriptions",
+        "introduction",
+        "motivation",
+        "overview",
+        "scope",
+        "subject areas",
+        "summary",
+        "topics",
+        "workshop description",
+        "workshop direction",
+        "workshop overview",
+        "workshop scope",
+        "workshop summary",
+    }
+)
+# Where no heading names it, the first lines usually do: "The AI for
+# Accelerated Materials Discovery (AI4Mat) Workshop ...", "HAIC 2025, the
+# First Workshop on Human-AI Coevolution, ...".
+_NAMED_IN_TEXT_RES = (
+    _TITLED_RE,
+    re.compile(r"\b(Workshop on [A-Z][^,.()\n]{3,120}?)(?=[,.(\n]|\s+(?:at|focuses|aims)\b)"),
+    re.compile(
+        r"\b[Tt]he[ ]+((?:[A-Z0-9][\w&+-]*[ ]+)(?:(?:[A-Z0-9][\w&+-]*|and|for|in|of|on)[ ]+){0,11}?"
+        r"(?:\([^)\n]{1,30}\)[ ]+)?[Ww]orkshop)\b"
+    ),
+)
+_NAME_SEARCH_CHARS = 800
+_SMALL_WORDS = frozenset({"and", "for", "in", "of", "on", "the", "to"})
+
+
+def _heading_is_generic(heading: str) -> bool:
+    return heading.strip().strip(":").casefold() in GENERIC_HEADINGS
+
+
 def task_title_extract(text: str) -> str | None:
-    for pattern in (_H1_RE, _ANY_HEADING_RE, _TITLED_RE):
-        match = pattern.search(text)
+    """The workshop's name: its H1, else its first heading that is not a
+    section name, else the name the text gives itself."""
+    headings = [m.group(1).strip() for m in _ANY_HEADING_RE.finditer(text) if m.group(1).strip()]
+    h1 = _H1_RE.search(text)
+    if h1 and h1.group(1).strip() and not _heading_is_generic(h1.group(1)):
+        first = next((h for h in headings if not _heading_is_generic(h)), None)
+        # An H1 wins unless a real title comes before it (a "## Name" then "# Topics").
+        if first is None or text.find(first) >= h1.start():
+            return h1.group(1).strip()[:300]
+    for heading in headings:
+        if not _heading_is_generic(heading):
+            return heading[:300]
+    head = _ANY_HEADING_RE.sub("", text)[:_NAME_SEARCH_CHARS]
+    for pattern in _NAMED_IN_TEXT_RES:
+        match = pattern.search(head)
         if match and match.group(1).strip():
             return match.group(1).strip()[:300]
-    return None
+    return "" if headings else None
+
+
+def task_title_from_slug(slug: str) -> str:
+    """`neurips2023_mp2` -> `MP2 (NeurIPS 2023)`: the last resort for a title."""
+    match = _SLUG_RE.match(slug)
+    if not match:
+        return slug
+    conference, year, workshop = match.groups()
+    words = [
+        word if word in _SMALL_WORDS else (word.upper() if len(word) <= 4 else word.capitalize())
+        for word in re.split(r"[_-]+", workshop)
+        if word
+    ]
+    label = {"iclr": "ICLR", "icml": "ICML", "neurips": "NeurIPS"}[conference]
+    return f"{' '.join(words)} ({label} {year})"
+
+
+def task_description_body(text: str, title: str) -> str:
+    """The description without the heading that became the page's title (the
+    page shows the title as its own H1 already)."""
+    for match in _ANY_HEADING_RE.finditer(text):
+        if match.group(1).strip() == title:
+            return text[: match.start()] + text[match.end() :].lstrip("\n")
+        break
+    return text
 
 
 def task_file_parse(path: Path) -> ParsedTask | TaskFileError:
@@ -82,6 +165,7 @@ def task_file_parse(path: Path) -> ParsedTask | TaskFileError:
     title = task_title_extract(text)
     if title is None:
         return TaskFileError(path, "has no markdown heading to take the title from")
+    title = title or task_title_from_slug(path.stem)
     conference, year, _workshop = slug_match.groups()
     return ParsedTask(
         slug=path.stem, title=title, conference=conference, year=int(year), description=text

@@ -7,6 +7,7 @@ from .models import Task
 from .page_panels import task_page_panels
 from .rendering import markdown_render
 from .selectors import task_list
+from .task_files import task_description_body
 
 TASKS_PER_PAGE = 25
 
@@ -31,7 +32,9 @@ def task_detail_view(request: HttpRequest, slug: str) -> HttpResponse:
         "benchmark/task_detail.html",
         {
             "task": task,
-            "description_html": markdown_render(task.description),
+            "description_html": markdown_render(
+                task_description_body(task.description, task.title)
+            ),
             "panels": task_page_panels(request=request, task=task),
         },
     )

@@ -21,6 +21,9 @@ class ExperimentStatus(models.TextChoices):
     FAILED = "failed", "Failed"
     TIMED_OUT = "timed_out", "Timed out"
     CANCELLED = "cancelled", "Cancelled"
+    # The code ran to its end but gave no usable score (an MLRC-Bench task's
+    # main.py that saved none, or one that is not a finite number).
+    COULD_NOT_RUN = "could_not_run", "Could not run"
 
 
 FINISHED_STATUSES = (
@@ -28,6 +31,7 @@ FINISHED_STATUSES = (
     ExperimentStatus.FAILED,
     ExperimentStatus.TIMED_OUT,
     ExperimentStatus.CANCELLED,
+    ExperimentStatus.COULD_NOT_RUN,
 )
 
 
@@ -71,6 +75,10 @@ class ExperimentRun(models.Model):
     gpus = models.JSONField(default=list, blank=True, help_text="GPU indexes the run was given.")
     worker_host = models.CharField(max_length=200, blank=True)
     cancel_requested = models.BooleanField(default=False)
+    # Objective runs: the version of the task they ran on, and the agent's
+    # trial they belong to (MLRC-Bench runs several trials per agent and task).
+    task_version = models.PositiveIntegerField(null=True, blank=True)
+    trial = models.PositiveSmallIntegerField(default=1)
     rerun_of = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="reruns"
     )
@@ -122,12 +130,23 @@ class ExperimentRun(models.Model):
         return self.status in FINISHED_STATUSES
 
 
+class ObjectiveFormat(models.TextChoices):
+    # The site's own: a method's run.sh, data folders with public/ and private/
+    # halves, an evaluation program in a second sandbox.
+    SITE = "site", "Site folders (run.sh and an evaluation program)"
+    # MLRC-Bench's task folder: env/main.py runs a method of env/methods/ and
+    # saves its score; scripts/test_data/ joins env/ for the test phase only.
+    MLRC = "mlrc", "MLRC-Bench task folder"
+
+
 class ObjectiveTask(models.Model):
     """What makes a task of kind `objective` scoreable: MLRC-Bench's protocol.
 
-    The data folders and the evaluation program are the organiser's: each data
-    folder holds `public/` (what the method sees, at /data) and `private/`
-    (labels only the evaluation sees, at /private).
+    Site format: the data folders and the evaluation program are the
+    organiser's: each data folder holds `public/` (what the method sees, at
+    /data) and `private/` (labels only the evaluation sees, at /private).
+    MLRC format: `dev_data_dir` is the task version's copy of `env/` and
+    `test_data_dir` its copy of `scripts/test_data/`.
     """
 
     task = models.OneToOneField(Task, on_delete=models.CASCADE, related_name="objective")
@@ -146,6 +165,20 @@ class ObjectiveTask(models.Model):
     test_data_dir = models.CharField(max_length=500)
     time_limit_seconds = models.PositiveIntegerField(default=600)
     gpu_count = models.PositiveSmallIntegerField(default=0)
+    format = models.CharField(
+        max_length=8, choices=ObjectiveFormat.choices, default=ObjectiveFormat.SITE
+    )
+    version = models.PositiveIntegerField(
+        default=1, help_text="Raised each time the imported task folder changes."
+    )
+    source_sha256 = models.CharField(
+        max_length=64, blank=True, help_text="Digest of the imported task folder."
+    )
+    read_only_files = models.JSONField(
+        default=list, blank=True, help_text="Paths under env/ (globs) methods may not change."
+    )
+    baseline_method = models.CharField(max_length=100, default="my_method")
+    baseline_runtime_seconds = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -165,6 +198,9 @@ class ObjectiveTask(models.Model):
             models.CheckConstraint(
                 condition=~Q(dev_data_dir=F("test_data_dir")), name="objective_dev_is_not_test"
             ),
+            models.CheckConstraint(
+                condition=Q(format__in=ObjectiveFormat.values), name="objective_format_valid"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -178,10 +214,14 @@ class ObjectiveTask(models.Model):
     def better(self, a: float, b: float) -> bool:
         return a > b if self.higher_is_better else a < b
 
+    @property
+    def is_mlrc(self) -> bool:
+        return self.format == ObjectiveFormat.MLRC
+
 
 class ObjectiveResult(models.Model):
-    """An agent's standing on one objective task: its best dev run, and the one
-    evaluation of that method on the test data."""
+    """One trial of an agent on one version of an objective task: its best dev
+    run, and the one evaluation of that method on the test data."""
 
     objective = models.ForeignKey(ObjectiveTask, on_delete=models.CASCADE, related_name="results")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="objective_results")
@@ -193,6 +233,11 @@ class ObjectiveResult(models.Model):
     relative_improvement = models.FloatField(null=True, blank=True)
     runtime_seconds = models.FloatField(null=True, blank=True)
     lloc = models.PositiveIntegerField(help_text="Logical lines of code of the method.")
+    trial = models.PositiveSmallIntegerField(default=1)
+    task_version = models.PositiveIntegerField(default=1)
+    # As MLRC-Bench reports them: the method against the baseline method.
+    baseline_lloc = models.PositiveIntegerField(null=True, blank=True)
+    runtime_change_percent = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -201,12 +246,21 @@ class ObjectiveResult(models.Model):
         db_table = "benchmark_objectiveresult"
         ordering = ["objective", "-relative_improvement"]
         constraints = [
-            # Evaluated once on test: one result per agent and task.
-            models.UniqueConstraint(fields=["objective", "agent"], name="objective_result_once"),
+            # Evaluated once on test: one result per agent, trial and task version.
+            models.UniqueConstraint(
+                fields=["objective", "agent", "trial", "task_version"],
+                name="objective_result_once",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.agent} on {self.objective}"
+
+    @property
+    def lloc_change_percent(self) -> float | None:
+        if not self.baseline_lloc:
+            return None
+        return (self.lloc - self.baseline_lloc) / self.baseline_lloc * 100
 
 
 class ReproductionVerdict(models.TextChoices):

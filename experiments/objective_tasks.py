@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import logging
 import re
+from enum import StrEnum
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 
 from benchmark.models import (
@@ -15,9 +17,11 @@ from benchmark.models import (
     TaskKind,
 )
 from experiments.models import (
+    ObjectiveFormat,
     ObjectiveTask,
 )
 
+from . import mlrc
 from .errors import ExperimentRefused, ObjectiveTaskInvalid
 from .queue import gpu_check
 
@@ -56,16 +60,13 @@ def objective_task_define(
         higher_is_better=higher_is_better,
         baseline_score=baseline_score,
         human_score=human_score,
-        eval_command=eval_command,
     )
+    if not eval_command.strip():
+        problems.append("the evaluation command is empty")
     problems += _folder_problems(
         dev_data_dir=Path(dev_data_dir), test_data_dir=Path(test_data_dir), eval_dir=eval_dir
     )
-    if gpu_count:
-        try:
-            gpu_check(gpu_count)
-        except ExperimentRefused as exc:
-            problems.append(str(exc))
+    problems += _gpu_problems(gpu_count)
     if problems:
         raise ObjectiveTaskInvalid(problems)
     assert match is not None  # a bad slug is among the problems above
@@ -93,19 +94,26 @@ def objective_task_define(
     return objective, created
 
 
+def _gpu_problems(gpu_count: int) -> list[str]:
+    if not gpu_count:
+        return []
+    try:
+        gpu_check(gpu_count)
+    except ExperimentRefused as exc:
+        return [str(exc)]
+    return []
+
+
 def _definition_problems(
     *,
     metric: str,
     higher_is_better: bool,
     baseline_score: float,
     human_score: float,
-    eval_command: str,
 ) -> list[str]:
     problems = []
     if not metric.strip():
         problems.append("the metric needs a name")
-    if not eval_command.strip():
-        problems.append("the evaluation command is empty")
     if human_score == baseline_score or (human_score > baseline_score) != higher_is_better:
         direction = "higher" if higher_is_better else "lower"
         problems.append(
@@ -156,3 +164,126 @@ def _catalogue_task_put(
     if changed:
         task.save(update_fields=[*changed, "updated_at"])
     return task
+
+
+class ImportOutcome(StrEnum):
+    CREATED = "created"
+    NEW_VERSION = "new version"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+
+
+def objective_task_import_mlrc(
+    *,
+    path: Path,
+    slug: str,
+    metric: str,
+    higher_is_better: bool,
+    baseline_score: float,
+    human_score: float,
+    baseline_runtime_seconds: float | None = None,
+    title: str | None = None,
+    time_limit_seconds: int = 600,
+    gpu_count: int = 0,
+    data_root: Path | None = None,
+) -> tuple[ObjectiveTask, ImportOutcome]:
+    """Import an MLRC-Bench task folder as it is published (see experiments/mlrc.py).
+
+    The statement comes from scripts/research_problem.txt; env/ and
+    scripts/test_data/ are copied into the data root as this task version's,
+    apart, so a dev run is never given the test data. The same folder again
+    changes nothing; a changed folder becomes the next version.
+    """
+    path = Path(path)
+    match = _SLUG_RE.match(slug)
+    problems = [] if match else [f"slug {slug!r} is not <iclr|icml|neurips><year>_<name>"]
+    problems += _definition_problems(
+        metric=metric,
+        higher_is_better=higher_is_better,
+        baseline_score=baseline_score,
+        human_score=human_score,
+    )
+    if baseline_runtime_seconds is not None and not baseline_runtime_seconds > 0:
+        problems.append("the baseline's runtime must be a positive number of seconds")
+    problems += mlrc.missing_parts(path)
+    problems += _gpu_problems(gpu_count)
+    existing = ObjectiveTask.objects.select_related("task").filter(task__slug=slug).first()
+    if existing is not None and not existing.is_mlrc:
+        problems.append(f"{slug} is an objective task of the site's own format, not MLRC-Bench's")
+    if problems:
+        raise ObjectiveTaskInvalid(problems)
+    assert match is not None  # a bad slug is among the problems above
+    digest = mlrc.folder_digest(path)
+    version = _version_for(existing, digest)
+    target = Path(data_root or settings.EXPERIMENT_DATA_ROOT) / slug / f"v{version}"
+    if existing is None or version != existing.version or not target.is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        mlrc.snapshot_write(path, target)
+    scripts = path / "scripts"
+    fields = {
+        "format": ObjectiveFormat.MLRC,
+        "metric": metric.strip(),
+        "higher_is_better": higher_is_better,
+        "baseline_score": baseline_score,
+        "human_score": human_score,
+        "baseline_runtime_seconds": baseline_runtime_seconds,
+        "method_command": mlrc.COMMAND,
+        "eval_command": "",
+        "eval_dir": "",
+        "dev_data_dir": str((target / "env").resolve()),
+        "test_data_dir": str((target / "test_data").resolve()),
+        "time_limit_seconds": time_limit_seconds,
+        "gpu_count": gpu_count,
+        "version": version,
+        "source_sha256": digest,
+        "read_only_files": mlrc.read_only_patterns(
+            (scripts / "read_only_files.txt").read_text(encoding="utf-8")
+        ),
+    }
+    description = (scripts / "research_problem.txt").read_text(encoding="utf-8")
+    return _mlrc_put(
+        existing,
+        slug=slug,
+        year=int(match.group(2)),
+        conference=match.group(1),
+        title=title,
+        description=description,
+        fields=fields,
+    )
+
+
+def _version_for(existing: ObjectiveTask | None, digest: str) -> int:
+    if existing is None:
+        return 1
+    return existing.version if existing.source_sha256 == digest else existing.version + 1
+
+
+def _mlrc_put(
+    existing: ObjectiveTask | None,
+    *,
+    slug: str,
+    conference: str,
+    year: int,
+    title: str | None,
+    description: str,
+    fields: dict[str, object],
+) -> tuple[ObjectiveTask, ImportOutcome]:
+    with transaction.atomic():
+        task = _catalogue_task_put(
+            slug=slug, conference=conference, year=year, title=title, description=description
+        )
+        if existing is None:
+            return ObjectiveTask.objects.create(task=task, **fields), ImportOutcome.CREATED
+        changed = [name for name, value in fields.items() if getattr(existing, name) != value]
+        if not changed:
+            return existing, ImportOutcome.UNCHANGED
+        outcome = (
+            ImportOutcome.NEW_VERSION
+            if fields["version"] != existing.version
+            else ImportOutcome.UPDATED
+        )
+        for name in changed:
+            setattr(existing, name, fields[name])
+        existing.save(update_fields=[*changed, "updated_at"])
+    logger.info("objective task %s: %s (version %s)", slug, outcome, existing.version)
+    return existing, outcome

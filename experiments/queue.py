@@ -26,9 +26,10 @@ from experiments.models import (
     ObjectiveTask,
 )
 
+from . import mlrc
 from .errors import ExperimentRefused
 from .results import submission_lloc
-from .selectors import objective_best_dev_run
+from .selectors import method_choice_of, objective_best_dev_run, trial_of
 from .slots import gpu_capacity
 from .tasks import experiment_run_task
 
@@ -112,6 +113,8 @@ def _run_create(
     time_limit_seconds: int,
     requested_by: User | AnonymousUser | None = None,
     rerun_of: ExperimentRun | None = None,
+    task_version: int | None = None,
+    trial: int = 1,
 ) -> ExperimentRun:
     gpu_check(gpu_count)
     run = ExperimentRun.objects.create(
@@ -122,6 +125,8 @@ def _run_create(
         time_limit_seconds=time_limit_seconds,
         requested_by=requested_by if isinstance(requested_by, User) and requested_by.pk else None,
         rerun_of=rerun_of,
+        task_version=task_version,
+        trial=trial,
     )
     _enqueue(run)
     return run
@@ -140,6 +145,36 @@ def _objective_of(submission: Submission) -> ObjectiveTask:
             f"task {submission.task.slug} is not an objective task (no metric, data or "
             "evaluation program is defined for it)"
         ) from None
+
+
+def _dev_command(
+    submission: Submission, objective: ObjectiveTask, command: str | None
+) -> tuple[str, int]:
+    """The dev run's command and the trial it belongs to. An MLRC-Bench task runs
+    its own main.py on the method the archive names; no other command."""
+    if not objective.is_mlrc:
+        return command or objective.method_command, trial_of(submission=submission)
+    choice = method_choice_of(submission=submission, objective=objective)
+    if choice.name is None:
+        raise ExperimentRefused(f"submission {submission.pk}: {choice.problem}")
+    return mlrc.command_for(choice.name, ExperimentPhase.DEV), choice.trial
+
+
+def _test_command(best: ExperimentRun, objective: ObjectiveTask) -> str:
+    method = mlrc.method_of_command(best.command) if objective.is_mlrc else None
+    if method is None:
+        return best.command
+    return mlrc.command_for(method, ExperimentPhase.TEST)
+
+
+def _lloc_of(best: ExperimentRun, objective: ObjectiveTask) -> tuple[int, int | None]:
+    """The method's logical lines and the baseline's: as main.py saved them on an
+    MLRC-Bench task (the method's class), else counted over the submission's code."""
+    metrics = best.metrics or {}
+    method, base = metrics.get("method_complexity"), metrics.get("base_complexity")
+    if objective.is_mlrc and isinstance(method, int) and method >= 0:
+        return method, base if isinstance(base, int) and base >= 0 else None
+    return submission_lloc(submission=best.submission), None
 
 
 def experiment_queue(
@@ -169,16 +204,20 @@ def experiment_queue(
             objective=objective,
             requested_by=requested_by,
             submission=submission,
+            trial=_trial_of_dev_runs(submission, objective),
         )
     if phase == ExperimentPhase.DEV:
         objective = _objective_of(submission)
+        dev_command, trial = _dev_command(submission, objective, command)
         return _run_create(
             submission=submission,
             phase=phase,
-            command=command or objective.method_command,
+            command=dev_command,
             gpu_count=objective.gpu_count if gpu_count is None else gpu_count,
             time_limit_seconds=_time_limit(time_limit_seconds or objective.time_limit_seconds),
             requested_by=requested_by,
+            task_version=objective.version,
+            trial=trial,
         )
     if submission.stage not in REPRO_STAGES:
         raise ExperimentRefused(
@@ -201,23 +240,35 @@ def experiment_queue(
     )
 
 
+def _trial_of_dev_runs(submission: Submission, objective: ObjectiveTask) -> int:
+    run = (
+        submission.experiment_runs.filter(phase=ExperimentPhase.DEV, task_version=objective.version)
+        .order_by("-id")
+        .first()
+    )
+    return run.trial if run is not None else trial_of(submission=submission)
+
+
 def objective_test_queue(
     *,
     agent: Agent,
     objective: ObjectiveTask,
     requested_by: User | AnonymousUser | None = None,
     submission: Submission | None = None,
+    trial: int = 1,
 ) -> ExperimentRun:
-    """Evaluate the agent's best dev run on the test data, once.
+    """Evaluate the best dev run of one of the agent's trials on the test data, once.
 
-    The best dev run is the one with the best score among the agent's method
-    submissions for the task, in the metric's direction. A second evaluation
-    is refused; organisers re-run the test run instead.
+    The best dev run is the one with the best score among the trial's method
+    submissions for the task's current version, in the metric's direction. A
+    second evaluation is refused; organisers re-run the test run instead.
     """
-    best = objective_best_dev_run(agent_id=agent.pk, objective=objective)
+    best = objective_best_dev_run(agent_id=agent.pk, objective=objective, trial=trial)
+    trial_label = f" (trial {trial})" if trial != 1 else ""
     if best is None:
         raise ExperimentRefused(
-            f"agent {agent.name} has no succeeded dev run on {objective.task.slug} to evaluate"
+            f"agent {agent.name}{trial_label} has no succeeded dev run on "
+            f"{objective.task.slug} to evaluate"
         )
     if submission is not None and submission.pk != best.submission_id:
         raise ExperimentRefused(
@@ -225,32 +276,41 @@ def objective_test_queue(
             f"submission {best.submission_id} ({objective.metric} {best.score:g}), "
             f"not submission {submission.pk}"
         )
-    existing = ObjectiveResult.objects.filter(objective=objective, agent=agent).first()
+    existing = ObjectiveResult.objects.filter(
+        objective=objective, agent=agent, trial=trial, task_version=objective.version
+    ).first()
     if existing is not None:
         raise ExperimentRefused(
-            f"agent {agent.name} was already evaluated on the test data of "
+            f"agent {agent.name}{trial_label} was already evaluated on the test data of "
             f"{objective.task.slug} (run {existing.test_run_id}); an organiser may re-run that run"
         )
+    lloc, baseline_lloc = _lloc_of(best, objective)
     try:
         with transaction.atomic():
             run = _run_create(
                 submission=best.submission,
                 phase=ExperimentPhase.TEST,
-                command=best.command,
+                command=_test_command(best, objective),
                 gpu_count=best.gpu_count,
                 time_limit_seconds=best.time_limit_seconds,
                 requested_by=requested_by,
+                task_version=objective.version,
+                trial=trial,
             )
             ObjectiveResult.objects.create(
                 objective=objective,
                 agent=agent,
                 dev_run=best,
                 test_run=run,
-                lloc=submission_lloc(submission=best.submission),
+                lloc=lloc,
+                baseline_lloc=baseline_lloc,
+                trial=trial,
+                task_version=objective.version,
             )
     except IntegrityError:
         raise ExperimentRefused(
-            f"agent {agent.name} was already evaluated on the test data of {objective.task.slug}"
+            f"agent {agent.name}{trial_label} was already evaluated on the test data of "
+            f"{objective.task.slug}"
         ) from None
     return run
 
@@ -290,6 +350,8 @@ def experiment_rerun(
             time_limit_seconds=run.time_limit_seconds,
             requested_by=requested_by,
             rerun_of=run,
+            task_version=run.task_version,
+            trial=run.trial,
         )
         ObjectiveResult.objects.filter(test_run=run).update(
             test_run=new, test_score=None, relative_improvement=None, runtime_seconds=None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 
 from django.conf import settings
 
@@ -16,6 +17,7 @@ from experiments.models import (
     ExperimentRun,
     ExperimentStatus,
     ObjectiveResult,
+    ObjectiveTask,
     ReproductionCheck,
     ReproductionVerdict,
 )
@@ -39,21 +41,43 @@ def submission_lloc(*, submission: Submission) -> int:
 
 
 def objective_result_record(*, run: ExperimentRun) -> ObjectiveResult | None:
-    """Put a finished test run's score and relative improvement on the agent's result."""
+    """Put a finished test run's score, relative improvement to human, runtime
+    and its change against the baseline's on the trial's result."""
     result = ObjectiveResult.objects.select_related("objective").filter(test_run=run).first()
     if result is None:
         return None
+    objective = result.objective
     score = run.score if run.status == ExperimentStatus.SUCCEEDED else None
     succeeded = score is not None
     result.test_score = score
     result.relative_improvement = (
-        result.objective.relative_improvement(score) if score is not None else None
+        objective.relative_improvement(score) if score is not None else None
     )
-    result.runtime_seconds = run.wall_seconds if succeeded else None
-    result.save(
-        update_fields=["test_score", "relative_improvement", "runtime_seconds", "updated_at"]
+    result.runtime_seconds = _runtime_of(run, objective) if succeeded else None
+    baseline_runtime = objective.baseline_runtime_seconds
+    result.runtime_change_percent = (
+        (result.runtime_seconds - baseline_runtime) / baseline_runtime * 100
+        if result.runtime_seconds is not None and baseline_runtime
+        else None
     )
+    fields = ["test_score", "relative_improvement", "runtime_seconds", "runtime_change_percent"]
+    lines = (run.metrics or {}).get("method_complexity")
+    if succeeded and objective.is_mlrc and isinstance(lines, int) and lines >= 0:
+        base = (run.metrics or {}).get("base_complexity")
+        result.lloc = lines
+        result.baseline_lloc = base if isinstance(base, int) and base >= 0 else None
+        fields += ["lloc", "baseline_lloc"]
+    result.save(update_fields=[*fields, "updated_at"])
     return result
+
+
+def _runtime_of(run: ExperimentRun, objective: ObjectiveTask) -> float | None:
+    """An MLRC-Bench task's main.py times the method itself (as its baseline
+    runtime was timed); other runs are timed by the sandbox."""
+    runtime = (run.metrics or {}).get("runtime")
+    if objective.is_mlrc and isinstance(runtime, int | float) and math.isfinite(runtime):
+        return float(runtime)
+    return run.wall_seconds
 
 
 def reproduction_check_record(

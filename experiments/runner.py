@@ -33,6 +33,7 @@ from experiments.models import (
 )
 
 from . import claims as claims_module
+from . import mlrc
 from .queue import code_artifacts, code_root_of
 from .results import OUTPUT_FILE_MAX_BYTES, objective_result_record, reproduction_check_record
 from .slots import HostTooSmall, Slots, SlotsBusy, gpu_capacity, gpu_host_announce, host_name
@@ -56,6 +57,10 @@ class _RunContext:
     work: Path
     code_root: str
     objective: ObjectiveTask | None
+    # MLRC-Bench tasks: bytes of the task copied into the work folder (they do
+    # not count as bytes the run wrote), and read-only files the archive had.
+    copied_bytes: int = 0
+    restored: tuple[str, ...] = ()
 
 
 def experiment_execute(*, run_id: int) -> ExperimentRun | None:
@@ -159,7 +164,28 @@ def _prepare(run: ExperimentRun, slots: Slots, run_dir: Path) -> _RunContext:
     os.chmod(run_dir, 0o755)
     work = run_dir / "work"
     work.mkdir()
-    artifacts = code_artifacts(run.submission)
+    objective = None
+    if run.phase in (ExperimentPhase.DEV, ExperimentPhase.TEST):
+        objective = run.submission.task.objective
+    context = _RunContext(
+        run=run, slots=slots, run_dir=run_dir, work=work, code_root="", objective=objective
+    )
+    if objective is not None and objective.is_mlrc:
+        _prepare_mlrc(context, objective)
+    else:
+        artifacts = code_artifacts(run.submission)
+        _artifacts_copy(artifacts, work)
+        context.code_root = code_root_of(artifacts)
+    (work / context.code_root / "output").mkdir(parents=True, exist_ok=True)
+    if uid is not None:
+        for current, dirs, files in os.walk(work):
+            os.chown(current, uid, uid)
+            for name in dirs + files:
+                os.chown(os.path.join(current, name), uid, uid, follow_symlinks=False)
+    return context
+
+
+def _artifacts_copy(artifacts, work: Path) -> None:
     for artifact in artifacts:
         relative = PurePosixPath(artifact.path)
         if relative.is_absolute() or ".." in relative.parts:
@@ -169,27 +195,45 @@ def _prepare(run: ExperimentRun, slots: Slots, run_dir: Path) -> _RunContext:
         with artifact.file.open("rb") as source, open(target, "wb") as copy:
             shutil.copyfileobj(source, copy)
         os.chmod(target, 0o755 if target.suffix in (".sh", ".py") else 0o644)
-    code_root = code_root_of(artifacts)
-    (work / code_root / "output").mkdir(parents=True, exist_ok=True)
-    if uid is not None:
-        for current, dirs, files in os.walk(work):
-            os.chown(current, uid, uid)
-            for name in dirs + files:
-                os.chown(os.path.join(current, name), uid, uid, follow_symlinks=False)
-    objective = None
-    if run.phase in (ExperimentPhase.DEV, ExperimentPhase.TEST):
-        objective = run.submission.task.objective
-    return _RunContext(
-        run=run, slots=slots, run_dir=run_dir, work=work, code_root=code_root, objective=objective
+
+
+def _task_version_folders(run: ExperimentRun, objective: ObjectiveTask) -> tuple[Path, Path]:
+    """The env/ and test data of the version the run was queued on (a re-run of an
+    old run keeps its version while that version's copy is kept)."""
+    env_dir, test_dir = Path(objective.dev_data_dir), Path(objective.test_data_dir)
+    if run.task_version and run.task_version != objective.version:
+        old = env_dir.parent.with_name(f"v{run.task_version}")
+        if (old / "env").is_dir():
+            return old / "env", old / "test_data"
+    return env_dir, test_dir
+
+
+def _prepare_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
+    """A fresh copy of the task's env/, the archive's methods/ over it, and for the
+    test phase only, the test data."""
+    run = context.run
+    env_dir, test_dir = _task_version_folders(run, objective)
+    method_files = []
+    for artifact in run.submission.artifacts.all():
+        if artifact.path.startswith(f"{mlrc.METHODS_FOLDER}/"):
+            with artifact.file.open("rb") as handle:
+                method_files.append((artifact.path, handle.read()))
+    copied, restored = mlrc.work_prepare(
+        env_dir=env_dir,
+        test_data_dir=test_dir if run.phase == ExperimentPhase.TEST else None,
+        method_files=method_files,
+        patterns=list(objective.read_only_files or []),
+        work=context.work,
     )
+    context.copied_bytes, context.restored = copied, tuple(restored)
 
 
-def _limits(seconds: float) -> sandbox.Limits:
+def _limits(seconds: float, copied_bytes: int = 0) -> sandbox.Limits:
     return sandbox.Limits(
         wall_seconds=seconds,
         memory_bytes=settings.SANDBOX_MEMORY_BYTES,
         processes=settings.SANDBOX_PROCESSES,
-        disk_bytes=settings.SANDBOX_DISK_BYTES,
+        disk_bytes=settings.SANDBOX_DISK_BYTES + copied_bytes,
     )
 
 
@@ -240,7 +284,7 @@ def _sandbox(
     spec = sandbox.SandboxSpec(
         command=command,
         workdir=workdir,
-        limits=_limits(seconds),
+        limits=_limits(seconds, context.copied_bytes if workdir == context.work else 0),
         mounts=[*mounts, *_extra_mounts()],
         env=env,
         gpus=context.slots.gpus,
@@ -269,6 +313,9 @@ def _status_of(result: sandbox.SandboxResult) -> str:
 
 def _execute(context: _RunContext) -> None:
     run, objective = context.run, context.objective
+    if objective is not None and objective.is_mlrc:
+        _execute_mlrc(context, objective)
+        return
     cwd = str(PurePosixPath(sandbox.INSIDE_WORKDIR) / context.code_root)
     env = {
         "OUTPUT_DIR": f"{cwd}/output",
@@ -325,6 +372,96 @@ def _execute(context: _RunContext) -> None:
         reproduction_check_record(run=run, produced=_produced_numbers(run, context.work, before))
     elif run.phase == ExperimentPhase.TEST:
         objective_result_record(run=run)
+
+
+def _mlrc_env(context: _RunContext, objective: ObjectiveTask) -> tuple[sandbox.Mount, dict]:
+    """The MLAgentBench stand-in at /opt/mlrc, on the Python path, with a `python`."""
+    python = shutil.which("python3", path=_passthrough().get("PATH", sandbox.SANDBOX_PATH))
+    shim = mlrc.shim_install(context.run_dir / "mlrc", python or "/usr/bin/python3")
+    path = _passthrough().get("PATH", sandbox.SANDBOX_PATH)
+    env = {
+        "PYTHONPATH": mlrc.SHIM_INSIDE,
+        # Last, so a `python` the organiser provides comes first.
+        "PATH": f"{path}:{mlrc.SHIM_INSIDE}/bin",
+        "MLRC_TASK": objective.task.slug,
+        "MLRC_BASELINE_SCORE": repr(objective.baseline_score),
+        "MLRC_HUMAN_SCORE": repr(objective.human_score),
+        "MLRC_BASELINE_RUNTIME": repr(objective.baseline_runtime_seconds or ""),
+        "EXPERIMENT_PHASE": context.run.phase,
+        "EXPERIMENT_RUN_ID": str(context.run.pk),
+    }
+    return sandbox.Mount(shim, mlrc.SHIM_INSIDE), env
+
+
+def _execute_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
+    """Run the task's own main.py on the method; its score is the last one it saved
+    for the phase in output/idea_evals.json."""
+    run = context.run
+    mount, env = _mlrc_env(context, objective)
+    before = _manifest(context.work)
+    with _log_open(run) as log:
+        for path in context.restored:
+            log.write(f"read-only {path}: the task's own copy is used\n".encode())
+        log.write(f"$ {run.command}\n".encode())
+        log.flush()
+        result = _sandbox(
+            context,
+            command=run.command,
+            workdir=context.work,
+            cwd=sandbox.INSIDE_WORKDIR,
+            mounts=[mount],
+            env=env,
+            seconds=run.time_limit_seconds,
+            log=log,
+        )
+        _log_footer(log, "run", result)
+    evaluation = mlrc.evaluation_read(
+        _safe_read(context.work / mlrc.EVALS_FILE, 1024 * 1024), run.phase
+    )
+    status, reason = _mlrc_status(run, result, evaluation)
+    outputs = _outputs_collect(run, context.work, before)
+    finished = _finish(
+        run,
+        status=status,
+        exit_code=result.exit_code,
+        limit_hit=result.limit or ExperimentLimit.NONE,
+        reason=reason,
+        outputs=outputs,
+        metrics=evaluation.entry,
+        score=evaluation.score if status == ExperimentStatus.SUCCEEDED else None,
+        wall_seconds=result.wall_seconds,
+        peak_memory_bytes=result.peak_memory_bytes,
+    )
+    if finished and run.phase == ExperimentPhase.TEST:
+        objective_result_record(run=run)
+
+
+def _mlrc_status(
+    run: ExperimentRun, result: sandbox.SandboxResult, evaluation: mlrc.Evaluation
+) -> tuple[str, str]:
+    """A crash, a time-out or no usable score says so, with the log's tail."""
+    status = _status_of(result)
+    if status == ExperimentStatus.SUCCEEDED and evaluation.score is not None:
+        return status, ""
+    if status == ExperimentStatus.SUCCEEDED:
+        status, why = ExperimentStatus.COULD_NOT_RUN, evaluation.problem
+    else:
+        why = result.reason or f"the run {status}"
+    if status == ExperimentStatus.CANCELLED:
+        return status, why
+    return status, f"{why}; the log ends:\n{mlrc.log_tail(_log_text(run))}"
+
+
+def _log_text(run: ExperimentRun) -> str:
+    run.refresh_from_db(fields=["log"])
+    if not run.log:
+        return ""
+    with contextlib.suppress(OSError), run.log.open("rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(max(size - 4 * mlrc.LOG_TAIL_CHARS, 0))
+        return handle.read().decode("utf-8", errors="replace")
+    return ""
 
 
 def _log_footer(log: BinaryIO, step: str, result: sandbox.SandboxResult) -> None:

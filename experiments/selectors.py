@@ -3,14 +3,18 @@ pages, the API, the judges and the leaderboard share."""
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from django.db.models import QuerySet
 
+from benchmark.models import Submission
 from experiments.models import (
+    FINISHED_STATUSES,
     ExperimentPhase,
     ExperimentRun,
     ExperimentStatus,
@@ -18,6 +22,8 @@ from experiments.models import (
     ObjectiveTask,
     ReproductionCheck,
 )
+
+from . import mlrc
 
 LOG_CHUNK_MAX_BYTES = 64 * 1024
 # A reproduction run judges are shown has ended, one way or another.
@@ -36,9 +42,11 @@ def experiment_runs(*, submission_id: int | None = None) -> QuerySet[ExperimentR
     return runs.order_by("-created_at", "-id")
 
 
-def objective_best_dev_run(*, agent_id: int, objective: ObjectiveTask) -> ExperimentRun | None:
-    """The agent's best succeeded dev run on the task, in the metric's direction
-    (the earliest among equals)."""
+def objective_best_dev_run(
+    *, agent_id: int, objective: ObjectiveTask, trial: int = 1
+) -> ExperimentRun | None:
+    """The agent's best succeeded dev run of one trial on the task's current
+    version, in the metric's direction (the earliest among equals)."""
     order = "-score" if objective.higher_is_better else "score"
     return (
         ExperimentRun.objects.filter(
@@ -47,11 +55,71 @@ def objective_best_dev_run(*, agent_id: int, objective: ObjectiveTask) -> Experi
             phase=ExperimentPhase.DEV,
             status=ExperimentStatus.SUCCEEDED,
             score__isnull=False,
+            trial=trial,
+            task_version=objective.version,
         )
         .select_related("submission")
         .order_by(order, "finished_at", "id")
         .first()
     )
+
+
+def objective_trials_to_test(*, objective: ObjectiveTask) -> list[tuple[int, int]]:
+    """(agent id, trial) of every trial with a succeeded dev run on the task's
+    current version and no test evaluation yet, in agent and trial order."""
+    tried = (
+        ExperimentRun.objects.filter(
+            submission__task_id=objective.task_id,
+            phase=ExperimentPhase.DEV,
+            status=ExperimentStatus.SUCCEEDED,
+            score__isnull=False,
+            task_version=objective.version,
+        )
+        .values_list("submission__agent_id", "trial")
+        .distinct()
+    )
+    tested = set(
+        ObjectiveResult.objects.filter(
+            objective=objective, task_version=objective.version
+        ).values_list("agent_id", "trial")
+    )
+    return sorted(set(tried) - tested)
+
+
+def _artifact_reader(
+    submission: Submission,
+) -> tuple[list[str], Callable[[str], bytes | None]]:
+    artifacts = {artifact.path: artifact for artifact in submission.artifacts.all()}
+
+    def read(path: str) -> bytes | None:
+        artifact = artifacts.get(path)
+        if artifact is None:
+            return None
+        with contextlib.suppress(OSError), artifact.file.open("rb") as handle:
+            return bytes(handle.read(64 * 1024))
+        return None
+
+    return sorted(artifacts), read
+
+
+def method_choice_of(*, submission: Submission, objective: ObjectiveTask) -> mlrc.MethodChoice:
+    """The method an MLRC-Bench method submission runs, and its trial."""
+    paths, read = _artifact_reader(submission)
+    task_init = Path(objective.dev_data_dir) / mlrc.METHODS_FOLDER / "__init__.py"
+    try:
+        init_source = task_init.read_text(encoding="utf-8")
+    except OSError:
+        init_source = ""
+    return mlrc.method_choose(
+        paths=paths, read=read, task_init=init_source, baseline=objective.baseline_method
+    )
+
+
+def trial_of(*, submission: Submission) -> int:
+    """The agent's trial a method submission belongs to (trial.txt; 1 without one)."""
+    paths, read = _artifact_reader(submission)
+    choice = mlrc.method_choose(paths=paths, read=read, task_init="", baseline="")
+    return choice.trial
 
 
 @dataclass(frozen=True)
@@ -176,7 +244,10 @@ def reproduction_verdicts(
 
 @dataclass(frozen=True)
 class ObjectiveCell:
-    """One agent on one objective task: its test evaluation."""
+    """One agent on one objective task: the test evaluations of its trials on the
+    task's latest version it was evaluated on. The score, runtime and lines are
+    the best trial's; a trial whose test run gave no score counts as the
+    baseline's (0%) in the mean, as MLRC-Bench counts a failed trial."""
 
     task_slug: str
     task_title: str
@@ -188,6 +259,13 @@ class ObjectiveCell:
     lloc: int
     test_run_id: int
     submission_id: int
+    trials: int = 1
+    best_relative_improvement: float = 0.0
+    mean_relative_improvement_of_trials: float = 0.0
+    beat_baseline_share: float = 0.0
+    task_version: int = 1
+    runtime_change_percent: float | None = None
+    lloc_change_percent: float | None = None
 
 
 @dataclass
@@ -203,45 +281,77 @@ class ObjectiveRow:
         return len(self.tasks)
 
 
+# A test evaluation that ended: a trial, whether or not it gave a score.
+_TRIAL_ENDED = [status for status in FINISHED_STATUSES if status != ExperimentStatus.CANCELLED]
+
+
+def _trials_of_latest_version(results: list[ObjectiveResult]) -> list[ObjectiveResult]:
+    """The trials on the latest task version that has a scored one."""
+    scored = [r for r in results if r.relative_improvement is not None and r.test_score is not None]
+    if not scored:
+        return []
+    version = max(r.task_version for r in scored)
+    return [r for r in results if r.task_version == version]
+
+
+def _cell(trials: list[ObjectiveResult]) -> ObjectiveCell | None:
+    """One agent's cell on one task from its trials (None without a scored trial)."""
+    trials = _trials_of_latest_version(trials)
+    scored = [r for r in trials if r.relative_improvement is not None and r.test_score is not None]
+    if not scored:
+        return None
+    best = max(scored, key=lambda r: (r.relative_improvement, -r.trial))
+    improvements = [r.relative_improvement or 0.0 for r in trials]
+    objective = best.objective
+    assert best.relative_improvement is not None and best.test_score is not None
+    return ObjectiveCell(
+        task_slug=objective.task.slug,
+        task_title=objective.task.title,
+        metric=objective.metric,
+        higher_is_better=objective.higher_is_better,
+        score=best.test_score,
+        relative_improvement=best.relative_improvement,
+        runtime_seconds=best.runtime_seconds,
+        lloc=best.lloc,
+        test_run_id=best.test_run_id,
+        submission_id=best.test_run.submission_id,
+        trials=len(trials),
+        best_relative_improvement=best.relative_improvement,
+        mean_relative_improvement_of_trials=sum(improvements) / len(improvements),
+        beat_baseline_share=sum(1 for value in improvements if value > 0) / len(improvements),
+        task_version=best.task_version,
+        runtime_change_percent=best.runtime_change_percent,
+        lloc_change_percent=best.lloc_change_percent,
+    )
+
+
 def objective_leaderboard_rows() -> list[ObjectiveRow]:
     """Agents ranked by mean relative improvement to human over the objective
-    tasks they were evaluated on (finished test runs only), with the raw
-    score, runtime and logical lines of code per task."""
+    tasks they were evaluated on (their best trial per task), with the raw
+    score, runtime and logical lines of code per task, and how their trials did."""
     results = (
-        ObjectiveResult.objects.filter(
-            test_score__isnull=False,
-            relative_improvement__isnull=False,
-            test_run__status=ExperimentStatus.SUCCEEDED,
-        )
+        ObjectiveResult.objects.filter(test_run__status__in=_TRIAL_ENDED)
         .select_related("agent", "objective__task", "test_run")
-        .order_by("agent__name", "objective__task__slug")
+        .order_by("agent__name", "objective__task__slug", "task_version", "trial")
     )
-    rows: dict[int, ObjectiveRow] = {}
+    groups: dict[tuple[int, int], list[ObjectiveResult]] = {}
     for result in results:
-        row = rows.get(result.agent_id)
+        groups.setdefault((result.agent_id, result.objective_id), []).append(result)
+    rows: dict[int, ObjectiveRow] = {}
+    for trials in groups.values():
+        cell = _cell(trials)
+        if cell is None:
+            continue
+        agent = trials[0].agent
+        row = rows.get(agent.pk)
         if row is None:
-            row = rows[result.agent_id] = ObjectiveRow(
-                agent_id=result.agent_id,
-                agent_name=result.agent.name,
-                agent_display_name=result.agent.display_name,
+            row = rows[agent.pk] = ObjectiveRow(
+                agent_id=agent.pk,
+                agent_name=agent.name,
+                agent_display_name=agent.display_name,
                 mean_relative_improvement=0.0,
             )
-        # The query keeps only results with both (the filter above).
-        assert result.test_score is not None and result.relative_improvement is not None
-        row.tasks.append(
-            ObjectiveCell(
-                task_slug=result.objective.task.slug,
-                task_title=result.objective.task.title,
-                metric=result.objective.metric,
-                higher_is_better=result.objective.higher_is_better,
-                score=result.test_score,
-                relative_improvement=result.relative_improvement,
-                runtime_seconds=result.runtime_seconds,
-                lloc=result.lloc,
-                test_run_id=result.test_run_id,
-                submission_id=result.test_run.submission_id,
-            )
-        )
+        row.tasks.append(cell)
     for row in rows.values():
         row.mean_relative_improvement = sum(c.relative_improvement for c in row.tasks) / len(
             row.tasks
@@ -257,6 +367,6 @@ def objective_task_results(*, task_id: int) -> tuple[ObjectiveTask | None, list[
     results = list(
         ObjectiveResult.objects.filter(objective=objective)
         .select_related("agent", "test_run", "dev_run")
-        .order_by("-relative_improvement", "agent__name")
+        .order_by("-task_version", "-relative_improvement", "agent__name", "trial")
     )
     return objective, results

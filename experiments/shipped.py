@@ -1,10 +1,12 @@
-"""Install the objective tasks that ship with the site (`benchmark/objective_tasks/`)
-and, optionally, their example methods as agent submissions.
+"""Install the objective tasks that ship with the site (`shipped_tasks/`) and,
+optionally, their example methods as agent submissions.
 
-Each shipped task is a folder with `task.json` (metric, direction, baseline
-and human scores, commands), `README.md` (the task as markdown),
-`generate_data.py` (writes dev/ and test/ with public/ and private/ halves),
-`evaluate.py` and `methods/<name>/` (code with a run.sh).
+Each shipped task is an MLRC-Bench task folder (env/, scripts/) plus
+`task.json` (metric, direction, baseline and human scores, baseline runtime,
+example methods) and `examples/<name>/` (method archives: methods/ and
+method_name.txt). Installing prepares its data with its own
+`scripts/prepare.py` and imports it exactly as `objective_task import-mlrc`
+imports any MLRC-Bench task.
 """
 
 from __future__ import annotations
@@ -27,21 +29,29 @@ from django.db.models import Max
 from benchmark.models import (
     Agent,
     Artifact,
-    ArtifactKind,
     Stage,
     Submission,
     SubmissionSource,
     SubmissionStatus,
     Team,
 )
+from benchmark.run_layout import artifact_kind
 from experiments.models import ExperimentPhase, ObjectiveResult, ObjectiveTask
 
-from .objective_tasks import objective_task_define
+from .objective_tasks import ImportOutcome, objective_task_import_mlrc
 from .queue import experiment_queue, objective_test_queue
 from .selectors import objective_best_dev_run
 
 SHIPPED_ROOT = Path(__file__).resolve().parent / "shipped_tasks"
 EXAMPLES_TEAM = ("MLR-Bench site examples", "mlr-bench-site-examples")
+# What an install copies of a shipped folder: the MLRC-Bench task itself.
+TASK_PARTS = ("env", "scripts")
+_OUTCOME_LABELS = {
+    ImportOutcome.CREATED: "objective tasks created",
+    ImportOutcome.NEW_VERSION: "objective tasks updated to a new version",
+    ImportOutcome.UPDATED: "objective tasks updated",
+    ImportOutcome.UNCHANGED: "objective tasks unchanged",
+}
 
 
 @dataclass
@@ -58,29 +68,37 @@ def shipped_task_folders() -> list[Path]:
     return sorted(path.parent for path in SHIPPED_ROOT.glob("*/task.json"))
 
 
-def _readable_tree(root: Path) -> None:
-    """The sandbox user mounts these folders, so they must be readable by others."""
-    for folder, _, files in os.walk(root):
-        os.chmod(folder, 0o755)
-        for name in files:
-            os.chmod(os.path.join(folder, name), 0o644)
+def _shipped_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for part in TASK_PARTS:
+        for path in sorted((folder / part).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                relative = path.relative_to(folder).as_posix()
+                digest.update(
+                    relative.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest()
+                )
+    return digest.hexdigest()
 
 
-def _data_install(folder: Path, target: Path) -> bool:
-    """Generate the task's data into `target` unless the same generator already did."""
-    generator = folder / "generate_data.py"
-    stamp = hashlib.sha256(generator.read_bytes()).hexdigest()
-    stamp_file = target / ".generated-by"
+def task_folder_prepare(folder: Path, target: Path) -> bool:
+    """The shipped task as an organiser would hold it: its files copied to
+    `target` and its data made by its scripts/prepare.py, unless the same
+    files already made it there."""
+    stamp = _shipped_digest(folder)
+    stamp_file = target / ".prepared-from"
     if stamp_file.is_file() and stamp_file.read_text().strip() == stamp:
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    # The organiser's own generator, not submitted code: it runs unsandboxed.
-    subprocess.run([sys.executable, str(generator), str(staging)], check=True, timeout=600)
-    (staging / "eval").mkdir()
-    shutil.copy2(folder / "evaluate.py", staging / "eval" / "evaluate.py")
-    (staging / ".generated-by").write_text(stamp)
-    _readable_tree(staging)
+    for part in TASK_PARTS:
+        shutil.copytree(folder / part, staging / part, ignore=shutil.ignore_patterns("__pycache__"))
+    # The organiser's own preparation, not submitted code: it runs unsandboxed.
+    subprocess.run(
+        [sys.executable, str(staging / "scripts" / "prepare.py"), str(staging)],
+        check=True,
+        timeout=600,
+    )
+    (staging / ".prepared-from").write_text(stamp)
     if target.exists():
         shutil.rmtree(target)
     staging.rename(target)
@@ -96,31 +114,28 @@ def objective_tasks_install(
     report = InstallReport()
     root = Path(data_root or settings.EXPERIMENT_DATA_ROOT)
     root.mkdir(parents=True, exist_ok=True)
-    # The sandbox user mounts the data from here (the folders above it must let
-    # others in too; the sandbox names the one that does not).
+    # The runs copy the task from here (the folders above it must let the
+    # sandbox user in too; the sandbox names the one that does not).
     os.chmod(root, 0o755)
     for folder in shipped_task_folders():
         spec = json.loads((folder / "task.json").read_text())
-        target = root / spec["slug"]
-        if _data_install(folder, target):
+        source = root / ".sources" / spec["slug"]
+        if task_folder_prepare(folder, source):
             report.add("data generated")
-        objective, created = objective_task_define(
+        objective, outcome = objective_task_import_mlrc(
+            path=source,
             slug=spec["slug"],
             title=spec["title"],
-            description=(folder / "README.md").read_text(encoding="utf-8"),
             metric=spec["metric"],
             higher_is_better=spec["higher_is_better"],
             baseline_score=spec["baseline_score"],
             human_score=spec["human_score"],
-            eval_command=spec["eval_command"],
-            eval_dir=target / "eval",
-            dev_data_dir=target / "dev",
-            test_data_dir=target / "test",
-            method_command=spec.get("method_command", "sh run.sh"),
+            baseline_runtime_seconds=spec.get("baseline_runtime_seconds"),
             time_limit_seconds=spec.get("time_limit_seconds", 600),
             gpu_count=spec.get("gpu_count", 0),
+            data_root=root,
         )
-        report.add("objective tasks created" if created else "objective tasks unchanged")
+        report.add(_OUTCOME_LABELS[outcome])
         report.objectives.append(objective)
         if run_examples:
             _examples_run(objective, folder, spec.get("examples", {}), report)
@@ -177,7 +192,7 @@ def example_submission(
         for path, content in files:
             artifact = Artifact(
                 submission=submission,
-                kind=ArtifactKind.CODE,
+                kind=artifact_kind(path),
                 path=path,
                 size=len(content),
                 sha256=hashlib.sha256(content).hexdigest(),
@@ -206,8 +221,11 @@ def _examples_run(objective: ObjectiveTask, folder: Path, examples: dict, report
             experiment_queue(submission=submission, phase=ExperimentPhase.DEV)
             report.add("example dev runs queued")
         agent = submission.agent
-        if ObjectiveResult.objects.filter(objective=objective, agent=agent).exists():
+        tested = ObjectiveResult.objects.filter(
+            objective=objective, agent=agent, task_version=objective.version
+        )
+        if tested.exists():
             continue
-        if objective_best_dev_run(agent_id=agent.pk, objective=objective) is not None:
+        if objective_best_dev_run(agent_id=agent.pk, objective=objective, trial=1) is not None:
             objective_test_queue(agent=agent, objective=objective)
             report.add("example test runs queued")

@@ -1,281 +1,36 @@
-"""The one place that calls an LLM: litellm, configured from a judge's row.
-
-Every call carries a timeout and `num_retries=0` (and `max_retries=0` for the
-provider SDK underneath) because retrying is the judge run's decision, with
-its own backoff, rate limit and deadline. Errors come out classified:
-`TransientLLMError` (worth retrying: rate limits, timeouts, refused
-connections, 5xx) or `PermanentLLMError` (a bad key, a context too long, a bad
-request, an unknown model: retrying cannot help). Usage and cost come from
-the judge's own price when it has one, else litellm's bundled price table; a
-model it has no price for costs `None` (unknown), never 0.
-"""
+"""A judge calls its model through the site's LLM gateway (common/llm.py): its
+row is the gateway's configuration."""
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import functools
-import os
-import time
-from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
-import httpx
-import litellm
-import openai
+from common.llm import LLMResponse, ModelConfig
+from common.llm import chat as gateway_chat
 
 from .models import Judge
 
-# litellm prints a help banner on every exception; our errors carry their own message.
-litellm.suppress_debug_info = True
+
+def judge_model_config(judge: Judge) -> ModelConfig:
+    return ModelConfig(
+        model=judge.model,
+        caller=f"judge {judge.name}",
+        api_base=judge.api_base,
+        api_key_env=judge.api_key_env,
+        timeout_seconds=judge.timeout_seconds,
+        temperature=judge.temperature,
+        max_tokens=judge.max_tokens,
+        own_price=judge.own_price,
+    )
 
 
-class LLMError(Exception):
-    """A call that did not produce an answer. `retry_after` is the server's hint in
-    seconds when it gave one (429/503 `Retry-After`)."""
-
-    transient = False
-
-    def __init__(self, message: str, *, retry_after: float | None = None):
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
-class TransientLLMError(LLMError):
-    transient = True
-
-
-class PermanentLLMError(LLMError):
-    transient = False
-
-
-@dataclass(frozen=True)
-class LLMResponse:
-    text: str
-    input_tokens: int | None
-    output_tokens: int | None
-    cost_usd: Decimal | None
-    latency_seconds: float
-    model: str
-
-
-def api_key_for(judge: Judge) -> str | None:
-    """The judge's key from its environment variable; None lets litellm use the
-    provider's own variable (e.g. OPENAI_API_KEY)."""
-    if not judge.api_key_env:
-        return None
-    key = os.environ.get(judge.api_key_env)
-    if not key:
-        raise PermanentLLMError(
-            f"the environment variable {judge.api_key_env} (judge {judge.name}'s API key) is "
-            "not set in the worker's environment"
-        )
-    return key
-
-
-def chat(*, judge: Judge, messages: list[dict], timeout: float | None = None) -> LLMResponse:
+def chat(
+    *, judge: Judge, messages: list[dict[str, Any]], timeout: float | None = None
+) -> LLMResponse:
     """One chat completion with the judge's model and parameters."""
-    api_key = api_key_for(judge)
-    timeout = judge.timeout_seconds if timeout is None else min(timeout, judge.timeout_seconds)
-    # A judge's own price goes to litellm too: litellm prices every call for its own
-    # use, and for a model its table lacks it searches the table for near names on
-    # every call (about 1 ms of CPU) before it gives up.
-    own_price = judge.own_price
-    price = (
-        {
-            "input_cost_per_token": float(own_price[0]) / 1e6,
-            "output_cost_per_token": float(own_price[1]) / 1e6,
-        }
-        if own_price is not None
-        else {}
-    )
-    started = time.monotonic()
-    try:
-        response = litellm.completion(
-            model=judge.model,
-            messages=messages,
-            api_base=judge.api_base or None,
-            api_key=api_key,
-            temperature=judge.temperature,
-            max_tokens=judge.max_tokens,
-            timeout=timeout,
-            num_retries=0,
-            max_retries=0,
-            **price,
-        )
-    except Exception as exc:  # classified below; anything unknown is permanent
-        raise error_classify(exc, judge=judge, timeout=timeout) from exc
-    latency = time.monotonic() - started
-    choice = response.choices[0] if response.choices else None
-    text = (choice.message.content if choice and choice.message else None) or ""
-    usage = getattr(response, "usage", None)
-    input_tokens = getattr(usage, "prompt_tokens", None)
-    output_tokens = getattr(usage, "completion_tokens", None)
-    return LLMResponse(
-        text=text,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        cost_usd=(
-            own_price_cost(judge, input_tokens, output_tokens)
-            if judge.has_own_price
-            else cost_of(response, judge=judge)
-        ),
-        latency_seconds=latency,
-        model=getattr(response, "model", "") or judge.model,
-    )
-
-
-_MILLION = Decimal(1_000_000)
-_MICRODOLLAR = Decimal("0.000001")
-
-
-def own_price_cost(
-    judge: Judge, input_tokens: int | None, output_tokens: int | None
-) -> Decimal | None:
-    """USD at the judge's own price (exact, in decimals); None when the server did not
-    say how many tokens the call used. A price of 0 (a free self-hosted server) is a
-    known cost of 0."""
-    own_price = judge.own_price
-    if input_tokens is None or output_tokens is None or own_price is None:
-        return None
-    input_price, output_price = own_price
-    cost = (input_tokens * input_price + output_tokens * output_price) / _MILLION
-    return cost.quantize(_MICRODOLLAR)
-
-
-def cost_of(response, *, judge: Judge) -> Decimal | None:
-    """USD from litellm's price table, or None when the model has no price there."""
-    # litellm prices every call for its own logging; reuse that rather than price twice.
-    hidden = getattr(response, "_hidden_params", None)
-    if isinstance(hidden, dict) and "response_cost" in hidden:
-        cost = hidden["response_cost"]  # None: litellm found no price either
-    else:
-        try:
-            cost = litellm.completion_cost(completion_response=response, model=judge.model)
-        except Exception:  # litellm raises for models it has no price for
-            return None
-    if cost is None:
-        return None
-    cost = Decimal(str(cost)).quantize(_MICRODOLLAR)
-    # litellm answers 0 for a model it knows nothing about in some code paths;
-    # a real price table entry for a paid model is never exactly 0 for a non-empty call.
-    if cost == 0 and not _has_price(judge.model):
-        return None
-    return cost
-
-
-def _has_price(model: str) -> bool:
-    try:
-        info = litellm.get_model_info(model)
-    except Exception:
-        return False
-    return bool(info.get("input_cost_per_token") or info.get("output_cost_per_token"))
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if not headers:
-        return None
-    value = headers.get("retry-after")
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
-
-
-def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
-    seen = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, kinds):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
-
-
-def error_classify(exc: Exception, *, judge: Judge, timeout: float) -> LLMError:
-    """Turn litellm's exception into a transient or permanent error whose message says
-    what happened in the organiser's terms."""
-    if isinstance(exc, LLMError):
-        return exc
-    where = judge.api_base or judge.model
-    detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-    retry_after = _retry_after(exc)
-    # Permanent first: ContextWindowExceededError is a BadRequestError.
-    if isinstance(exc, litellm.ContextWindowExceededError):
-        return PermanentLLMError(
-            f"the prompt is longer than {judge.model}'s context window; lower the code and "
-            f"log budgets or use a model with a larger context ({detail})"
-        )
-    if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
-        return PermanentLLMError(
-            f"{where} refused the API key (check {judge.api_key_env or 'the provider key'}): "
-            f"{detail}"
-        )
-    if isinstance(exc, litellm.NotFoundError):
-        return PermanentLLMError(f"{where} does not know the model {judge.model}: {detail}")
-    if isinstance(exc, litellm.RateLimitError):
-        return TransientLLMError(f"rate limited by {where}: {detail}", retry_after=retry_after)
-    if isinstance(exc, litellm.Timeout) or _caused_by(exc, (httpx.TimeoutException,)):
-        return TransientLLMError(f"no answer from {where} within {timeout:g} s")
-    if _caused_by(exc, (httpx.ConnectError, ConnectionRefusedError)) or isinstance(
-        exc, litellm.APIConnectionError
-    ):
-        return TransientLLMError(f"could not connect to {where}: {detail}")
-    if isinstance(
-        exc,
-        litellm.InternalServerError
-        | litellm.ServiceUnavailableError
-        | litellm.BadGatewayError
-        | openai.InternalServerError,
-    ):
-        return TransientLLMError(f"server error from {where}: {detail}", retry_after=retry_after)
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and (status >= 500 or status in (408, 409, 429)):
-        return TransientLLMError(f"HTTP {status} from {where}: {detail}", retry_after=retry_after)
-    if isinstance(exc, litellm.BadRequestError | litellm.UnprocessableEntityError):
-        return PermanentLLMError(f"{where} rejected the request: {detail}")
-    return PermanentLLMError(f"the call to {judge.model} failed: {detail}")
-
-
-_warm = False
-
-
-def warm_up() -> None:
-    """Pay litellm's lazy imports once, when a worker starts, rather than inside the
-    first judgments: the first call otherwise imports ~100 modules while holding the
-    import lock every other judge thread then waits on. No network is used."""
-    global _warm
-    if _warm:
-        return
-    _warm = True
-    import importlib
-
-    for module in (
-        "httpcore._sync.http11",
-        "httpcore._sync.connection",
-        "httpcore._sync.connection_pool",
-        "httpcore._backends.sync",
-        "litellm._service_logger",
-    ):
-        with contextlib.suppress(ImportError):
-            importlib.import_module(module)
-    httpx.Client().close()
-    # A warm-up that fails changes nothing: the first judgment pays the imports instead.
-    with contextlib.suppress(Exception):
-        litellm.completion(
-            model="openai/warm-up",
-            messages=[{"role": "user", "content": "warm up"}],
-            mock_response="{}",
-            api_key="warm-up",
-            max_tokens=1,
-            timeout=1,
-            num_retries=0,
-            max_retries=0,
-        )
+    return gateway_chat(config=judge_model_config(judge), messages=messages, timeout=timeout)
 
 
 # Providers whose chat models take a PDF as message content (litellm passes it as a
@@ -288,6 +43,8 @@ _PDF_PROVIDERS = ("anthropic/", "gemini/", "vertex_ai/")
 def _model_reads_pdf(model: str) -> bool:
     if model.startswith(_PDF_PROVIDERS):
         return True
+    import litellm
+
     try:
         return bool(litellm.supports_pdf_input(model=model))
     except Exception:  # a model litellm does not know reads text only

@@ -1,11 +1,18 @@
 """The judges' panel on the submission page (see benchmark/page_panels.py)."""
 
+from decimal import Decimal
+
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
 from benchmark.models import Submission
+from benchmark.page_panels import SummaryItem
+from experiments.models import ReproductionVerdict
+from experiments.selectors import reproduction_verdicts
 
+from .models import JudgingCondition, Judgment
+from .rubrics import DEFAULT_RUBRICS, OVERALL
 from .selectors import judgments_panel_context
 
 
@@ -16,3 +23,80 @@ def judgments_panel(*, request: HttpRequest, submission: Submission) -> SafeStri
         request=request,
     )
     return mark_safe(html)  # noqa: S308 - a template rendered with autoescaping
+
+
+def _score_text(value: Decimal | None) -> str:
+    return f"{value:.1f}" if value is not None else "—"
+
+
+def _fabrication_item(judgments: list[Judgment]) -> SummaryItem | None:
+    verdicts = [j for j in judgments if j.has_hallucination is not None]
+    if not verdicts:
+        return None
+    flagged = [j.judge.name for j in verdicts if j.has_hallucination]
+    value = (
+        f"flagged by {len(flagged)} of {len(verdicts)} judges ({', '.join(flagged)})"
+        if flagged
+        else f"none found by {len(verdicts)} judge{'s' if len(verdicts) != 1 else ''}"
+    )
+    return SummaryItem(
+        key="fabrication",
+        label="Fabrication",
+        value=value,
+        href="#judgments-panel",
+        flag=bool(flagged),
+    )
+
+
+def _reproduction_item(submission: Submission) -> SummaryItem | None:
+    check = reproduction_verdicts(submission_ids=[submission.pk]).get(submission.pk)
+    if check is None:
+        return None
+    return SummaryItem(
+        key="reproduction",
+        label="Reproduction",
+        value=f"{check.get_verdict_display()}: {check.summary}"
+        if check.summary
+        else check.get_verdict_display(),
+        href="#panels",
+        flag=check.verdict != ReproductionVerdict.REPRODUCED,
+    )
+
+
+def judging_summary(*, submission: Submission) -> list[SummaryItem]:
+    """The stage score with each judge's Overall, the fabrication flags and the
+    reproduction verdict, for the top of the submission page."""
+    context = judgments_panel_context(submission)
+    items: list[SummaryItem] = []
+    panel = context["panels"][0] if context["panels"] else None
+    if panel is not None and panel.condition == JudgingCondition.WITH_CODE:
+        overall = {row.judge.name: row.scores.get(OVERALL) for row in panel.rows}
+        per_judge = ", ".join(
+            f"{name} {_score_text(score.score if score else None)}"
+            for name, score in overall.items()
+        )
+        items.append(
+            SummaryItem(
+                key="stage-score",
+                label="Stage score",
+                value=f"{_score_text(panel.stage_score)} / 10 ({per_judge})",
+                href="#judgments-panel",
+            )
+        )
+        done = [
+            row.judgment for row in panel.rows if row.judgment and row.judgment.status == "done"
+        ]
+        fabrication = _fabrication_item(done)
+        if fabrication:
+            items.append(fabrication)
+    elif submission.stage in DEFAULT_RUBRICS:
+        value = "not judged yet" if context["active_judges"] else "not judged: no judge is active"
+        items.append(
+            SummaryItem(
+                key="stage-score", label="Stage score", value=value, href="#judgments-panel"
+            )
+        )
+    reproduction = _reproduction_item(submission)
+    if reproduction:
+        items.append(reproduction)
+    return items

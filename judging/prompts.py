@@ -274,12 +274,67 @@ def _pdf_parts(under_review: list[Artifact]) -> tuple[list[dict], list[str]]:
     return parts, digests
 
 
+def _method_sections(
+    submission: Submission, artifacts: dict[str, list[Artifact]], *, condition: str
+) -> list[str]:
+    """A method of an objective task: its description (idea.md, or method_name.txt
+    when it has none) and, with code, the code, never its scores, so the judges'
+    opinion can be set against the real result."""
+    budget = settings.JUDGE_DOCUMENT_BUDGET_CHARS
+    descriptions = artifacts.get(ArtifactKind.IDEA, [])
+    if descriptions:
+        description = _documents(descriptions, budget=budget, what="the method's description")
+    else:
+        names = [a for kind in artifacts.values() for a in kind if a.path == "method_name.txt"]
+        name = (artifact_text(names[0], limit=200) or "").strip() if names else ""
+        description = f"No description was given; the method is called `{name or 'unnamed'}`."
+    sections = [f"# Method under review\n\n{description.strip()}"]
+    if condition == JudgingCondition.NO_CODE:
+        sections.append("# Code\n\nNot provided: judge the method from its description alone.")
+        return sections
+    code = [a for a in artifacts.get(ArtifactKind.CODE, []) if a.path != "method_name.txt"]
+    sections.append(
+        "# Code\n\n"
+        + (
+            _code_section(code, budget=settings.JUDGE_CODE_BUDGET_CHARS)
+            if code
+            else "The submission contains no code."
+        )
+    )
+    return sections
+
+
+def _messages_digest(
+    rubric: Rubric, sections: list[str], pdfs: tuple[list[dict], list[str]] = ([], [])
+) -> JudgePrompt:
+    """The messages and their hash; a PDF sent along counts in the hash by its digest."""
+    text = "\n\n".join(sections)
+    parts, digests = pdfs
+    hashed: list[dict] = [
+        {"role": "system", "content": rubric.prompt},
+        {"role": "user", "content": text},
+    ]
+    user: dict = {"role": "user", "content": text}
+    if parts:
+        hashed[1]["pdf_sha256"] = digests
+        user = {"role": "user", "content": [{"type": "text", "text": text}, *parts]}
+    messages = [{"role": "system", "content": rubric.prompt}, user]
+    digest = hashlib.sha256(
+        json.dumps(hashed, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    ).hexdigest()
+    return JudgePrompt(messages=messages, sha256=digest)
+
+
 def judge_prompt_build(
     *, submission: Submission, rubric: Rubric, condition: str, reads_pdf: bool = False
 ) -> JudgePrompt:
     """The messages sent to the judge, and their hash (same inputs, same hash). A judge
     whose model reads PDFs (`reads_pdf`) gets a PDF paper itself besides its text."""
     stage = submission.stage
+    if stage == Stage.METHOD:
+        sections = [f"# Task description\n\n{submission.task.description.strip()}"]
+        sections += _method_sections(submission, _by_kind(submission), condition=condition)
+        return _messages_digest(rubric, sections)
     if stage not in _STAGE_OUTPUT:
         raise PromptError(f"the {stage} stage is not judged by an LLM judge")
     document_budget = settings.JUDGE_DOCUMENT_BUDGET_CHARS
@@ -310,22 +365,7 @@ def judge_prompt_build(
     # A hallucination review reads the code and the logs wherever there are some.
     if stage in _CODE_STAGES or rubric.kind == JudgmentKind.HALLUCINATION:
         sections += _code_sections(submission, artifacts, condition=condition)
-
-    text = "\n\n".join(sections)
-    pdfs, pdf_digests = _pdf_parts(under_review) if reads_pdf else ([], [])
-    hashed = [
-        {"role": "system", "content": rubric.prompt},
-        {"role": "user", "content": text, "pdf_sha256": pdf_digests},
-    ]
-    user: dict = {"role": "user", "content": [{"type": "text", "text": text}, *pdfs]}
-    if not pdfs:
-        user = {"role": "user", "content": text}
-        hashed[1].pop("pdf_sha256")
-    messages = [{"role": "system", "content": rubric.prompt}, user]
-    digest = hashlib.sha256(
-        json.dumps(hashed, sort_keys=True, ensure_ascii=False).encode("utf-8")
-    ).hexdigest()
-    return JudgePrompt(messages=messages, sha256=digest)
+    return _messages_digest(rubric, sections, _pdf_parts(under_review) if reads_pdf else ([], []))
 
 
 def reask_message(problems: list[str], rubric: Rubric) -> dict:

@@ -170,6 +170,57 @@ def _insightfulness() -> DimensionSpec:
     )
 
 
+def _mlrc(key: str, question: str, best: str, worst: str) -> DimensionSpec:
+    """One of MLRC-Bench's five dimensions of a method (its LLM-judge rubric)."""
+    return DimensionSpec(
+        key,
+        question,
+        (
+            f"Excellent: {best}",
+            f"Good: {best.rstrip('.')}, with minor gaps.",
+            "Fair: strengths and real weaknesses in equal measure.",
+            "Weak: serious weaknesses on this dimension.",
+            f"Poor: {worst}",
+        ),
+    )
+
+
+# MLRC-Bench's subjective evaluation of a method (Zhang et al., 2025), whose
+# scores it compares with the method's objective improvement.
+MLRC_DIMENSIONS: tuple[DimensionSpec, ...] = (
+    _mlrc(
+        "Effectiveness",
+        "How likely is the method to improve on the baseline on the task's metric?",
+        "the method clearly addresses what limits the baseline and should beat it.",
+        "the method cannot be expected to improve on the baseline.",
+    ),
+    _mlrc(
+        "Clarity",
+        "How clearly is the method described and implemented?",
+        "every step is clear and could be reimplemented from the description.",
+        "it is unclear what the method does.",
+    ),
+    _mlrc(
+        "Rigor",
+        "How sound and careful is the method: correct, well-founded, free of leaks and bugs?",
+        "the method is well-founded and carefully implemented.",
+        "the method is unsound or its implementation is broken.",
+    ),
+    _mlrc(
+        "Generalizability",
+        "Would the method work beyond this task's data and setting?",
+        "the method rests on general principles and would transfer to related tasks.",
+        "the method only fits the particulars of this data.",
+    ),
+    _mlrc(
+        "Innovativeness",
+        "How new is the method compared with the baseline and common practice?",
+        "a genuinely new idea, not a routine variation.",
+        "a routine variation of the baseline or of common practice.",
+    ),
+)
+
+
 @dataclass(frozen=True)
 class StageRubric:
     stage: str
@@ -283,6 +334,17 @@ DEFAULT_RUBRICS: dict[str, StageRubric] = {
         ),
         extra_fields=(CONFIDENCE,),
         optional_fields=(HALLUCINATION,),
+    ),
+    # A method for an objective task, judged with and without its code.
+    "method": StageRubric(
+        stage="method",
+        what="research method",
+        inputs=(
+            "a task description (an ML research competition problem with a baseline "
+            "method), and the method under review: its description and, when provided, "
+            "its code (not its results)"
+        ),
+        dimensions=(*MLRC_DIMENSIONS, _overall("research method")),
     ),
 }
 

@@ -371,6 +371,12 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
             f"{j.pk}:{j.status}:{j.attempts}:{j.updated_at.timestamp():.3f}" for j in shown
         )
         + f"|{state}",
+        "active_judges": active_judge_count(),
+        "no_judge_notice": NO_ACTIVE_JUDGE,
+        "judge_add_hosted": JUDGE_ADD_HOSTED,
+        "judge_add_local": JUDGE_ADD_LOCAL,
+        "judged_stage": submission.stage in DEFAULT_RUBRICS,
+        "judge_now": judge_now_possible(submission=submission),
         "status_url": reverse("api:submission-judgments", args=[submission.pk]),
         "panel_url": reverse("judging:submission-judgments-panel", args=[submission.pk]),
     }
@@ -535,3 +541,46 @@ def hallucination_verdicts(
             verdict.typed = True
             verdict.types |= {f.type for f in findings.get(pk, []) if f.type}
     return dict(result)
+
+
+def active_judge_count() -> int:
+    """How many judges score new submissions (none after the quick start's
+    import: the published judges come in inactive)."""
+    return Judge.objects.filter(is_active=True).count()
+
+
+# The two ways to add a judge, word for word as the README gives them.
+JUDGE_ADD_HOSTED = (
+    "python manage.py judges add --name claude-3-7-sonnet-20250219 "
+    "--model anthropic/claude-3-7-sonnet-20250219 --api-key-env ANTHROPIC_API_KEY "
+    "--family anthropic"
+)
+JUDGE_ADD_LOCAL = (
+    "python manage.py judges add --name local-qwen --model openai/qwen3:32b "
+    "--api-base http://127.0.0.1:11434/v1 --input-price 0 --output-price 0"
+)
+NO_ACTIVE_JUDGE = (
+    "No judge is active, so nothing will score this submission. Add one for a hosted model "
+    f"(`{JUDGE_ADD_HOSTED}`) or for a local OpenAI-compatible server such as Ollama or vLLM "
+    f"(`{JUDGE_ADD_LOCAL}`), or enable an imported one (`python manage.py judges enable NAME`); "
+    "then judge it with `python manage.py judge --pending`."
+)
+
+
+def judging_notices(*, submission: Submission) -> list[str]:
+    """What an uploader should know about the judging of a new submission
+    (benchmark's `SUBMISSION_NOTICES`: the API's answer and the CLI print it)."""
+    if submission.stage in DEFAULT_RUBRICS and active_judge_count() == 0:
+        return [NO_ACTIVE_JUDGE]
+    return []
+
+
+def judge_now_possible(*, submission: Submission) -> bool:
+    """Whether queueing the active judges would ask one that has not been asked
+    (the staff's "Judge now" button)."""
+    if submission.stage not in DEFAULT_RUBRICS:
+        return False
+    asked = Judgment.objects.filter(
+        submission=submission, condition=JudgingCondition.WITH_CODE
+    ).values("judge_id")
+    return Judge.objects.filter(is_active=True).exclude(pk__in=asked).exists()

@@ -35,8 +35,9 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from benchmark.models import Submission, SubmissionStatus
+from benchmark.models import Stage, Submission, SubmissionStatus
 from common.errors import Conflict, NotFound, ValidationFailed
+from common.llm import LLMResponse, PermanentLLMError, TransientLLMError
 
 from . import llm
 from .callslots import CallSlotTimeout, call_slot
@@ -487,11 +488,21 @@ def judgment_rerun(*, judgment_id: int) -> Judgment:
 
 
 def submission_ready_judge(*, submission_id: int) -> QueueReport:
-    """A submission became ready: queue it for every active judge."""
+    """A submission became ready: queue it for every active judge. A method is
+    judged twice, with its code and from its description alone, as MLRC-Bench
+    compares both with the method's objective result."""
     submission = Submission.objects.filter(pk=submission_id).first()
     if submission is None:
         return QueueReport(skipped=[f"submission {submission_id} does not exist"])
-    return judgments_queue(submissions=[submission])
+    report = judgments_queue(submissions=[submission])
+    if submission.stage == Stage.METHOD:
+        without = judgments_queue(submissions=[submission], condition=JudgingCondition.NO_CODE)
+        report.created += without.created
+        report.requeued += without.requeued
+        report.unchanged += without.unchanged
+        report.skipped += without.skipped
+        report.judgment_ids += without.judgment_ids
+    return report
 
 
 # ---------------------------------------------------------------- running
@@ -515,7 +526,7 @@ class _Usage:
     latency_seconds: float = 0.0
     cost_known: bool = True
 
-    def add(self, response: llm.LLMResponse) -> None:
+    def add(self, response: LLMResponse) -> None:
         if response.input_tokens is not None:
             self.input_tokens = (self.input_tokens or 0) + response.input_tokens
         if response.output_tokens is not None:
@@ -590,7 +601,7 @@ class _Run:
             _database_release()
             time.sleep(wait)
 
-    def call(self, messages: list[dict[str, Any]]) -> llm.LLMResponse:
+    def call(self, messages: list[dict[str, Any]]) -> LLMResponse:
         judge = self.judgment.judge
         max_attempts = settings.JUDGE_RETRY_ATTEMPTS
         for attempt in range(1, max_attempts + 1):
@@ -611,9 +622,9 @@ class _Run:
                     response = llm.chat(judge=judge, messages=messages, timeout=remaining)
             except CallSlotTimeout as exc:
                 raise JudgingFailed(f"ran out of time before the call: {exc}") from exc
-            except llm.PermanentLLMError as exc:
+            except PermanentLLMError as exc:
                 raise JudgingFailed(f"{exc} (not retried: retrying cannot fix this)") from exc
-            except llm.TransientLLMError as exc:
+            except TransientLLMError as exc:
                 if attempt == max_attempts:
                     raise JudgingFailed(f"gave up after {attempt} attempts: {exc}") from exc
                 delay = _backoff(attempt, exc.retry_after)

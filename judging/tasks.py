@@ -15,13 +15,15 @@ from celery.signals import worker_process_init, worker_ready
 from django.conf import settings
 from django.db import close_old_connections
 
-from . import llm, services
+from common import llm as gateway
+
+from . import services
 
 
 @worker_ready.connect
 @worker_process_init.connect
 def _warm_up_llm_client(**kwargs) -> None:
-    llm.warm_up()
+    gateway.warm_up()
 
 
 @shared_task(

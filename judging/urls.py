@@ -15,5 +15,10 @@ urlpatterns = [
         views.submission_judgments_panel_view,
         name="submission-judgments-panel",
     ),
+    path(
+        "submissions/<int:submission_id>/judge-now/",
+        views.submission_judge_now_view,
+        name="submission-judge-now",
+    ),
     path("judgments/<int:judgment_id>/rerun/", views.judgment_rerun_view, name="judgment-rerun"),
 ]

@@ -67,3 +67,26 @@ def judgment_rerun_view(request: HttpRequest, judgment_id: int) -> HttpResponse:
     else:
         messages.success(request, f"Judge {judgment.judge.name} queued again.")
     return redirect(next_url)
+
+
+@require_POST
+@staff_member_required
+def submission_judge_now_view(request: HttpRequest, submission_id: int) -> HttpResponse:
+    """Queue every active judge that has not scored the submission (the
+    "Judge now" button, shown to staff once a judge is active)."""
+    submission = get_object_or_404(Submission, pk=submission_id)
+    next_url = _local_path(request, request.POST.get("next", "")) or reverse(
+        "judging:submission-judgments", args=[submission.pk]
+    )
+    report = services.judgments_queue(submissions=[submission])
+    if report.judgment_ids:
+        n = len(report.judgment_ids)
+        messages.success(request, f"{n} judgment{'s' if n != 1 else ''} queued.")
+    else:
+        messages.error(
+            request,
+            "Nothing queued: "
+            + ("; ".join(report.skipped) or "every active judge has already been asked")
+            + ".",
+        )
+    return redirect(next_url)

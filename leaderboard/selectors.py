@@ -56,6 +56,7 @@ from judging.selectors import (
     stage_scores,
     submission_judging_state_expression,
 )
+from judging.subjective_objective import Correlation, subjective_objective
 from reviews.selectors import human_overall_by_submission
 
 LEADERBOARD_STAGES: tuple[str, ...] = (
@@ -479,6 +480,7 @@ class ObjectiveBoard:
     # Best mean relative improvement to human first.
     rows: list[RankedObjectiveRow] = field(default_factory=list)
     n_tasks: int = 0
+    subjective_objective: list[Correlation] = field(default_factory=list)
 
 
 def objective_board_compute() -> ObjectiveBoard:
@@ -491,7 +493,9 @@ def objective_board_compute() -> ObjectiveBoard:
         )
         ranked.append(RankedObjectiveRow(ranked[-1].rank if tied else position, row))
     return ObjectiveBoard(
-        rows=ranked, n_tasks=len({cell.task_slug for row in rows for cell in row.tasks})
+        rows=ranked,
+        n_tasks=len({cell.task_slug for row in rows for cell in row.tasks}),
+        subjective_objective=subjective_objective(),
     )
 
 

@@ -204,10 +204,31 @@ class ObjectiveTaskResultSerializer(serializers.Serializer):
     runtime_seconds = RoundedFloatField(allow_null=True)
     lloc = serializers.IntegerField(help_text="Logical lines of code of the method.")
     submission = serializers.IntegerField(source="submission_id")
+    trials = serializers.IntegerField(help_text="The agent's trials evaluated on test.")
+    best_relative_improvement = RoundedFloatField(
+        help_text="The best trial's (the score, runtime and lines are that trial's)."
+    )
+    mean_relative_improvement_of_trials = RoundedFloatField(
+        help_text="A trial whose test run gave no score counts as the baseline (0)."
+    )
+    beat_baseline_share = RoundedFloatField(help_text="Share of trials above 0%.")
+    task_version = serializers.IntegerField(help_text="The task version of the results.")
 
     class Meta:
         # The CSV names the task by its slug; the title is for people.
         csv_exclude = ("title",)
+
+
+class SubjectiveObjectiveSerializer(serializers.Serializer):
+    """A `judging.subjective_objective.Correlation`."""
+
+    dimension = serializers.CharField(help_text="One of MLRC-Bench's five dimensions.")
+    condition = serializers.CharField(help_text="`with_code` or `no_code`.")
+    n = serializers.IntegerField(help_text="Evaluated methods the judges scored.")
+    spearman_rho = RoundedFloatField(
+        allow_null=True, help_text="Judges' mean score against the test relative improvement."
+    )
+    ci = IntervalField(help_text="95% percentile bootstrap interval over the methods.")
 
 
 class ObjectiveLeaderboardRowSerializer(serializers.Serializer):
@@ -233,6 +254,9 @@ class ObjectiveLeaderboardSerializer(serializers.Serializer):
     stage = serializers.SerializerMethodField(help_text="`objective`.")
     n_tasks = serializers.IntegerField()
     rows = ObjectiveLeaderboardRowSerializer(many=True)
+    subjective_objective = SubjectiveObjectiveSerializer(
+        many=True, help_text="How the LLM judges' scores of the methods relate to their results."
+    )
 
     def get_stage(self, board) -> str:
         return OBJECTIVE_STAGE

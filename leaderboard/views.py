@@ -11,6 +11,7 @@ from benchmark.visibility import hidden_submission_ids, submissions_visible_to
 from common.errors import ValidationFailed
 from judging.models import HallucinationType, JudgingCondition
 from judging.selectors import stage_scores
+from judging.subjective_objective import Correlation
 
 from .caching import cached
 from .charts import ShareChart, heatmap, interval_chart, share_chart
@@ -169,6 +170,8 @@ def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str
             ],
             "query": query,
             "stage_label": dict(Stage.choices)[query.stage],
+            # The benchmark's own size: a site holding a sample says so.
+            "benchmark_tasks": BENCHMARK_TASKS.get(query.stage),
             "condition_label": dict(JudgingCondition.choices)[query.condition],
             "acceptance_line": ACCEPTANCE_LINE,
             "columns": columns,
@@ -182,6 +185,23 @@ def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str
         return render_to_string("leaderboard/_board.html", context, request=request)
 
     return cached("page", (query, sort), render_board)
+
+
+def subjective_objective_panel(correlations: list[Correlation]) -> list[dict]:
+    """The judges' opinion against the real result, per dimension and condition,
+    with a small scatter plot (judges' mean score, relative improvement)."""
+    panel = []
+    for correlation in correlations:
+        points = correlation.points
+        ys = [y for _, y in points] or [0.0]
+        low, high = min(ys + [0.0]), max(ys + [100.0])
+        span = (high - low) or 1.0
+        dots = [
+            {"cx": round(10 + (x - 1) / 9 * 180, 1), "cy": round(110 - (y - low) / span * 100, 1)}
+            for x, y in points
+        ]
+        panel.append({"c": correlation, "dots": dots})
+    return panel
 
 
 def _objective_board_html(request: HttpRequest) -> str:
@@ -213,11 +233,16 @@ def _objective_board_html(request: HttpRequest) -> str:
                 ],
                 "csv_url": f"{api}?stage={OBJECTIVE_STAGE}&format=csv",
                 "json_url": f"{api}?stage={OBJECTIVE_STAGE}&format=json",
+                "correlations": subjective_objective_panel(board.subjective_objective),
             },
             request=request,
         )
 
     return cached("objective-page", (), render_board)
+
+
+# MLR-Bench evaluates the end-to-end stage on 10 of its tasks (the one stage listed).
+BENCHMARK_TASKS: dict[str, int] = {Stage.END2END.value: 10}
 
 
 def leaderboard_view(request: HttpRequest) -> HttpResponse:
@@ -270,6 +295,7 @@ def _agent_links(agent: Agent) -> list[tuple[str, str]]:
 def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
     agent = get_object_or_404(Agent.objects.select_related("team"), name=name)
     summaries = agent_stage_summaries(agent=agent)
+    submitted_stages = set(agent.submissions.values_list("stage", flat=True).distinct())
     charts = []
     for summary in summaries:
         if summary.row is None:
@@ -288,6 +314,7 @@ def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
             "agent": agent,
             "links": _agent_links(agent),
             "summaries": summaries,
+            "submitted_stages": submitted_stages,
             "stage_results": agent_task_results(
                 agent=agent, hidden=hidden_submission_ids(user=request.user)
             ),

@@ -367,3 +367,11 @@ SUBMISSION_PAGE_PANELS = [
     "judging.panels.judgments_panel",
 ]
 TASK_PAGE_PANELS = ["experiments.panels.objective_results_panel"]
+SUBMISSION_NOTICES = ["judging.selectors.judging_notices"]
+SUBMISSION_SUMMARY = [
+    "judging.panels.judging_summary",
+    "reviews.panels.human_review_summary",
+]
+# Checks other apps make of an upload before it becomes a submission (see
+# benchmark/intake.py): an MLRC-Bench method archive's layout and read-only files.
+SUBMISSION_INTAKE_CHECKS = ["experiments.intake.method_archive_problem"]

@@ -34,6 +34,8 @@ api_patterns = [
 urlpatterns = [
     path("", views.home_view, name="home"),
     path("healthz", views.healthz_view, name="healthz"),
+    # Browsers ask for /favicon.ico whatever the page's <link> says.
+    path("favicon.ico", views.favicon_view),
     path("", include("benchmark.urls")),
     path("", include("reviews.urls")),
     path("", include("experiments.urls")),

@@ -1,10 +1,12 @@
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.views.decorators.cache import never_cache
 from django.views.defaults import page_not_found
 
 from benchmark.selectors import catalogue_counts
 from common.errors import ErrorItem, error_body
+from judging.selectors import active_judge_count
 
 from .health import health_report
 
@@ -16,8 +18,12 @@ def home_view(request: HttpRequest) -> HttpResponse:
 @never_cache
 def healthz_view(request: HttpRequest) -> JsonResponse:
     healthy, checks = health_report()
+    body: dict[str, object] = {"status": "ok" if healthy else "unavailable", "checks": checks}
+    if checks["database"]["ok"]:
+        # Not a check (a site with no judge is up), but why uploads are never judged.
+        body["active_judges"] = active_judge_count()
     return JsonResponse(
-        {"status": "ok" if healthy else "unavailable", "checks": checks},
+        body,
         status=200 if healthy else 503,
     )
 
@@ -28,3 +34,11 @@ def not_found_view(request: HttpRequest, exception: Exception) -> HttpResponse:
         item = ErrorItem(code="not_found", message=f"no API endpoint at {request.path}")
         return JsonResponse(error_body([item]), status=404)
     return page_not_found(request, exception)
+
+
+def favicon_view(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico whatever the page's <link> says. The static URL is
+    looked up per request, not when the URLs are imported: with hashed static files
+    that lookup needs the manifest, and a process without it (a worker, a script)
+    must still be able to import the URLs."""
+    return redirect(static("favicon.svg"), permanent=True)

@@ -1,7 +1,10 @@
 """Organiser tools in the admin. The admin is for staff only (Django refuses
 everyone else), so reviewers, who are not staff, never reach these lists."""
 
+from django import forms
 from django.contrib import admin
+
+from benchmark.models import Topic
 
 from . import services
 from .models import (
@@ -14,11 +17,31 @@ from .models import (
 )
 
 
+class ReviewerProfileForm(forms.ModelForm):
+    # The nine topics as boxes to tick: a JSON text box took a label where a key belongs.
+    expertise = forms.MultipleChoiceField(
+        choices=Topic.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Papers of these topics are offered to this reviewer first.",
+    )
+
+    class Meta:
+        model = ReviewerProfile
+        fields = ["user", "affiliation", "expertise", "max_load", "is_placeholder"]
+
+
 @admin.register(ReviewerProfile)
 class ReviewerProfileAdmin(admin.ModelAdmin):
-    list_display = ["user", "affiliation", "max_load", "is_placeholder"]
+    form = ReviewerProfileForm
+    list_display = ["user", "affiliation", "expertise_labels", "max_load", "is_placeholder"]
     list_filter = ["is_placeholder"]
     search_fields = ["user__username", "user__email", "affiliation"]
+
+    @admin.display(description="Expertise")
+    def expertise_labels(self, profile: ReviewerProfile) -> str:
+        labels = dict(Topic.choices)
+        return ", ".join(labels.get(topic, topic) for topic in profile.expertise or []) or "—"
 
 
 class AssignmentInline(admin.TabularInline):

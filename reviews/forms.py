@@ -11,6 +11,7 @@ from django.utils.text import slugify
 
 from benchmark.forms import choices_limit
 from benchmark.models import Stage, Submission
+from benchmark.submission_selectors import submissions_newest
 from judging.models import HallucinationType
 
 from .models import HallucinationAnswer, ReviewRound
@@ -186,6 +187,21 @@ class ReviewForm(forms.Form):
         }
 
 
+class SubmissionCheckboxes(forms.CheckboxSelectMultiple):
+    """Each paper's box says its stage (for the page to show the chosen stage's
+    alone) and its label its version."""
+
+    def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
+        option = super().create_option(name, value, label, selected, index, subindex, attrs)
+        submission = getattr(value, "instance", None)
+        if submission is not None:
+            option["attrs"]["data-stage"] = submission.stage
+            option["label"] = (
+                f"{submission.agent.name} / {submission.task.slug} · v{submission.version}"
+            )
+        return option
+
+
 class ReviewRoundForm(forms.Form):
     name = forms.CharField(max_length=200)
     stage = forms.ChoiceField(choices=Stage.choices, initial=Stage.END2END)
@@ -197,18 +213,20 @@ class ReviewRoundForm(forms.Form):
     submissions = forms.ModelMultipleChoiceField(
         queryset=Submission.objects.none(),
         required=False,
-        widget=forms.CheckboxSelectMultiple,
-        help_text="Leave empty to take every submission of the stage.",
+        widget=SubmissionCheckboxes,
+        help_text="Leave empty to take every submission of the stage (its newest versions).",
     )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        # Only the newest version of each run can be reviewed; the page shows
+        # the chosen stage's papers alone (static/js/round_form.js).
         choices_limit(
             self,
             "submissions",
-            Submission.objects.select_related("agent", "task").order_by(
-                "stage", "task__slug", "agent__name", "-version"
-            ),
+            submissions_newest(Submission.objects.all())
+            .select_related("agent", "task")
+            .order_by("stage", "task__slug", "agent__name"),
         )
 
 

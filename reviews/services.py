@@ -16,6 +16,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from benchmark.models import Submission, Team, Topic
+from benchmark.submission_selectors import submissions_newest
 from common.errors import ApplicationError, Conflict, ValidationFailed, form_error_items
 from judging.models import Rubric
 
@@ -100,6 +101,23 @@ def organiser_register(*, user: User) -> None:
 # Rounds and assignments -------------------------------------------------------------------
 
 
+def _newest_versions_check(chosen: list[Submission]) -> None:
+    """Reviewers score what counts: the newest version of each run."""
+    newest = set(
+        submissions_newest(Submission.objects.filter(pk__in=[s.pk for s in chosen])).values_list(
+            "pk", flat=True
+        )
+    )
+    older = sorted(str(s) for s in chosen if s.pk not in newest)
+    if older:
+        raise ReviewInvalid(
+            "a round takes only the newest version of each run; not the newest: "
+            + "; ".join(older),
+            code="not_newest",
+            field="submissions",
+        )
+
+
 def review_round_create(
     *,
     name: str,
@@ -111,7 +129,9 @@ def review_round_create(
 ) -> ReviewRound:
     """A round over the given submissions of `stage` (all of the stage when None)."""
     chosen = (
-        list(Submission.objects.filter(stage=stage)) if submissions is None else list(submissions)
+        list(submissions_newest(Submission.objects.filter(stage=stage)))
+        if submissions is None
+        else list(submissions)
     )
     wrong = [s for s in chosen if s.stage != stage]
     if wrong:
@@ -120,6 +140,7 @@ def review_round_create(
             code="wrong_stage",
             field="submissions",
         )
+    _newest_versions_check(chosen)
     if not chosen:
         raise ReviewInvalid(
             f"there is no {stage} submission to review", code="empty", field="submissions"

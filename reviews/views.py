@@ -267,7 +267,7 @@ def round_view(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 
 # An organiser's action on a round: the view gets the round, says what it did
 # in a message, and the organiser is sent back to the round's page.
-RoundAction = Callable[Concatenate[HttpRequest, ReviewRound, P], None]
+RoundAction = Callable[Concatenate[HttpRequest, ReviewRound, P], HttpResponse | None]
 
 
 def _round_action(
@@ -280,9 +280,12 @@ def _round_action(
     def view(request: HttpRequest, pk: int, *args: P.args, **kwargs: P.kwargs) -> HttpResponse:
         review_round = get_object_or_404(ReviewRound, pk=pk)
         try:
-            action(request, review_round, *args, **kwargs)
+            response = action(request, review_round, *args, **kwargs)
         except services.ReviewError as exc:
             messages.error(request, str(exc))
+        else:
+            if response is not None:
+                return response
         return redirect("reviews:round", pk=review_round.pk)
 
     return view
@@ -352,20 +355,48 @@ def round_remind_view(request: HttpRequest, review_round: ReviewRound) -> None:
     messages.success(request, f"{sent} reminder(s) sent.")
 
 
+def _round_confirmation(
+    request: HttpRequest, review_round: ReviewRound, action: str
+) -> HttpResponse | None:
+    """Closing and releasing cannot be undone: the first POST answers a page
+    that says how many assignments are still open; its button confirms."""
+    if request.POST.get("confirm") == "yes":
+        return None
+    progress = selectors.round_progress(review_round=review_round)
+    return render(
+        request,
+        "reviews/round_confirm.html",
+        {
+            "round": review_round,
+            "action": action,
+            "progress": progress,
+            "n_open": progress.n_total - progress.n_submitted,
+        },
+    )
+
+
 @_round_action
-def round_close_view(request: HttpRequest, review_round: ReviewRound) -> None:
+def round_close_view(request: HttpRequest, review_round: ReviewRound) -> HttpResponse | None:
+    confirmation = _round_confirmation(request, review_round, "close")
+    if confirmation is not None:
+        return confirmation
     services.review_round_close(review_round=review_round)
     messages.success(request, "Round closed: reviews can no longer change.")
+    return None
 
 
 @_round_action
-def round_release_view(request: HttpRequest, review_round: ReviewRound) -> None:
+def round_release_view(request: HttpRequest, review_round: ReviewRound) -> HttpResponse | None:
+    confirmation = _round_confirmation(request, review_round, "release")
+    if confirmation is not None:
+        return confirmation
     services.review_round_release(review_round=review_round)
     messages.success(
         request,
         "Round released: its submitted reviews are now public on the "
         "leaderboard and in the export.",
     )
+    return None
 
 
 def reviews_csv_response(stage: str) -> HttpResponse:

@@ -43,5 +43,19 @@ echo "==> installing the site's own objective task and running its example metho
 "$VENV/bin/python" manage.py objective_task install --examples \
   || echo "!! the example objective task could not be installed; the site starts without it." >&2
 
-echo "==> serving on http://$HOST:$PORT/ (Ctrl-C stops)"
+# The imported judges are inactive: say so last, where it is read, with the fix.
+"$VENV/bin/python" manage.py shell -v 0 -c '
+from judging.selectors import JUDGE_ADD_HOSTED, JUDGE_ADD_LOCAL, active_judge_count
+n = active_judge_count()
+if n:
+    print(f"==> {n} active judge(s): new uploads are judged")
+else:
+    print("!! No judge is active: new uploads will not be judged. Add one, for a hosted model:")
+    print("     .venv/bin/" + JUDGE_ADD_HOSTED)
+    print("   or a local OpenAI-compatible server (Ollama, vLLM):")
+    print("     .venv/bin/" + JUDGE_ADD_LOCAL)
+    print("   then: .venv/bin/python manage.py judge --pending")
+' || true
+
+echo "==> serving on http://$HOST:$PORT/ (Ctrl-C stops; set HOST and PORT to change)"
 exec "$VENV/bin/python" manage.py runserver --noreload "$HOST:$PORT"

@@ -121,6 +121,10 @@ class Submission(models.Model):
     )
     source = models.CharField(max_length=16, choices=SubmissionSource.choices)
     archive_sha256 = models.CharField(max_length=64)
+    # The run's identity: SHA-256 of its files' sorted paths and hashes (see
+    # archives.files_digest), the same however it was packed. Blank only for a
+    # row that repeated an earlier version's content before this key existed.
+    content_sha256 = models.CharField(max_length=64, blank=True, default="")
     status = models.CharField(
         max_length=16, choices=SubmissionStatus.choices, default=SubmissionStatus.RECEIVED
     )
@@ -142,6 +146,12 @@ class Submission(models.Model):
             models.UniqueConstraint(
                 fields=["agent", "task", "stage", "archive_sha256"],
                 name="submission_archive_unique",
+            ),
+            # The same files packed another way are the same run, not a new version.
+            models.UniqueConstraint(
+                fields=["agent", "task", "stage", "content_sha256"],
+                condition=~Q(content_sha256=""),
+                name="submission_content_unique",
             ),
             models.CheckConstraint(
                 condition=Q(stage__in=Stage.values), name="submission_stage_valid"

@@ -78,7 +78,16 @@
   groups.forEach(function (group, i) {
     group.addEventListener("focusin", function () { focusGroup(i); });
   });
-  focusGroup(0);
+  // After a reload (the draft is restored), start at the first dimension not
+  // scored yet, with the keyboard focus there too.
+  var firstOpen = groups.findIndex(function (group) {
+    return !group.querySelector('input[type="radio"]:checked');
+  });
+  focusGroup(firstOpen < 0 ? 0 : firstOpen);
+  if (firstOpen > 0) {
+    var box = groups[firstOpen].querySelector('input[type="radio"]:not([disabled])');
+    if (box) box.focus({ preventScroll: true });
+  }
 
   document.addEventListener("keydown", function (event) {
     if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {

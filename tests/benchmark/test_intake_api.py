@@ -86,20 +86,30 @@ def test_a_zip_of_a_published_run_becomes_a_submission_with_its_artifacts(
     assert b"".join(download.streaming_content) == stored.read_bytes()
 
 
-def test_the_same_archive_again_answers_409_and_a_new_one_is_version_2(
+def test_the_same_run_however_packed_answers_409_and_a_changed_one_is_version_2(
     client, media_root, agent, task, token, mlrbench_data, tmp_path
 ):
-    run = sample_run(mlrbench_data)
-    first = upload(client, zip_folder(run, tmp_path / "a.zip"), token=token).json()
-
-    again = upload(client, zip_folder(run, tmp_path / "b.zip"), token=token)
-    assert again.status_code == 409
-    assert again.json()["id"] == first["id"]
-    assert Submission.objects.count() == 1
+    """A submission is keyed on its files (sorted paths and hashes), not on the
+    archive's bytes: zip, tar.gz and a wrapping folder are the same run."""
+    import shutil
 
     from .runs import tar_folder
 
-    second = upload(client, tar_folder(run, tmp_path / "run.tar.gz"), token=token)
+    run = shutil.copytree(sample_run(mlrbench_data), tmp_path / "run")
+    first = upload(client, zip_folder(run, tmp_path / "a.zip"), token=token).json()
+
+    for packed in (
+        zip_folder(run, tmp_path / "b.zip"),
+        tar_folder(run, tmp_path / "run.tar.gz"),
+        zip_folder(run, tmp_path / "wrapped.zip", prefix="my-run/"),
+    ):
+        again = upload(client, packed, token=token)
+        assert again.status_code == 409, packed.name
+        assert again.json()["id"] == first["id"]
+    assert Submission.objects.count() == 1
+
+    (run / "results" / "notes.txt").write_text("one more file\n", encoding="utf-8")
+    second = upload(client, tar_folder(run, tmp_path / "changed.tar.gz"), token=token)
     assert second.status_code == 201, second.content
     assert second.json()["version"] == 2
 

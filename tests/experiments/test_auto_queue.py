@@ -7,9 +7,12 @@ import pytest
 from benchmark.models import Stage, SubmissionSource
 from benchmark.signals import submission_ready
 from experiments.models import ExperimentRun, ExperimentStatus
-from experiments.shipped import objective_tasks_install
+from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
 
 from .factories import submission_with_files
+
+KNN = SHIPPED_ROOT / "neurips2025_objective_curve_fitting" / "examples" / "knn"
+KNN_FILES = {p.relative_to(KNN).as_posix(): p.read_text() for p in KNN.rglob("*.*")}
 
 pytestmark = pytest.mark.django_db
 
@@ -21,13 +24,13 @@ def ready(submission) -> list[ExperimentRun]:
 
 def test_method_code_gets_a_dev_run_and_an_experiment_a_reproduction_run(experiment_settings):
     (curve,) = objective_tasks_install().objectives
-    method = submission_with_files({"run.sh": "true\n"}, task=curve.task, stage=Stage.METHOD)
+    method = submission_with_files(KNN_FILES, task=curve.task, stage=Stage.METHOD)
     experiment = submission_with_files({"code/run.sh": "true\n"}, stage=Stage.END2END)
 
     (dev,) = ready(method)
     (repro,) = ready(experiment)
 
-    assert (dev.phase, dev.status, dev.command) == ("dev", "queued", "sh run.sh")
+    assert (dev.phase, dev.status, dev.command) == ("dev", "queued", "python main.py -m knn -p dev")
     assert (repro.phase, repro.status) == ("repro", "queued")
     assert len(ready(method)) == 1  # a second signal queues nothing more
 
@@ -45,7 +48,7 @@ def test_a_refused_run_is_kept_as_a_failed_run_with_the_reason(settings, experim
     curve.gpu_count = 4
     curve.save()
     settings.GPU_MAX_PER_HOST = 1
-    method = submission_with_files({"run.sh": "true\n"}, task=curve.task, stage=Stage.METHOD)
+    method = submission_with_files(KNN_FILES, task=curve.task, stage=Stage.METHOD)
 
     (run,) = ready(method)
 

@@ -152,7 +152,7 @@ def test_import_rubric_refuses_a_missing_file_and_an_unknown_stage(tmp_path):
     with pytest.raises(CommandError, match="no such file"):
         run("import_rubric", str(tmp_path / "nope.md"), "--stage", "idea")
     with pytest.raises(CommandError, match="invalid choice"):
-        run("import_rubric", str(tmp_path), "--stage", "method")
+        run("import_rubric", str(tmp_path), "--stage", "objective")
 
 
 # --wait polls the database while the judgments run; with eager Celery they run

@@ -1,6 +1,6 @@
-"""judging.llm calls litellm for real against the loopback server: parameters
-from the judge's row, a timeout on every call, no hidden retries, and errors
-classified as worth retrying or not."""
+"""The LLM gateway (common/llm.py, through judging.llm) calls litellm for real
+against the loopback server: parameters from the judge's row, a timeout on every
+call, no hidden retries, and errors classified as worth retrying or not."""
 
 from decimal import Decimal
 
@@ -8,6 +8,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from common.llm import PermanentLLMError, TransientLLMError
 from judging import llm
 
 from .conftest import TEST_KEY
@@ -93,17 +94,17 @@ def test_a_judge_has_both_prices_or_neither():
 @pytest.mark.parametrize(
     ("behaviour", "kind", "says"),
     [
-        (error(429, "slow down"), llm.TransientLLMError, "rate limited"),
-        (error(500, "boom"), llm.TransientLLMError, "server error"),
-        (error(503, "overloaded"), llm.TransientLLMError, "server error"),
-        (error(401, "invalid api key"), llm.PermanentLLMError, "refused the API key"),
+        (error(429, "slow down"), TransientLLMError, "rate limited"),
+        (error(500, "boom"), TransientLLMError, "server error"),
+        (error(503, "overloaded"), TransientLLMError, "server error"),
+        (error(401, "invalid api key"), PermanentLLMError, "refused the API key"),
         (
             error(400, "This model's maximum context length is 8192 tokens"),
-            llm.PermanentLLMError,
+            PermanentLLMError,
             "context window",
         ),
-        (error(404, "model not found"), llm.PermanentLLMError, "does not know the model"),
-        (error(400, "bad field"), llm.PermanentLLMError, "rejected the request"),
+        (error(404, "model not found"), PermanentLLMError, "does not know the model"),
+        (error(400, "bad field"), PermanentLLMError, "rejected the request"),
     ],
 )
 def test_errors_are_classified_and_never_retried_underneath(fake_llm, behaviour, kind, says):
@@ -121,7 +122,7 @@ def test_a_rate_limit_passes_on_the_servers_retry_after(fake_llm):
     judge = JudgeFactory(api_base=fake_llm.url)
     fake_llm.script(error(429, "slow down", headers={"Retry-After": "7"}))
 
-    with pytest.raises(llm.TransientLLMError) as caught:
+    with pytest.raises(TransientLLMError) as caught:
         llm.chat(judge=judge, messages=MESSAGES)
 
     assert caught.value.retry_after == 7
@@ -131,7 +132,7 @@ def test_an_answer_slower_than_the_timeout_is_a_transient_timeout(fake_llm):
     judge = JudgeFactory(api_base=fake_llm.url, timeout_seconds=0.3)
     fake_llm.script(answer("{}", delay=3))
 
-    with pytest.raises(llm.TransientLLMError, match=r"no answer .* within 0.3 s"):
+    with pytest.raises(TransientLLMError, match=r"no answer .* within 0.3 s"):
         llm.chat(judge=judge, messages=MESSAGES)
     assert len(fake_llm.requests) == 1
 
@@ -139,7 +140,7 @@ def test_an_answer_slower_than_the_timeout_is_a_transient_timeout(fake_llm):
 def test_a_closed_port_is_a_transient_connection_error(closed_port):
     judge = JudgeFactory(api_base=f"http://127.0.0.1:{closed_port}/v1")
 
-    with pytest.raises(llm.TransientLLMError, match="could not connect"):
+    with pytest.raises(TransientLLMError, match="could not connect"):
         llm.chat(judge=judge, messages=MESSAGES)
 
 
@@ -147,6 +148,6 @@ def test_a_missing_key_variable_fails_before_any_call(fake_llm, monkeypatch):
     monkeypatch.delenv("TEST_JUDGE_KEY")
     judge = JudgeFactory(api_base=fake_llm.url)
 
-    with pytest.raises(llm.PermanentLLMError, match="TEST_JUDGE_KEY .* not set"):
+    with pytest.raises(PermanentLLMError, match="TEST_JUDGE_KEY .* not set"):
         llm.chat(judge=judge, messages=MESSAGES)
     assert fake_llm.requests == []

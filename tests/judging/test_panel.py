@@ -137,7 +137,7 @@ def test_an_active_judge_that_has_not_run_yet_is_shown_as_not_queued(rubrics):
 
 def test_no_judges_no_panel(rubrics):
     submission = SubmissionFactory(stage=Stage.METHOD)
-    JudgeFactory(name="judge-a")
+    JudgeFactory(name="judge-a", is_active=False)
 
     html = render_to_string(
         "judging/_judgments_panel_body.html", {"judging": judgments_panel_context(submission)}

@@ -7,7 +7,7 @@ from django.db import transaction
 
 from benchmark.models import Stage, SubmissionStatus
 from benchmark.signals import submission_ready
-from judging.models import Judgment, JudgmentStatus, SubmissionJudgingState
+from judging.models import Judgment, JudgmentStatus, Rubric, SubmissionJudgingState
 from judging.selectors import submission_judging_state
 from judging.services import judgment_rerun, judgments_queue, rubric_import
 
@@ -131,6 +131,8 @@ def test_submissions_that_are_not_ready_or_have_no_rubric_are_skipped(rubrics, j
     judge_for("judge-a")
     received = SubmissionFactory(status=SubmissionStatus.RECEIVED)
     method = SubmissionFactory(stage=Stage.METHOD)
+    # Methods have a rubric (MLRC-Bench's dimensions); an organiser may retire it.
+    Rubric.objects.filter(stage=Stage.METHOD).update(is_active=False)
 
     report = judgments_queue(submissions=[received, method])
 

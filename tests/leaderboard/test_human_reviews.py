@@ -158,7 +158,9 @@ def test_an_organiser_releases_a_round_from_its_page(client, papers):
     url = reverse("reviews:round", args=[review_round.pk])
     assert "not released" in client.get(url).content.decode()
 
-    response = client.post(reverse("reviews:round-release", args=[review_round.pk]), follow=True)
+    response = client.post(
+        reverse("reviews:round-release", args=[review_round.pk]), {"confirm": "yes"}, follow=True
+    )
 
     assert "Round released" in response.content.decode()
     review_round.refresh_from_db()

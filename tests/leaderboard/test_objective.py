@@ -28,7 +28,7 @@ from tests.experiments.factories import AgentFactory, submission_with_files
 pytestmark = pytest.mark.django_db
 
 LEADERBOARD = "/api/leaderboard/"
-METHODS = SHIPPED_ROOT / "neurips2025_objective_curve_fitting" / "methods"
+METHODS = SHIPPED_ROOT / "neurips2025_objective_curve_fitting" / "examples"
 
 
 @pytest.fixture
@@ -40,7 +40,8 @@ def curve(settings, tmp_path):
 
 
 def method(name: str) -> dict[str, str]:
-    return {p.name: p.read_text() for p in (METHODS / name).iterdir() if p.is_file()}
+    folder = METHODS / name
+    return {p.relative_to(folder).as_posix(): p.read_text() for p in folder.rglob("*.*")}
 
 
 def finished_run(submission, phase: str, score: float, wall: float) -> ExperimentRun:
@@ -48,8 +49,9 @@ def finished_run(submission, phase: str, score: float, wall: float) -> Experimen
     return ExperimentRun.objects.create(
         submission=submission,
         phase=phase,
-        command="sh run.sh",
+        command="python main.py -m knn -p dev",
         status=ExperimentStatus.SUCCEEDED,
+        task_version=1,
         exit_code=0,
         time_limit_seconds=120,
         score=score,

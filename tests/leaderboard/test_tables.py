@@ -129,6 +129,11 @@ def test_the_objective_csv_columns_are_its_serializers_fields():
         "runtime_seconds",
         "lloc",
         "submission",
+        "trials",
+        "best_relative_improvement",
+        "mean_relative_improvement_of_trials",
+        "beat_baseline_share",
+        "task_version",
     ]
 
 

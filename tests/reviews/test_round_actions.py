@@ -161,7 +161,7 @@ def test_remind(client, organiser, review_round, assignment):
 
 def test_close_then_a_refused_action_says_why(client, organiser, review_round, assignment):
     client.force_login(organiser)
-    html = _post(client, "round-close", review_round)
+    html = _post(client, "round-close", review_round, data={"confirm": "yes"})
     assert "Round closed: reviews can no longer change." in html
     review_round.refresh_from_db()
     assert review_round.is_closed and not review_round.is_released
@@ -171,7 +171,7 @@ def test_close_then_a_refused_action_says_why(client, organiser, review_round, a
 
 def test_release(client, organiser, review_round, assignment):
     client.force_login(organiser)
-    html = _post(client, "round-release", review_round)
+    html = _post(client, "round-release", review_round, data={"confirm": "yes"})
     assert "Round released: its submitted reviews are now public" in html
     review_round.refresh_from_db()
     assert review_round.is_released and review_round.is_closed
@@ -205,3 +205,26 @@ def test_an_action_is_a_post(client, organiser, review_round, assignment):
         assert client.get(url).status_code == 405
     review_round.refresh_from_db()
     assert not review_round.is_closed
+
+
+@pytest.mark.parametrize("action", ["round-close", "round-release"])
+def test_close_and_release_ask_first_showing_the_open_assignments(
+    client, organiser, review_round, assignment, action
+):
+    """A round closed at 3 of 12 reviews stays closed: the first POST only asks."""
+    client.force_login(organiser)
+    response = client.post(_url(action, review_round))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "1 of 1 assignment still open" in html
+    assert 'name="confirm" value="yes"' in html
+    review_round.refresh_from_db()
+    assert not review_round.is_closed and not review_round.is_released
+
+
+def test_release_is_a_secondary_action_after_assigning(client, organiser, review_round):
+    client.force_login(organiser)
+    html = client.get(reverse("reviews:round", args=[review_round.pk])).content.decode()
+    assert html.index('data-testid="assign-round"') < html.index('data-testid="release-round"')
+    release = html[html.rindex("<button", 0, html.index('data-testid="release-round"')) :]
+    assert 'class="button secondary"' in release[:200]

@@ -90,3 +90,8 @@ def test_quickstart_serves_real_tasks_on_sqlite_and_runs_twice(
         assert json.loads(health)["checks"]["broker"]["mode"] == "eager"
         expected = "tasks: 201 created" if run == "first" else "done: nothing new"
         assert expected in output, output
+        # The imported judges are inactive: the last lines say so, with the commands.
+        assert json.loads(health)["active_judges"] == 0
+        hint = output[output.index("No judge is active") :]
+        assert "--api-key-env ANTHROPIC_API_KEY" in hint and "--api-base" in hint, output
+        assert hint.index("--api-base") < hint.index("==> serving on")

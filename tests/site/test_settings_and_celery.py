@@ -138,3 +138,15 @@ def test_a_database_pool_is_one_setting_away_and_a_negative_size_is_refused():
     refused = run_python("import django; django.setup()", DEBUG="1", DATABASE_POOL_SIZE="-1")
     assert refused.returncode != 0
     assert "DATABASE_POOL_SIZE must be 0 (no pool) or more" in refused.stderr
+
+
+def test_the_urls_import_without_collected_static_files():
+    """A worker or a script imports the URLs with hashed static files configured
+    and no manifest (nothing collected): nothing there may need the manifest."""
+    result = run_python(
+        "import django; django.setup(); import mlrbench_site.urls",
+        DEBUG="0",
+        SECRET_KEY="test-only",
+        STATIC_MANIFEST="1",
+    )
+    assert result.returncode == 0, result.stderr

@@ -5,16 +5,17 @@ from django.core.management.base import BaseCommand, CommandError
 from benchmark.models import Agent
 from experiments.errors import ExperimentRefused, ObjectiveTaskInvalid
 from experiments.models import ObjectiveResult, ObjectiveTask
-from experiments.objective_tasks import objective_task_define
+from experiments.objective_tasks import objective_task_define, objective_task_import_mlrc
 from experiments.queue import objective_test_queue
-from experiments.selectors import objective_best_dev_run
+from experiments.selectors import objective_trials_to_test
 from experiments.shipped import objective_tasks_install
 
 
 class Command(BaseCommand):
     help = (
-        "Objective tasks (MLRC-Bench style): `add` defines one, `list` shows them, "
-        "`evaluate` runs each agent's best dev run once on the test data, `install` "
+        "Objective tasks (MLRC-Bench style): `add` defines one, `import-mlrc` imports an "
+        "MLRC-Bench task folder as it is published, `list` shows them, `evaluate` runs "
+        "the best dev run of each agent's trial once on the test data, `install` "
         "installs the tasks shipped with the site (and with --examples runs their "
         "example methods)."
     )
@@ -40,6 +41,23 @@ class Command(BaseCommand):
         add.add_argument("--method-command", default="sh run.sh")
         add.add_argument("--time-limit", type=int, default=600, metavar="SECONDS")
         add.add_argument("--gpus", type=int, default=0)
+        mlrc = sub.add_parser(
+            "import-mlrc", help="import an MLRC-Bench task folder (env/ and scripts/)"
+        )
+        mlrc.add_argument("path", type=Path, help="the task folder, holding env/ and scripts/")
+        mlrc.add_argument("--slug", required=True, help="<iclr|icml|neurips><year>_<name>")
+        mlrc.add_argument("--title")
+        mlrc.add_argument("--metric", required=True, help="the name of the score main.py saves")
+        direction = mlrc.add_mutually_exclusive_group(required=True)
+        direction.add_argument("--higher-is-better", action="store_true")
+        direction.add_argument("--lower-is-better", action="store_true")
+        mlrc.add_argument("--baseline", type=float, required=True, help="the baseline's score")
+        mlrc.add_argument("--human", type=float, required=True, help="the top human's score")
+        mlrc.add_argument(
+            "--baseline-runtime", type=float, metavar="SECONDS", help="the baseline's runtime"
+        )
+        mlrc.add_argument("--time-limit", type=int, default=600, metavar="SECONDS")
+        mlrc.add_argument("--gpus", type=int, default=0)
         sub.add_parser("list", help="list the objective tasks")
         evaluate = sub.add_parser("evaluate", help="evaluate best dev runs on the test data")
         evaluate.add_argument("--slug", required=True)
@@ -52,7 +70,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, action: str, **options):
-        getattr(self, f"_{action}")(**options)
+        getattr(self, f"_{action.replace('-', '_')}")(**options)
 
     def _add(self, **o):
         description = None
@@ -84,11 +102,35 @@ class Command(BaseCommand):
         verb = "created" if created else "updated"
         self.stdout.write(self.style.SUCCESS(f"objective task {objective.task.slug} {verb}"))
 
+    def _import_mlrc(self, **o):
+        try:
+            objective, outcome = objective_task_import_mlrc(
+                path=o["path"],
+                slug=o["slug"],
+                title=o["title"],
+                metric=o["metric"],
+                higher_is_better=o["higher_is_better"],
+                baseline_score=o["baseline"],
+                human_score=o["human"],
+                baseline_runtime_seconds=o["baseline_runtime"],
+                time_limit_seconds=o["time_limit"],
+                gpu_count=o["gpus"],
+            )
+        except ObjectiveTaskInvalid as exc:
+            lines = "\n".join(f"  - {problem}" for problem in exc.problems)
+            raise CommandError(f"the task folder was not imported:\n{lines}") from exc
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"objective task {objective.task.slug} {outcome} (version {objective.version})"
+            )
+        )
+
     def _list(self, **o):
         for objective in ObjectiveTask.objects.select_related("task"):
             direction = "higher" if objective.higher_is_better else "lower"
             self.stdout.write(
-                f"{objective.task.slug}: {objective.metric} ({direction} is better), baseline "
+                f"{objective.task.slug} ({objective.format} v{objective.version}): "
+                f"{objective.metric} ({direction} is better), baseline "
                 f"{objective.baseline_score:g}, human {objective.human_score:g}, "
                 f"{objective.results.count()} agent(s) evaluated"
             )
@@ -104,22 +146,29 @@ class Command(BaseCommand):
             agents = agents.filter(name=o["agent"])
             if not agents:
                 raise CommandError(f"agent {o['agent']} has no submission for {o['slug']}")
+        by_id = {agent.pk: agent for agent in agents}
+        pending = [
+            (by_id[a], trial)
+            for a, trial in objective_trials_to_test(objective=objective)
+            if a in by_id
+        ]
+        evaluated = ObjectiveResult.objects.filter(
+            objective=objective, agent__in=agents, task_version=objective.version
+        ).select_related("agent")
+        for result in evaluated.order_by("agent__name", "trial"):
+            label = f" (trial {result.trial})" if result.trial != 1 else ""
+            self.stdout.write(f"{result.agent.name}{label}: already evaluated on test")
         queued = 0
-        for agent in agents:
-            if ObjectiveResult.objects.filter(objective=objective, agent=agent).exists():
-                self.stdout.write(f"{agent.name}: already evaluated on test")
-                continue
-            if objective_best_dev_run(agent_id=agent.pk, objective=objective) is None:
-                self.stdout.write(f"{agent.name}: no succeeded dev run yet")
-                continue
+        for agent, trial in pending:
             try:
-                run = objective_test_queue(agent=agent, objective=objective)
+                run = objective_test_queue(agent=agent, objective=objective, trial=trial)
             except ExperimentRefused as exc:
                 self.stderr.write(self.style.WARNING(f"{agent.name}: {exc}"))
                 continue
             queued += 1
             self.stdout.write(
-                f"{agent.name}: test run {run.pk} queued for submission {run.submission_id}"
+                f"{agent.name} (trial {trial}): test run {run.pk} queued for submission "
+                f"{run.submission_id}"
             )
         self.stdout.write(self.style.SUCCESS(f"{queued} test run(s) queued"))
 

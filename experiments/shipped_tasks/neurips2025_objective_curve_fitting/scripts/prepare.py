@@ -1,10 +1,10 @@
-"""Generate the curve-fitting task's data: deterministic, standard library only.
+"""Prepare the curve-fitting task's data: deterministic, standard library only.
 
-    python3 generate_data.py OUT
+    python3 scripts/prepare.py        (from the task folder)
 
-writes OUT/dev/{public,private}/ and OUT/test/{public,private}/:
-public/train.csv (x,y) and public/inputs.csv (id,x) for the method,
-private/labels.csv (id,y) for the evaluation only.
+writes env/data/ (train.csv, dev_inputs.csv, dev_labels.csv: what every run
+sees) and scripts/test_data/data/ (test_inputs.csv, test_labels.csv: laid over
+env/ for the test phase only).
 """
 
 import csv
@@ -38,27 +38,30 @@ def write(path: Path, header: list[str], rows) -> None:
         writer.writerows(rows)
 
 
-def main(out: Path) -> None:
+def main(task: Path) -> None:
     rng = random.Random(SEED)
     train = sample(rng, TRAIN)
-    splits = {"dev": sample(rng, DEV), "test": sample(rng, TEST)}
-    for split, points in splits.items():
+    splits = {
+        "dev": (sample(rng, DEV), task / "env" / "data"),
+        "test": (sample(rng, TEST), task / "scripts" / "test_data" / "data"),
+    }
+    write(
+        task / "env" / "data" / "train.csv",
+        ["x", "y"],
+        [(f"{x:.6f}", f"{y:.6f}") for x, y in train],
+    )
+    for phase, (points, folder) in splits.items():
         write(
-            out / split / "public" / "train.csv",
-            ["x", "y"],
-            [(f"{x:.6f}", f"{y:.6f}") for x, y in train],
-        )
-        write(
-            out / split / "public" / "inputs.csv",
+            folder / f"{phase}_inputs.csv",
             ["id", "x"],
             [(i, f"{x:.6f}") for i, (x, _) in enumerate(points)],
         )
         write(
-            out / split / "private" / "labels.csv",
+            folder / f"{phase}_labels.csv",
             ["id", "y"],
             [(i, f"{y:.6f}") for i, (_, y) in enumerate(points)],
         )
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)

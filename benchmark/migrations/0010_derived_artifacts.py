@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmark', '0008_submission_status_intake_only'),
+        ('benchmark', '0009_submission_content_sha256'),
     ]
 
     operations = [

@@ -15,7 +15,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('benchmark', '0008_submission_status_intake_only'),
-        ('judging', '0004_judge_own_price'),
+        ('judging', '0005_method_rubric'),
     ]
 
     operations = [

@@ -1,0 +1,98 @@
+"""Teams, agents and API tokens from the command line, so that a site can be
+set up by a script:
+
+    python manage.py accounts team-create "My lab" --user alice
+    python manage.py accounts agent-register my-agent-v2 --team my-lab --user alice \\
+        --display-name "My agent v2" --base-model anthropic/claude-3-7-sonnet-20250219
+    python manage.py accounts token-create --user alice --name laptop   # prints the key once
+"""
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from benchmark.accounts import agent_register, api_token_create, team_create
+from benchmark.forms import model_family_guess
+from benchmark.models import ModelFamily, Team
+from common.errors import ApplicationError
+
+
+class Command(BaseCommand):
+    help = "Create teams, register agents and create API tokens (the key is printed once)."
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="action", required=True)
+        team = sub.add_parser("team-create", help="a team, with USER as its first member")
+        team.add_argument("name")
+        team.add_argument("--user", required=True)
+
+        agent = sub.add_parser("agent-register", help="an agent of one of USER's teams")
+        agent.add_argument("name")
+        agent.add_argument("--user", required=True)
+        agent.add_argument("--team", help="the team's slug (may be left out if USER has one)")
+        agent.add_argument("--display-name", default="")
+        agent.add_argument("--base-model", default="", help="as litellm names it")
+        agent.add_argument("--coding-agent", default="")
+        agent.add_argument("--scaffold", default="")
+        agent.add_argument(
+            "--model-family",
+            choices=ModelFamily.values,
+            help="guessed from --base-model when left out",
+        )
+        agent.add_argument("--description", default="")
+        agent.add_argument("--link", action="append", default=[], dest="links")
+
+        token = sub.add_parser("token-create", help="an API token for USER; prints the key once")
+        token.add_argument("--user", required=True)
+        token.add_argument("--name", required=True, help="what the token is for")
+
+    def handle(self, *args, action: str, **options):
+        user = self._user(options["user"])
+        try:
+            if action == "team-create":
+                team = team_create(name=options["name"], creator=user)
+                self.stdout.write(f"team {team.slug} created ({team.name}), member: {user}")
+            elif action == "agent-register":
+                self._agent(user, options)
+            else:
+                new = api_token_create(user=user, name=options["name"])
+                self.stderr.write(
+                    f"token {new.token.name!r} for {user} created; the key is shown only now:"
+                )
+                self.stdout.write(new.key)
+        except ApplicationError as exc:
+            raise CommandError(exc.message) from exc
+
+    def _user(self, username: str):
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise CommandError(
+                f"no user {username!r} (create one with createsuperuser or the admin)"
+            )
+        return user
+
+    def _team(self, user, slug: str | None) -> Team:
+        teams = Team.objects.filter(members=user)
+        if slug:
+            team = teams.filter(slug=slug).first()
+            if team is None:
+                raise CommandError(f"{user} is not a member of a team {slug!r}")
+            return team
+        if teams.count() != 1:
+            raise CommandError(f"{user} belongs to {teams.count()} teams: name one with --team")
+        return teams.get()
+
+    def _agent(self, user, options) -> None:
+        family = options["model_family"] or model_family_guess(options["base_model"])
+        agent = agent_register(
+            user=user,
+            team=self._team(user, options["team"]),
+            name=options["name"],
+            display_name=options["display_name"],
+            base_model=options["base_model"],
+            coding_agent=options["coding_agent"],
+            scaffold=options["scaffold"],
+            model_family=family,
+            description=options["description"],
+            links=options["links"],
+        )
+        self.stdout.write(f"agent {agent.name} registered for team {agent.team.slug} ({family})")

@@ -1,0 +1,373 @@
+"""MLRC-Bench's task folder format: what an import reads, what a method archive
+may hold, how a run's work folder is made, and where its score comes from.
+
+A task folder, as MLRC-Bench publishes one::
+
+    env/main.py                   python main.py -m <method> -p dev|test   (run inside env/)
+    env/evaluation.py             evaluate_model(method, phase), get_score(method, phase)
+    env/methods/__init__.py       all_method_handlers() -> {name: class}; my_method the baseline
+    env/...                       the task's code and its dev data
+    scripts/research_problem.txt  the task statement
+    scripts/read_only_files.txt   paths under env/ (globs) methods may not change
+    scripts/test_data/...         laid over env/ for the test phase only
+
+A method archive holds `methods/` (laid over env/methods/), `method_name.txt`
+(what to pass to -m) and, optionally, `trial.txt` (which of the agent's trials
+it belongs to, 1 when absent). No database writes here.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+# (path, is a folder): what an import cannot do without.
+REQUIRED_PARTS: tuple[tuple[str, bool], ...] = (
+    ("env/main.py", False),
+    ("env/evaluation.py", False),
+    ("env/methods/__init__.py", False),
+    ("scripts/research_problem.txt", False),
+    ("scripts/read_only_files.txt", False),
+    ("scripts/test_data", True),
+)
+# Never part of a task version: caches and what earlier runs left.
+SKIPPED_PARTS = frozenset({"__pycache__", ".git", ".ipynb_checkpoints"})
+SKIPPED_ENV_TOPS = frozenset({"output"})
+METHODS_FOLDER = "methods"
+METHOD_NAME_FILE = "method_name.txt"
+TRIAL_FILE = "trial.txt"
+EVALS_FILE = "output/idea_evals.json"
+# A method name goes on a command line: a Python-ish identifier only.
+METHOD_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,99}$")
+COMMAND = "python main.py -m {method} -p {phase}"
+SHIM_ROOT = Path(__file__).resolve().parent / "mlrc_shim"
+SHIM_INSIDE = "/opt/mlrc"
+LOG_TAIL_CHARS = 2000
+
+
+def missing_parts(root: Path) -> list[str]:
+    """Every required part the folder lacks, named (empty when it is complete)."""
+    if not root.is_dir():
+        return [f"{root} is not a folder"]
+    missing = []
+    for relative, is_folder in REQUIRED_PARTS:
+        path = root / relative
+        if not (path.is_dir() if is_folder else path.is_file()):
+            kind = "folder" if is_folder else "file"
+            missing.append(f"the task folder has no {relative} {kind}")
+    return missing
+
+
+def _files_under(root: Path, *, skip_tops: frozenset[str] = frozenset()) -> list[str]:
+    found = []
+    for folder, dirs, files in os.walk(root):
+        relative_folder = Path(folder).relative_to(root)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in SKIPPED_PARTS and not (relative_folder == Path(".") and d in skip_tops)
+        )
+        for name in sorted(files):
+            if not name.endswith(".pyc"):
+                found.append((relative_folder / name).as_posix())
+    return found
+
+
+def _task_files(root: Path) -> list[tuple[str, Path]]:
+    """The files that make a task version, by their path in the task folder."""
+    files = [
+        (f"env/{path}", root / "env" / path)
+        for path in _files_under(root / "env", skip_tops=SKIPPED_ENV_TOPS)
+    ]
+    files += [
+        (f"scripts/test_data/{path}", root / "scripts" / "test_data" / path)
+        for path in _files_under(root / "scripts" / "test_data")
+    ]
+    files += [
+        (f"scripts/{name}", root / "scripts" / name)
+        for name in ("research_problem.txt", "read_only_files.txt")
+    ]
+    return sorted(files)
+
+
+def folder_digest(root: Path) -> str:
+    """One digest of the task's files and their paths: a changed folder, a new version."""
+    digest = hashlib.sha256()
+    for relative, path in _task_files(root):
+        content = hashlib.sha256()
+        with path.open("rb") as handle:
+            while block := handle.read(1 << 20):
+                content.update(block)
+        digest.update(relative.encode() + b"\0" + content.digest())
+    return digest.hexdigest()
+
+
+def read_only_patterns(text: str) -> list[str]:
+    """The globs of read_only_files.txt (blank lines and # comments skipped)."""
+    patterns = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            patterns.append(line.removeprefix("./").removeprefix("env/").rstrip("/"))
+    return patterns
+
+
+def read_only_match(path: str, patterns: Iterable[str]) -> str | None:
+    """The pattern that makes `path` (relative to env/) read-only, or None.
+
+    A pattern names a file, a glob, or a folder (everything under it)."""
+    for pattern in patterns:
+        if fnmatch.fnmatchcase(path, pattern) or path.startswith(pattern + "/"):
+            return pattern
+        parents = PurePosixPath(path).parents
+        if any(fnmatch.fnmatchcase(str(parent), pattern) for parent in parents):
+            return pattern
+    return None
+
+
+def _readable(root: Path) -> None:
+    """The sandbox user copies from here, so everything must be readable by others."""
+    for folder, _, files in os.walk(root):
+        os.chmod(folder, 0o755)
+        for name in files:
+            path = os.path.join(folder, name)
+            # chmod follows links: never change what a link points at.
+            if not os.path.islink(path):
+                os.chmod(path, 0o644)
+
+
+def snapshot_write(root: Path, target: Path) -> None:
+    """Copy a task version's env/ and test data to `target` (env/, test_data/)."""
+    staging = target.with_name(f".{target.name}-staging")
+    if staging.exists():
+        shutil.rmtree(staging)
+    for relative, source in _task_files(root):
+        if relative.startswith("env/"):
+            copy = staging / relative
+        elif relative.startswith("scripts/test_data/"):
+            copy = staging / "test_data" / relative.removeprefix("scripts/test_data/")
+        else:
+            continue
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, copy)
+    (staging / "test_data").mkdir(parents=True, exist_ok=True)
+    _readable(staging)
+    if target.exists():
+        shutil.rmtree(target)
+    staging.rename(target)
+
+
+# ---------------------------------------------------------------- methods
+
+
+def method_names(init_source: str) -> set[str]:
+    """The names `all_method_handlers()` returns, read without running it: the
+    string keys of dict literals and subscript assignments in the function."""
+    try:
+        tree = ast.parse(init_source)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for function in ast.walk(tree):
+        if not (isinstance(function, ast.FunctionDef) and function.name == "all_method_handlers"):
+            continue
+        for node in ast.walk(function):
+            names |= _string_keys(node)
+    return names
+
+
+def _string_keys(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Dict):
+        keys = [key for key in node.keys if isinstance(key, ast.Constant)]
+        return {key.value for key in keys if isinstance(key.value, str)}
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "dict":
+        return {keyword.arg for keyword in node.keywords if keyword.arg}
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+        key = node.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return {key.value}
+    return set()
+
+
+@dataclass(frozen=True)
+class MethodChoice:
+    name: str | None
+    trial: int
+    problem: str | None
+
+
+def _text(read: Callable[[str], bytes | None], path: str) -> str | None:
+    raw = read(path)
+    return None if raw is None else raw.decode("utf-8", errors="replace").strip()
+
+
+def method_choose(
+    *, paths: list[str], read: Callable[[str], bytes | None], task_init: str, baseline: str
+) -> MethodChoice:
+    """The method an archive asks to run (method_name.txt, else the one handler
+    its methods/__init__.py adds to the task's) and its trial."""
+    trial_text = _text(read, TRIAL_FILE) if TRIAL_FILE in paths else None
+    trial = 1
+    if trial_text is not None:
+        if not trial_text.isdigit() or not 1 <= int(trial_text) <= 1000:
+            return MethodChoice(None, 1, f"{TRIAL_FILE} must hold a trial number from 1 to 1000")
+        trial = int(trial_text)
+    init = f"{METHODS_FOLDER}/__init__.py"
+    handlers = method_names((_text(read, init) or "") if init in paths else task_init)
+    if METHOD_NAME_FILE in paths:
+        name = _text(read, METHOD_NAME_FILE) or ""
+        if not METHOD_NAME_RE.match(name):
+            return MethodChoice(None, trial, f"{METHOD_NAME_FILE} must hold one method name")
+        return MethodChoice(name, trial, None)
+    new = sorted(handlers - method_names(task_init) - {baseline})
+    if len(new) != 1:
+        found = ", ".join(new) or "none"
+        return MethodChoice(
+            None,
+            trial,
+            f"the archive has no {METHOD_NAME_FILE} and all_method_handlers() does not add "
+            f"exactly one method to the task's (found: {found}); name it in {METHOD_NAME_FILE}",
+        )
+    return MethodChoice(new[0], trial, None)
+
+
+def archive_problems(*, paths: list[str], patterns: list[str]) -> list[str]:
+    """What is wrong with a method archive's layout: no methods/, or read-only files."""
+    problems = []
+    if not any(path.startswith(f"{METHODS_FOLDER}/") for path in paths):
+        problems.append(
+            f"a method archive for an MLRC-Bench task holds a {METHODS_FOLDER}/ folder "
+            f"(laid over the task's env/{METHODS_FOLDER}/) and {METHOD_NAME_FILE}"
+        )
+    for path in sorted(paths):
+        if not path.startswith(f"{METHODS_FOLDER}/"):
+            continue
+        pattern = read_only_match(path, patterns)
+        if pattern is not None:
+            problems.append(
+                f"the archive changes the read-only file {path} "
+                f"(read_only_files.txt: {pattern}); leave it out"
+            )
+    return problems
+
+
+def command_for(method: str, phase: str) -> str:
+    if not METHOD_NAME_RE.match(method):
+        raise ValueError(f"{method!r} is not a method name")
+    return COMMAND.format(method=method, phase=phase)
+
+
+def method_of_command(command: str) -> str | None:
+    match = re.fullmatch(r"python main\.py -m (\S+) -p \S+", command.strip())
+    return match.group(1) if match else None
+
+
+# ---------------------------------------------------------------- runs
+
+
+def _copy_tree(source: Path, target: Path) -> int:
+    copied = 0
+    for relative in _files_under(source):
+        copy = target / relative
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / relative, copy)
+        copied += copy.stat().st_size
+    return copied
+
+
+def work_prepare(
+    *,
+    env_dir: Path,
+    test_data_dir: Path | None,
+    method_files: list[tuple[str, bytes]],
+    patterns: list[str],
+    work: Path,
+) -> tuple[int, list[str]]:
+    """A fresh copy of the task's env/ in `work`, the method's methods/ laid over
+    it, and the test data laid over that for the test phase (never for dev).
+
+    Read-only files are the task's: the archive's are not laid. Returns the
+    bytes copied in and the read-only paths that were restored."""
+    copied = _copy_tree(env_dir, work)
+    restored = []
+    for path, content in method_files:
+        relative = PurePosixPath(path)
+        if relative.is_absolute() or ".." in relative.parts or relative.parts[0] != METHODS_FOLDER:
+            continue
+        if read_only_match(path, patterns) is not None:
+            restored.append(path)
+            continue
+        target = work.joinpath(*relative.parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+        copied += len(content)
+    if test_data_dir is not None:
+        copied += _copy_tree(test_data_dir, work)
+    (work / "output").mkdir(exist_ok=True)
+    return copied, restored
+
+
+def shim_install(target: Path, python: str) -> Path:
+    """The MLAgentBench stand-in and a `python` command, for the sandbox at /opt/mlrc."""
+    shutil.copytree(SHIM_ROOT, target, ignore=shutil.ignore_patterns("__pycache__"))
+    (target / "bin").mkdir()
+    _readable(target)
+    os.symlink(python, target / "bin" / "python")
+    return target
+
+
+def _storable(value: object) -> object:
+    # JSON (and PostgreSQL's jsonb) has no NaN or infinity: keep them as text.
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    return value
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    score: float | None
+    entry: dict
+    problem: str
+
+
+def evaluation_read(raw: bytes | None, phase: str) -> Evaluation:
+    """The last evaluation the run saved for its phase in output/idea_evals.json."""
+    if raw is None:
+        return Evaluation(None, {}, f"the run saved no score: it wrote no {EVALS_FILE}")
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return Evaluation(None, {}, f"{EVALS_FILE} is not JSON")
+    entries = data.get("implementations") if isinstance(data, dict) else data
+    ours = [e for e in entries or [] if isinstance(e, dict) and e.get("phase") == phase]
+    if not ours:
+        return Evaluation(None, {}, f"the run saved no score for the {phase} phase in {EVALS_FILE}")
+    entry = {
+        key: _storable(value)
+        for key, value in ours[-1].items()
+        if isinstance(value, int | float | str | bool) or value is None
+    }
+    performance = ours[-1].get("performance")
+    if not isinstance(performance, int | float) or not _finite(performance):
+        return Evaluation(
+            None, entry, f"the score it saved ({performance!r}) is not a finite number"
+        )
+    return Evaluation(float(performance), entry, "")
+
+
+def log_tail(text: str) -> str:
+    tail = text[-LOG_TAIL_CHARS:]
+    return tail if len(text) <= LOG_TAIL_CHARS else "…" + tail

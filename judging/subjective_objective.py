@@ -1,0 +1,120 @@
+"""How LLM judges' opinions of a method relate to its real result (MLRC-Bench's
+second finding): per MLRC dimension and judging condition, Spearman's rho
+between the judges' mean score of each evaluated method and its test
+relative improvement to human, with a percentile bootstrap interval.
+
+A read of judgments and objective results, shared by the leaderboard's API and
+its objective tab (the selectors of this app; kept in its own module because
+it is one concept).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from benchmark.models import Stage
+from experiments.models import ExperimentStatus, ObjectiveResult
+
+from .models import DimensionScore, JudgingCondition, JudgmentStatus
+from .rubrics import MLRC_DIMENSIONS
+
+RESAMPLES = 1000
+SEED = 20250416
+CONFIDENCE = 0.95
+# Below three methods a rank correlation says nothing.
+MIN_METHODS = 3
+DIMENSIONS = tuple(spec.key for spec in MLRC_DIMENSIONS)
+CONDITIONS = (JudgingCondition.WITH_CODE, JudgingCondition.NO_CODE)
+
+
+@dataclass(frozen=True)
+class Correlation:
+    dimension: str
+    condition: str
+    n: int
+    spearman_rho: float | None
+    ci: tuple[float, float] | None
+    # (judges' mean score, relative improvement) per method, for the scatter plot.
+    points: tuple[tuple[float, float], ...]
+
+
+def _improvements() -> dict[int, float]:
+    """Each evaluated method (submission) and its test relative improvement."""
+    results = ObjectiveResult.objects.filter(
+        relative_improvement__isnull=False, test_run__status=ExperimentStatus.SUCCEEDED
+    ).values_list("test_run__submission_id", "relative_improvement")
+    return {submission_id: float(value) for submission_id, value in results if value is not None}
+
+
+def _judge_means(submission_ids: list[int]) -> dict[tuple[str, str], dict[int, float]]:
+    """{(dimension, condition): {submission: the judges' mean score}}."""
+    rows = DimensionScore.objects.filter(
+        judgment__submission_id__in=submission_ids,
+        judgment__submission__stage=Stage.METHOD,
+        judgment__status=JudgmentStatus.DONE,
+        dimension__in=DIMENSIONS,
+    ).values_list("dimension", "judgment__condition", "judgment__submission_id", "score")
+    sums: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for dimension, condition, submission_id, score in rows:
+        sums[(dimension, condition)][submission_id].append(float(score))
+    return {
+        key: {sid: sum(values) / len(values) for sid, values in by_submission.items()}
+        for key, by_submission in sums.items()
+    }
+
+
+def _rho(x: np.ndarray, y: np.ndarray) -> float | None:
+    if len(x) < MIN_METHODS or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    return float(stats.spearmanr(x, y).statistic)
+
+
+def spearman_interval(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
+    """Percentile bootstrap over methods (resampled in pairs, seeded by n): the
+    same data give the same interval on every request."""
+    n = len(x)
+    if n < MIN_METHODS:
+        return None
+    rng = np.random.default_rng([SEED, n])
+    draws = rng.integers(0, n, size=(RESAMPLES, n))
+    rx = stats.rankdata(x[draws], axis=1)
+    ry = stats.rankdata(y[draws], axis=1)
+    rx -= rx.mean(axis=1, keepdims=True)
+    ry -= ry.mean(axis=1, keepdims=True)
+    denominator = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+    valid = denominator > 0
+    if not valid.any():
+        return None
+    rhos = (rx * ry).sum(axis=1)[valid] / denominator[valid]
+    tail = (1 - CONFIDENCE) / 2 * 100
+    low, high = np.percentile(rhos, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def subjective_objective() -> list[Correlation]:
+    """One correlation per MLRC dimension and condition, over every method that
+    was evaluated on test and judged under that condition."""
+    improvements = _improvements()
+    means = _judge_means(list(improvements))
+    correlations = []
+    for dimension in DIMENSIONS:
+        for condition in CONDITIONS:
+            scores = means.get((dimension, condition), {})
+            ids = sorted(scores)
+            x = np.array([scores[i] for i in ids], dtype=float)
+            y = np.array([improvements[i] for i in ids], dtype=float)
+            correlations.append(
+                Correlation(
+                    dimension=dimension,
+                    condition=str(condition),
+                    n=len(ids),
+                    spearman_rho=_rho(x, y),
+                    ci=spearman_interval(x, y),
+                    points=tuple(zip(x.tolist(), y.tolist(), strict=True)),
+                )
+            )
+    return correlations

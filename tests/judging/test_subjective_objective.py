@@ -1,0 +1,168 @@
+"""Methods of objective tasks are judged with MLRC-Bench's five dimensions, with
+and without their code, and the leaderboard says how the judges' scores relate
+to the methods' real test results (Spearman's rho with a bootstrap interval)."""
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+from scipy import stats
+
+from benchmark.models import ArtifactKind, Stage
+from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
+from experiments.queue import objective_test_queue
+from experiments.results import objective_result_record
+from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
+from judging.models import DimensionScore, JudgingCondition, Judgment, JudgmentStatus
+from judging.prompts import judge_prompt_build
+from judging.services import rubric_current, submission_ready_judge
+from judging.subjective_objective import spearman_interval
+from tests.experiments.factories import AgentFactory, submission_with_files
+
+from .factories import JudgeFactory
+
+pytestmark = pytest.mark.django_db
+
+KNN = SHIPPED_ROOT / "neurips2025_objective_curve_fitting" / "examples" / "knn"
+MLRC = ("Effectiveness", "Clarity", "Rigor", "Generalizability", "Innovativeness")
+
+
+@pytest.fixture
+def curve(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.EXPERIMENT_DATA_ROOT = tmp_path / "objective"
+    (objective,) = objective_tasks_install().objectives
+    return objective
+
+
+def knn_files(description: str | None = None) -> dict[str, str]:
+    files = {p.relative_to(KNN).as_posix(): p.read_text() for p in KNN.rglob("*.*")}
+    if description:
+        files["idea.md"] = description
+    return files
+
+
+def evaluated_method(objective, name: str, test_score: float):
+    """A method whose best dev run was evaluated on test with `test_score`."""
+    agent = AgentFactory(name=name)
+    submission = submission_with_files(
+        knn_files(), agent=agent, task=objective.task, stage=Stage.METHOD
+    )
+    now = timezone.now()
+    ExperimentRun.objects.create(
+        submission=submission,
+        phase=ExperimentPhase.DEV,
+        command="python main.py -m knn -p dev",
+        status=ExperimentStatus.SUCCEEDED,
+        time_limit_seconds=120,
+        score=test_score,
+        task_version=1,
+        started_at=now - timedelta(seconds=1),
+        finished_at=now,
+    )
+    test = objective_test_queue(agent=agent, objective=objective)
+    ExperimentRun.objects.filter(pk=test.pk).update(
+        status=ExperimentStatus.SUCCEEDED, score=test_score, wall_seconds=1.0, finished_at=now
+    )
+    test.refresh_from_db()
+    return submission, objective_result_record(run=test).relative_improvement
+
+
+def judged(submission, condition: str, scores: dict[str, float], judge) -> None:
+    rubric = rubric_current(stage=Stage.METHOD)
+    judgment = Judgment.objects.create(
+        submission=submission,
+        judge=judge,
+        rubric=rubric,
+        condition=condition,
+        status=JudgmentStatus.DONE,
+    )
+    for dimension, score in scores.items():
+        DimensionScore.objects.create(judgment=judgment, dimension=dimension, score=score)
+
+
+def test_the_method_rubric_has_mlrc_benchs_five_dimensions():
+    rubric = rubric_current(stage=Stage.METHOD)
+    keys = [dimension["key"] for dimension in rubric.dimensions]
+    assert keys[:5] == list(MLRC)
+    assert all((d["min"], d["max"]) == (1, 10) for d in rubric.dimensions)
+
+
+def test_a_method_is_queued_with_and_without_code_and_judged_without_its_scores(curve):
+    JudgeFactory(name="judge-a")
+    submission = submission_with_files(
+        knn_files("# Nearest neighbours\n\nAverage the 25 closest points."),
+        # As the intake files them.
+        kinds={"idea.md": ArtifactKind.IDEA, "method_name.txt": ArtifactKind.OTHER},
+        task=curve.task,
+        stage=Stage.METHOD,
+    )
+
+    report = submission_ready_judge(submission_id=submission.pk)
+
+    assert report.created == 2
+    assert set(submission.judgments.values_list("condition", flat=True)) == {
+        JudgingCondition.WITH_CODE,
+        JudgingCondition.NO_CODE,
+    }
+    rubric = rubric_current(stage=Stage.METHOD)
+    with_code = judge_prompt_build(
+        submission=submission, rubric=rubric, condition=JudgingCondition.WITH_CODE
+    ).messages[1]["content"]
+    without = judge_prompt_build(
+        submission=submission, rubric=rubric, condition=JudgingCondition.NO_CODE
+    ).messages[1]["content"]
+    assert "Average the 25 closest points." in with_code and "Average the 25" in without
+    assert "class KNN(BaseMethod)" in with_code
+    assert "class KNN" not in without and "judge the method from its description alone" in without
+    # The task statement, never a score.
+    assert "python main.py -m <your method> -p dev" in with_code
+    assert "0.25" not in with_code and "rmse 0." not in with_code
+
+
+def test_rho_between_judges_and_real_results_is_in_the_api_and_the_objective_tab(client, curve):
+    judge_a, judge_b = JudgeFactory(name="judge-a"), JudgeFactory(name="judge-b")
+    # Four methods, test RMSE from worst to best; judges' Innovativeness per method.
+    tests = {"m-a": 0.65, "m-b": 0.5, "m-c": 0.3, "m-d": 0.25}
+    innovativeness = {"m-a": (8, 9), "m-b": (3, 4), "m-c": (6, 6), "m-d": (2, 3)}
+    improvements, means = [], []
+    for name, test_score in tests.items():
+        submission, improvement = evaluated_method(curve, name, test_score)
+        a, b = innovativeness[name]
+        judged(submission, JudgingCondition.NO_CODE, {"Innovativeness": a, "Clarity": 5}, judge_a)
+        judged(submission, JudgingCondition.NO_CODE, {"Innovativeness": b, "Clarity": 5}, judge_b)
+        improvements.append(improvement)
+        means.append((a + b) / 2)
+    expected = stats.spearmanr(means, improvements).statistic
+    assert expected == pytest.approx(-0.8)  # more innovative by the judges, worse in fact
+
+    answer = client.get("/api/leaderboard/", {"stage": "objective"}).json()
+
+    by_key = {(c["dimension"], c["condition"]): c for c in answer["subjective_objective"]}
+    assert set(by_key) == {(d, c) for d in MLRC for c in ("with_code", "no_code")}
+    innovative = by_key[("Innovativeness", "no_code")]
+    assert innovative["n"] == 4
+    assert innovative["spearman_rho"] == round(expected, 4)
+    low, high = innovative["ci"]
+    interval = spearman_interval(np.array(means), np.array(improvements))
+    assert (low, high) == (round(interval[0], 4), round(interval[1], 4))
+    assert -1 <= low <= expected <= high <= 1
+    # Every judge gave the same Clarity: no rank correlation to speak of.
+    assert by_key[("Clarity", "no_code")]["n"] == 4
+    assert by_key[("Clarity", "no_code")]["spearman_rho"] is None
+    assert by_key[("Innovativeness", "with_code")] == {
+        "dimension": "Innovativeness",
+        "condition": "with_code",
+        "n": 0,
+        "spearman_rho": None,
+        "ci": None,
+    }
+
+    page = client.get(reverse("leaderboard:leaderboard"), {"stage": "objective"}).content.decode()
+    assert 'data-testid="subjective-objective"' in page
+    row = page.split('data-dimension="Innovativeness" data-condition="no_code"')[1].split("</tr>")[
+        0
+    ]
+    assert f"{expected:.2f}" in row and row.count("<circle") == 4
