@@ -121,7 +121,7 @@ def pdf_text_of(artifact: Artifact, *, limit: int | None = None) -> str | None:
         .only("file")
         .first()
     )
-    if derived is None:
+    if derived is None or not derived.file.name:
         return None
     try:
         with (Path(settings.MEDIA_ROOT) / derived.file.name).open(

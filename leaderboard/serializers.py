@@ -277,7 +277,8 @@ class FabricationRowSerializer(serializers.Serializer):
     """A `leaderboard.fabrication.FabricationRow`."""
 
     agent = serializers.CharField()
-    source = serializers.CharField(
+    # A field named like Field.source, which the stubs type as a string.
+    source = serializers.CharField(  # type: ignore[assignment]
         help_text="`judges` (combined under the rule), `judge:<name>`, `human` or `reproduction`."
     )
     n_tasks = serializers.IntegerField()

@@ -1,10 +1,10 @@
-from decimal import Decimal
 
 """`import_mlrbench`'s runs part on the sample data and on broken clones."""
 
 import os
 import shutil
 from collections import Counter
+from decimal import Decimal
 from io import StringIO
 from pathlib import Path
 

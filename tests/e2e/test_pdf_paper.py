@@ -26,7 +26,8 @@ def test_the_pdf_paper_renders_in_chromium_and_its_text_reaches_the_judge(
     pdf_path = "iclr2025_bi_align.pdf"
     responses = []
     problems = []
-    page.on("response", lambda r: responses.append(r) if r.url.endswith(pdf_path) else None)
+    raw = f"/raw/{pdf_path}"
+    page.on("response", lambda r: responses.append(r) if r.url.endswith(raw) else None)
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
 
     page.goto(f"/submissions/{paper.pk}/files/{pdf_path}")
