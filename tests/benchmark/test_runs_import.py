@@ -1,4 +1,3 @@
-
 """`import_mlrbench`'s runs part on the sample data and on broken clones."""
 
 import os
