@@ -4,13 +4,6 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 
-def default_hallucination_rubrics(apps, schema_editor):
-    """The site's hallucination rubric (version 1) for each stage that gets one."""
-    from judging.services import ensure_default_rubrics
-
-    ensure_default_rubrics(rubric_model=apps.get_model("judging", "Rubric"))
-
-
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -80,5 +73,4 @@ class Migration(migrations.Migration):
             model_name='hallucinationfinding',
             constraint=models.CheckConstraint(condition=models.Q(('type__in', ['faked_experimental_results', 'hallucinated_methodology', 'nonexistent_citations', 'mathematical_errors', ''])), name='hallucination_finding_type_valid'),
         ),
-        migrations.RunPython(default_hallucination_rubrics, migrations.RunPython.noop),
     ]
