@@ -1,6 +1,7 @@
 from django.contrib import admin
 
-from .models import Agent, ApiToken, Artifact, Submission, Task, Team
+from .models import Agent, ApiToken, Artifact, ModelPrice, Submission, Task, Team
+from .services import submissions_reprice
 from .submission_states import (
     STATE,
     submission_state,
@@ -83,3 +84,25 @@ class ApiTokenAdmin(admin.ModelAdmin):
     list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
     search_fields = ["name", "user__username", "prefix"]
     readonly_fields = ["prefix", "key_sha256", "created_at", "last_used_at"]
+
+
+@admin.register(ModelPrice)
+class ModelPriceAdmin(admin.ModelAdmin):
+    """Prices for models litellm's table does not list; saving one prices
+    again the stored runs that had steps without a price."""
+
+    list_display = [
+        "model",
+        "input_usd_per_mtok",
+        "output_usd_per_mtok",
+        "cache_write_usd_per_mtok",
+        "cache_read_usd_per_mtok",
+        "source",
+        "as_of",
+    ]
+    search_fields = ["model", "source"]
+
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        changed = submissions_reprice()
+        self.message_user(request, f"{changed} submission(s) priced again.")

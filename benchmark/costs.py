@@ -1,10 +1,12 @@
 """What a run cost: the LLM steps from `<step>_token_usage.json`, priced with
-litellm's own model price table, and the coding agent's own figures from its
-trace (`claude_output.json`: the last message has `cost_usd` and
-`duration_ms`).
+litellm's own model price table or, for a model it does not list, the
+organisers' prices and the site's price table (`benchmark.prices`), and the
+coding agent's own figures from its trace (`claude_output.json`: the last
+message has `cost_usd` and `duration_ms`).
 
-A model litellm does not know gives an unknown cost (None), never 0: a
-benchmark that prices an unknown model at zero makes that agent look cheap.
+A model no table knows gives an unknown cost (None), never 0: a benchmark
+that prices an unknown model at zero makes that agent look cheap. A total
+with unknown steps is the sum of the known ones and says how many are not.
 """
 
 import json
@@ -12,6 +14,8 @@ import logging
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+
+from .prices import SHIPPED_PRICES, Price, price_lookup
 
 logger = logging.getLogger(__name__)
 
@@ -79,12 +83,55 @@ def model_price_known(model: str) -> bool:
     return "input_cost_per_token" in entry or "output_cost_per_token" in entry
 
 
-def step_cost(*, step: str, usage: dict, default_model: str) -> StepCost:
+def price_table() -> tuple[Price, ...]:
+    """The organisers' prices (from the admin), then the shipped table."""
+    from .models import ModelPrice
+
+    own = tuple(
+        Price(
+            p.model,
+            p.input_usd_per_mtok,
+            p.output_usd_per_mtok,
+            p.cache_write_usd_per_mtok,
+            p.cache_read_usd_per_mtok,
+            p.source,
+            p.as_of,
+            match_dated=p.match_dated,
+        )
+        for p in ModelPrice.objects.all()
+    )
+    return own + SHIPPED_PRICES
+
+
+def _litellm_cost(
+    model: str, inputs: int, outputs: int, cache_read: int, cache_creation: int
+) -> Decimal | None:
+    import litellm
+
+    if not model_price_known(model):
+        return None
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=model,
+            # litellm counts cached tokens inside the prompt and prices
+            # them apart; Anthropic reports them beside input_tokens.
+            prompt_tokens=inputs + cache_read + cache_creation,
+            completion_tokens=outputs,
+            cache_read_input_tokens=cache_read,
+            cache_creation_input_tokens=cache_creation,
+        )
+    except Exception as exc:  # an entry litellm cannot use: unknown, not zero
+        logger.info("litellm could not price %s: %s", model, exc)
+        return None
+    return Decimal(str(round(prompt_cost + completion_cost, 6)))
+
+
+def step_cost(
+    *, step: str, usage: dict, default_model: str, prices: tuple[Price, ...] = SHIPPED_PRICES
+) -> StepCost:
     """Price one step. Two usage formats occur: Anthropic's (`input_tokens`,
     `output_tokens`, cache counts kept apart) and OpenAI's (`prompt_tokens`,
     `completion_tokens`). A `model` in the file wins over the agent's."""
-    import litellm
-
     model = str(usage.get("model") or default_model or "")
     if "input_tokens" in usage or "output_tokens" in usage:
         inputs, outputs = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
@@ -92,21 +139,14 @@ def step_cost(*, step: str, usage: dict, default_model: str) -> StepCost:
         inputs, outputs = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
     cache_read = _int(usage.get("cache_read_input_tokens"))
     cache_creation = _int(usage.get("cache_creation_input_tokens"))
-    cost: Decimal | None = None
-    if model_price_known(model):
-        try:
-            prompt_cost, completion_cost = litellm.cost_per_token(
-                model=model,
-                # litellm counts cached tokens inside the prompt and prices
-                # them apart; Anthropic reports them beside input_tokens.
-                prompt_tokens=inputs + cache_read + cache_creation,
-                completion_tokens=outputs,
-                cache_read_input_tokens=cache_read,
-                cache_creation_input_tokens=cache_creation,
-            )
-            cost = Decimal(str(round(prompt_cost + completion_cost, 6)))
-        except Exception as exc:  # an entry litellm cannot use: unknown, not zero
-            logger.info("litellm could not price %s: %s", model, exc)
+    cost = _litellm_cost(model, inputs, outputs, cache_read, cache_creation)
+    if cost is None and (price := price_lookup(model, prices)) is not None:
+        cost = price.cost(
+            input_tokens=inputs,
+            output_tokens=outputs,
+            cache_write=cache_creation,
+            cache_read=cache_read,
+        )
     return StepCost(
         step=step,
         model=model,
@@ -118,24 +158,27 @@ def step_cost(*, step: str, usage: dict, default_model: str) -> StepCost:
     )
 
 
-def steps_cost(files: list[tuple[str, Path]], *, default_model: str) -> list[StepCost]:
-    """Price every `<step>_token_usage.json` among (relative path, file)."""
+def steps_cost(
+    files: list[tuple[str, Path]], *, default_model: str, prices: tuple[Price, ...] | None = None
+) -> list[StepCost]:
+    """Price every `<step>_token_usage.json` among (relative path, file);
+    `prices` defaults to `price_table()` (one query)."""
+    if prices is None:
+        prices = price_table() if files else SHIPPED_PRICES
     steps = []
     for relative, path in sorted(files):
         usage = token_usage_read(path)
         if usage is None:
             continue
         step = relative.rsplit("/", 1)[-1].removesuffix("_token_usage.json")
-        steps.append(step_cost(step=step, usage=usage, default_model=default_model))
+        steps.append(step_cost(step=step, usage=usage, default_model=default_model, prices=prices))
     return steps
 
 
-def steps_total(steps: list[StepCost]) -> Decimal | None:
-    """The LLM cost of the run: None when there are no steps or any is unknown."""
+def steps_priced_total(steps: list[StepCost]) -> tuple[Decimal | None, int]:
+    """(the sum of the priced steps, None when none is; how many are unpriced)."""
     known = [step.cost_usd for step in steps if step.cost_usd is not None]
-    if not steps or len(known) < len(steps):
-        return None
-    return sum(known, Decimal(0))
+    return (sum(known, Decimal(0)) if known else None), len(steps) - len(known)
 
 
 def trace_summary(path: Path) -> TraceSummary:

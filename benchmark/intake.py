@@ -38,7 +38,7 @@ from .archives import (
 from .costs import (
     TOKEN_TRACKER_NAME,
     steps_cost,
-    steps_total,
+    steps_priced_total,
     token_tracker_cost,
     trace_summary,
 )
@@ -233,6 +233,7 @@ def _run_files(unpacked: Path, files: list[UnpackedFile], *, digest: str) -> Run
 @dataclass(frozen=True)
 class _Costs:
     llm_cost_usd: Decimal | None
+    llm_unpriced_steps: int
     agent_cost_usd: Decimal | None
     agent_duration_seconds: float | None
 
@@ -243,7 +244,7 @@ def _run_costs(run: RunFiles, agent: Agent) -> _Costs:
         for item in run.files
         if artifact_kind(item.path) == ArtifactKind.TOKEN_USAGE
     ]
-    llm = steps_total(steps_cost(usage, default_model=agent.base_model))
+    llm, unpriced = steps_priced_total(steps_cost(usage, default_model=agent.base_model))
     if llm is None and any(item.path == TOKEN_TRACKER_NAME for item in run.files):
         llm = token_tracker_cost(run.folder / TOKEN_TRACKER_NAME)
     traces = sorted(
@@ -253,7 +254,7 @@ def _run_costs(run: RunFiles, agent: Agent) -> _Costs:
     if traces:
         summary = trace_summary(run.folder / traces[0])
         agent_cost, duration = summary.cost_usd, summary.duration_seconds
-    return _Costs(llm, agent_cost, duration)
+    return _Costs(llm, unpriced, agent_cost, duration)
 
 
 def _pdf_papers_read(run: RunFiles) -> dict[str, PdfText]:
@@ -308,6 +309,7 @@ def submission_store(
                 content_sha256=run.content_digest,
                 status=SubmissionStatus.READY,
                 llm_cost_usd=costs.llm_cost_usd,
+                llm_unpriced_steps=costs.llm_unpriced_steps,
                 agent_cost_usd=costs.agent_cost_usd,
                 agent_duration_seconds=costs.agent_duration_seconds,
             )

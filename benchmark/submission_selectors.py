@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from .costs import StepCost, steps_cost, steps_total
+from .costs import StepCost, steps_cost, steps_priced_total
 from .models import Agent, Artifact, ArtifactKind, Submission
 from .pdf_text import is_pdf_path, pdf_text_of
 from .rendering import markdown_render
@@ -151,7 +151,9 @@ def artifact_tree(artifacts: list[Artifact]) -> TreeNode:
 @dataclass
 class SubmissionCosts:
     steps: list[StepCost]
+    # The priced steps' sum, a lower bound when `llm_unpriced_steps` > 0.
     llm_total: Decimal | None
+    llm_unpriced_steps: int
     agent_cost_usd: Decimal | None
     agent_duration_seconds: float | None
 
@@ -227,9 +229,11 @@ def submission_costs(submission: Submission, artifacts: list[Artifact]) -> Submi
         if artifact.kind == ArtifactKind.TOKEN_USAGE
     ]
     steps = steps_cost(usage, default_model=submission.agent.base_model)
+    total, unpriced = steps_priced_total(steps)
     return SubmissionCosts(
         steps=steps,
-        llm_total=steps_total(steps),
+        llm_total=total,
+        llm_unpriced_steps=unpriced,
         agent_cost_usd=submission.agent_cost_usd,
         agent_duration_seconds=submission.agent_duration_seconds,
     )

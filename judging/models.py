@@ -341,3 +341,52 @@ class HallucinationFinding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.type or 'untyped'} finding of judgment {self.judgment_id}"
+
+
+class DriftCheck(models.Model):
+    """A re-scoring of a seeded sample of a judge's finished judgments with the
+    same rubric version and prompt, to see whether the judge (its provider's
+    model behind the same name) still scores as it did. Its rescores are kept
+    apart (`DriftRescore`); the judgments themselves are never replaced."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="drift_checks")
+    sample_size = models.PositiveIntegerField()
+    seed = models.BigIntegerField()
+    # {dimension: mean |new - old|} and {dimension: how many moved by 2 or more}.
+    mean_abs_change = models.JSONField(default=dict)
+    n_changed_2plus = models.JSONField(default=dict)
+    n_rescored = models.PositiveIntegerField(default=0)
+    n_failed = models.PositiveIntegerField(default=0)
+    threshold = models.FloatField()
+    flagged = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"drift of {self.judge} at {self.created_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def max_mean_abs_change(self) -> float | None:
+        values = [float(v) for v in self.mean_abs_change.values()]
+        return max(values) if values else None
+
+
+class DriftRescore(models.Model):
+    """One judgment scored again: the new scores beside the judgment's own."""
+
+    drift_check = models.ForeignKey(DriftCheck, on_delete=models.CASCADE, related_name="rescores")
+    judgment = models.ForeignKey(Judgment, on_delete=models.CASCADE, related_name="rescores")
+    scores = models.JSONField(default=dict, help_text="{dimension: the new score}")
+    error = models.TextField(blank=True)
+    raw_response = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["drift_check", "judgment"], name="drift_rescore_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"judgment {self.judgment_id} scored again"

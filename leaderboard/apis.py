@@ -4,7 +4,7 @@ import datetime as dt
 import json
 
 import django_filters
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -28,11 +28,19 @@ from judging.models import JudgingCondition, Judgment, JudgmentStatus
 from .caching import cached
 from .exports import EXPORT_FORMATS, csv_text, export_stream
 from .fabrication import FABRICATION_STAGES, RULES, fabrication_query_parse, fabrication_report
-from .forms import BOARD_CHOICES, STAGE_CHOICES, LeaderboardQueryForm
-from .payloads import leaderboard_payload, objective_payload
+from .forms import BOARD_CHOICES, STAGE_CHOICES, AgentCompareForm, LeaderboardQueryForm
+from .payloads import (
+    agents_compare_payload,
+    judge_board_payload,
+    leaderboard_payload,
+    objective_payload,
+)
+from .releases import release_get
 from .selectors import OBJECTIVE_STAGE
 from .serializers import (
+    AgentComparisonSerializer,
     FabricationSerializer,
+    JudgeBoardSerializer,
     JudgmentSerializer,
     LeaderboardSerializer,
     ObjectiveLeaderboardSerializer,
@@ -149,6 +157,73 @@ class LeaderboardAPIView(APIView):
                 f'attachment; filename="leaderboard-{query.stage}.{chosen}"'
             )
         return response
+
+
+class AgentCompareAPIView(APIView):
+    """Two agents of a stage's board side by side: agent `a` minus agent `b`
+    on the tasks both were judged on, per dimension with a 95% paired
+    bootstrap interval and p, and per task."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [PublicAnonThrottle]
+
+    @extend_schema(
+        operation_id="leaderboard_compare",
+        parameters=[
+            OpenApiParameter("a", str, required=True, description="An agent's name."),
+            OpenApiParameter("b", str, required=True, description="Another agent's name."),
+            *(p for p in LEADERBOARD_PARAMETERS if p.name not in ("sort", "format")),
+        ],
+        responses={
+            200: AgentComparisonSerializer,
+            400: OpenApiResponse(description="A parameter is not valid; `errors` says which."),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        form = AgentCompareForm(request.query_params)
+        if not form.is_valid():
+            raise ValidationFailed(items=form_error_items(form.errors))
+        return Response(
+            agents_compare_payload(
+                form.leaderboard_query(), a=form.cleaned_data["a"], b=form.cleaned_data["b"]
+            )
+        )
+
+
+class JudgeBoardAPIView(APIView):
+    """The judges' leaderboard of a stage: each judge's agreement with the
+    experts per dimension, the mean score it gives and its spread,
+    self-preference, length bias, cost, latency and failures, beside the mean
+    of the judges, a human expert and a baseline judge that scores by paper
+    length. Every figure carries its n and, when empty, why."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [PublicAnonThrottle]
+
+    @extend_schema(
+        operation_id="judges_leaderboard",
+        parameters=[
+            OpenApiParameter(
+                "stage", str, enum=_choices(STAGE_CHOICES), description="Default `end2end`."
+            ),
+            OpenApiParameter(
+                "sort",
+                str,
+                description="`name`, `mean_abs_diff`, `spearman_rho`, `krippendorff_alpha`, "
+                "`mann_whitney_p` (Overall's), `mean_score`, `spread`, `self_preference`, "
+                "`length_bias`, `cost_per_judgment`, `median_latency_seconds`, `failure_rate`; "
+                "`-` first for descending.",
+            ),
+        ],
+        responses={
+            200: JudgeBoardSerializer,
+            400: OpenApiResponse(description="A parameter is not valid; `errors` says which."),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        stage = request.query_params.get("stage") or "end2end"
+        sort = request.query_params.get("sort") or ""
+        return Response(judge_board_payload(stage=stage, sort=sort))
 
 
 class JudgmentFilter(django_filters.FilterSet):
@@ -282,3 +357,58 @@ class FabricationAPIView(APIView):
             lambda: FabricationSerializer(fabrication_report(query)).data,
         )
         return Response(data)
+
+
+def _refuse_blind_reviewers(request: Request) -> None:
+    # A release holds every judgment with its agent, as the export does.
+    if hidden_submission_ids(user=request.user):
+        raise PermissionDenied(
+            "You have papers to review blind: releases open to you once "
+            "your assigned reviews are submitted.",
+            code="reviews_pending",
+        )
+
+
+class ReleaseAPIView(APIView):
+    """A release's frozen data: exactly the canonical JSON stored when it was
+    made (its SHA-256 is in the `X-Content-SHA256` header), forever."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [PublicAnonThrottle]
+
+    @extend_schema(
+        operation_id="release",
+        responses={
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            404: OpenApiResponse(description="No such release."),
+        },
+    )
+    def get(self, request: Request, name: str) -> HttpResponse:
+        _refuse_blind_reviewers(request)
+        release = release_get(name=name)
+        response = HttpResponse(bytes(release.content), content_type="application/json")
+        response["X-Content-SHA256"] = release.content_sha256
+        return response
+
+
+class ReleaseExportAPIView(APIView):
+    """A release's download: its JSON, SHA256SUMS and each stage's CSV, the same bytes forever."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [ExportAnonThrottle]
+
+    @extend_schema(
+        operation_id="release_export",
+        responses={
+            (200, "application/zip"): OpenApiTypes.BINARY,
+            404: OpenApiResponse(description="No such release."),
+        },
+    )
+    def get(self, request: Request, name: str) -> HttpResponse:
+        _refuse_blind_reviewers(request)
+        release = release_get(name=name)
+        response = HttpResponse(bytes(release.export_zip), content_type="application/zip")
+        response["Content-Disposition"] = (
+            f'attachment; filename="mlrbench-release-{release.name}.zip"'
+        )
+        return response

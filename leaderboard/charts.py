@@ -4,6 +4,7 @@ no JavaScript, no CDN, readable without scripts and printable.
 Scores are on the rubric's 1-10 scale.
 """
 
+import math
 from dataclasses import dataclass
 
 SCALE_MIN = 1.0
@@ -271,3 +272,97 @@ def share_chart(
     ]
     legend = [(key, type_label) for key, type_label, _v, _i in groups[0][1]] if groups else []
     return ShareChart(width, int(axis_y + 24), left, right, result, ticks, axis_y, legend)
+
+
+@dataclass(frozen=True)
+class CostPoint:
+    label: str
+    href: str
+    x: float
+    y: float
+    y_low: float | None
+    y_high: float | None
+    cost: float
+    score: float
+    pareto: bool
+    # The cost is a lower bound: some LLM steps had no price.
+    lower_bound: bool
+
+
+@dataclass(frozen=True)
+class CostChart:
+    """Mean cost per task (log scale) against Overall, with the Pareto frontier."""
+
+    width: int
+    height: int
+    left: int
+    right: int
+    top: int
+    bottom: int
+    points: list[CostPoint]
+    frontier: str  # an SVG polyline's points
+    x_ticks: list[tuple[float, str]]
+    y_ticks: list[tuple[float, int]]
+    line_y: float | None
+
+    @property
+    def tick_y(self) -> int:
+        return self.bottom + 16
+
+
+def _log_ticks(low: float, high: float) -> list[float]:
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    return [10.0**e * m for e in range(first, last + 1) for m in (1, 2, 5)]
+
+
+def cost_chart(
+    items: list[tuple[str, str, float, float, tuple[float, float] | None, bool, bool]],
+    *,
+    line: float | None = None,
+    width: int = 720,
+    height: int = 360,
+) -> CostChart:
+    """One point per `(label, href, cost, score, interval, pareto, lower_bound)`
+    (costs > 0); the frontier joins the Pareto points from cheapest to dearest."""
+    left, right, top, bottom = 56, width - 20, 12, height - 36
+    costs = [cost for _l, _h, cost, *_rest in items] or [1.0]
+    low, high = min(costs) / 1.5, max(costs) * 1.5
+    span = math.log10(high) - math.log10(low)
+
+    def x_of(cost: float) -> float:
+        return round(left + (math.log10(cost) - math.log10(low)) / span * (right - left), 1)
+
+    def y_of(score: float) -> float:
+        clamped = min(max(score, SCALE_MIN), SCALE_MAX)
+        return round(bottom - (clamped - SCALE_MIN) / (SCALE_MAX - SCALE_MIN) * (bottom - top), 1)
+
+    points = [
+        CostPoint(
+            label=label,
+            href=href,
+            x=x_of(cost),
+            y=y_of(score),
+            y_low=y_of(interval[0]) if interval else None,
+            y_high=y_of(interval[1]) if interval else None,
+            cost=cost,
+            score=score,
+            pareto=pareto,
+            lower_bound=lower_bound,
+        )
+        for label, href, cost, score, interval, pareto, lower_bound in items
+    ]
+    frontier = sorted((p for p in points if p.pareto), key=lambda p: p.x)
+    ticks = [t for t in _log_ticks(low, high) if low <= t <= high]
+    return CostChart(
+        width=width,
+        height=height,
+        left=left,
+        right=right,
+        top=top,
+        bottom=bottom,
+        points=points,
+        frontier=" ".join(f"{p.x},{p.y}" for p in frontier),
+        x_ticks=[(x_of(t), f"${t:g}") for t in ticks],
+        y_ticks=[(y_of(v), v) for v in range(1, 11)],
+        line_y=y_of(line) if line is not None else None,
+    )

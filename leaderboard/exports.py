@@ -44,7 +44,7 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return "".join(csv_lines(header, rows))
 
 
-def _json_default(value: object) -> object:
+def json_default(value: object) -> object:
     if isinstance(value, Decimal):
         return float(value)
     if isinstance(value, dt.datetime | dt.date):
@@ -56,7 +56,7 @@ def jsonl_lines(header: Sequence[str], rows: Iterable[Sequence[object]]) -> Iter
     """JSON Lines in chunks: one object per row, keyed by the header."""
     lines: list[str] = []
     for row in rows:
-        lines.append(json.dumps(dict(zip(header, row, strict=True)), default=_json_default) + "\n")
+        lines.append(json.dumps(dict(zip(header, row, strict=True)), default=json_default) + "\n")
         if len(lines) == ROWS_PER_CHUNK:
             yield "".join(lines)
             lines.clear()
@@ -286,10 +286,14 @@ class _Sink:
         return data
 
 
-def zip_stream(files: Iterable[tuple[str, Iterable[str]]]) -> Iterator[bytes]:
-    """A zip archive of `(name, text chunks)` files, produced piece by piece."""
+def zip_stream(
+    files: Iterable[tuple[str, Iterable[str]]], *, at: dt.datetime | None = None
+) -> Iterator[bytes]:
+    """A zip archive of `(name, text chunks)` files, produced piece by piece;
+    every entry dated `at` (default now), so the same files at the same `at`
+    make the same bytes."""
     sink = _Sink()
-    now = dt.datetime.now(tz=dt.UTC).timetuple()[:6]
+    now = (at or dt.datetime.now(tz=dt.UTC)).timetuple()[:6]
     # The sink is the write-only file zipfile needs; the stubs ask for a full IO.
     writable = cast(IO[bytes], sink)
     with zipfile.ZipFile(writable, mode="w", compression=zipfile.ZIP_DEFLATED) as archive:

@@ -58,3 +58,11 @@ class LeaderboardQueryForm(forms.Form):
             common_tasks=bool(data.get("common_tasks")),
             fabrication_rule=data.get("fabrication_rule") or "any",
         )
+
+
+class AgentCompareForm(LeaderboardQueryForm):
+    """A board's filters and the two agents to compare (`a` minus `b`)."""
+
+    stage = forms.ChoiceField(choices=STAGE_CHOICES, required=False)
+    a = forms.CharField(max_length=100)
+    b = forms.CharField(max_length=100)

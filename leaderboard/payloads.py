@@ -13,11 +13,17 @@ from .selectors import (
     Leaderboard,
     LeaderboardQuery,
     LeaderboardRow,
+    agents_compare,
     leaderboard_compute,
     leaderboard_sort,
     objective_board_compute,
 )
-from .serializers import LeaderboardSerializer, ObjectiveLeaderboardSerializer
+from .serializers import (
+    AgentComparisonSerializer,
+    JudgeBoardSerializer,
+    LeaderboardSerializer,
+    ObjectiveLeaderboardSerializer,
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,27 @@ def leaderboard_payload(query: LeaderboardQuery, *, sort: str = "") -> dict:
         return dict(LeaderboardSerializer(view).data)
 
     return cached("leaderboard", (query, sort), compute)
+
+
+def agents_compare_payload(query: LeaderboardQuery, *, a: str, b: str) -> dict:
+    """Two agents side by side; raises UnknownAgent for one the board lacks."""
+    return cached(
+        "compare",
+        (query, a, b),
+        lambda: dict(AgentComparisonSerializer(agents_compare(query=query, a=a, b=b)).data),
+    )
+
+
+def judge_board_payload(*, stage: str, sort: str = "") -> dict:
+    """The judges' leaderboard of a stage as the API answers it; raises
+    UnknownBoardStage or UnknownJudgeSort."""
+    from .judge_board import judge_board_compute, judge_board_sort
+
+    def compute() -> dict:
+        board = judge_board_compute(stage=stage)
+        return dict(JudgeBoardSerializer(judge_board_sort(board, sort) if sort else board).data)
+
+    return cached("judges", (stage, sort), compute)
 
 
 def objective_payload() -> dict:

@@ -59,6 +59,8 @@ from judging.selectors import (
 from judging.subjective_objective import Correlation, subjective_objective
 from reviews.selectors import human_overall_by_submission
 
+from .ranking import PairedDifference, paired_difference, pareto_optimal, tie_aware_ranks
+
 LEADERBOARD_STAGES: tuple[str, ...] = (
     Stage.IDEA,
     Stage.PROPOSAL,
@@ -129,6 +131,19 @@ class LeaderboardRow:
     fabrication_rule: str = "any"
     # The experts' hallucination check: the share of the agent's checked tasks flagged.
     human_fabrication_rate: float | None = None
+    # Position by mean Overall (ties by equal means share it); `rank` is
+    # 1 + `n_better`, the agents significantly better (`leaderboard.ranking`).
+    rank_strict: int = 0
+    n_better: int = 0
+    # Each dimension's 95% bootstrap interval over tasks.
+    scores_ci: dict[str, tuple[float, float] | None] = field(default_factory=dict)
+    # Unpriced LLM steps in the runs behind the cost: then it is "at least".
+    cost_unpriced_steps: int = 0
+    # No agent is both cheaper (per task) and better (Overall).
+    pareto_optimal: bool = False
+    # The per-task Overall scores the ranks and compare view rest on.
+    task_overall: dict[int, float] = field(default_factory=dict, repr=False)
+    task_scores: dict[int, dict[str, float]] = field(default_factory=dict, repr=False)
 
 
 @dataclass
@@ -195,6 +210,8 @@ class SubmissionFacts:
     version: int
     status: str
     cost_usd: float | None
+    # LLM steps of the run without a price: the cost is then a lower bound.
+    unpriced_steps: int = 0
 
 
 def _task_cost(llm: Decimal | None, agent: Decimal | None) -> float | None:
@@ -209,8 +226,10 @@ def counted_submissions(
     newest fully judged version (see the module docstring). Two queries,
     whatever the number of submissions."""
     facts = [
-        SubmissionFacts(sid, agent_id, task_id, stage, version, status, _task_cost(llm, coding))
-        for sid, agent_id, task_id, stage, version, status, llm, coding in (
+        SubmissionFacts(
+            sid, agent_id, task_id, stage, version, status, _task_cost(llm, coding), unpriced
+        )
+        for sid, agent_id, task_id, stage, version, status, llm, coding, unpriced in (
             submissions.annotate(judging_state=submission_judging_state_expression()).values_list(
                 "id",
                 "agent_id",
@@ -220,6 +239,7 @@ def counted_submissions(
                 "judging_state",
                 "llm_cost_usd",
                 "agent_cost_usd",
+                "llm_unpriced_steps",
             )
         )
     ]
@@ -394,6 +414,7 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
         resamples=BOOTSTRAP_RESAMPLES,
         seed=BOOTSTRAP_SEED,
     )
+    dimension_intervals = _dimension_intervals(per_task, scores, board.dimensions)
 
     rows: list[LeaderboardRow] = []
     for agent_id, tasks in per_task.items():
@@ -435,6 +456,12 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
                 cost_usd_per_task=_mean(
                     c for r in results if (c := counted[r.submission_id].cost_usd) is not None
                 ),
+                cost_unpriced_steps=sum(counted[r.submission_id].unpriced_steps for r in results),
+                scores_ci={
+                    d.key: dimension_intervals.get((agent_id, d.key)) for d in board.dimensions
+                },
+                task_overall={t: r.overall for t, r in tasks.items()},
+                task_scores={t: scores[agent_id][t] for t in tasks},
                 human_overall=_mean(
                     float(h) for r in results if (h := human.get(r.submission_id)) is not None
                 ),
@@ -445,12 +472,8 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
             )
         )
     rows.sort(key=lambda row: (-row.overall, row.agent))
-    previous = None
-    for position, row in enumerate(rows, start=1):
-        # Competition ranking: ties share a rank, the next rank skips.
-        key = round(row.overall, 9)
-        row.rank = rows[position - 2].rank if key == previous else position
-        previous = key
+    _rank(rows)
+    _mark_pareto(rows)
     board.rows = rows
     board.n_tasks = len({t for tasks in per_task.values() for t in tasks})
     board.has_fabrication = any(
@@ -460,6 +483,121 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
     board.has_human = any(r.human_overall is not None for r in rows)
     board.has_reproduction = any(r.reproduction_checked for r in rows)
     return board
+
+
+def _dimension_intervals(
+    per_task: dict[int, dict[int, _TaskResult]],
+    scores: dict[int, dict[int, dict[str, float]]],
+    dimensions: list[Dimension],
+) -> dict[tuple[int, str], tuple[float, float] | None]:
+    """`{(agent id, dimension): interval}` over the agent's tasks, the same
+    resamples as Overall's (so `scores_ci`'s Overall is `overall_ci`)."""
+    values = {
+        (agent_id, d.key): [
+            v for t in sorted(tasks) if (v := scores[agent_id][t].get(d.key)) is not None
+        ]
+        for agent_id, tasks in per_task.items()
+        for d in dimensions
+    }
+    return mean_intervals(values, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED)
+
+
+def _rank(rows: list[LeaderboardRow]) -> None:
+    """`rank_strict`: competition ranking by mean (equal means share it);
+    `rank`: 1 + the agents significantly better (`leaderboard.ranking`)."""
+    previous = None
+    for position, row in enumerate(rows, start=1):
+        key = round(row.overall, 9)
+        row.rank_strict = rows[position - 2].rank_strict if key == previous else position
+        previous = key
+    facts = tie_aware_ranks({r.agent: r.task_overall for r in rows}, [r.agent for r in rows])
+    for row in rows:
+        row.rank, row.n_better = facts[row.agent].rank, facts[row.agent].n_better
+
+
+def _mark_pareto(rows: list[LeaderboardRow]) -> None:
+    """Cost against Overall: only agents with a known, fully priced cost are
+    placed (a lower bound could sit anywhere above itself)."""
+    frontier = pareto_optimal(
+        {
+            r.agent: (r.cost_usd_per_task, r.overall)
+            for r in rows
+            if r.cost_usd_per_task is not None and not r.cost_unpriced_steps
+        }
+    )
+    for row in rows:
+        row.pareto_optimal = row.agent in frontier
+
+
+# --- two agents side by side -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DimensionDifference:
+    dimension: str
+    label: str
+    difference: PairedDifference
+
+
+@dataclass(frozen=True)
+class TaskDifference:
+    task: str
+    title: str
+    a: dict[str, float]
+    b: dict[str, float]
+    overall_difference: float | None
+
+
+@dataclass(frozen=True)
+class AgentComparison:
+    """Agent `a` minus agent `b` on the tasks both were judged on."""
+
+    query: LeaderboardQuery
+    a: LeaderboardRow
+    b: LeaderboardRow
+    dimensions: list[DimensionDifference]
+    tasks: list[TaskDifference]
+
+
+class UnknownAgent(ValidationFailed, LookupError):
+    default_code = "unknown_agent"
+
+
+def agents_compare(*, query: LeaderboardQuery, a: str, b: str) -> AgentComparison:
+    """The paired differences of two agents of a board, per dimension and per
+    task. Raises UnknownAgent for an agent the board does not list."""
+    board = leaderboard_compute(query)
+    rows = {row.agent: row for row in board.rows}
+    for name, value in (("a", a), ("b", b)):
+        if value not in rows:
+            raise UnknownAgent(f"agent {value!r} has no row on this board", field=name)
+    row_a, row_b = rows[a], rows[b]
+    dimensions = [
+        DimensionDifference(
+            d.key,
+            d.label,
+            paired_difference(
+                {t: v for t, s in row_a.task_scores.items() if (v := s.get(d.key)) is not None},
+                {t: v for t, s in row_b.task_scores.items() if (v := s.get(d.key)) is not None},
+            ),
+        )
+        for d in board.dimensions
+    ]
+    common = set(row_a.task_scores) & set(row_b.task_scores)
+    named = {
+        t: (slug, title)
+        for t, slug, title in Task.objects.filter(id__in=common).values_list("id", "slug", "title")
+    }
+    tasks = [
+        TaskDifference(
+            *named[t],
+            row_a.task_scores[t],
+            row_b.task_scores[t],
+            row_a.task_overall[t] - row_b.task_overall[t],
+        )
+        for t in sorted(common, key=lambda t: named[t])
+    ]
+    return AgentComparison(query, row_a, row_b, dimensions, tasks)
 
 
 # --- objective tasks ----------------------------------------------------------

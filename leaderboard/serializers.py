@@ -93,6 +93,16 @@ class IntervalField(serializers.ListField):
         )
 
 
+class IntervalDictField(serializers.DictField):
+    """`{key: [low, high] or null}`; a CSV writes the columns `<key>_ci_low`,
+    `<key>_ci_high` for each key (the dimensions)."""
+
+    csv_suffixes = ("ci_low", "ci_high")
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(child=IntervalField(), **kwargs)
+
+
 class AgentPageField(serializers.CharField):
     """The page of the agent named by the source attribute."""
 
@@ -108,7 +118,13 @@ class BlankAsNullCharField(serializers.CharField):
 
 
 class LeaderboardRowSerializer(serializers.Serializer):
-    rank = serializers.IntegerField()
+    rank = serializers.IntegerField(
+        help_text="1 + the number of agents significantly better (paired bootstrap of the "
+        "Overall difference on common tasks, Holm-corrected): agents that cannot be told "
+        "apart share a rank."
+    )
+    rank_strict = serializers.IntegerField(help_text="The position by mean Overall alone.")
+    n_better = serializers.IntegerField(help_text="Agents significantly better than this one.")
     agent = serializers.CharField()
     display_name = serializers.CharField()
     base_model = serializers.CharField()
@@ -122,6 +138,9 @@ class LeaderboardRowSerializer(serializers.Serializer):
         "a CSV has one column per dimension key.",
     )
     overall_ci = IntervalField()
+    scores_ci = IntervalDictField(
+        help_text="Each dimension's 95% bootstrap interval over the agent's tasks."
+    )
     fabrication_rate = RoundedFloatField(
         allow_null=True,
         help_text="Share of the agent's tasks the judges flag for any hallucination under "
@@ -135,7 +154,17 @@ class LeaderboardRowSerializer(serializers.Serializer):
         help_text="Share of the agent's expert-checked tasks the experts flag for any "
         "hallucination type (`Not Sure` left out).",
     )
-    cost_usd_per_task = RoundedFloatField(allow_null=True)
+    cost_usd_per_task = RoundedFloatField(
+        allow_null=True,
+        help_text="Mean recorded cost per task; a lower bound when `cost_unpriced_steps` > 0.",
+    )
+    cost_unpriced_steps = serializers.IntegerField(
+        help_text="LLM steps behind the cost that no price table prices: the cost is "
+        "then 'at least'."
+    )
+    pareto_optimal = serializers.BooleanField(
+        help_text="No fully priced agent is cheaper per task and at least as good on Overall."
+    )
     human_overall = RoundedFloatField(allow_null=True)
     same_family_judge = serializers.BooleanField()
     reproduced_rate = RoundedFloatField(
@@ -313,3 +342,98 @@ class FabricationSerializer(serializers.Serializer):
     types = serializers.ListField(child=serializers.CharField())
     rows = FabricationRowSerializer(many=True)
     detection = DetectionSerializer(many=True)
+
+
+class PairedDifferenceSerializer(serializers.Serializer):
+    dimension = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
+    n_tasks = serializers.IntegerField(source="difference.n_tasks")
+    difference = RoundedFloatField(source="difference.mean", allow_null=True)
+    ci = IntervalField(source="difference.interval")
+    p_value = RoundedFloatField(
+        source="difference.p_value",
+        allow_null=True,
+        help_text="Two-sided paired-bootstrap p of this one comparison (not Holm-corrected).",
+    )
+
+
+class TaskDifferenceSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    title = serializers.CharField()
+    a = serializers.DictField(child=RoundedFloatField())
+    b = serializers.DictField(child=RoundedFloatField())
+    overall_difference = RoundedFloatField(allow_null=True)
+
+
+class AgentComparisonSerializer(serializers.Serializer):
+    """A `leaderboard.selectors.AgentComparison`: `a` minus `b`."""
+
+    stage = serializers.CharField(source="query.stage")
+    condition = serializers.CharField(source="query.condition")
+    a = LeaderboardRowSerializer()
+    b = LeaderboardRowSerializer()
+    dimensions = PairedDifferenceSerializer(many=True)
+    tasks = TaskDifferenceSerializer(many=True)
+
+
+# --- the judges' leaderboard ---------------------------------------------------------
+
+
+class CellSerializer(serializers.Serializer):
+    """A `leaderboard.judge_board.Cell`: a figure with its n, and why it is empty."""
+
+    value = RoundedFloatField(allow_null=True)
+    n = serializers.IntegerField(help_text="How many items (judgments, gaps, papers) it rests on.")
+    ci = IntervalField(source="interval")
+    unavailable = serializers.CharField(help_text="Why `value` is null; empty when it is not.")
+
+
+class JudgeDimensionSerializer(serializers.Serializer):
+    dimension = serializers.CharField()
+    mean_abs_diff = CellSerializer(help_text="Mean |judge - human| with its 95% interval.")
+    spearman_rho = CellSerializer(help_text="Spearman's rho with the experts' mean per paper.")
+    krippendorff_alpha = CellSerializer(help_text="Ordinal alpha of the experts with the judge.")
+    mann_whitney_p = CellSerializer(
+        help_text="The agreement page's test of |human - human| against |human - judge|."
+    )
+    mann_whitney_p_holm = CellSerializer()
+    rank_biserial = CellSerializer()
+
+
+class DriftSummarySerializer(serializers.Serializer):
+    checked_at = serializers.CharField()
+    n_rescored = serializers.IntegerField()
+    max_mean_abs_change = RoundedFloatField(allow_null=True)
+    mean_abs_change = serializers.DictField(child=RoundedFloatField())
+    n_changed_2plus = serializers.DictField(child=serializers.IntegerField())
+    flagged = serializers.BooleanField()
+
+
+class JudgeBoardRowSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["judge", "mean", "human", "baseline"])
+    model = serializers.CharField()
+    model_family = serializers.CharField()
+    agreement = JudgeDimensionSerializer(many=True)
+    mean_score = CellSerializer(help_text="Mean Overall it gave.")
+    spread = CellSerializer(help_text="Standard deviation of its Overall scores.")
+    self_preference = CellSerializer(
+        help_text="Its mean Overall on agents of its own model family minus on others."
+    )
+    length_bias = CellSerializer(help_text="Spearman's rho of paper length with its Overall.")
+    cost_per_judgment = CellSerializer()
+    median_latency_seconds = CellSerializer()
+    failure_rate = CellSerializer()
+    drift = DriftSummarySerializer(allow_null=True, help_text="Its last drift check.")
+    extra = serializers.DictField(child=CellSerializer(), help_text="Further columns.")
+
+
+class JudgeBoardSerializer(serializers.Serializer):
+    """A `leaderboard.judge_board.JudgeBoard`."""
+
+    stage = serializers.CharField()
+    overall_key = serializers.CharField()
+    dimensions = serializers.ListField(child=serializers.CharField())
+    n_reviews = serializers.IntegerField(help_text="Submitted human reviews of the stage.")
+    sort = serializers.CharField()
+    rows = JudgeBoardRowSerializer(many=True)

@@ -15,7 +15,12 @@ from typing import Any
 
 from rest_framework import serializers
 
-from .serializers import IntervalField, LeaderboardRowSerializer, ObjectiveLeaderboardRowSerializer
+from .serializers import (
+    IntervalDictField,
+    IntervalField,
+    LeaderboardRowSerializer,
+    ObjectiveLeaderboardRowSerializer,
+)
 
 
 def _item_serializer(field: serializers.ListSerializer) -> serializers.Serializer:
@@ -40,6 +45,8 @@ def csv_header(
             header += csv_header(_item_serializer(field), keys=keys)
         elif isinstance(field, IntervalField):
             header += [f"{name}_{suffix}" for suffix in field.csv_suffixes]
+        elif isinstance(field, IntervalDictField):
+            header += [f"{key}_{suffix}" for key in keys[name] for suffix in field.csv_suffixes]
         elif isinstance(field, serializers.DictField):
             header += list(keys[name])
         else:
@@ -64,6 +71,12 @@ def csv_rows(
             continue
         if isinstance(field, IntervalField):
             cells = list(value or [None] * len(field.csv_suffixes))
+        elif isinstance(field, IntervalDictField):
+            cells = [
+                cell
+                for key in keys[name]
+                for cell in (value.get(key) or [None] * len(field.csv_suffixes))
+            ]
         elif isinstance(field, serializers.DictField):
             cells = [value.get(key) for key in keys[name]]
         else:
@@ -76,7 +89,8 @@ def csv_rows(
 def leaderboard_table(answer: Mapping) -> tuple[list[str], list[list[object]]]:
     """A stage's answer as the CSV download: one row per agent, one column per dimension."""
     serializer = LeaderboardRowSerializer()
-    keys = {"scores": [d["key"] for d in answer["dimensions"]]}
+    dimension_keys = [d["key"] for d in answer["dimensions"]]
+    keys = {"scores": dimension_keys, "scores_ci": dimension_keys}
     return csv_header(serializer, keys=keys), [
         line for row in answer["rows"] for line in csv_rows(serializer, row, keys=keys)
     ]
@@ -110,7 +124,14 @@ class PageColumn:
 
 
 STAGE_COLUMNS = (
-    PageColumn("rank", "Rank", ("rank",), numeric=False, ascending_first=True),
+    PageColumn(
+        "rank",
+        "Rank",
+        ("rank", "rank_strict", "n_better"),
+        numeric=False,
+        ascending_first=True,
+        note="shared where not told apart",
+    ),
     PageColumn(
         "agent",
         "Agent",
@@ -128,9 +149,14 @@ STAGE_COLUMNS = (
         ascending_first=True,
     ),
     # One column per dimension; the first (Overall) shows the interval too.
-    PageColumn("scores", "", ("scores", "overall_ci")),
+    PageColumn("scores", "", ("scores", "overall_ci", "scores_ci")),
     PageColumn("n_tasks", "Tasks", ("n_tasks",)),
-    PageColumn("cost", "Cost / task", ("cost_usd_per_task",), shown_if="has_cost"),
+    PageColumn(
+        "cost",
+        "Cost / task",
+        ("cost_usd_per_task", "cost_unpriced_steps", "pareto_optimal"),
+        shown_if="has_cost",
+    ),
     PageColumn(
         "fabrication",
         "Fabrication",

@@ -1,6 +1,6 @@
 """Public pages: the leaderboard, an agent, a task's results, a submission's judgments."""
 
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
@@ -8,13 +8,13 @@ from django.utils.safestring import mark_safe
 
 from benchmark.models import Agent, Stage, Submission, Task
 from benchmark.visibility import hidden_submission_ids, submissions_visible_to
-from common.errors import ValidationFailed
+from common.errors import ApplicationError, ErrorItem, ValidationFailed, form_add_errors
 from judging.models import HallucinationType, JudgingCondition
 from judging.selectors import stage_scores
 from judging.subjective_objective import Correlation
 
 from .caching import cached
-from .charts import ShareChart, heatmap, interval_chart, share_chart
+from .charts import ShareChart, cost_chart, heatmap, interval_chart, share_chart
 from .fabrication import (
     FABRICATION_STAGES,
     RULES,
@@ -26,15 +26,25 @@ from .fabrication import (
     fabrication_query_parse,
     fabrication_report,
 )
-from .forms import BOARD_CHOICES, LeaderboardQueryForm
-from .payloads import agent_stage_summaries
+from .forms import BOARD_CHOICES, STAGE_CHOICES, AgentCompareForm, LeaderboardQueryForm
+from .payloads import agent_stage_summaries, judge_board_payload
+from .releases import (
+    UnknownRelease,
+    release_bibtex,
+    release_data,
+    release_get,
+    releases_diff,
+    releases_list,
+)
 from .selectors import (
     ACCEPTANCE_LINE,
     OBJECTIVE_STAGE,
     Leaderboard,
     LeaderboardQuery,
     LeaderboardRow,
+    UnknownAgent,
     agent_task_results,
+    agents_compare,
     leaderboard_compute,
     leaderboard_sort,
     objective_board_compute,
@@ -104,6 +114,28 @@ def _charts(board: Leaderboard, rows: list[LeaderboardRow]):
         [[r.scores.get(d.key) for d in board.dimensions] for r in rows],
     )
     return overall, heat
+
+
+def _cost_chart(rows: list[LeaderboardRow]):
+    """Cost against Overall for the agents with a cost; the others by name,
+    listed beside the chart rather than placed at 0."""
+    placed = [r for r in rows if r.cost_usd_per_task]
+    chart = cost_chart(
+        [
+            (
+                r.display_name or r.agent,
+                reverse("leaderboard:agent-detail", args=[r.agent]),
+                float(r.cost_usd_per_task or 0),
+                r.overall,
+                r.overall_ci,
+                r.pareto_optimal,
+                r.cost_unpriced_steps > 0,
+            )
+            for r in placed
+        ],
+        line=ACCEPTANCE_LINE,
+    )
+    return chart if placed else None, [r for r in rows if not r.cost_usd_per_task]
 
 
 def canonical_params(query: LeaderboardQuery, sort: str = "") -> QueryDict:
@@ -182,6 +214,8 @@ def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str
         }
         if rows:
             context["overall_chart"], context["heatmap"] = _charts(board, rows)
+            context["cost_chart"], context["without_cost"] = _cost_chart(rows)
+            context["compare_url"] = reverse("leaderboard:compare") + "?" + download
         return render_to_string("leaderboard/_board.html", context, request=request)
 
     return cached("page", (query, sort), render_board)
@@ -454,3 +488,140 @@ def fabrication_view(request: HttpRequest) -> HttpResponse:
         else [],
     }
     return render(request, "leaderboard/fabrication.html", context, status=status)
+
+
+def agents_compare_view(request: HttpRequest) -> HttpResponse:
+    """Two agents side by side; the form picks them from the stage's board."""
+    form = AgentCompareForm(request.GET)
+    comparison = None
+    status = 200
+    query = LeaderboardQuery()
+    if form.is_valid():
+        query = form.leaderboard_query()
+        try:
+            comparison = agents_compare(
+                query=query, a=form.cleaned_data["a"], b=form.cleaned_data["b"]
+            )
+        except UnknownAgent as exc:
+            form_add_errors(form, exc)
+            status = 400
+    elif request.GET:
+        status = 400
+    agents = [row.agent for row in leaderboard_compute(query).rows]
+    return render(
+        request,
+        "leaderboard/compare.html",
+        {
+            "form": form,
+            "query": query,
+            "agents": agents,
+            "comparison": comparison,
+            "stage_label": dict(Stage.choices)[query.stage],
+            "leaderboard_url": reverse("leaderboard:leaderboard")
+            + "?"
+            + canonical_params(query).urlencode(),
+        },
+        status=status,
+    )
+
+
+JUDGE_COLUMNS = (
+    ("name", "Judge", False),
+    ("mean_abs_diff", "Mean |judge − expert|", True),
+    ("spearman_rho", "Spearman rho", True),
+    ("krippendorff_alpha", "Krippendorff alpha", True),
+    ("mann_whitney_p", "Mann-Whitney p (Holm)", True),
+    ("mean_score", "Mean score", True),
+    ("spread", "Spread (SD)", True),
+    ("self_preference", "Self-preference", True),
+    ("length_bias", "Length bias (rho)", True),
+    ("cost_per_judgment", "Cost / judgment", True),
+    ("median_latency_seconds", "Median latency (s)", True),
+    ("failure_rate", "Failure rate", True),
+)
+
+
+def judges_view(request: HttpRequest) -> HttpResponse:
+    """The judges' leaderboard, from the API's answer (one definition)."""
+    stage = request.GET.get("stage") or Stage.END2END
+    sort = request.GET.get("sort") or ""
+    status, board = 200, None
+    errors: list[ErrorItem] = []
+    try:
+        board = judge_board_payload(stage=stage, sort=sort)
+    except ApplicationError as exc:
+        status, errors = exc.status_code, list(exc.items)
+    shown_stage = stage if stage in dict(Stage.choices) else str(Stage.END2END)
+    params = QueryDict(mutable=True)
+    params["stage"] = shown_stage
+    extra = list(board["rows"][0]["extra"]) if board and board["rows"] else []
+    columns = [
+        {**_column(key, label, params, sort, ascending_first=key == "name"), "numeric": numeric}
+        for key, label, numeric in (
+            *JUDGE_COLUMNS,
+            *((k, k.replace("_", " "), True) for k in extra),
+        )
+    ]
+    overall_key = board["overall_key"] if board else ""
+    rows = [
+        (row, next((a for a in row["agreement"] if a["dimension"] == overall_key), None))
+        for row in (board["rows"] if board else [])
+    ]
+    return render(
+        request,
+        "leaderboard/judges.html",
+        {
+            "board": board,
+            "rows": rows,
+            "columns": columns,
+            "errors": errors,
+            "stage": shown_stage,
+            "stage_label": dict(Stage.choices)[shown_stage],
+            "stage_tabs": [(v, label, f"?stage={v}") for v, label in STAGE_CHOICES],
+            "json_url": reverse("api:judges-leaderboard") + "?" + params.urlencode(),
+        },
+        status=status,
+    )
+
+
+def releases_view(request: HttpRequest) -> HttpResponse:
+    return render(request, "leaderboard/releases.html", {"releases": releases_list()})
+
+
+def release_detail_view(request: HttpRequest, name: str) -> HttpResponse:
+    try:
+        release = release_get(name=name)
+    except UnknownRelease as exc:
+        raise Http404(str(exc)) from exc
+    data = release_data(release)
+    labels = dict(Stage.choices)
+    boards = [
+        (labels.get(stage, stage), answer)
+        for stage, answer in data["leaderboards"].items()
+        if answer.get("rows")
+    ]
+    url = request.build_absolute_uri(reverse("leaderboard:release-detail", args=[name]))
+    others = [r.name for r in releases_list() if r.name != name]
+    return render(
+        request,
+        "leaderboard/release_detail.html",
+        {
+            "release": release,
+            "data": data,
+            "boards": boards,
+            "bibtex": release_bibtex(release, url=url),
+            "others": others,
+        },
+    )
+
+
+def releases_diff_view(request: HttpRequest, a: str, b: str) -> HttpResponse:
+    try:
+        diff = releases_diff(a=a, b=b)
+    except UnknownRelease as exc:
+        raise Http404(str(exc)) from exc
+    return render(
+        request,
+        "leaderboard/release_diff.html",
+        {"diff": diff, "stage_labels": dict(Stage.choices)},
+    )

@@ -402,6 +402,7 @@ def _stop(workers: list[subprocess.Popen]) -> None:
 class SpreadRound:
     n: int
     seconds: float  # from queueing to the last judgment's finish, as the workers stamped it
+    finishes: list[float]  # every judgment's finish after queueing, sorted
     delays: list[float]  # the server's answer times, in arrival order
     worker_cpu: float
     machine_cpu: float
@@ -409,10 +410,9 @@ class SpreadRound:
     most_in_flight: int
 
 
-def _queue_and_wait(submissions, judges, n: int, *, poll: float) -> float:
+def _queue_and_wait(submissions, judges, n: int, *, poll: float) -> list[float]:
     """Queue the judges' judgments of `submissions` (n at most), wait until every one
-    is finished, and answer the seconds from queueing to the last finish."""
-    from django.db.models import Max
+    is finished, and answer each one's finish in seconds after queueing, sorted."""
     from django.utils import timezone
 
     from judging.models import Judgment, JudgmentStatus
@@ -429,12 +429,12 @@ def _queue_and_wait(submissions, judges, n: int, *, poll: float) -> float:
     )
     while finished.count() < len(ids):
         time.sleep(poll)
-    last = Judgment.objects.filter(pk__in=ids).aggregate(last=Max("finished_at"))["last"]
+    stamps = Judgment.objects.filter(pk__in=ids).values_list("finished_at", flat=True)
     failed = Judgment.objects.filter(pk__in=ids, status=JudgmentStatus.FAILED)
     first_failed = failed.first()
     if first_failed is not None:
         raise SystemExit(f"{failed.count()} judgments failed: {first_failed.error}")
-    return (last - started).total_seconds()
+    return sorted((stamp - started).total_seconds() for stamp in stamps if stamp is not None)
 
 
 def _spread_round(workers, server, submissions, judges, args) -> SpreadRound:
@@ -446,12 +446,14 @@ def _spread_round(workers, server, submissions, judges, args) -> SpreadRound:
     workers_before, server_before = _cpu_seconds(workers), server.cpu_seconds()
     machine_before = _machine_cpu()
     poll = min(0.25, max(0.02, 2 * MEDIAN * args.time_scale / 100))
-    seconds = _queue_and_wait(submissions, judges, args.judgments, poll=poll)
+    finishes = _queue_and_wait(submissions, judges, args.judgments, poll=poll)
+    seconds = finishes[-1]
     stats = server.stats()
     print(f"(a) the queue: {seconds:.2f} s for {args.judgments} judgments", flush=True)
     return SpreadRound(
         n=args.judgments,
         seconds=seconds,
+        finishes=finishes,
         delays=stats["delays"],
         worker_cpu=_cpu_seconds(workers) - workers_before,
         machine_cpu=_machine_cpu() - machine_before,
@@ -460,13 +462,21 @@ def _spread_round(workers, server, submissions, judges, args) -> SpreadRound:
     )
 
 
-def _zero_overhead(delays: list[float], slots: int) -> float:
-    """The time `slots` calls in flight take for `delays` (in arrival order) with no
-    cost of their own: each next judgment goes to the first free slot."""
+def _zero_overhead(delays: list[float], slots: int) -> list[float]:
+    """When each of `delays` (in arrival order) finishes with `slots` calls in flight
+    and no cost of their own (each next judgment to the first free slot), sorted."""
     free = [0.0] * slots
+    finishes = []
     for delay in delays:
-        heapq.heappush(free, heapq.heappop(free) + delay)
-    return max(free) if delays else 0.0
+        finish = heapq.heappop(free) + delay
+        finishes.append(finish)
+        heapq.heappush(free, finish)
+    return sorted(finishes)
+
+
+def _at_share(finishes: list[float], share: float) -> float:
+    """When `share` of the judgments had finished."""
+    return finishes[max(0, math.ceil(share * len(finishes)) - 1)] if finishes else 0.0
 
 
 # ---------------------------------------------------------------- (b) the rate limit
@@ -495,7 +505,7 @@ def _rate_round(server, submissions, judge, args) -> RateRound:
     server.rate_limit(limit, seconds_per_window)
     server.reset()
     poll = min(0.25, max(0.02, seconds_per_window / 50))
-    seconds = _queue_and_wait(submissions[:n], [judge], n, poll=poll)
+    seconds = _queue_and_wait(submissions[:n], [judge], n, poll=poll)[-1]
     stats = server.stats()
     arrivals = stats["arrivals"]
     server.rate_limit(None, seconds_per_window)
@@ -571,7 +581,8 @@ def _report(args, results: dict) -> None:
     if spread is not None:
         delays = spread.delays
         ideal = sum(delays) / conc
-        fifo = _zero_overhead(delays, conc)
+        schedule = _zero_overhead(delays, conc)
+        fifo = schedule[-1] if schedule else 0.0
         n = spread.n
         print(f"(a) judgments                 {n}, {conc} calls in flight")
         print(
@@ -593,6 +604,13 @@ def _report(args, results: dict) -> None:
             if fifo
             else "    zero-overhead schedule    -"
         )
+        if schedule:
+            # The last answers decide the end; the bulk shows the site's own cost.
+            queue90, ideal90 = _at_share(spread.finishes, 0.9), _at_share(schedule, 0.9)
+            print(
+                f"    90% of judgments done     queue {queue90:.2f} s, zero-overhead "
+                f"{ideal90:.2f} s: {queue90 / ideal90:.3f}x"
+            )
         cores = os.cpu_count() or 1
         print(
             f"(c) worker CPU                {spread.worker_cpu:.1f} s, "

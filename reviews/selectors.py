@@ -223,15 +223,21 @@ class StageAgreement:
     computed_at: str  # ISO 8601, UTC
 
 
-def agreement_compute_for_stage(*, stage: str, judge: str | None = None) -> StageAgreement:
-    """Recompute from the database (no cache)."""
-    human_rows = list(
+def human_score_rows(*, stage: str) -> list[tuple[int, int, str, float]]:
+    """`(submission id, reviewer id, dimension, score)` of every submitted human
+    review of the stage: what agreement is measured against."""
+    return list(
         HumanReviewScore.objects.filter(
             review__status=ReviewStatus.SUBMITTED, review__submission__stage=stage
         )
         .values_list("review__submission_id", "review__reviewer_id", "dimension", "score")
         .order_by()
     )
+
+
+def agreement_compute_for_stage(*, stage: str, judge: str | None = None) -> StageAgreement:
+    """Recompute from the database (no cache)."""
+    human_rows = human_score_rows(stage=stage)
     papers = {row[0] for row in human_rows}
     llm = stage_scores(submission_ids=papers, judge=judge) if papers else {}
     human_dimensions = {row[2] for row in human_rows}

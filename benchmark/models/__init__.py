@@ -4,6 +4,7 @@ Experiment runs live in the `experiments` app."""
 
 from .accounts import ApiToken
 from .catalogue import TASK_SLUG_PATTERN, Conference, Task, TaskKind, Topic
+from .prices import ModelPrice
 from .submissions import (
     Agent,
     Artifact,
@@ -28,6 +29,7 @@ __all__ = [
     "DerivedArtifact",
     "DerivedKind",
     "ModelFamily",
+    "ModelPrice",
     "Stage",
     "Submission",
     "SubmissionSource",

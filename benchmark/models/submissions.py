@@ -130,7 +130,10 @@ class Submission(models.Model):
     )
     error = models.TextField(blank=True)
     # Cost of the run as the run itself recorded it; None means unknown, never 0.
+    # The priced LLM steps' sum; `llm_unpriced_steps` steps had no price, so
+    # with any of those it is a lower bound ("at least").
     llm_cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    llm_unpriced_steps = models.PositiveSmallIntegerField(default=0)
     agent_cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     agent_duration_seconds = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

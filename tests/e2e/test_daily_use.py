@@ -187,6 +187,9 @@ def test_every_page_fits_1366x900_without_clipping_or_raw_markdown(
         "submission": submission.get_absolute_url(),
         "judgments": f"/submissions/{submission.pk}/judgments/",
         "agreement": "/agreement/?stage=end2end",
+        "judges": "/judges/?stage=end2end",
+        "releases": "/releases/",
+        "compare": "/leaderboard/compare/?stage=end2end",
     }
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     found = {}

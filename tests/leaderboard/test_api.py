@@ -54,7 +54,9 @@ def test_the_leaderboard_api_answers_ranked_rows(client, two_agents):
     assert body["stage"] == "end2end"
     assert body["acceptance_line"] == 6.0
     first, second = body["rows"]
-    assert (first["rank"], first["agent"], first["n_tasks"]) == (1, "alpha", 2)
+    # Two tasks cannot tell agents apart (`rank`); `rank_strict` is the order by mean.
+    assert (first["rank_strict"], first["agent"], first["n_tasks"]) == (1, "alpha", 2)
+    assert first["rank"] == 1 and first["n_better"] == 0
     # Tasks: (8+7)/2 and (6+5)/2.
     assert first["scores"] == {"Overall": 6.5, "Clarity": 7.0, "Novelty": 6.0, "Soundness": 4.0}
     assert first["same_family_judge"] is True
@@ -62,7 +64,12 @@ def test_the_leaderboard_api_answers_ranked_rows(client, two_agents):
     assert first["url"] == "/agents/alpha/"
     assert len(first["overall_ci"]) == 2
     assert first["overall_ci"][0] <= 6.5 <= first["overall_ci"][1]
-    assert (second["rank"], second["agent"], second["scores"]["Overall"]) == (2, "beta", 5.0)
+    assert (second["rank_strict"], second["agent"], second["scores"]["Overall"]) == (
+        2,
+        "beta",
+        5.0,
+    )
+    assert second["rank"] == 1
     assert second["same_family_judge"] is False
     assert second["fabrication_rate"] is None
     assert second["human_overall"] is None
@@ -96,7 +103,7 @@ def test_the_api_applies_the_same_choices_as_the_page(client, two_agents):
 
     by_clarity = client.get(LEADERBOARD, {"sort": "Clarity"}).json()["rows"]
     assert [r["agent"] for r in by_clarity] == ["beta", "alpha"]
-    assert [r["rank"] for r in by_clarity] == [2, 1]
+    assert [r["rank_strict"] for r in by_clarity] == [2, 1]
 
     assert client.get(LEADERBOARD, {"task": "iclr2025_two"}).json()["rows"][0]["n_tasks"] == 1
     assert client.get(LEADERBOARD, {"stage": "idea"}).json()["rows"] == []

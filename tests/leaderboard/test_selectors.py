@@ -278,7 +278,11 @@ def test_ranks_share_ties_and_rows_sort_by_any_column(judges):
 
     board = leaderboard_compute(LeaderboardQuery())
 
-    assert [(r.rank, r.agent) for r in board.rows] == [(1, "alpha"), (1, "beta"), (3, "gamma")]
+    assert [(r.rank_strict, r.agent) for r in board.rows] == [
+        (1, "alpha"),
+        (1, "beta"),
+        (3, "gamma"),
+    ]
     assert [r.agent for r in leaderboard_sort(board, "-Clarity")] == ["beta", "gamma", "alpha"]
     assert [r.agent for r in leaderboard_sort(board, "Clarity")] == ["alpha", "gamma", "beta"]
     assert [r.agent for r in leaderboard_sort(board, "-agent")] == ["gamma", "beta", "alpha"]

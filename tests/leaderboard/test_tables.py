@@ -70,6 +70,8 @@ def test_the_csv_columns_are_the_serializer_fields_in_order(client, board):
 
     assert header == [
         "rank",
+        "rank_strict",
+        "n_better",
         "agent",
         "display_name",
         "base_model",
@@ -80,10 +82,13 @@ def test_the_csv_columns_are_the_serializer_fields_in_order(client, board):
         *DIMENSIONS,
         "overall_ci_low",
         "overall_ci_high",
+        *(f"{d}_{end}" for d in DIMENSIONS for end in ("ci_low", "ci_high")),
         "fabrication_rate",
         "fabrication_rule",
         "human_fabrication_rate",
         "cost_usd_per_task",
+        "cost_unpriced_steps",
+        "pareto_optimal",
         "human_overall",
         "same_family_judge",
         "reproduced_rate",
@@ -101,6 +106,8 @@ def test_the_csv_columns_are_the_serializer_fields_in_order(client, board):
             if field == "scores"
             else ["overall_ci_low", "overall_ci_high"]
             if field == "overall_ci"
+            else [f"{d}_{end}" for d in DIMENSIONS for end in ("ci_low", "ci_high")]
+            if field == "scores_ci"
             else []
             if field == "url"
             else [field]

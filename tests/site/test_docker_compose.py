@@ -76,13 +76,14 @@ def compose_default(value: str) -> int:
     return int(match.group(1) if match else value)
 
 
-def test_judge_workers_keep_32_calls_in_flight_two_processes_per_core(compose):
+def test_judge_workers_keep_128_calls_in_flight_two_processes_per_core(compose):
     service = compose["services"]["worker"]
     args = command_of(service)
     assert args[args.index("--pool") + 1] == "threads"
     threads = compose_default(args[args.index("--concurrency") + 1])
     replicas = compose_default(str(service["deploy"]["replicas"]))
     calls = compose_default(str(service["environment"]["JUDGE_CALLS_PER_PROCESS"]))
-    assert (calls, replicas) == (8, 4)
+    assert (calls, replicas) == (32, 4)
+    assert compose_default(str(service["environment"]["DATABASE_POOL_SIZE"])) == 8
     # A few threads more than calls: they prepare prompts and record answers meanwhile.
-    assert threads == 12
+    assert threads == 36

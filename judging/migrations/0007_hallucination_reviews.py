@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('benchmark', '0008_submission_status_intake_only'),
-        ('judging', '0005_method_rubric'),
+        ('judging', '0006_drift_checks'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmark', '0009_submission_content_sha256'),
+        ('benchmark', '0010_model_prices_unpriced_steps'),
     ]
 
     operations = [

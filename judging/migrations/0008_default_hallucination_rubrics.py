@@ -21,7 +21,7 @@ def hallucination_reviews_remove(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("judging", "0006_hallucination_reviews"),
+        ("judging", "0007_hallucination_reviews"),
     ]
 
     operations = [

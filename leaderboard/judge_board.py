@@ -1,0 +1,532 @@
+"""The judges' leaderboard: which judge to trust, per stage.
+
+One row per judge, one for the mean of the judges (the stage score the
+leaderboard uses), one for a human expert (how far one expert is from
+another: the bar a judge is held to) and one for a trivial baseline judge
+that scores by paper length alone (a judge no better than it is measuring
+length). Every figure is a `Cell` with the number of items it rests on, and
+a figure that cannot be computed says why instead of showing a number.
+
+- Agreement per dimension: mean |judge - human| with its 95% interval,
+  Spearman's rho, Krippendorff's alpha of the humans with the judge, and the
+  Mann-Whitney test of the agreement page (`reviews.selectors`), so the two
+  pages never disagree.
+- Mean score given and spread (standard deviation) of its Overall scores.
+- Self-preference: its mean Overall on agents of its own model family minus
+  its mean on the others, with a bootstrap interval.
+- Length bias: Spearman's rho between paper length and its Overall.
+- Cost per judgment, median latency and failure rate of its judgments.
+"""
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from statistics import median, pstdev
+from typing import Any
+
+import numpy as np
+from django.db.models import Sum
+from scipy import stats
+
+from benchmark.models import Artifact, ArtifactKind, ModelFamily, Stage, Submission
+from common.bootstrap import resample_counts
+from common.errors import ValidationFailed
+from judging.models import (
+    DriftCheck,
+    Judge,
+    JudgingCondition,
+    Judgment,
+    JudgmentStatus,
+)
+from judging.selectors import done_scores
+from reviews.agreement import DimensionAgreement, agreement_compute
+from reviews.selectors import agreement_dimensions, agreement_for_stage, human_score_rows
+
+from .selectors import LEADERBOARD_STAGES, stage_dimensions
+
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20250620
+MIN_FOR_SPEARMAN = 3
+MIN_PER_GROUP = 2
+
+KIND_JUDGE, KIND_MEAN, KIND_HUMAN, KIND_BASELINE = "judge", "mean", "human", "baseline"
+MEAN_ROW, HUMAN_ROW, BASELINE_ROW = "mean of judges", "human expert", "length baseline"
+
+# Which artifacts are "the paper" of a stage's submission, for its length.
+DOCUMENT_KINDS: dict[str, tuple[str, ...]] = {
+    Stage.IDEA: (ArtifactKind.IDEA,),
+    Stage.PROPOSAL: (ArtifactKind.PROPOSAL,),
+    Stage.EXPERIMENT: (ArtifactKind.RESULTS, ArtifactKind.PAPER),
+    Stage.PAPER: (ArtifactKind.PAPER,),
+    Stage.END2END: (ArtifactKind.PAPER,),
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A figure, the number of items behind it, its 95% interval where it has
+    one, and why it is empty when it is."""
+
+    value: float | None
+    n: int
+    interval: tuple[float, float] | None = None
+    unavailable: str = ""
+
+
+def _empty(reason: str, n: int = 0) -> Cell:
+    return Cell(None, n, None, reason)
+
+
+@dataclass(frozen=True)
+class DimensionCells:
+    dimension: str
+    mean_abs_diff: Cell
+    spearman_rho: Cell
+    krippendorff_alpha: Cell
+    mann_whitney_p: Cell
+    mann_whitney_p_holm: Cell
+    rank_biserial: Cell
+
+
+@dataclass(frozen=True)
+class DriftSummary:
+    checked_at: str
+    n_rescored: int
+    max_mean_abs_change: float | None
+    mean_abs_change: dict[str, float]
+    n_changed_2plus: dict[str, int]
+    flagged: bool
+
+
+@dataclass(frozen=True)
+class JudgeBoardRow:
+    name: str
+    kind: str
+    model: str
+    model_family: str
+    agreement: list[DimensionCells]
+    mean_score: Cell
+    spread: Cell
+    self_preference: Cell
+    length_bias: Cell
+    cost_per_judgment: Cell
+    median_latency_seconds: Cell
+    failure_rate: Cell
+    drift: DriftSummary | None = None
+    # Filled from the fabrication issue's selector once it is in.
+    extra: dict[str, Cell] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class JudgeBoard:
+    stage: str
+    overall_key: str
+    dimensions: list[str]
+    rows: list[JudgeBoardRow]
+    n_reviews: int
+    sort: str = ""
+
+
+# --- the figures, on plain data ------------------------------------------------------
+
+
+def _agreement_cells(row: DimensionAgreement) -> DimensionCells:
+    why = row.unavailable
+
+    def cell(name: str, n: int, interval: tuple[float, float] | None = None) -> Cell:
+        value = getattr(row, name)
+        return Cell(value, n, interval, why.get(name, "") if value is None else "")
+
+    return DimensionCells(
+        dimension=row.dimension,
+        mean_abs_diff=cell(
+            "mean_abs_diff_human_llm", row.n_human_llm, row.ci_mean_abs_diff_human_llm
+        ),
+        spearman_rho=cell("spearman_rho", row.n_papers_spearman),
+        krippendorff_alpha=cell("krippendorff_alpha_humans_llm", row.n_reviews),
+        mann_whitney_p=cell("p_value", row.n_human_human + row.n_human_llm),
+        mann_whitney_p_holm=cell("p_value_holm", row.n_human_human + row.n_human_llm),
+        rank_biserial=cell("rank_biserial", row.n_human_human + row.n_human_llm),
+    )
+
+
+_REFERENCE = "the experts are the reference this test compares the judges with"
+
+
+def _human_cells(row: DimensionAgreement) -> DimensionCells:
+    """An expert against the other experts: the human-human gaps."""
+    why = row.unavailable
+    gap = row.mean_abs_diff_human_human
+    alpha = row.krippendorff_alpha_humans
+    return DimensionCells(
+        dimension=row.dimension,
+        mean_abs_diff=Cell(
+            gap,
+            row.n_human_human,
+            row.ci_mean_abs_diff_human_human,
+            why.get("mean_abs_diff_human_human", "") if gap is None else "",
+        ),
+        spearman_rho=_empty("one expert's scores are not paired with a second on every paper"),
+        krippendorff_alpha=Cell(
+            alpha,
+            row.n_reviews,
+            None,
+            why.get("krippendorff_alpha_humans", "") if alpha is None else "",
+        ),
+        mann_whitney_p=_empty(_REFERENCE),
+        mann_whitney_p_holm=_empty(_REFERENCE),
+        rank_biserial=_empty(_REFERENCE),
+    )
+
+
+def scores_cell(values: Sequence[float]) -> tuple[Cell, Cell]:
+    """The mean and the standard deviation of a scorer's Overall scores."""
+    if not values:
+        return _empty("no Overall score on this stage"), _empty("no Overall score on this stage")
+    spread = (
+        Cell(pstdev(values), len(values))
+        if len(values) >= 2
+        else _empty("needs at least 2 scores", len(values))
+    )
+    return Cell(sum(values) / len(values), len(values)), spread
+
+
+def spearman_cell(x: Sequence[float], y: Sequence[float]) -> Cell:
+    n = len(x)
+    if n < MIN_FOR_SPEARMAN:
+        return _empty(f"needs at least {MIN_FOR_SPEARMAN} papers with a length (has {n})", n)
+    if len(set(x)) < 2 or len(set(y)) < 2:
+        return _empty("no variation to correlate", n)
+    rho = stats.spearmanr(x, y).statistic
+    if not np.isfinite(rho):
+        return _empty("no variation to correlate", n)
+    return Cell(float(rho), n)
+
+
+def self_preference_cell(own: Sequence[float], others: Sequence[float], *, seed: int) -> Cell:
+    """Mean on its own family's agents minus mean on the others, with a
+    bootstrap interval (each group resampled on its own)."""
+    n = len(own) + len(others)
+    if len(own) < MIN_PER_GROUP or len(others) < MIN_PER_GROUP:
+        return _empty(
+            f"needs {MIN_PER_GROUP} scores of its own family's agents and of others' "
+            f"(has {len(own)} and {len(others)})",
+            n,
+        )
+    a, b = np.array(own, dtype=float), np.array(others, dtype=float)
+    means_a = resample_counts(len(a), resamples=BOOTSTRAP_RESAMPLES, seed=[seed, 1]) @ a / len(a)
+    means_b = resample_counts(len(b), resamples=BOOTSTRAP_RESAMPLES, seed=[seed, 2]) @ b / len(b)
+    low, high = np.percentile(means_a - means_b, [2.5, 97.5])
+    return Cell(float(a.mean() - b.mean()), n, (float(low), float(high)))
+
+
+def length_scores(lengths: Mapping[int, int]) -> dict[int, float]:
+    """The baseline judge: the longest paper gets 10, the shortest 1, the rest
+    by rank between them (ties share their mean rank); one paper gets 5.5."""
+    if not lengths:
+        return {}
+    ids = list(lengths)
+    if len(ids) == 1:
+        return {ids[0]: 5.5}
+    ranks = stats.rankdata([lengths[i] for i in ids])
+    return {i: 1 + 9 * (float(r) - 1) / (len(ids) - 1) for i, r in zip(ids, ranks, strict=True)}
+
+
+# --- the database reads --------------------------------------------------------------
+
+
+def submission_lengths(*, stage: str) -> dict[int, int]:
+    """{submission id: size in bytes of its paper} for the stage (those with one)."""
+    rows = (
+        Artifact.objects.filter(submission__stage=stage, kind__in=DOCUMENT_KINDS[stage])
+        .values("submission_id")
+        .annotate(size=Sum("size"))
+        .values_list("submission_id", "size")
+        .order_by()
+    )
+    return {sid: int(size) for sid, size in rows}
+
+
+@dataclass
+class _JudgeFacts:
+    overall: dict[int, float] = field(default_factory=dict)  # submission -> Overall
+    own_family: list[float] = field(default_factory=list)
+    other_family: list[float] = field(default_factory=list)
+    costs: list[float] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    n_done: int = 0
+    n_failed: int = 0
+
+
+def _judge_facts(stage: str, overall_key: str) -> dict[int, _JudgeFacts]:
+    """Per judge id, its Overall scores and its judgments' costs, latencies and
+    outcomes on the stage (judged with code). Two queries."""
+    facts: dict[int, _JudgeFacts] = defaultdict(_JudgeFacts)
+    judgments = Judgment.objects.filter(
+        submission__stage=stage, condition=JudgingCondition.WITH_CODE
+    ).values_list("judge_id", "status", "cost_usd", "latency_seconds")
+    for judge_id, status, cost, latency in judgments.order_by():
+        f = facts[judge_id]
+        if status == JudgmentStatus.DONE:
+            f.n_done += 1
+            if cost is not None:
+                f.costs.append(float(cost))
+            if latency is not None:
+                f.latencies.append(float(latency))
+        elif status == JudgmentStatus.FAILED:
+            f.n_failed += 1
+    scores = (
+        done_scores(submission_ids=Submission.objects.filter(stage=stage).values("id"))
+        .filter(dimension=overall_key)
+        .values_list(
+            "judgment__judge_id",
+            "judgment__submission_id",
+            "judgment__judge__model_family",
+            "judgment__submission__agent__model_family",
+            "score",
+        )
+        .order_by()
+    )
+    for judge_id, sid, judge_family, agent_family, score in scores:
+        f = facts[judge_id]
+        f.overall[sid] = float(score)
+        own = judge_family == agent_family and judge_family != ModelFamily.OTHER
+        (f.own_family if own else f.other_family).append(float(score))
+    return facts
+
+
+def _last_drift(judge_ids: list[int]) -> dict[int, DriftSummary]:
+    result: dict[int, DriftSummary] = {}
+    for check in DriftCheck.objects.filter(judge_id__in=judge_ids).order_by("-created_at", "-id"):
+        if check.judge_id not in result:
+            result[check.judge_id] = DriftSummary(
+                checked_at=check.created_at.isoformat(),
+                n_rescored=check.n_rescored,
+                max_mean_abs_change=check.max_mean_abs_change,
+                mean_abs_change=dict(check.mean_abs_change),
+                n_changed_2plus=dict(check.n_changed_2plus),
+                flagged=check.flagged,
+            )
+    return result
+
+
+# --- the board -----------------------------------------------------------------------
+
+_NOT_A_MODEL = "not an LLM judge"
+_NOT_LOGGED = "no judgment of its own"
+
+
+def _judge_row(
+    judge: Judge,
+    facts: _JudgeFacts,
+    agreement: list[DimensionAgreement],
+    lengths: Mapping[int, int],
+    drift: DriftSummary | None,
+) -> JudgeBoardRow:
+    values = list(facts.overall.values())
+    mean, spread = scores_cell(values)
+    with_length = [sid for sid in facts.overall if sid in lengths]
+    attempted = facts.n_done + facts.n_failed
+    return JudgeBoardRow(
+        name=judge.name,
+        kind=KIND_JUDGE,
+        model=judge.model,
+        model_family=judge.model_family,
+        agreement=[_agreement_cells(row) for row in agreement],
+        mean_score=mean,
+        spread=spread,
+        self_preference=(
+            _empty("its model family is 'other': no family to prefer")
+            if judge.model_family == ModelFamily.OTHER
+            else self_preference_cell(facts.own_family, facts.other_family, seed=BOOTSTRAP_SEED)
+        ),
+        length_bias=spearman_cell(
+            [lengths[s] for s in with_length], [facts.overall[s] for s in with_length]
+        ),
+        cost_per_judgment=(
+            Cell(sum(facts.costs) / len(facts.costs), len(facts.costs))
+            if facts.costs
+            else _empty("no judgment with a recorded cost (imported ones have none)")
+        ),
+        median_latency_seconds=(
+            Cell(median(facts.latencies), len(facts.latencies))
+            if facts.latencies
+            else _empty("no judgment with a recorded latency (imported ones have none)")
+        ),
+        failure_rate=(
+            Cell(facts.n_failed / attempted, attempted)
+            if attempted
+            else _empty("no finished judgment on this stage")
+        ),
+        drift=drift,
+    )
+
+
+def _other_row(
+    name: str,
+    kind: str,
+    cells: list[DimensionCells],
+    overall: Mapping[int, float],
+    lengths: Mapping[int, int],
+    *,
+    why_not: str,
+) -> JudgeBoardRow:
+    mean, spread = scores_cell(list(overall.values()))
+    with_length = [sid for sid in overall if sid in lengths]
+    return JudgeBoardRow(
+        name=name,
+        kind=kind,
+        model="",
+        model_family="",
+        agreement=cells,
+        mean_score=mean,
+        spread=spread,
+        self_preference=_empty(why_not),
+        length_bias=spearman_cell(
+            [lengths[s] for s in with_length], [overall[s] for s in with_length]
+        ),
+        cost_per_judgment=_empty(_NOT_LOGGED),
+        median_latency_seconds=_empty(_NOT_LOGGED),
+        failure_rate=_empty(_NOT_LOGGED),
+    )
+
+
+def _human_overall(human_rows: Sequence[tuple[int, int, str, float]], key: str) -> dict[int, float]:
+    by_paper: dict[int, list[float]] = defaultdict(list)
+    for paper, _reviewer, dimension, score in human_rows:
+        if dimension == key:
+            by_paper[paper].append(float(score))
+    return {paper: sum(v) / len(v) for paper, v in by_paper.items()}
+
+
+class UnknownBoardStage(ValidationFailed, LookupError):
+    default_code = "invalid_choice"
+
+
+def judge_board_compute(*, stage: str) -> JudgeBoard:
+    if stage not in LEADERBOARD_STAGES:
+        raise UnknownBoardStage(
+            f"unknown stage {stage!r}; one of {', '.join(LEADERBOARD_STAGES)}", field="stage"
+        )
+    overall_key, _dimensions = stage_dimensions(stage)
+    facts = _judge_facts(stage, overall_key)
+    judges = list(Judge.objects.filter(id__in=list(facts)).order_by("name"))
+    lengths = submission_lengths(stage=stage)
+    human_rows = human_score_rows(stage=stage)
+    mean_agreement = agreement_for_stage(stage=stage)
+    dimensions = [row.dimension for row in mean_agreement.dimensions]
+    drift = _last_drift([j.id for j in judges])
+    rows = [
+        _judge_row(
+            judge,
+            facts[judge.id],
+            agreement_for_stage(stage=stage, judge=judge.name).dimensions,
+            lengths,
+            drift.get(judge.id),
+        )
+        for judge in judges
+    ]
+    # The mean of the judges: the stage score, per submission.
+    totals: dict[int, list[float]] = defaultdict(list)
+    for f in facts.values():
+        for sid, value in f.overall.items():
+            totals[sid].append(value)
+    mean_overall = {sid: sum(v) / len(v) for sid, v in totals.items()}
+    rows.append(
+        _other_row(
+            MEAN_ROW,
+            KIND_MEAN,
+            [_agreement_cells(row) for row in mean_agreement.dimensions],
+            mean_overall,
+            lengths,
+            why_not="judges of several families",
+        )
+    )
+    rows.append(
+        _other_row(
+            HUMAN_ROW,
+            KIND_HUMAN,
+            [_human_cells(row) for row in mean_agreement.dimensions],
+            _human_overall(human_rows, overall_key),
+            lengths,
+            why_not=_NOT_A_MODEL,
+        )
+    )
+    baseline = length_scores(lengths)
+    baseline_agreement, _plots = agreement_compute(
+        human_rows,
+        {sid: dict.fromkeys(dimensions, score) for sid, score in baseline.items()},
+        dimensions=dimensions or agreement_dimensions(stage, set(), set()),
+    )
+    rows.append(
+        _other_row(
+            BASELINE_ROW,
+            KIND_BASELINE,
+            [_agreement_cells(row) for row in baseline_agreement],
+            baseline,
+            lengths,
+            why_not=_NOT_A_MODEL,
+        )
+    )
+    return JudgeBoard(
+        stage=stage,
+        overall_key=overall_key,
+        dimensions=dimensions,
+        rows=rows,
+        n_reviews=mean_agreement.n_reviews,
+    )
+
+
+# --- sorting -------------------------------------------------------------------------
+
+# Columns to sort by; the agreement columns are the Overall dimension's.
+SORT_KEYS = (
+    "name",
+    "mean_abs_diff",
+    "spearman_rho",
+    "krippendorff_alpha",
+    "mann_whitney_p",
+    "mean_score",
+    "spread",
+    "self_preference",
+    "length_bias",
+    "cost_per_judgment",
+    "median_latency_seconds",
+    "failure_rate",
+)
+
+
+def _sort_value(row: JudgeBoardRow, key: str, overall_key: str) -> Any:
+    if key == "name":
+        return row.name
+    if key in ("mean_abs_diff", "spearman_rho", "krippendorff_alpha", "mann_whitney_p"):
+        cells = next((c for c in row.agreement if c.dimension == overall_key), None)
+        return getattr(cells, key).value if cells else None
+    cell = getattr(row, key, None) or row.extra.get(key)
+    return cell.value if cell else None
+
+
+class UnknownJudgeSort(ValidationFailed, ValueError):
+    default_code = "invalid_sort"
+
+
+def judge_board_sort(board: JudgeBoard, sort: str) -> JudgeBoard:
+    """Rows by `sort` (`-` first: descending), rows without a value last."""
+    key = sort.lstrip("-")
+    keys = (*SORT_KEYS, *(board.rows[0].extra if board.rows else ()))
+    if key not in keys:
+        raise UnknownJudgeSort(
+            f"cannot sort by {key!r}; choose one of {', '.join(keys)}", field="sort"
+        )
+    present = [r for r in board.rows if _sort_value(r, key, board.overall_key) is not None]
+    missing = [r for r in board.rows if _sort_value(r, key, board.overall_key) is None]
+    present.sort(key=lambda r: r.name)
+    present.sort(key=lambda r: _sort_value(r, key, board.overall_key), reverse=sort.startswith("-"))
+    return JudgeBoard(
+        stage=board.stage,
+        overall_key=board.overall_key,
+        dimensions=board.dimensions,
+        rows=present + missing,
+        n_reviews=board.n_reviews,
+        sort=sort,
+    )

@@ -1,0 +1,322 @@
+"""Releases: frozen, citable leaderboards.
+
+`release_create` writes, in one transaction, every stage's leaderboard (the
+API's answer, every column), the judges' leaderboards, the finished
+judgments and their scores, the released human reviews, the task set, the
+rubric versions, the judges and their models, the price table's version and
+the site's version into one canonical JSON (sorted keys, no spaces, UTF-8),
+its SHA-256 and the export zip made from it. The API serves those stored
+bytes, so a release reads the same forever, whatever is imported later. A
+release can be withdrawn (marked, with a reason), never changed.
+"""
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from benchmark.models import Task
+from benchmark.prices import PRICE_TABLE_VERSION
+from common.errors import Conflict, NotFound, ValidationFailed
+from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
+from reviews.selectors import released_review_export
+
+from .exports import (
+    JUDGMENT_FIELDS,
+    SCORE_FIELDS,
+    TASK_FIELDS,
+    csv_text,
+    json_default,
+    zip_stream,
+)
+from .models import Release, release_name_validator
+from .payloads import judge_board_payload, leaderboard_payload, objective_payload
+from .selectors import LEADERBOARD_STAGES, LeaderboardQuery
+from .tables import leaderboard_table
+
+RELEASE_FORMAT = 1
+
+
+def site_version() -> str:
+    try:
+        return version("mlrbench-site")
+    except PackageNotFoundError:  # a checkout run without installing
+        return "unknown"
+
+
+def canonical_json(data: Any) -> bytes:
+    """One spelling of a JSON value: sorted keys, no spaces, UTF-8."""
+    return json.dumps(
+        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=json_default
+    ).encode("utf-8")
+
+
+def _table(queryset, fields) -> dict[str, list]:
+    return {"header": list(fields), "rows": [list(row) for row in queryset.values_list(*fields)]}
+
+
+def release_content(*, name: str, notes: str, created_at: dt.datetime) -> dict[str, Any]:
+    """Everything a release freezes, as plain JSON data."""
+    judgments = Judgment.objects.filter(
+        status=JudgmentStatus.DONE, submission__stage__in=LEADERBOARD_STAGES
+    ).order_by("id")
+    review_header, review_rows = released_review_export()
+    return {
+        "format": RELEASE_FORMAT,
+        "release": name,
+        "notes": notes,
+        "created_at": created_at.isoformat(),
+        "site_version": site_version(),
+        "price_table_version": PRICE_TABLE_VERSION,
+        # Each stage's leaderboard as the API answered it at the release.
+        "leaderboards": {
+            stage: leaderboard_payload(LeaderboardQuery(stage=stage))
+            for stage in LEADERBOARD_STAGES
+        },
+        "objective": objective_payload(),
+        "judges_leaderboards": {
+            stage: judge_board_payload(stage=stage) for stage in LEADERBOARD_STAGES
+        },
+        "tasks": _table(Task.objects.order_by("slug"), TASK_FIELDS),
+        "rubrics": [
+            {
+                "stage": r.stage,
+                "version": r.version,
+                "overall_key": r.overall_key,
+                "dimensions": r.dimensions,
+                "prompt_sha256": hashlib.sha256(r.prompt.encode("utf-8")).hexdigest(),
+            }
+            for r in Rubric.objects.order_by("stage", "version")
+        ],
+        "judges": [
+            {"name": j.name, "model": j.model, "model_family": j.model_family}
+            for j in Judge.objects.order_by("name")
+        ],
+        "judgments": _table(judgments, JUDGMENT_FIELDS),
+        "scores": _table(
+            DimensionScore.objects.filter(judgment__in=judgments).order_by(
+                "judgment_id", "dimension"
+            ),
+            SCORE_FIELDS,
+        ),
+        "human_reviews": {"header": review_header, "rows": review_rows},
+    }
+
+
+def release_zip(content: bytes, data: dict[str, Any], *, at: dt.datetime) -> bytes:
+    """The release's download: its JSON, its hash and each stage's CSV."""
+    digest = hashlib.sha256(content).hexdigest()
+
+    def files() -> Iterator[tuple[str, list[str]]]:
+        yield "release.json", [content.decode("utf-8")]
+        yield "SHA256SUMS", [f"{digest}  release.json\n"]
+        for stage, answer in data["leaderboards"].items():
+            header, rows = leaderboard_table(answer)
+            yield f"leaderboard-{stage}.csv", [csv_text(header, rows)]
+
+    return b"".join(zip_stream(files(), at=at))
+
+
+class ReleaseExists(Conflict):
+    default_code = "release_exists"
+
+
+class UnknownRelease(NotFound):
+    default_code = "unknown_release"
+
+
+def release_create(*, name: str, notes: str = "") -> Release:
+    """Freeze the site's results now, in one transaction (one snapshot)."""
+    try:
+        release_name_validator(name)
+    except Exception as exc:
+        raise ValidationFailed(f"{name!r} is not a release name", field="name") from exc
+    created_at = timezone.now().replace(microsecond=0)
+    try:
+        with transaction.atomic():
+            if Release.objects.filter(name=name).exists():
+                raise ReleaseExists(f"release {name!r} exists; a release never changes")
+            data = json.loads(
+                canonical_json(release_content(name=name, notes=notes, created_at=created_at))
+            )
+            content = canonical_json(data)
+            return Release.objects.create(
+                name=name,
+                notes=notes,
+                created_at=created_at,
+                content=content,
+                content_sha256=hashlib.sha256(content).hexdigest(),
+                export_zip=release_zip(content, data, at=created_at),
+                site_version=data["site_version"],
+            )
+    except IntegrityError as exc:
+        raise ReleaseExists(f"release {name!r} exists; a release never changes") from exc
+
+
+class AlreadyWithdrawn(Conflict):
+    default_code = "release_withdrawn"
+
+
+def release_withdraw(*, name: str, reason: str) -> Release:
+    """Mark a release withdrawn; its data stays as it was, and is still served."""
+    if not reason.strip():
+        raise ValidationFailed("say why the release is withdrawn", field="reason")
+    with transaction.atomic():
+        release = Release.objects.select_for_update().filter(name=name).first()
+        if release is None:
+            raise UnknownRelease(f"no release named {name!r}")
+        if release.withdrawn_at is not None:
+            raise AlreadyWithdrawn(
+                f"release {name!r} was withdrawn on {release.withdrawn_at:%Y-%m-%d}"
+            )
+        Release.objects.filter(pk=release.pk).update(
+            withdrawn_at=timezone.now(), withdrawn_reason=reason.strip()
+        )
+    release.refresh_from_db()
+    return release
+
+
+# --- reads ---------------------------------------------------------------------------
+
+
+def release_get(*, name: str) -> Release:
+    release = Release.objects.filter(name=name).first()
+    if release is None:
+        raise UnknownRelease(f"no release named {name!r}")
+    return release
+
+
+def release_data(release: Release) -> dict[str, Any]:
+    return json.loads(bytes(release.content))
+
+
+def releases_list() -> list[Release]:
+    return list(Release.objects.defer("content", "export_zip"))
+
+
+def release_bibtex(release: Release, *, url: str) -> str:
+    key = "mlrbench_" + "".join(c if c.isalnum() else "_" for c in release.name)
+    return (
+        f"@misc{{{key},\n"
+        f"  title = {{MLR-Bench leaderboard, release {release.name}}},\n"
+        f"  year = {{{release.created_at:%Y}}},\n"
+        f"  month = {{{release.created_at:%b}}},\n"
+        f"  howpublished = {{\\url{{{url}}}}},\n"
+        f"  note = {{SHA-256 {release.content_sha256}}}\n"
+        "}\n"
+    )
+
+
+@dataclass(frozen=True)
+class AgentMove:
+    stage: str
+    agent: str
+    rank_before: int | None
+    rank_after: int | None
+    overall_before: float | None
+    overall_after: float | None
+    reasons: list[str]
+
+    @property
+    def overall_change(self) -> float | None:
+        if self.overall_before is None or self.overall_after is None:
+            return None
+        return self.overall_after - self.overall_before
+
+
+@dataclass(frozen=True)
+class ReleaseDiff:
+    a: Release
+    b: Release
+    moves: list[AgentMove]
+    judges_added: list[str]
+    judges_removed: list[str]
+    tasks_added: int
+    tasks_removed: int
+
+
+def _judgment_counts(data: dict[str, Any]) -> dict[tuple[str, str], int]:
+    """{(stage, agent): finished judgments} from a release's judgments table."""
+    header = data["judgments"]["header"]
+    stage_at, agent_at = header.index("submission__stage"), header.index("submission__agent__name")
+    counts: dict[tuple[str, str], int] = {}
+    for row in data["judgments"]["rows"]:
+        key = (row[stage_at], row[agent_at])
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _reasons(
+    before: dict | None, after: dict | None, judged: tuple[int, int], new_judges: list[str]
+) -> list[str]:
+    if before is None:
+        return ["new on this board"]
+    if after is None:
+        return ["no longer on this board"]
+    reasons = []
+    if before["n_tasks"] != after["n_tasks"]:
+        reasons.append(f"tasks {before['n_tasks']} → {after['n_tasks']}")
+    if judged[0] != judged[1]:
+        reasons.append(f"judgments {judged[0]} → {judged[1]}")
+    if new_judges:
+        reasons.append("new judge: " + ", ".join(new_judges))
+    if not reasons and before["scores"] != after["scores"]:
+        reasons.append("scores of the same judgments changed")
+    return reasons
+
+
+def releases_diff(*, a: str, b: str) -> ReleaseDiff:
+    """What moved from release `a` to release `b`, and why."""
+    release_a, release_b = release_get(name=a), release_get(name=b)
+    data_a, data_b = release_data(release_a), release_data(release_b)
+    judges_a = {j["name"] for j in data_a["judges"]}
+    judges_b = {j["name"] for j in data_b["judges"]}
+    new_judges = sorted(judges_b - judges_a)
+    counts_a, counts_b = _judgment_counts(data_a), _judgment_counts(data_b)
+    moves = []
+    for stage in LEADERBOARD_STAGES:
+        rows_a = {r["agent"]: r for r in data_a["leaderboards"].get(stage, {}).get("rows", [])}
+        rows_b = {r["agent"]: r for r in data_b["leaderboards"].get(stage, {}).get("rows", [])}
+        first: dict[str, Any] = next(
+            iter(data_b["leaderboards"].get(stage, {}).get("dimensions", [])), {}
+        )
+        key = first.get("key", "Overall")
+        for agent in sorted(set(rows_a) | set(rows_b)):
+            before, after = rows_a.get(agent), rows_b.get(agent)
+            move = AgentMove(
+                stage=stage,
+                agent=agent,
+                rank_before=before["rank"] if before else None,
+                rank_after=after["rank"] if after else None,
+                overall_before=before["scores"].get(key) if before else None,
+                overall_after=after["scores"].get(key) if after else None,
+                reasons=_reasons(
+                    before,
+                    after,
+                    (counts_a.get((stage, agent), 0), counts_b.get((stage, agent), 0)),
+                    new_judges,
+                ),
+            )
+            if before != after:
+                moves.append(move)
+    tasks_a = {row[0] for row in data_a["tasks"]["rows"]}
+    tasks_b = {row[0] for row in data_b["tasks"]["rows"]}
+    return ReleaseDiff(
+        a=release_a,
+        b=release_b,
+        moves=moves,
+        judges_added=new_judges,
+        judges_removed=sorted(judges_a - judges_b),
+        tasks_added=len(tasks_b - tasks_a),
+        tasks_removed=len(tasks_a - tasks_b),
+    )
+
+
+def release_zip_bytes(release: Release) -> bytes:
+    return bytes(release.export_zip)

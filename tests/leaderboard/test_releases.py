@@ -1,0 +1,97 @@
+"""Releases: frozen in one piece, served byte for byte forever, withdrawn
+but never changed; and what moved between two of them."""
+
+import hashlib
+import io
+import json
+import zipfile
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.management import CommandError, call_command
+
+from benchmark.models import Stage
+from leaderboard.models import Release
+from leaderboard.releases import ReleaseExists, release_create, release_withdraw
+from tests.benchmark.factories import TaskFactory
+
+from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+
+pytestmark = pytest.mark.django_db
+
+DIMS = {"Clarity": 5, "Novelty": 5, "Soundness": 5, "Significance": 5}
+
+
+def judged(agent, judge, overall, task=None):
+    submission = SubmissionFactory(agent=agent, task=task or TaskFactory(), stage=Stage.END2END)
+    return judge_submission(submission, judge, {**DIMS, "Overall": overall})
+
+
+@pytest.fixture
+def board():
+    judge = JudgeFactory(name="judge-a")
+    alpha, beta = AgentFactory(name="alpha"), AgentFactory(name="beta")
+    judged(alpha, judge, 7)
+    judged(beta, judge, 4)
+    return judge, alpha, beta
+
+
+def test_a_release_answers_the_same_bytes_after_new_data(
+    client, board, django_capture_on_commit_callbacks
+):
+    judge, alpha, beta = board
+    call_command("release", "create", "v1", "--notes", "first", stdout=io.StringIO())
+    before = client.get("/api/releases/v1/")
+    zip_before = client.get("/api/releases/v1/export.zip").content
+
+    # New results: the live board moves, the release does not.
+    with django_capture_on_commit_callbacks(execute=True):
+        judged(beta, judge, 10)
+        judged(AgentFactory(name="gamma"), JudgeFactory(name="judge-b"), 9)
+    live = client.get("/api/leaderboard/").json()
+    assert {r["agent"] for r in live["rows"]} == {"alpha", "beta", "gamma"}
+
+    after = client.get("/api/releases/v1/")
+    assert after.content == before.content
+    assert client.get("/api/releases/v1/export.zip").content == zip_before
+    release = Release.objects.get(name="v1")
+    assert hashlib.sha256(after.content).hexdigest() == release.content_sha256
+    assert after["X-Content-SHA256"] == release.content_sha256
+    data = json.loads(after.content)
+    assert [r["agent"] for r in data["leaderboards"]["end2end"]["rows"]] == ["alpha", "beta"]
+    assert data["notes"] == "first" and [j["name"] for j in data["judges"]] == ["judge-a"]
+    assert set(data) >= {"tasks", "rubrics", "judgments", "scores", "human_reviews"}
+    with zipfile.ZipFile(io.BytesIO(zip_before)) as archive:
+        assert archive.read("release.json") == before.content
+        assert "leaderboard-end2end.csv" in archive.namelist()
+
+    page = client.get("/releases/v1/").content.decode()
+    assert release.content_sha256 in page and "@misc{mlrbench_v1" in page
+
+    release_create(name="v2")
+    diff = client.get("/releases/v1/diff/v2/").content.decode()
+    assert 'data-agent="gamma"' in diff and "new on this board" in diff
+    assert "judgments 1 → 2" in diff and "new judge: judge-b" in diff
+
+
+def test_a_release_is_never_changed_only_withdrawn(client, board):
+    release = release_create(name="v1")
+    with pytest.raises(ReleaseExists):
+        release_create(name="v1")
+    with pytest.raises(CommandError):
+        call_command("release", "create", "v1", stdout=io.StringIO())
+
+    release.notes = "rewritten"
+    with pytest.raises(ValidationError):
+        release.save()
+    release.refresh_from_db()
+    release.content = b"{}"
+    with pytest.raises(ValidationError):
+        release.save()
+
+    before = client.get("/api/releases/v1/").content
+    withdrawn = release_withdraw(name="v1", reason="a judge was misconfigured")
+    assert withdrawn.withdrawn_at is not None
+    assert client.get("/api/releases/v1/").content == before
+    assert "a judge was misconfigured" in client.get("/releases/v1/").content.decode()
+    assert client.get("/api/releases/nope/").json()["errors"][0]["code"] == "unknown_release"
