@@ -72,7 +72,8 @@ def _rescore(judgment: Judgment) -> _Outcome | None:
         parsed, raw, _sha = run.judge()
     except JudgingFailed as exc:
         return _Outcome(judgment, {}, error=str(exc)[:5000], raw=exc.raw)
-    return _Outcome(judgment, {s.dimension: float(s.score) for s in parsed.scores}, raw=raw)
+    scores = getattr(parsed, "scores", [])  # the sample holds score judgments only
+    return _Outcome(judgment, {s.dimension: float(s.score) for s in scores}, raw=raw)
 
 
 def drift_summary(
