@@ -209,3 +209,27 @@ def trace_summary(path: Path) -> TraceSummary:
             duration_value = duration / 1000
         return TraceSummary(cost_usd=cost_value, duration_seconds=duration_value)
     return empty
+
+
+# AI Scientist v2 writes its LLM spend per model into this file at the run's root.
+TOKEN_TRACKER_NAME = "token_tracker.json"  # noqa: S105 - a file name, not a secret
+
+
+def token_tracker_cost(path: Path) -> Decimal | None:
+    """`cost (USD)` summed over the models of an AI Scientist v2 `token_tracker.json`;
+    None when the file is not one or a model's cost is missing (unknown, never 0)."""
+    try:
+        if path.stat().st_size > MAX_USAGE_BYTES:
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(data, dict) or not data:
+        return None
+    total = Decimal(0)
+    for entry in data.values():
+        cost = entry.get("cost (USD)") if isinstance(entry, dict) else None
+        if isinstance(cost, bool) or not isinstance(cost, int | float) or cost < 0:
+            return None
+        total += Decimal(str(cost))
+    return total.quantize(Decimal("0.000001"))

@@ -110,6 +110,7 @@ def derived_artifacts_store(*, artifacts: Iterable[Artifact], derived: dict[str,
             source_sha256=item.source_sha256,
             version=item.version,
             content=item.content,
+            size=len(item.content.encode("utf-8")),
             note=item.note,
         )
         for artifact in artifacts
@@ -139,6 +140,7 @@ def artifact_html_derive(artifact: Artifact) -> DerivedArtifact | None:
         "source_sha256": item.source_sha256,
         "version": item.version,
         "content": item.content,
+        "size": len(item.content.encode("utf-8")),
         "note": item.note,
     }
     try:

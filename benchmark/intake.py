@@ -35,7 +35,13 @@ from .archives import (
     files_digest,
     markdown_unpack,
 )
-from .costs import steps_cost, steps_priced_total, trace_summary
+from .costs import (
+    TOKEN_TRACKER_NAME,
+    steps_cost,
+    steps_priced_total,
+    token_tracker_cost,
+    trace_summary,
+)
 from .derived import DocumentFile, derived_artifacts_store, documents_derive
 from .models import (
     Agent,
@@ -45,6 +51,14 @@ from .models import (
     Submission,
     SubmissionStatus,
     Task,
+)
+from .pdf_text import (
+    PdfRefused,
+    PdfText,
+    derived_folder_remove,
+    derived_text_write,
+    is_pdf_path,
+    pdf_text_extract,
 )
 from .run_layout import artifact_kind, run_root, stage_check
 from .signals import submission_ready
@@ -238,6 +252,8 @@ def _run_costs(run: RunFiles, agent: Agent) -> _Costs:
         if artifact_kind(item.path) == ArtifactKind.TOKEN_USAGE
     ]
     llm, unpriced = steps_priced_total(steps_cost(usage, default_model=agent.base_model))
+    if llm is None and any(item.path == TOKEN_TRACKER_NAME for item in run.files):
+        llm = token_tracker_cost(run.folder / TOKEN_TRACKER_NAME)
     traces = sorted(
         item.path for item in run.files if artifact_kind(item.path) == ArtifactKind.TRACE
     )
@@ -246,6 +262,19 @@ def _run_costs(run: RunFiles, agent: Agent) -> _Costs:
         summary = trace_summary(run.folder / traces[0])
         agent_cost, duration = summary.cost_usd, summary.duration_seconds
     return _Costs(llm, unpriced, agent_cost, duration)
+
+
+def _pdf_papers_read(run: RunFiles) -> dict[str, PdfText]:
+    """The text of every PDF paper of the run, read once, before any row is written:
+    a PDF that cannot be read refuses the whole intake, with its name and why."""
+    texts: dict[str, PdfText] = {}
+    for item in run.files:
+        if is_pdf_path(item.path) and artifact_kind(item.path) == ArtifactKind.PAPER:
+            try:
+                texts[item.path] = pdf_text_extract(run.folder / item.path, name=item.path)
+            except PdfRefused as exc:
+                raise IntakeRefused(str(exc), code="pdf_refused") from None
+    return texts
 
 
 def submission_store(
@@ -278,6 +307,7 @@ def submission_store(
             for item in run.files
         ]
     )
+    pdf_texts = _pdf_papers_read(run)
     final: Path | None = None
     try:
         with transaction.atomic():
@@ -316,6 +346,11 @@ def submission_store(
                 for item in run.files
             )
             derived_artifacts_store(artifacts=artifacts, derived=derived)
+            for artifact in artifacts:
+                if artifact.path in pdf_texts:
+                    if artifact.pk is None:  # a backend that returns no ids from a bulk insert
+                        artifact = Artifact.objects.get(submission=submission, path=artifact.path)
+                    derived_text_write(artifact=artifact, extracted=pdf_texts[artifact.path])
             final = submission_folder(submission.pk)
             # A folder left by a crash between a rename and a rollback must
             # not mix with this submission's files.
@@ -329,6 +364,7 @@ def submission_store(
     except IntegrityError:
         if final is not None:
             shutil.rmtree(final, ignore_errors=True)
+            derived_folder_remove(int(final.name))
         existing = _same_run(agent, task, stage, run)
         if existing is not None:
             raise DuplicateSubmission(existing) from None
@@ -336,5 +372,6 @@ def submission_store(
     except BaseException:
         if final is not None:
             shutil.rmtree(final, ignore_errors=True)
+            derived_folder_remove(int(final.name))
         raise
     return submission

@@ -37,6 +37,8 @@ class ImportOptions:
 
     skip_duplicates: bool = False
     progress: Callable[[str], None] = lambda message: None
+    # The hallucination check's `LLM` column -> agent names, over the defaults.
+    hallucination_agents: dict[str, str] = field(default_factory=dict)
 
 
 ImportPartFunction = Callable[[Path, ImportOptions], ImportPartReport]

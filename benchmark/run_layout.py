@@ -43,6 +43,7 @@ TEXT_SUFFIXES = frozenset(
 
 _TRACE_RE = re.compile(r"^[a-z0-9-]+_output\.json$")
 _PAPER_RE = re.compile(r"^paper(_[^/]+)?\.md$")
+_PDF_PAPER_RE = re.compile(r"^paper(_[^/]+)?\.pdf$")
 _IDEA_RE = re.compile(r"^idea(_[^/]+)?\.md$")
 _PROPOSAL_RE = re.compile(r"^proposal(_[^/]+)?\.md$")
 
@@ -93,6 +94,11 @@ def artifact_kind(path: str) -> str:
         return ArtifactKind.LOG
     if parts[0] in CODE_FOLDERS and len(parts) > 1:
         return _code_folder_kind(name, suffix)
+    if suffix == ".pdf":
+        # A PDF paper: `results/paper.pdf` (as `results/paper.md`), or any PDF at the
+        # run's root (AI Scientist v2 names it after the task).
+        is_paper = len(parts) == 1 or (parts[0] == "results" and _PDF_PAPER_RE.match(name))
+        return ArtifactKind.PAPER if is_paper else ArtifactKind.OTHER
     if len(parts) == 1 and _TRACE_RE.match(name):
         return ArtifactKind.TRACE
     return _document_kind(name) or _loose_file_kind(parts[0], name, suffix)
@@ -124,8 +130,14 @@ _NEEDS = {
             and (k[ArtifactKind.LOG] + k[ArtifactKind.TRACE] + k[ArtifactKind.RESULTS]) > 0
         ),
     ),
-    Stage.PAPER: ("a paper (results/paper.md)", lambda k: k[ArtifactKind.PAPER] > 0),
-    Stage.END2END: ("a paper (results/paper.md)", lambda k: k[ArtifactKind.PAPER] > 0),
+    Stage.PAPER: (
+        "a paper (results/paper.md or results/paper.pdf)",
+        lambda k: k[ArtifactKind.PAPER] > 0,
+    ),
+    Stage.END2END: (
+        "a paper (results/paper.md or results/paper.pdf)",
+        lambda k: k[ArtifactKind.PAPER] > 0,
+    ),
     Stage.METHOD: ("code (e.g. a method/ or code/ folder)", lambda k: k[ArtifactKind.CODE] > 0),
 }
 
@@ -152,7 +164,7 @@ def stage_check(stage: str, kinds: Iterable[str]) -> str | None:
 
 # The canonical name of each kind's file, most preferred first.
 _PREFERRED_PATHS: dict[str, tuple[str, ...]] = {
-    ArtifactKind.PAPER: ("results/paper.md", "paper.md"),
+    ArtifactKind.PAPER: ("results/paper.md", "paper.md", "results/paper.pdf", "paper.pdf"),
     ArtifactKind.IDEA: ("idea.md",),
     ArtifactKind.PROPOSAL: ("proposal.md",),
     ArtifactKind.RELATED_WORK: ("related_work.md",),

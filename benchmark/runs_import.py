@@ -7,7 +7,13 @@
   submission of agent `<model>` (with the figures it links and the run's
   task, idea, proposal and results as context);
 - `ideas_and_proposals/<task>/{idea,proposal}/<stage>_<model>.md`: stages idea
-  and proposal, agent = the model.
+  and proposal, agent = the model;
+- `ai_scientist_v2_papers/<base-model>/<task>/`: stage end2end, agent
+  `ai-scientist-v2`: the PDF paper (`<task>.pdf`, kept at the run's root), the
+  best solutions' code (`experiments/best_solution_*.py`), the JSON summaries of
+  its tree search as results (`results/<name>.json`), the idea (`idea.md`) and
+  `token_tracker.json` (its cost). The reviews beside them are judgments, read
+  by the judging part.
 
 A run whose files are already stored (same digest) is left alone, so a
 second import creates nothing. A file that cannot be read is named and left
@@ -92,6 +98,20 @@ _FAMILY_PREFIXES = (
 )
 
 
+AI_SCIENTIST_AGENT = "ai-scientist-v2"
+AI_SCIENTIST_FOLDER = "ai_scientist_v2_papers"
+
+
+def ai_scientist_facts(base_model: str) -> AgentFacts:
+    return AgentFacts(
+        f"AI Scientist v2 ({base_model})",
+        base_model,
+        "",
+        "AI Scientist v2",
+        model_family_guess(base_model),
+    )
+
+
 def model_family_guess(name: str) -> str:
     lower = name.lower()
     for prefix, family in _FAMILY_PREFIXES:
@@ -100,7 +120,9 @@ def model_family_guess(name: str) -> str:
     return ModelFamily.OTHER
 
 
-def agent_facts(name: str) -> AgentFacts:
+def agent_facts(name: str, base_model: str = "") -> AgentFacts:
+    if name == AI_SCIENTIST_AGENT:
+        return ai_scientist_facts(base_model or "o4-mini")
     return PUBLISHED_AGENTS.get(name) or AgentFacts(name, name, "", "", model_family_guess(name))
 
 
@@ -111,6 +133,7 @@ class PublishedRun:
     stage: str
     label: str  # the run's folder or file, for progress and problems
     files: list[tuple[Path, str]]  # (file on disk, relative path in the submission)
+    base_model: str = ""  # where the folder names it (AI Scientist v2)
 
 
 def _folder_files(folder: Path) -> list[tuple[Path, str]]:
@@ -179,6 +202,40 @@ def _paper_runs(coding_agent: str, task: str, folder: Path) -> Iterator[Publishe
         )
 
 
+def _ai_scientist_files(folder: Path) -> list[tuple[Path, str]]:
+    """An AI Scientist v2 run folder in the site's layout (see the module docstring);
+    its reviews are left out (they are judgments, not the agent's output)."""
+    files: list[tuple[Path, str]] = []
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith("review_") or path.is_dir():
+            continue
+        files.append((path, path.name))
+    experiments = folder / "experiments"
+    for path in sorted(experiments.iterdir()) if experiments.is_dir() else []:
+        if path.is_dir():
+            continue
+        if path.suffix == ".json":
+            files.append((path, f"results/{path.name}"))
+        elif path.name == "idea.md":
+            files.append((path, "idea.md"))
+        else:
+            files.append((path, f"experiments/{path.name}"))
+    return files
+
+
+def _ai_scientist_runs(root: Path) -> Iterator[PublishedRun]:
+    for model_folder in _subfolders(root / AI_SCIENTIST_FOLDER):
+        for task_folder in _subfolders(model_folder):
+            yield PublishedRun(
+                agent=AI_SCIENTIST_AGENT,
+                task=task_folder.name,
+                stage=Stage.END2END,
+                label=f"{AI_SCIENTIST_FOLDER}/{model_folder.name}/{task_folder.name}",
+                files=_ai_scientist_files(task_folder),
+                base_model=model_folder.name,
+            )
+
+
 def _subfolders(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
@@ -228,6 +285,7 @@ def published_runs(root: Path) -> Iterator[PublishedRun]:
                     label=f"ideas_and_proposals/{task_folder.name}/{stage}/{path.name}",
                     files=[(path, f"{stage}.md")],
                 )
+    yield from _ai_scientist_runs(root)
 
 
 def _quick_digest(files: list[tuple[Path, str]]) -> str | None:
@@ -267,7 +325,7 @@ class _Agents:
             self.cache[name] = agent
         return self.cache[name]
 
-    def get(self, name: str) -> Agent:
+    def get(self, name: str, base_model: str = "") -> Agent:
         if name not in self.cache:
             agent = Agent.objects.filter(name=name).first()
             if agent is None:
@@ -275,7 +333,7 @@ class _Agents:
                     self.team, _ = Team.objects.get_or_create(
                         slug=PUBLISHED_TEAM[1], defaults={"name": PUBLISHED_TEAM[0]}
                     )
-                facts = agent_facts(name)
+                facts = agent_facts(name, base_model)
                 with transaction.atomic():
                     agent, created = Agent.objects.get_or_create(
                         name=name,
@@ -325,7 +383,7 @@ def run_import(
             return "skipped"
         try:
             submission_store(
-                agent=agents.get(run.agent),
+                agent=agents.get(run.agent, run.base_model),
                 task=task,
                 stage=run.stage,
                 uploader=None,
@@ -343,7 +401,7 @@ def run_import(
 def runs_part(path: Path, options: ImportOptions) -> ImportPartReport:
     """The `runs` part of import_mlrbench (order 20)."""
     report = ImportPartReport()
-    if not (path / "agent_results").is_dir():
+    if not (path / "agent_results").is_dir() and not (path / AI_SCIENTIST_FOLDER).is_dir():
         # A folder of tasks alone is a valid, if small, clone.
         return report
     runs = list(published_runs(path))

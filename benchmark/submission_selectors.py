@@ -8,11 +8,13 @@ from pathlib import Path
 from django.conf import settings
 from django.db.models import Exists, OuterRef, QuerySet
 from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from .costs import StepCost, steps_cost, steps_priced_total
 from .derived import artifact_html, html_with_figures
 from .models import Agent, Artifact, ArtifactKind, Submission
+from .pdf_text import is_pdf_path, pdf_text_of
 from .run_layout import TEXT_SUFFIXES, primary_path
 from .submission_states import submissions_with_state
 
@@ -26,6 +28,7 @@ INLINE_IMAGE_TYPES = {
     ".gif": "image/gif",
     ".webp": "image/webp",
 }
+PDF_TYPE = "application/pdf"
 
 
 def submission_list() -> QuerySet[Submission]:
@@ -81,6 +84,9 @@ def artifact_delivery(artifact: Artifact) -> ArtifactDelivery:
     if suffix in INLINE_IMAGE_TYPES:
         # Checked at intake: the content is what the extension says.
         return ArtifactDelivery(INLINE_IMAGE_TYPES[suffix], True)
+    if suffix == ".pdf" and artifact.kind == ArtifactKind.PAPER:
+        # A PDF paper was read at intake (`pdf_text`): it is a PDF.
+        return ArtifactDelivery(PDF_TYPE, True)
     if suffix in TEXT_SUFFIXES or artifact.kind in (ArtifactKind.LOG, ArtifactKind.CODE):
         return ArtifactDelivery("text/plain; charset=utf-8", True)
     return ArtifactDelivery("application/octet-stream", False)
@@ -171,8 +177,26 @@ class SubmissionPage:
     costs: SubmissionCosts
 
 
+def pdf_viewer_html(artifact: Artifact) -> SafeString:
+    """A PDF paper: the browser's own viewer on the stored file, and the text the
+    intake extracted (never the PDF parsed again here)."""
+    text = pdf_text_of(artifact, limit=MAX_RENDERED_MARKDOWN_BYTES)
+    return format_html(
+        '<object class="pdf-viewer" data="{}" type="application/pdf" data-testid="pdf-viewer">'
+        '<p><a href="{}">Open the PDF</a></p></object>'
+        '<details class="pdf-text" open><summary>Text of the PDF</summary>'
+        '<pre data-testid="pdf-text">{}</pre></details>',
+        artifact_raw_url(artifact),
+        artifact_raw_url(artifact),
+        text if text is not None else "The text of this PDF was not extracted.",
+    )
+
+
 def _render(title: str, artifact: Artifact) -> RenderedDocument:
-    """The document's HTML as stored at intake, figures served from the submission's files."""
+    """The document as stored at intake: a PDF's viewer and extracted text, or a
+    markdown document's HTML with its figures served from the submission's files."""
+    if is_pdf_path(artifact.path):
+        return RenderedDocument(title=title, artifact=artifact, html=pdf_viewer_html(artifact))
     derived = artifact_html(artifact)
     html = None
     if derived is not None:

@@ -38,11 +38,13 @@ from .intake import DuplicateSubmission, submission_intake
 from .models import Agent, Stage, Submission, SubmissionSource, Task
 from .page_panels import submission_page_panels, submission_summary
 from .submission_selectors import (
+    PDF_TYPE,
     artifact_delivery,
     artifact_file_path,
     artifact_get,
     artifact_raw_url,
     artifact_text,
+    pdf_viewer_html,
     submission_list,
     submission_page,
 )
@@ -56,11 +58,12 @@ MAX_HIGHLIGHT_BYTES = 1024 * 1024
 # sanitiser, the browser would run no script but the site's own files.
 SUBMISSION_PAGE_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "img-src 'self'; font-src 'self'; object-src 'self'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
 # Artifacts themselves are never a page that runs anything.
 ARTIFACT_CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox"
+ARTIFACT_PDF_CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'"
 
 
 def _wants_json(request: HttpRequest) -> bool:
@@ -209,6 +212,7 @@ def artifact_detail_view(request: HttpRequest, submission_id: int, path: str) ->
             "submission": artifact.submission,
             "raw_url": artifact_raw_url(artifact),
             "is_image": delivery.inline and delivery.content_type.startswith("image/"),
+            "pdf_viewer": pdf_viewer_html(artifact) if delivery.content_type == PDF_TYPE else None,
             "highlighted": highlighted,
         },
     )
@@ -231,7 +235,14 @@ def artifact_raw_view(request: HttpRequest, submission_id: int, path: str) -> Fi
         content_type=delivery.content_type,
     )
     response["X-Content-Type-Options"] = "nosniff"
-    response["Content-Security-Policy"] = ARTIFACT_CSP
+    # Chromium's PDF viewer refuses a sandboxed document, so a PDF paper gets the
+    # same policy less `sandbox`: it still may load nothing and run no site script.
+    response["Content-Security-Policy"] = (
+        ARTIFACT_PDF_CSP if delivery.content_type == PDF_TYPE else ARTIFACT_CSP
+    )
+    if delivery.content_type == PDF_TYPE:
+        # Shown in the site's own pages' viewer (an <object>), nowhere else.
+        response["X-Frame-Options"] = "SAMEORIGIN"
     return response
 
 

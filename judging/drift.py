@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 
-from .models import DriftCheck, DriftRescore, Judge, Judgment, JudgmentStatus
+from .models import DriftCheck, DriftRescore, Judge, Judgment, JudgmentKind, JudgmentStatus
 from .prompts import PromptError, judge_prompt_build
 from .services import JudgingFailed, _Run, rubric_by_id
 
@@ -33,7 +33,10 @@ def drift_sample(*, judge: Judge, size: int, seed: int) -> list[Judgment]:
     """`size` of the judge's finished, non-imported judgments with a prompt
     hash, drawn with `seed` (the same seed draws the same ones)."""
     ids = sorted(
-        Judgment.objects.filter(judge=judge, status=JudgmentStatus.DONE, imported=False)
+        # Drift is measured on scores: a hallucination review has none to compare.
+        Judgment.objects.filter(
+            judge=judge, status=JudgmentStatus.DONE, imported=False, kind=JudgmentKind.SCORE
+        )
         .exclude(prompt_sha256="")
         .values_list("id", flat=True)
     )
@@ -69,7 +72,8 @@ def _rescore(judgment: Judgment) -> _Outcome | None:
         parsed, raw, _sha = run.judge()
     except JudgingFailed as exc:
         return _Outcome(judgment, {}, error=str(exc)[:5000], raw=exc.raw)
-    return _Outcome(judgment, {s.dimension: float(s.score) for s in parsed.scores}, raw=raw)
+    scores = getattr(parsed, "scores", [])  # the sample holds score judgments only
+    return _Outcome(judgment, {s.dimension: float(s.score) for s in scores}, raw=raw)
 
 
 def drift_summary(

@@ -18,6 +18,16 @@ are one judge). Judges created here are inactive: they are never queued for new
 submissions unless an organiser activates them (`judges enable NAME`).
 The judgments point at a rubric version holding the official MLR-Judge prompt
 of the stage (from `rubrics/`, inactive, so new judgments keep the site's).
+
+AI Scientist v2's runs carry their reviews beside the paper:
+
+    ai_scientist_v2_papers/<base-model>/<task>/review_<judge>.json                end2end
+    ai_scientist_v2_papers/<base-model>/<task>/review_hallucination_<judge>.json  hallucination
+
+(`gemini-2.5-pro-preview-05-06` there is the same judge as `gemini-2.5-pro-preview`.)
+A hallucination review becomes a judgment of kind `hallucination` under the
+official hallucination rubric, with one finding per listed hallucination. An
+experiment review's yes/no verdict is kept as a finding without a type.
 """
 
 from __future__ import annotations
@@ -33,17 +43,34 @@ from django.utils import timezone
 from benchmark.mlrbench_import import ImportOptions, ImportPartReport
 from benchmark.models import ModelFamily, Stage, Submission
 
-from .models import DimensionScore, Judge, JudgingCondition, Judgment, JudgmentStatus, Rubric
-from .parsing import ParsedReview, ReviewFormatError, review_parse
-from .rubrics import OFFICIAL_RUBRIC_FILES
+from .models import (
+    DimensionScore,
+    HallucinationFinding,
+    Judge,
+    JudgingCondition,
+    Judgment,
+    JudgmentKind,
+    JudgmentStatus,
+    Rubric,
+)
+from .parsing import ParsedHallucinationReview, ParsedReview, ReviewFormatError
+from .rubrics import OFFICIAL_HALLUCINATION_RUBRIC_FILE, OFFICIAL_RUBRIC_FILES
 from .services import (
+    answer_parse,
     ensure_default_rubrics,
+    judgment_details_write,
+    judgment_outcome_fields,
     rubric_current,
     rubric_import,
 )
 
 # Published folder suffixes that name the same judge.
-JUDGE_ALIASES = {"gemini-2.5-pro-preview-03-25": "gemini-2.5-pro-preview"}
+JUDGE_ALIASES = {
+    "gemini-2.5-pro-preview-03-25": "gemini-2.5-pro-preview",
+    "gemini-2.5-pro-preview-05-06": "gemini-2.5-pro-preview",
+}
+AI_SCIENTIST_AGENT = "ai-scientist-v2"
+AI_SCIENTIST_FOLDER = "ai_scientist_v2_papers"
 
 # How the published judges are called through litellm, should an organiser
 # activate them (they are created inactive).
@@ -99,6 +126,7 @@ class ReviewFile:
     stage: str
     agent: str
     condition: str
+    kind: str = JudgmentKind.SCORE
 
 
 def judge_name_canonical(folder_suffix: str) -> str:
@@ -148,37 +176,45 @@ def _judge_for(name: str, report: ImportPartReport, cache: dict[str, Judge]) -> 
     return cache[name]
 
 
-def _rubric_for(stage: str, root: Path, cache: dict[str, Rubric]) -> Rubric:
-    if stage not in cache:
-        official = root / OFFICIAL_RUBRIC_FILES[stage]
+def _rubric_for(
+    stage: str, root: Path, cache: dict[tuple[str, str], Rubric], kind: str = JudgmentKind.SCORE
+) -> Rubric:
+    if (stage, kind) not in cache:
+        file = (
+            OFFICIAL_HALLUCINATION_RUBRIC_FILE
+            if kind == JudgmentKind.HALLUCINATION
+            else OFFICIAL_RUBRIC_FILES[stage]
+        )
+        official = root / file
         rubric = None
         if official.is_file():
             rubric, _created = rubric_import(
                 stage=stage,
                 prompt=official.read_text(encoding="utf-8"),
-                source=f"MLR-Judge official prompt ({OFFICIAL_RUBRIC_FILES[stage]})",
+                source=f"MLR-Judge official prompt ({file})",
                 activate=False,
+                kind=kind,
             )
         if rubric is None:
             ensure_default_rubrics()
-            rubric = rubric_current(stage=stage) or Rubric.objects.filter(stage=stage).latest(
-                "version"
-            )
-        cache[stage] = rubric
-    return cache[stage]
+            rubric = rubric_current(stage=stage, kind=kind) or Rubric.objects.filter(
+                stage=stage, kind=kind
+            ).latest("version")
+        cache[(stage, kind)] = rubric
+    return cache[(stage, kind)]
 
 
 def _write(
-    *, judgment: Judgment | None, key: dict, parsed: ParsedReview, raw: str
+    *,
+    judgment: Judgment | None,
+    key: dict,
+    parsed: ParsedReview | ParsedHallucinationReview,
+    raw: str,
 ) -> tuple[Judgment, str]:
     fields = {
         "status": JudgmentStatus.DONE,
         "imported": True,
-        "strengths": parsed.strengths,
-        "weaknesses": parsed.weaknesses,
-        "confidence": parsed.confidence,
-        "has_hallucination": parsed.has_hallucination,
-        "hallucination_details": parsed.hallucination_details,
+        **judgment_outcome_fields(parsed),
         "raw_response": raw,
         "error": "",
         "finished_at": timezone.now(),
@@ -190,38 +226,68 @@ def _write(
         for name, value in fields.items():
             setattr(judgment, name, value)
         judgment.save()
-        judgment.scores.all().delete()
+        DimensionScore.objects.filter(judgment=judgment).delete()
+        HallucinationFinding.objects.filter(judgment=judgment).delete()
         outcome = "updated"
-    DimensionScore.objects.bulk_create(
-        DimensionScore(
-            judgment=judgment,
-            dimension=score.dimension,
-            score=score.score,
-            scale_min=score.scale_min,
-            scale_max=score.scale_max,
-            justification=score.justification,
-        )
-        for score in parsed.scores
-    )
+    judgment_details_write(judgment_id=judgment.pk, parsed=parsed)
     return judgment, outcome
+
+
+_AI_SCIENTIST_REVIEW = re.compile(
+    r"^(?P<model>[^/]+)/(?P<task>[^/]+)/review_(?P<hallucination>hallucination_)?"
+    r"(?P<judge>[^/]+)\.json$"
+)
+
+
+def ai_scientist_review_locate(relative: str, path: Path) -> ReviewFile | None:
+    """What a review file beside an AI Scientist v2 paper reviews, or None for the
+    run's own files."""
+    match = _AI_SCIENTIST_REVIEW.match(relative)
+    if match is None:
+        return None
+    return ReviewFile(
+        path=path,
+        relative=f"{AI_SCIENTIST_FOLDER}/{relative}",
+        judge=judge_name_canonical(match["judge"]),
+        task=match["task"],
+        stage=str(Stage.END2END),
+        agent=AI_SCIENTIST_AGENT,
+        condition=str(JudgingCondition.WITH_CODE),
+        kind=str(JudgmentKind.HALLUCINATION if match["hallucination"] else JudgmentKind.SCORE),
+    )
+
+
+def _review_files(root: Path, report: ImportPartReport) -> list[ReviewFile]:
+    """Every review file of the clone, located; files in no known place are problems."""
+    found: list[ReviewFile] = []
+    folder = root / "agent_reviews"
+    if folder.is_dir():
+        for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+            relative = file.relative_to(folder).as_posix()
+            review = review_file_locate(relative, file)
+            if review is None:
+                report.problems.append(f"agent_reviews/{relative}: not in a known review folder")
+            else:
+                found.append(review)
+    else:
+        report.problems.append("agent_reviews/: no such folder, no judge review imported")
+    papers = root / AI_SCIENTIST_FOLDER
+    if papers.is_dir():
+        for file in sorted(papers.glob("*/*/review_*.json")):
+            review = ai_scientist_review_locate(file.relative_to(papers).as_posix(), file)
+            if review is not None:
+                found.append(review)
+    return found
 
 
 def reviews_part(path: Path, options: ImportOptions) -> ImportPartReport:
     report = ImportPartReport()
-    folder = Path(path) / "agent_reviews"
-    if not folder.is_dir():
-        report.problems.append("agent_reviews/: no such folder, no judge review imported")
-        return report
     judges: dict[str, Judge] = {}
-    rubrics: dict[str, Rubric] = {}
-    files = sorted(p for p in folder.rglob("*") if p.is_file())
-    for number, file in enumerate(files, 1):
-        options.progress(f"reviews: {number}/{len(files)}")
-        relative = file.relative_to(folder).as_posix()
-        review = review_file_locate(relative, file)
-        if review is None:
-            report.problems.append(f"agent_reviews/{relative}: not in a known review folder")
-            continue
+    rubrics: dict[tuple[str, str], Rubric] = {}
+    reviews = _review_files(Path(path), report)
+    for number, review in enumerate(reviews, 1):
+        options.progress(f"reviews: {number}/{len(reviews)}")
+        file = review.path
         submission = (
             Submission.objects.filter(
                 agent__name=review.agent, task__slug=review.task, stage=review.stage
@@ -244,11 +310,9 @@ def reviews_part(path: Path, options: ImportOptions) -> ImportPartReport:
         if not isinstance(data, dict):
             report.problems.append(f"{review.relative}: not a JSON object")
             continue
-        rubric = _rubric_for(review.stage, Path(path), rubrics)
+        rubric = _rubric_for(review.stage, Path(path), rubrics, review.kind)
         try:
-            parsed = review_parse(
-                data, dimensions=rubric.dimensions, extra_fields=rubric.extra_fields or []
-            )
+            parsed = answer_parse(data, rubric=rubric)
         except ReviewFormatError as exc:
             report.problems.append(f"{review.relative}: {exc}")
             continue
@@ -267,6 +331,8 @@ def reviews_part(path: Path, options: ImportOptions) -> ImportPartReport:
             if existing is not None and existing.raw_response == raw:
                 report.add("unchanged")
                 continue
-            _judgment, outcome = _write(judgment=existing, key=key, parsed=parsed, raw=raw)
+            _judgment, outcome = _write(
+                judgment=existing, key={**key, "kind": rubric.kind}, parsed=parsed, raw=raw
+            )
             report.add(f"judgments {outcome}")
     return report

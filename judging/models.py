@@ -12,8 +12,27 @@ from django.db.models import F, Q
 from benchmark.models import ModelFamily, Stage, Submission
 
 
+class JudgmentKind(models.TextChoices):
+    """What a judgment is: a scoring of the stage's dimensions, or a hallucination
+    review (typed findings of fabricated content). Each kind has its own rubric
+    per stage, versioned on its own."""
+
+    SCORE = "score", "Scores"
+    HALLUCINATION = "hallucination", "Hallucination review"
+
+
+class HallucinationType(models.TextChoices):
+    """The four hallucination types of MLR-Bench's hallucination rubric; the labels
+    are the rubric's own names (what a judge's answer and the published reviews say)."""
+
+    FAKED_EXPERIMENTAL_RESULTS = "faked_experimental_results", "Faked Experimental Results"
+    HALLUCINATED_METHODOLOGY = "hallucinated_methodology", "Hallucinated Methodology"
+    NONEXISTENT_CITATIONS = "nonexistent_citations", "Nonexistent Citations"
+    MATHEMATICAL_ERRORS = "mathematical_errors", "Mathematical Errors"
+
+
 class Rubric(models.Model):
-    """One stage's rubric at one version.
+    """One stage's rubric of one kind at one version.
 
     `dimensions` is a list of `{"key", "label", "min", "max", "levels": {score: text}}`;
     `overall_key` names the overall dimension (always `Overall`); `extra_fields`
@@ -21,7 +40,9 @@ class Rubric(models.Model):
     """
 
     stage = models.CharField(max_length=16, choices=Stage.choices)
+    kind = models.CharField(max_length=16, choices=JudgmentKind.choices, default=JudgmentKind.SCORE)
     version = models.PositiveIntegerField()
+    # Empty for a hallucination rubric: it scores nothing.
     dimensions = models.JSONField()
     overall_key = models.CharField(max_length=64, default="Overall")
     extra_fields = models.JSONField(default=list, blank=True)
@@ -31,15 +52,20 @@ class Rubric(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["stage", "-version"]
+        ordering = ["stage", "kind", "-version"]
         constraints = [
             models.UniqueConstraint(
-                fields=["stage", "version"], name="rubric_stage_version_unique"
+                fields=["stage", "kind", "version"], name="rubric_stage_kind_version_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=JudgmentKind.values), name="rubric_kind_valid"
             ),
             models.CheckConstraint(condition=Q(version__gte=1), name="rubric_version_positive"),
         ]
 
     def __str__(self) -> str:
+        if self.kind == JudgmentKind.HALLUCINATION:
+            return f"{self.stage} hallucination rubric v{self.version}"
         return f"{self.stage} rubric v{self.version}"
 
     @property
@@ -195,6 +221,9 @@ class Judgment(models.Model):
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="judgments")
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="judgments")
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="judgments")
+    # The rubric's kind, copied so that every read can tell scores from hallucination
+    # reviews without a join (set from the rubric by the services and the import).
+    kind = models.CharField(max_length=16, choices=JudgmentKind.choices, default=JudgmentKind.SCORE)
     condition = models.CharField(
         max_length=16, choices=JudgingCondition.choices, default=JudgingCondition.WITH_CODE
     )
@@ -206,6 +235,8 @@ class Judgment(models.Model):
     confidence = models.PositiveSmallIntegerField(null=True, blank=True)
     has_hallucination = models.BooleanField(null=True, blank=True)
     hallucination_details = models.TextField(blank=True)
+    # A hallucination review's summary (`overall_assessment` in the rubric's answer).
+    overall_assessment = models.TextField(blank=True)
     raw_response = models.TextField(blank=True)
     prompt_sha256 = models.CharField(max_length=64, blank=True)
     input_tokens = models.PositiveIntegerField(null=True, blank=True)
@@ -237,6 +268,9 @@ class Judgment(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(condition__in=JudgingCondition.values), name="judgment_condition_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=JudgmentKind.values), name="judgment_kind_valid"
             ),
             models.CheckConstraint(
                 condition=Q(confidence__isnull=True) | Q(confidence__gte=1, confidence__lte=5),
@@ -281,6 +315,32 @@ class DimensionScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.dimension}={self.score}"
+
+
+class HallucinationFinding(models.Model):
+    """One finding of a judgment: a hallucination review's typed finding, or the
+    experiment rubric's yes/no verdict as a finding without a type (`type` empty)."""
+
+    judgment = models.ForeignKey(Judgment, on_delete=models.CASCADE, related_name="findings")
+    position = models.PositiveSmallIntegerField(default=0)
+    type = models.CharField(max_length=32, choices=HallucinationType.choices, blank=True)
+    description = models.TextField(blank=True)
+    evidence = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["judgment", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judgment", "position"], name="hallucination_finding_position_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(type__in=[*HallucinationType.values, ""]),
+                name="hallucination_finding_type_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type or 'untyped'} finding of judgment {self.judgment_id}"
 
 
 class DriftCheck(models.Model):

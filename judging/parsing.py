@@ -11,7 +11,14 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from .rubrics import CONFIDENCE, CONFIDENCE_RANGE, HALLUCINATION, OVERALL, OVERALL_ALIASES
+from .rubrics import (
+    CONFIDENCE,
+    CONFIDENCE_RANGE,
+    HALLUCINATION,
+    HALLUCINATION_TYPES,
+    OVERALL,
+    OVERALL_ALIASES,
+)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -185,4 +192,89 @@ def review_parse(
         confidence=confidence,
         has_hallucination=has_hallucination,
         hallucination_details=details,
+    )
+
+
+# ---------------------------------------------------------------- hallucination reviews
+
+# A type as the rubric names it, as its key, or with the case or spacing a model uses.
+_TYPE_KEYS: dict[str, str] = {}
+for _key, _name, _meaning in HALLUCINATION_TYPES:
+    _TYPE_KEYS[_key] = _key
+    _TYPE_KEYS[_name.lower()] = _key
+    _TYPE_KEYS[_name.lower().replace(" ", "_")] = _key
+
+
+@dataclass(frozen=True)
+class ParsedFinding:
+    type: str  # a HallucinationType value; "" for the experiment rubric's yes/no verdict
+    description: str
+    evidence: str
+
+
+@dataclass
+class ParsedHallucinationReview:
+    has_hallucination: bool
+    findings: list[ParsedFinding]
+    overall_assessment: str = ""
+    confidence: int | None = None
+
+
+def hallucination_type_key(value: object) -> str | None:
+    """The type key of a finding's `type`, None when it names no known type."""
+    if not isinstance(value, str):
+        return None
+    return _TYPE_KEYS.get(" ".join(value.strip().lower().split()))
+
+
+def _finding(index: int, item: object, problems: list[str]) -> ParsedFinding | None:
+    if not isinstance(item, dict):
+        problems.append(f"hallucinations[{index}] is not an object")
+        return None
+    key = hallucination_type_key(item.get("type"))
+    if key is None:
+        names = ", ".join(name for _k, name, _m in HALLUCINATION_TYPES)
+        problems.append(
+            f"hallucinations[{index}].type {json.dumps(item.get('type'))[:60]} is not one of "
+            f"{names}"
+        )
+        return None
+    return ParsedFinding(
+        type=key,
+        description=str(item.get("description") or ""),
+        evidence=str(item.get("evidence") or ""),
+    )
+
+
+def hallucination_parse(text_or_data: str | dict) -> ParsedHallucinationReview:
+    """Check a hallucination review against the rubric's schema: a boolean flag,
+    typed findings (at least one when the flag is true, none when it is false), an
+    overall assessment and a confidence of 1-5."""
+    data = json_extract(text_or_data) if isinstance(text_or_data, str) else text_or_data
+    problems: list[str] = []
+    flag = data.get("has_hallucination")
+    if isinstance(flag, str) and flag.strip().lower() in {"true", "false"}:
+        flag = flag.strip().lower() == "true"
+    if not isinstance(flag, bool):
+        problems.append('"has_hallucination" must be true or false')
+    raw_items = data.get("hallucinations", [])
+    if raw_items is None:
+        raw_items = []
+    if not isinstance(raw_items, list):
+        problems.append('"hallucinations" must be a list')
+        raw_items = []
+    findings = [f for i, item in enumerate(raw_items) if (f := _finding(i, item, problems))]
+    if flag is True and not raw_items:
+        problems.append('"has_hallucination" is true but "hallucinations" is empty')
+    if flag is False and raw_items:
+        problems.append('"has_hallucination" is false but "hallucinations" lists findings')
+    confidence = _confidence({CONFIDENCE: data.get("confidence")}, required=True, problems=problems)
+    if problems:
+        raise ReviewFormatError(problems)
+    assert isinstance(flag, bool)
+    return ParsedHallucinationReview(
+        has_hallucination=flag,
+        findings=findings,
+        overall_assessment=str(data.get("overall_assessment") or ""),
+        confidence=confidence,
     )

@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from benchmark.models import Artifact, ArtifactKind, Stage, Submission
+from benchmark.pdf_text import is_pdf_path, pdf_text_of
 from experiments.selectors import ReproductionForJudges, reproduction_for_judges
 
-from .models import JudgingCondition, Rubric
+from . import llm
+from .models import JudgingCondition, JudgmentKind, Rubric
 
 
 class PromptError(Exception):
@@ -100,9 +102,11 @@ def _is_binary(data: bytes) -> bool:
 
 
 def artifact_text(artifact: Artifact, *, limit: int) -> str | None:
-    """The artifact's text (UTF-8, undecodable bytes replaced), None for binary files.
-    At most about `limit` characters plus the head and tail are read from disk, so a
-    huge log never has to fit in memory."""
+    """The artifact's text (UTF-8, undecodable bytes replaced), None for binary files;
+    a PDF's text is the one extracted at intake. At most about `limit` characters plus
+    the head and tail are read from disk, so a huge log never has to fit in memory."""
+    if is_pdf_path(artifact.path):
+        return pdf_text_of(artifact, limit=4 * limit + 4096)
     with artifact.file.open("rb") as handle:
         size = artifact.size or 0
         if size > 4 * limit + 4096:
@@ -257,6 +261,19 @@ def _code_sections(
     return sections
 
 
+def _pdf_parts(under_review: list[Artifact]) -> tuple[list[dict], list[str]]:
+    """The PDF papers under review as message content parts, and their digests (which
+    stand for them in the prompt's hash)."""
+    parts: list[dict] = []
+    digests: list[str] = []
+    for artifact in under_review:
+        if is_pdf_path(artifact.path):
+            with artifact.file.open("rb") as handle:
+                parts.append(llm.pdf_content_part(handle.read()))
+            digests.append(artifact.sha256)
+    return parts, digests
+
+
 def _method_sections(
     submission: Submission, artifacts: dict[str, list[Artifact]], *, condition: str
 ) -> list[str]:
@@ -287,19 +304,32 @@ def _method_sections(
     return sections
 
 
-def _messages_digest(rubric: Rubric, sections: list[str]) -> JudgePrompt:
-    messages = [
+def _messages_digest(
+    rubric: Rubric, sections: list[str], pdfs: tuple[list[dict], list[str]] = ([], [])
+) -> JudgePrompt:
+    """The messages and their hash; a PDF sent along counts in the hash by its digest."""
+    text = "\n\n".join(sections)
+    parts, digests = pdfs
+    hashed: list[dict] = [
         {"role": "system", "content": rubric.prompt},
-        {"role": "user", "content": "\n\n".join(sections)},
+        {"role": "user", "content": text},
     ]
+    user: dict = {"role": "user", "content": text}
+    if parts:
+        hashed[1]["pdf_sha256"] = digests
+        user = {"role": "user", "content": [{"type": "text", "text": text}, *parts]}
+    messages = [{"role": "system", "content": rubric.prompt}, user]
     digest = hashlib.sha256(
-        json.dumps(messages, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        json.dumps(hashed, sort_keys=True, ensure_ascii=False).encode("utf-8")
     ).hexdigest()
     return JudgePrompt(messages=messages, sha256=digest)
 
 
-def judge_prompt_build(*, submission: Submission, rubric: Rubric, condition: str) -> JudgePrompt:
-    """The messages sent to the judge, and their hash (same inputs, same hash)."""
+def judge_prompt_build(
+    *, submission: Submission, rubric: Rubric, condition: str, reads_pdf: bool = False
+) -> JudgePrompt:
+    """The messages sent to the judge, and their hash (same inputs, same hash). A judge
+    whose model reads PDFs (`reads_pdf`) gets a PDF paper itself besides its text."""
     stage = submission.stage
     if stage == Stage.METHOD:
         sections = [f"# Task description\n\n{submission.task.description.strip()}"]
@@ -332,13 +362,25 @@ def judge_prompt_build(*, submission: Submission, rubric: Rubric, condition: str
             + "\n".join(f"- {figure.path}" for figure in figures)
         )
 
-    if stage in _CODE_STAGES:
+    # A hallucination review reads the code and the logs wherever there are some.
+    if stage in _CODE_STAGES or rubric.kind == JudgmentKind.HALLUCINATION:
         sections += _code_sections(submission, artifacts, condition=condition)
-    return _messages_digest(rubric, sections)
+    return _messages_digest(rubric, sections, _pdf_parts(under_review) if reads_pdf else ([], []))
 
 
 def reask_message(problems: list[str], rubric: Rubric) -> dict:
     """What the judge is told when its answer could not be used."""
+    if rubric.kind == JudgmentKind.HALLUCINATION:
+        return {
+            "role": "user",
+            "content": (
+                "Your answer could not be used:\n"
+                + "\n".join(f"- {problem}" for problem in problems)
+                + "\n\nAnswer again with the complete JSON object only (has_hallucination, "
+                "hallucinations, overall_assessment, confidence), each finding's type exactly "
+                "one of the four names, and no text outside the JSON."
+            ),
+        }
     keys = ", ".join(rubric.dimension_keys + list(rubric.extra_fields or []))
     return {
         "role": "user",

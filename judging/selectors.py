@@ -40,9 +40,11 @@ from benchmark.models import ModelFamily, Submission, SubmissionStatus
 
 from .models import (
     DimensionScore,
+    HallucinationFinding,
     Judge,
     JudgingCondition,
     Judgment,
+    JudgmentKind,
     JudgmentStatus,
     SubmissionJudgingState,
 )
@@ -88,6 +90,8 @@ def _newest_done_per_judge() -> Combinable:
         submission_id=OuterRef("judgment__submission_id"),
         judge_id=OuterRef("judgment__judge_id"),
         condition=OuterRef("judgment__condition"),
+        # A newer hallucination review has no scores: it replaces none.
+        kind=JudgmentKind.SCORE,
         status=JudgmentStatus.DONE,
         pk__gt=OuterRef("judgment_id"),
     )
@@ -253,7 +257,7 @@ class ConditionPanel:
 def _panel_for(
     submission: Submission, judgments: list[Judgment], condition: str, with_active: bool
 ) -> ConditionPanel | None:
-    mine = [j for j in judgments if j.condition == condition]
+    mine = [j for j in judgments if j.condition == condition and j.kind == JudgmentKind.SCORE]
     # Each judge's newest judgment is the one shown, so a re-judging shows its progress.
     newest: dict[int, Judgment] = {}
     for judgment in sorted(mine, key=lambda j: j.pk):
@@ -292,6 +296,32 @@ def _panel_for(
     )
 
 
+@dataclass
+class HallucinationRow:
+    """One judge's newest hallucination review of a submission, with its findings."""
+
+    judge: Judge
+    judgment: Judgment
+
+    @property
+    def findings(self) -> list[Any]:
+        return list(self.judgment.findings.all())
+
+
+def _hallucination_rows(judgments: list[Judgment]) -> list[HallucinationRow]:
+    newest: dict[int, Judgment] = {}
+    for judgment in judgments:  # in pk order: the newest wins
+        if (
+            judgment.kind == JudgmentKind.HALLUCINATION
+            and judgment.condition == JudgingCondition.WITH_CODE
+        ):
+            newest[judgment.judge_id] = judgment
+    return [
+        HallucinationRow(judge=j.judge, judgment=j)
+        for j in sorted(newest.values(), key=lambda j: j.judge.name)
+    ]
+
+
 def judgments_panel_context(submission: Submission) -> dict[str, Any]:
     """Everything `templates/judging/_judgments_panel.html` shows for a submission.
 
@@ -301,9 +331,10 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
     judgments = list(
         Judgment.objects.filter(submission=submission)
         .select_related("judge", "rubric")
-        .prefetch_related("scores")
+        .prefetch_related("scores", "findings")
         .order_by("pk")
     )
+    hallucination = _hallucination_rows(judgments)
     panels = []
     for condition, with_active in (
         (JudgingCondition.WITH_CODE, True),
@@ -312,7 +343,9 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
         panel = _panel_for(submission, judgments, condition, with_active)
         if panel is not None:
             panels.append(panel)
-    shown = [row.judgment for panel in panels for row in panel.rows if row.judgment]
+    shown = [row.judgment for panel in panels for row in panel.rows if row.judgment] + [
+        row.judgment for row in hallucination
+    ]
     progress = {status: 0 for status in JudgmentStatus.values}
     for judgment in shown:
         progress[judgment.status] += 1
@@ -324,6 +357,7 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
         "submission": submission,
         "state": state,
         "panels": panels,
+        "hallucination": hallucination,
         "progress": progress,
         "total": total,
         "finished": finished,
@@ -363,6 +397,7 @@ def judgments_status_data(submission: Submission) -> dict[str, Any]:
             judgments.append(
                 {
                     "id": judgment.pk if judgment else None,
+                    "kind": JudgmentKind.SCORE,
                     "judge": row.judge.name,
                     "model": row.judge.model,
                     "condition": panel.condition,
@@ -389,6 +424,8 @@ def judgments_status_data(submission: Submission) -> dict[str, Any]:
                     else None,
                 }
             )
+    for row in context["hallucination"]:
+        judgments.append(_hallucination_data(row))
     stage = {}
     for panel in context["panels"]:
         stage[panel.condition] = {row["key"]: _number(row["mean"]) for row in panel.table}
@@ -405,6 +442,34 @@ def judgments_status_data(submission: Submission) -> dict[str, Any]:
     }
 
 
+def _hallucination_data(row: HallucinationRow) -> dict[str, Any]:
+    judgment = row.judgment
+    return {
+        "id": judgment.pk,
+        "kind": JudgmentKind.HALLUCINATION,
+        "judge": row.judge.name,
+        "model": row.judge.model,
+        "condition": judgment.condition,
+        "status": judgment.status,
+        "attempts": judgment.attempts,
+        "error": judgment.error,
+        "imported": judgment.imported,
+        "rubric_version": judgment.rubric.version,
+        "has_hallucination": judgment.has_hallucination,
+        "findings": [
+            {"type": f.type, "description": f.description, "evidence": f.evidence}
+            for f in row.findings
+        ],
+        "overall_assessment": judgment.overall_assessment,
+        "confidence": judgment.confidence,
+        "input_tokens": judgment.input_tokens,
+        "output_tokens": judgment.output_tokens,
+        "cost_usd": _number(judgment.cost_usd),
+        "latency_seconds": judgment.latency_seconds,
+        "finished_at": judgment.finished_at.isoformat() if judgment.finished_at else None,
+    }
+
+
 def judgments_pending(*, judgment_ids: Iterable[int]) -> dict[str, int]:
     """Counts by status of the given judgments (the `judge --wait` progress bar)."""
     counts = dict.fromkeys(JudgmentStatus.values, 0)
@@ -416,6 +481,66 @@ def judgments_pending(*, judgment_ids: Iterable[int]) -> dict[str, int]:
     ):
         counts[status] = n
     return counts
+
+
+# ---------------------------------------------------------------- hallucination verdicts
+
+
+@dataclass(frozen=True)
+class JudgeFinding:
+    type: str  # "" for an untyped verdict (the experiment rubric's yes/no)
+    description: str
+    evidence: str
+
+
+@dataclass
+class JudgeVerdict:
+    """What one judge says about one submission's hallucinations: `any` from every
+    verdict it gave (a score review's yes/no, a hallucination review's flag); the
+    types only when it wrote a hallucination review (`typed`)."""
+
+    judge: str
+    any: bool
+    typed: bool
+    types: set[str] = field(default_factory=set)
+    findings: list[JudgeFinding] = field(default_factory=list)
+
+
+def hallucination_verdicts(
+    *,
+    submission_ids: Iterable[int] | QuerySet[Any],
+    judge: str | None = None,
+    condition: str = JudgingCondition.WITH_CODE,
+) -> dict[int, dict[str, JudgeVerdict]]:
+    """`{submission_id: {judge name: verdict}}` from each judge's newest done judgment
+    of each kind that gave a verdict, in two queries."""
+    judgments = (
+        done_judgments(submission_ids=submission_ids, condition=condition, judge=judge)
+        .filter(has_hallucination__isnull=False)
+        .values_list("pk", "submission_id", "judge__name", "kind", "has_hallucination")
+        .order_by("pk")
+    )
+    newest: dict[tuple[int, str, str], tuple[int, bool]] = {}
+    for pk, submission_id, name, kind, flag in judgments:
+        newest[(submission_id, name, kind)] = (pk, bool(flag))
+    findings: dict[int, list[JudgeFinding]] = defaultdict(list)
+    for judgment_id, kind, description, evidence in (
+        HallucinationFinding.objects.filter(judgment_id__in=[pk for pk, _ in newest.values()])
+        .order_by("judgment_id", "position")
+        .values_list("judgment_id", "type", "description", "evidence")
+    ):
+        findings[judgment_id].append(JudgeFinding(kind, description, evidence))
+    result: dict[int, dict[str, JudgeVerdict]] = defaultdict(dict)
+    for (submission_id, name, kind), (pk, flag) in sorted(newest.items()):
+        verdict = result[submission_id].setdefault(
+            name, JudgeVerdict(judge=name, any=False, typed=False)
+        )
+        verdict.any = verdict.any or flag
+        verdict.findings += findings.get(pk, [])
+        if kind == JudgmentKind.HALLUCINATION:
+            verdict.typed = True
+            verdict.types |= {f.type for f in findings.get(pk, []) if f.type}
+    return dict(result)
 
 
 def active_judge_count() -> int:

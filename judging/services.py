@@ -51,16 +51,25 @@ from . import llm
 from .callslots import CallSlotTimeout, call_slot
 from .models import (
     DimensionScore,
+    HallucinationFinding,
     Judge,
     JudgingCondition,
     Judgment,
+    JudgmentKind,
     JudgmentStatus,
     Rubric,
 )
-from .parsing import ParsedReview, ReviewFormatError, review_parse
+from .parsing import (
+    ParsedFinding,
+    ParsedHallucinationReview,
+    ParsedReview,
+    ReviewFormatError,
+    hallucination_parse,
+    review_parse,
+)
 from .prompts import PromptError, judge_prompt_build, reask_message
 from .ratelimit import judge_call_turn, rate_limit_timeout
-from .rubrics import DEFAULT_RUBRICS
+from .rubrics import DEFAULT_RUBRICS, HALLUCINATION_STAGES, hallucination_prompt
 from .signals import judgment_finished
 
 logger = logging.getLogger(__name__)
@@ -101,12 +110,18 @@ def database_retry(write: Callable[[], T], *, what: str) -> T:
 
 
 def ensure_default_rubrics(*, rubric_model: type[Rubric] | None = None) -> list[Rubric]:
-    """Write the project's rubric (version 1) for every judged stage that has none.
-    Idempotent; `rubric_model` lets the data migration pass its historical model."""
+    """Write the project's rubrics (version 1) for every judged stage that has none:
+    the scoring rubric, and the hallucination rubric of the stages that get one.
+    Idempotent; `rubric_model` lets a data migration pass its historical model (the
+    first one's has no `kind`: every rubric then scores)."""
     model = rubric_model or Rubric
+    has_kind = any(f.name == "kind" for f in model._meta.get_fields())
     created = []
     for stage, spec in DEFAULT_RUBRICS.items():
-        if model.objects.filter(stage=stage).exists():
+        scoring = model.objects.filter(stage=stage)
+        if has_kind:
+            scoring = scoring.filter(kind=JudgmentKind.SCORE)
+        if scoring.exists():
             continue
         created.append(
             model.objects.create(
@@ -120,6 +135,24 @@ def ensure_default_rubrics(*, rubric_model: type[Rubric] | None = None) -> list[
                 is_active=True,
             )
         )
+    if not has_kind:
+        return created
+    for stage in HALLUCINATION_STAGES:
+        if model.objects.filter(stage=stage, kind=JudgmentKind.HALLUCINATION).exists():
+            continue
+        created.append(
+            model.objects.create(
+                stage=stage,
+                kind=JudgmentKind.HALLUCINATION,
+                version=1,
+                dimensions=[],
+                overall_key="",
+                extra_fields=[],
+                prompt=hallucination_prompt(stage),
+                source="MLR-Bench site default hallucination rubric",
+                is_active=True,
+            )
+        )
     return created
 
 
@@ -128,36 +161,56 @@ class RubricError(ValidationFailed):
 
 
 def rubric_import(
-    *, stage: str, prompt: str, source: str = "", activate: bool = True
+    *,
+    stage: str,
+    prompt: str,
+    source: str = "",
+    activate: bool = True,
+    kind: str = JudgmentKind.SCORE,
 ) -> tuple[Rubric, bool]:
     """Load a prompt text (for example the official MLR-Judge one) as the stage's next
-    rubric version, with the stage's dimensions and scales. The same text again
-    returns the existing version. Returns (rubric, created)."""
+    rubric version of its kind, with the stage's dimensions and scales (a
+    hallucination rubric has none). The same text again returns the existing
+    version. Returns (rubric, created)."""
     if stage not in DEFAULT_RUBRICS:
         raise RubricError(
             f"unknown stage {stage!r}; judged stages are {', '.join(DEFAULT_RUBRICS)}"
         )
+    if kind == JudgmentKind.HALLUCINATION and stage not in HALLUCINATION_STAGES:
+        raise RubricError(
+            f"the {stage} stage gets no hallucination review; those that do are "
+            f"{', '.join(HALLUCINATION_STAGES)}"
+        )
     prompt = prompt.strip()
     if not prompt:
         raise RubricError("the prompt text is empty")
-    existing = Rubric.objects.filter(stage=stage, prompt=prompt).order_by("-version").first()
+    existing = (
+        Rubric.objects.filter(stage=stage, kind=kind, prompt=prompt).order_by("-version").first()
+    )
     if existing:
         if activate and not existing.is_active:
             existing.is_active = True
             existing.save(update_fields=["is_active"])
         return existing, False
     spec = DEFAULT_RUBRICS[stage]
-    base = Rubric.objects.filter(stage=stage).order_by("-version").first()
+    same_kind = Rubric.objects.filter(stage=stage, kind=kind)
+    base = same_kind.order_by("-version").first()
+    scoring = kind == JudgmentKind.SCORE
     for _ in range(3):  # two imports at once: the loser takes the next number
-        version = (Rubric.objects.filter(stage=stage).aggregate(v=Max("version"))["v"] or 0) + 1
+        version = (same_kind.aggregate(v=Max("version"))["v"] or 0) + 1
         try:
             with transaction.atomic():
                 rubric = Rubric.objects.create(
                     stage=stage,
+                    kind=kind,
                     version=version,
-                    dimensions=base.dimensions if base else spec.dimension_data,
-                    overall_key="Overall",
-                    extra_fields=base.extra_fields if base else list(spec.extra_fields),
+                    dimensions=(
+                        base.dimensions if base else spec.dimension_data if scoring else []
+                    ),
+                    overall_key="Overall" if scoring else "",
+                    extra_fields=(
+                        base.extra_fields if base else list(spec.extra_fields) if scoring else []
+                    ),
                     prompt=prompt,
                     source=source[:300],
                     is_active=activate,
@@ -168,9 +221,20 @@ def rubric_import(
     raise RubricError("could not pick a version number; try again")
 
 
-def rubric_current(*, stage: str) -> Rubric | None:
-    """The rubric new judgments of a stage use: the highest active version."""
-    return Rubric.objects.filter(stage=stage, is_active=True).order_by("-version").first()
+def rubric_current(*, stage: str, kind: str = JudgmentKind.SCORE) -> Rubric | None:
+    """The rubric new judgments of a stage and kind use: the highest active version."""
+    return (
+        Rubric.objects.filter(stage=stage, kind=kind, is_active=True).order_by("-version").first()
+    )
+
+
+def judgment_kinds_all() -> tuple[str, ...]:
+    """What every active judge runs for a submission: scores, and the hallucination
+    review where the stage has one (`rubrics.HALLUCINATION_STAGES`), unless the site
+    turned that pass off (`JUDGE_HALLUCINATION_REVIEWS`)."""
+    if not settings.JUDGE_HALLUCINATION_REVIEWS:
+        return (JudgmentKind.SCORE,)
+    return (JudgmentKind.SCORE, JudgmentKind.HALLUCINATION)
 
 
 # ---------------------------------------------------------------- judges
@@ -279,10 +343,13 @@ def judgments_queue(
     condition: str = JudgingCondition.WITH_CODE,
     force: bool = False,
     resend_queued: bool = False,
+    kinds: Iterable[str] | None = None,
 ) -> QueueReport:
     """Queue each submission for each judge (the active ones by default) under the
-    stage's current rubric: new judgments are created, failed ones are queued
-    again, done ones are left alone unless `force`. The messages go out after the
+    stage's current rubric of each kind (`kinds`, by default scores and, for the
+    stages that have one, the hallucination review): new judgments are created,
+    failed ones are queued again, done ones are left alone unless `force`. The
+    messages go out after the
     transaction commits. `resend_queued` sends queued judgments' messages again
     (for a message lost with a broker; the claim makes a duplicate harmless).
 
@@ -294,7 +361,14 @@ def judgments_queue(
     if not judges:
         report.skipped.append("no active judge (add one with `manage.py judges add`)")
         return report
-    pairs = _submissions_with_rubrics(submissions, report)
+    pairs = _submissions_with_rubrics(
+        submissions,
+        report,
+        kinds=tuple(kinds) if kinds is not None else judgment_kinds_all(),
+        # By default a stage's hallucination pass is off while no hallucination rubric
+        # of it is active (an organiser's switch): not worth a "skipped" line.
+        quiet_kinds=() if kinds is not None else (JudgmentKind.HALLUCINATION,),
+    )
     if not pairs:
         return report
 
@@ -312,6 +386,7 @@ def judgments_queue(
         return {(s, j, r): (pk, status) for s, j, r, pk, status in rows}
 
     keys = [(sub.pk, judge.pk, rubric.pk) for sub, rubric in pairs for judge in judges]
+    kind_of = {rubric.pk: rubric.kind for _sub, rubric in pairs}
     with transaction.atomic():
         found = existing()
         missing = [key for key in keys if key not in found]
@@ -320,7 +395,13 @@ def judgments_queue(
             # taken as it is, by the second read.
             Judgment.objects.bulk_create(
                 [
-                    Judgment(submission_id=s, judge_id=j, rubric_id=r, condition=condition)
+                    Judgment(
+                        submission_id=s,
+                        judge_id=j,
+                        rubric_id=r,
+                        kind=kind_of[r],
+                        condition=condition,
+                    )
                     for s, j, r in missing
                 ],
                 ignore_conflicts=True,
@@ -336,25 +417,37 @@ def judgments_queue(
 
 
 def _submissions_with_rubrics(
-    submissions: Iterable[Submission], report: QueueReport
+    submissions: Iterable[Submission],
+    report: QueueReport,
+    *,
+    kinds: tuple[str, ...],
+    quiet_kinds: tuple[str, ...] = (),
 ) -> list[tuple[Submission, Rubric]]:
-    """The ready submissions, each with its stage's current rubric; the others are
-    reported as skipped, with the reason."""
-    rubrics: dict[str, Rubric | None] = {}
+    """The ready submissions, each with its stage's current rubric of each kind asked
+    for; the others are reported as skipped, with the reason. A stage without a
+    hallucination review (idea, proposal) is skipped silently for that kind."""
+    rubrics: dict[tuple[str, str], Rubric | None] = {}
     pairs: list[tuple[Submission, Rubric]] = []
     for submission in submissions:
         if submission.status != SubmissionStatus.READY:
             report.skipped.append(f"submission {submission.pk} is {submission.status}")
             continue
-        if submission.stage not in rubrics:
-            rubrics[submission.stage] = rubric_current(stage=submission.stage)
-        rubric = rubrics[submission.stage]
-        if rubric is None:
-            report.skipped.append(
-                f"submission {submission.pk}: no active rubric for the {submission.stage} stage"
-            )
-            continue
-        pairs.append((submission, rubric))
+        for kind in kinds:
+            if kind == JudgmentKind.HALLUCINATION and submission.stage not in HALLUCINATION_STAGES:
+                continue
+            key = (submission.stage, kind)
+            if key not in rubrics:
+                rubrics[key] = rubric_current(stage=submission.stage, kind=kind)
+            rubric = rubrics[key]
+            if rubric is None and kind in quiet_kinds:
+                continue
+            if rubric is None:
+                what = "hallucination rubric" if kind == JudgmentKind.HALLUCINATION else "rubric"
+                report.skipped.append(
+                    f"submission {submission.pk}: no active {what} for the {submission.stage} stage"
+                )
+                continue
+            pairs.append((submission, rubric))
     return pairs
 
 
@@ -391,6 +484,7 @@ def _judgments_reset(judgment_ids: list[int]) -> None:
     if not judgment_ids:
         return
     DimensionScore.objects.filter(judgment_id__in=judgment_ids).delete()
+    HallucinationFinding.objects.filter(judgment_id__in=judgment_ids).delete()
     Judgment.objects.filter(pk__in=judgment_ids).update(
         status=JudgmentStatus.QUEUED,
         run_token=None,
@@ -399,6 +493,7 @@ def _judgments_reset(judgment_ids: list[int]) -> None:
         confidence=None,
         has_hallucination=None,
         hallucination_details="",
+        overall_assessment="",
         raw_response="",
         prompt_sha256="",
         input_tokens=None,
@@ -606,11 +701,14 @@ class _Run:
             logger.warning("judgment %s: progress not saved (%s)", self.judgment.pk, exc)
             close_old_connections()
 
-    def judge(self) -> tuple[ParsedReview, str, str]:
+    def judge(self) -> tuple[ParsedReview | ParsedHallucinationReview, str, str]:
         judgment = self.judgment
         rubric = judgment.rubric
         prompt = judge_prompt_build(
-            submission=judgment.submission, rubric=rubric, condition=judgment.condition
+            submission=judgment.submission,
+            rubric=rubric,
+            condition=judgment.condition,
+            reads_pdf=llm.reads_pdf(judgment.judge),
         )
         self.prompt_sha256 = prompt.sha256
         messages = list(prompt.messages)
@@ -621,9 +719,7 @@ class _Run:
             response = self.call(messages)
             text = response.text
             try:
-                parsed = review_parse(
-                    text, dimensions=rubric.dimensions, extra_fields=rubric.extra_fields or []
-                )
+                parsed = answer_parse(text, rubric=rubric)
             except ReviewFormatError as exc:
                 problems = exc.problems
                 logger.info("judgment %s: answer %d unusable: %s", judgment.pk, ask, exc)
@@ -638,7 +734,7 @@ class _Run:
             raw=text,
         )
 
-    def record(self, parsed: ParsedReview, raw: str) -> bool:
+    def record(self, parsed: ParsedReview | ParsedHallucinationReview, raw: str) -> bool:
         def write() -> bool:
             try:
                 return self._record(parsed, raw, replace=False)
@@ -649,7 +745,9 @@ class _Run:
 
         return database_retry(write, what=f"judgment {self.judgment.pk}: record")
 
-    def _record(self, parsed: ParsedReview, raw: str, *, replace: bool) -> bool:
+    def _record(
+        self, parsed: ParsedReview | ParsedHallucinationReview, raw: str, *, replace: bool
+    ) -> bool:
         with transaction.atomic():
             # The conditional update locks the row: a reaper cannot requeue it under us,
             # and a run whose token was replaced updates nothing and writes nothing.
@@ -657,28 +755,15 @@ class _Run:
                 status=JudgmentStatus.DONE,
                 raw=raw,
                 latency_seconds=self.usage.latency_seconds,
-                strengths=parsed.strengths,
-                weaknesses=parsed.weaknesses,
-                confidence=parsed.confidence,
-                has_hallucination=parsed.has_hallucination,
-                hallucination_details=parsed.hallucination_details,
                 error="",
+                **judgment_outcome_fields(parsed),
             )
             if not owned:
                 return False
             if replace:
                 DimensionScore.objects.filter(judgment_id=self.judgment.pk).delete()
-            DimensionScore.objects.bulk_create(
-                DimensionScore(
-                    judgment_id=self.judgment.pk,
-                    dimension=s.dimension,
-                    score=s.score,
-                    scale_min=s.scale_min,
-                    scale_max=s.scale_max,
-                    justification=s.justification,
-                )
-                for s in parsed.scores
-            )
+                HallucinationFinding.objects.filter(judgment_id=self.judgment.pk).delete()
+            judgment_details_write(judgment_id=self.judgment.pk, parsed=parsed)
         self.judgment.status = JudgmentStatus.DONE
         return True
 
@@ -730,6 +815,75 @@ class _Run:
             updated_at=now,
             **fields,
         )
+
+
+def answer_parse(
+    text_or_data: str | dict[str, Any], *, rubric: Rubric
+) -> ParsedReview | ParsedHallucinationReview:
+    """A judge's answer checked against its rubric: scores, or a hallucination review."""
+    if rubric.kind == JudgmentKind.HALLUCINATION:
+        return hallucination_parse(text_or_data)
+    return review_parse(
+        text_or_data, dimensions=rubric.dimensions, extra_fields=rubric.extra_fields or []
+    )
+
+
+def judgment_outcome_fields(parsed: ParsedReview | ParsedHallucinationReview) -> dict[str, Any]:
+    """The judgment's own columns for a parsed answer (the judge run and the import)."""
+    if isinstance(parsed, ParsedHallucinationReview):
+        return {
+            "strengths": [],
+            "weaknesses": [],
+            "confidence": parsed.confidence,
+            "has_hallucination": parsed.has_hallucination,
+            "hallucination_details": "",
+            "overall_assessment": parsed.overall_assessment,
+        }
+    return {
+        "strengths": parsed.strengths,
+        "weaknesses": parsed.weaknesses,
+        "confidence": parsed.confidence,
+        "has_hallucination": parsed.has_hallucination,
+        "hallucination_details": parsed.hallucination_details,
+        "overall_assessment": "",
+    }
+
+
+def _findings_of(parsed: ParsedReview | ParsedHallucinationReview) -> list[ParsedFinding]:
+    if isinstance(parsed, ParsedHallucinationReview):
+        return parsed.findings
+    # The experiment rubric's yes/no verdict: a finding without a type.
+    if parsed.has_hallucination:
+        return [ParsedFinding(type="", description=parsed.hallucination_details, evidence="")]
+    return []
+
+
+def judgment_details_write(
+    *, judgment_id: int, parsed: ParsedReview | ParsedHallucinationReview
+) -> None:
+    """The rows under a judgment: its dimension scores, and its hallucination findings."""
+    if isinstance(parsed, ParsedReview):
+        DimensionScore.objects.bulk_create(
+            DimensionScore(
+                judgment_id=judgment_id,
+                dimension=s.dimension,
+                score=s.score,
+                scale_min=s.scale_min,
+                scale_max=s.scale_max,
+                justification=s.justification,
+            )
+            for s in parsed.scores
+        )
+    HallucinationFinding.objects.bulk_create(
+        HallucinationFinding(
+            judgment_id=judgment_id,
+            position=position,
+            type=finding.type,
+            description=finding.description,
+            evidence=finding.evidence,
+        )
+        for position, finding in enumerate(_findings_of(parsed))
+    )
 
 
 def _judgment_claim(*, judgment_id: int, token: uuid.UUID) -> Judgment | None:

@@ -8,6 +8,7 @@ from common.drf import AppRouter
 from .apis import (
     AgentCompareAPIView,
     ExportAPIView,
+    FabricationAPIView,
     JudgeBoardAPIView,
     JudgmentViewSet,
     LeaderboardAPIView,
@@ -24,6 +25,7 @@ urlpatterns = [
     path("leaderboard/compare/", AgentCompareAPIView.as_view(), name="leaderboard-compare"),
     path("judges/leaderboard/", JudgeBoardAPIView.as_view(), name="judges-leaderboard"),
     path("export/", ExportAPIView.as_view(), name="export"),
+    path("fabrication/", FabricationAPIView.as_view(), name="fabrication"),
     path("releases/<str:name>/", ReleaseAPIView.as_view(), name="release"),
     path("releases/<str:name>/export.zip", ReleaseExportAPIView.as_view(), name="release-export"),
 ]

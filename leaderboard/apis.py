@@ -28,6 +28,7 @@ from judging.models import JudgingCondition, Judgment, JudgmentStatus
 
 from .caching import cached
 from .exports import EXPORT_FORMATS, csv_text, export_stream
+from .fabrication import FABRICATION_STAGES, RULES, fabrication_query_parse, fabrication_report
 from .forms import BOARD_CHOICES, STAGE_CHOICES, AgentCompareForm, LeaderboardQueryForm
 from .payloads import (
     agents_compare_payload,
@@ -39,6 +40,7 @@ from .releases import release_get
 from .selectors import OBJECTIVE_STAGE
 from .serializers import (
     AgentComparisonSerializer,
+    FabricationSerializer,
     JudgeBoardSerializer,
     JudgmentSerializer,
     LeaderboardSerializer,
@@ -271,7 +273,7 @@ class JudgmentViewSet(viewsets.ReadOnlyModelViewSet):
             Judgment.objects.filter(status=JudgmentStatus.DONE)
             .exclude(submission_id__in=hidden_submission_ids(user=self.request.user))
             .select_related("submission__agent", "submission__task", "judge", "rubric")
-            .prefetch_related("scores")
+            .prefetch_related("scores", "findings")
             .order_by("id")
         )
 
@@ -330,6 +332,34 @@ class ExportAPIView(APIView):
         today = dt.datetime.now(tz=dt.UTC).date().isoformat()
         response["Content-Disposition"] = f'attachment; filename="mlrbench-export-{today}.zip"'
         return response
+
+
+class FabricationAPIView(APIView):
+    """Fabrication for a stage: per agent and source (the judges under the rule, each
+    judge, the experts, the reproduction check), the share of tasks flagged for each
+    hallucination type and for any, with 95% Wilson intervals; and how well the
+    judges catch what the experts and the reproduction check found."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [PublicAnonThrottle]
+
+    @extend_schema(
+        operation_id="fabrication",
+        parameters=[
+            OpenApiParameter("stage", str, enum=list(FABRICATION_STAGES)),
+            OpenApiParameter("rule", str, enum=list(RULES), description="Default `any`."),
+            OpenApiParameter("judge", str, description="One judge's flags instead of a rule."),
+        ],
+        responses={200: FabricationSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        query = fabrication_query_parse(request.query_params)
+        data = cached(
+            "fabrication",
+            (query.stage, query.rule, query.judge),
+            lambda: FabricationSerializer(fabrication_report(query)).data,
+        )
+        return Response(data)
 
 
 def _refuse_blind_reviewers(request: Request) -> None:

@@ -184,6 +184,96 @@ def heatmap(
     )
 
 
+# --- shares by type (the fabrication page) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShareBar:
+    label: str  # the type, in words
+    css: str  # the type key, for its colour
+    x: float
+    y: float
+    width: float
+    height: float
+    value: float | None
+    low_x: float | None
+    high_x: float | None
+
+
+@dataclass(frozen=True)
+class ShareGroup:
+    label: str
+    label_y: float
+    bars: list[ShareBar]
+
+
+@dataclass(frozen=True)
+class ShareChart:
+    width: int
+    height: int
+    left: int
+    right: int
+    groups: list[ShareGroup]
+    ticks: list[tuple[float, str]]
+    axis_y: float
+    legend: list[tuple[str, str]]  # (css, label)
+
+    @property
+    def label_x(self) -> int:
+        return self.left - 8
+
+    @property
+    def tick_y(self) -> float:
+        return self.axis_y + 14
+
+
+def share_chart(
+    groups: list[tuple[str, list[tuple[str, str, float | None, tuple[float, float] | None]]]],
+    *,
+    width: int = 720,
+    bar_height: int = 10,
+    label_width: int = 200,
+) -> ShareChart:
+    """One group per `(label, [(type key, type label, share, interval), ...])`: a bar
+    per type from 0 to its share (0-1), with its interval as a whisker; a type with
+    no share (nothing checked) has no bar."""
+    left, right = label_width, width - 24
+    top = 8
+    result: list[ShareGroup] = []
+    y = top
+    for label, bars in groups:
+        drawn = []
+        for index, (key, type_label, value, interval) in enumerate(bars):
+            bar_y = y + index * (bar_height + 2)
+
+            def x(share: float) -> float:
+                return round(left + min(max(share, 0.0), 1.0) * (right - left), 1)
+
+            drawn.append(
+                ShareBar(
+                    label=type_label,
+                    css=key,
+                    x=left,
+                    y=bar_y,
+                    width=round(x(value) - left, 1) if value is not None else 0.0,
+                    height=bar_height,
+                    value=value,
+                    low_x=x(interval[0]) if interval else None,
+                    high_x=x(interval[1]) if interval else None,
+                )
+            )
+        span = len(bars) * (bar_height + 2)
+        result.append(ShareGroup(label=label, label_y=y + span / 2 + 4, bars=drawn))
+        y += span + 12
+    axis_y = y
+    ticks = [
+        (round(left + share * (right - left), 1), f"{int(share * 100)}%")
+        for share in (0.0, 0.25, 0.5, 0.75, 1.0)
+    ]
+    legend = [(key, type_label) for key, type_label, _v, _i in groups[0][1]] if groups else []
+    return ShareChart(width, int(axis_y + 24), left, right, result, ticks, axis_y, legend)
+
+
 @dataclass(frozen=True)
 class CostPoint:
     label: str

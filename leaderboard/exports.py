@@ -19,9 +19,9 @@ from django.db.models import F, QuerySet
 
 from benchmark.models import Agent, Submission, Task
 from common.csv_cells import csv_row
-from judging.models import DimensionScore, Judgment, JudgmentStatus
+from judging.models import DimensionScore, HallucinationFinding, Judgment, JudgmentStatus
 from judging.selectors import submissions_with_judging_state
-from reviews.selectors import released_review_export
+from reviews.selectors import hallucination_checks_export, released_review_export
 
 ROWS_PER_CHUNK = 5000
 
@@ -143,6 +143,22 @@ SCORE_FIELDS = (
 )
 
 
+FINDING_FIELDS = (
+    "judgment_id",
+    "judgment__submission_id",
+    "judgment__submission__agent__name",
+    "judgment__submission__task__slug",
+    "judgment__submission__stage",
+    "judgment__judge__name",
+    "judgment__kind",
+    "judgment__condition",
+    "position",
+    "type",
+    "description",
+    "evidence",
+)
+
+
 def _header(fields: Sequence[str], renames: dict[str, str]) -> tuple[str, ...]:
     return tuple(renames.get(f, f) for f in fields)
 
@@ -212,6 +228,31 @@ def export_tables() -> list[ExportTable]:
         ),
     ]
     tables.append(public_review_table())
+    tables.append(
+        ExportTable(
+            "hallucination_findings",
+            _header(
+                FINDING_FIELDS,
+                {
+                    "judgment__submission_id": "submission_id",
+                    "judgment__submission__agent__name": "agent",
+                    "judgment__submission__task__slug": "task",
+                    "judgment__submission__stage": "stage",
+                    "judgment__judge__name": "judge",
+                    "judgment__kind": "judgment_kind",
+                    "judgment__condition": "condition",
+                },
+            ),
+            lambda: _stream(
+                HallucinationFinding.objects.filter(judgment__status=JudgmentStatus.DONE).order_by(
+                    "judgment_id", "position"
+                ),
+                FINDING_FIELDS,
+            ),
+        )
+    )
+    header, rows = hallucination_checks_export()
+    tables.append(ExportTable("human_hallucination_checks", tuple(header), lambda: rows))
     return tables
 
 

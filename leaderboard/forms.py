@@ -29,6 +29,15 @@ class LeaderboardQueryForm(forms.Form):
     )
     exclude_same_family = forms.BooleanField(required=False, label="Leave out same-family judges")
     common_tasks = forms.BooleanField(required=False, label="Only tasks every listed agent has")
+    fabrication_rule = forms.ChoiceField(
+        choices=[
+            ("any", "Any judge flags it"),
+            ("majority", "A majority of judges"),
+            ("all", "Every judge"),
+        ],
+        required=False,
+        label="Fabricated when",
+    )
     task = forms.SlugField(required=False, widget=forms.HiddenInput)
     sort = forms.RegexField(
         regex=r"^-?[A-Za-z0-9_.-]{1,64}$", required=False, widget=forms.HiddenInput
@@ -47,6 +56,7 @@ class LeaderboardQueryForm(forms.Form):
             judge=judge.name if judge else "",
             exclude_same_family=bool(data.get("exclude_same_family")),
             common_tasks=bool(data.get("common_tasks")),
+            fabrication_rule=data.get("fabrication_rule") or "any",
         )
 
 

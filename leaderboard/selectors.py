@@ -11,9 +11,10 @@ Definitions (the README repeats them for users):
   version of the agent's submission for that task and stage.
 - An agent's score on a dimension is the mean over its tasks; Overall carries
   a 95% percentile bootstrap interval over tasks.
-- A task counts as fabricated when a majority of the judges that gave a
-  hallucination verdict flagged it; the fabrication rate is the share of the
-  agent's tasks with a verdict that count as fabricated.
+- Fabrication (experiment and end2end tabs): the share of the agent's tasks
+  the judges flag for any hallucination under the chosen rule (`any` by
+  default: one judge's flag counts), and the share the experts' hallucination
+  check flags; see `leaderboard.fabrication`.
 - A task's cost is what the run recorded (LLM plus coding agent, whichever is
   known); unknown costs are left out of the mean, never taken as zero.
 
@@ -44,6 +45,7 @@ from experiments.selectors import (
 from judging.models import (
     JudgingCondition,
     Judgment,
+    JudgmentKind,
     JudgmentStatus,
     Rubric,
     SubmissionJudgingState,
@@ -66,6 +68,8 @@ LEADERBOARD_STAGES: tuple[str, ...] = (
     Stage.PAPER,
     Stage.END2END,
 )
+# The tabs that show the judges' and the experts' fabrication rates.
+FABRICATION_TABS: tuple[str, ...] = (Stage.EXPERIMENT, Stage.END2END)
 # Stages whose submissions carry runnable experiments, and so a reproduction check.
 REPRODUCTION_STAGES: tuple[str, ...] = (Stage.EXPERIMENT, Stage.END2END)
 # MLR-Judge's acceptance line: 6 is "marginally above the acceptance threshold".
@@ -90,6 +94,8 @@ class LeaderboardQuery:
     judge: str = ""
     exclude_same_family: bool = False
     common_tasks: bool = False
+    # How the judges' hallucination flags combine (`leaderboard.fabrication.RULES`).
+    fabrication_rule: str = "any"
 
 
 @dataclass(frozen=True)
@@ -122,6 +128,9 @@ class LeaderboardRow:
     reproduced_rate: float | None = None
     not_reproduced_rate: float | None = None
     reproduction_checked: int = 0
+    fabrication_rule: str = "any"
+    # The experts' hallucination check: the share of the agent's checked tasks flagged.
+    human_fabrication_rate: float | None = None
     # Position by mean Overall (ties by equal means share it); `rank` is
     # 1 + `n_better`, the agents significantly better (`leaderboard.ranking`).
     rank_strict: int = 0
@@ -263,7 +272,7 @@ def counted_submissions(
 def stage_dimensions(stage: str) -> tuple[str, list[Dimension]]:
     """The overall key and the dimensions of the stage's newest rubric, Overall first."""
     rubric = (
-        Rubric.objects.filter(stage=stage)
+        Rubric.objects.filter(stage=stage, kind=JudgmentKind.SCORE)
         .order_by("-is_active", "-version")
         .only("dimensions", "overall_key")
         .first()
@@ -303,9 +312,24 @@ def _analytic_reads() -> Iterator[None]:
 class _TaskResult:
     submission_id: int
     overall: float
-    n_verdicts: int
-    n_flags: int
     n_same_family: int
+
+
+def _fabrication(
+    query: LeaderboardQuery, per_task: dict[int, dict[int, _TaskResult]]
+) -> dict[str, Any]:
+    """The fabrication columns of the board's agents, over the tasks it counts."""
+    if query.stage not in FABRICATION_TABS or query.condition != JudgingCondition.WITH_CODE:
+        return {}
+    # fabrication reads this module's definitions of the counted tasks.
+    from .fabrication import fabrication_by_agent
+
+    return fabrication_by_agent(
+        stage=query.stage,
+        rule=query.fabrication_rule,
+        judge=query.judge,
+        submission_ids=[r.submission_id for tasks in per_task.values() for r in tasks.values()],
+    )
 
 
 def leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
@@ -331,25 +355,19 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
         judge=query.judge or None,
         exclude_same_family=query.exclude_same_family,
     ).annotate(
-        n_verdicts=Count("judgment_id", filter=Q(judgment__has_hallucination__isnull=False)),
-        n_flags=Count("judgment_id", filter=Q(judgment__has_hallucination=True)),
         n_same_family=Count("judgment_id", filter=same_family_judgment_q("judgment__")),
     )
-    means_fields = ("submission_id", "dimension", "mean", "n_verdicts", "n_flags", "n_same_family")
+    means_fields = ("submission_id", "dimension", "mean", "n_same_family")
     # {agent_id: {task_id: {dimension: stage score}}}, and the Overall facts per task.
     scores: dict[int, dict[int, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     per_task: dict[int, dict[int, _TaskResult]] = defaultdict(dict)
-    for sid, dimension, mean, n_verdicts, n_flags, n_same_family in means.values_list(
-        *means_fields
-    ):
+    for sid, dimension, mean, n_same_family in means.values_list(*means_fields):
         fact = counted.get(sid)
         if fact is None:
             continue
         scores[fact.agent_id][fact.task_id][dimension] = float(mean)
         if dimension == overall_key:
-            per_task[fact.agent_id][fact.task_id] = _TaskResult(
-                sid, float(mean), n_verdicts, n_flags, n_same_family
-            )
+            per_task[fact.agent_id][fact.task_id] = _TaskResult(sid, float(mean), n_same_family)
 
     if query.common_tasks and per_task:
         common = set.intersection(*(set(tasks) for tasks in per_task.values()))
@@ -372,6 +390,7 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
     board.dimensions = dimensions + [Dimension(k, k) for k in extra]
 
     human = human_overall_by_submission(submission_ids=candidates.values("id"))
+    fabrication = _fabrication(query, per_task)
     # One query: the latest check of every candidate; the counted ones are used.
     verdicts = (
         {
@@ -405,7 +424,6 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
         for task_id in tasks:
             for dimension, value in scores[agent_id][task_id].items():
                 dimension_values[dimension].append(value)
-        with_verdict = [r for r in results if r.n_verdicts > 0]
         checked = [v for r in results if (v := verdicts.get(r.submission_id)) is not None]
         reproduced = checked.count(ReproductionVerdict.REPRODUCED)
         not_reproduced = checked.count(ReproductionVerdict.NOT_REPRODUCED)
@@ -428,10 +446,12 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
                 },
                 overall=overall,
                 overall_ci=intervals[agent_id],
-                fabrication_rate=(
-                    sum(1 for r in with_verdict if 2 * r.n_flags > r.n_verdicts) / len(with_verdict)
-                    if with_verdict
-                    else None
+                fabrication_rate=fabrication[agent.name].rate
+                if agent.name in fabrication
+                else None,
+                fabrication_rule=query.fabrication_rule,
+                human_fabrication_rate=(
+                    fabrication[agent.name].human_rate if agent.name in fabrication else None
                 ),
                 cost_usd_per_task=_mean(
                     c for r in results if (c := counted[r.submission_id].cost_usd) is not None
@@ -456,7 +476,9 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
     _mark_pareto(rows)
     board.rows = rows
     board.n_tasks = len({t for tasks in per_task.values() for t in tasks})
-    board.has_fabrication = any(r.fabrication_rate is not None for r in rows)
+    board.has_fabrication = any(
+        r.fabrication_rate is not None or r.human_fabrication_rate is not None for r in rows
+    )
     board.has_cost = any(r.cost_usd_per_task is not None for r in rows)
     board.has_human = any(r.human_overall is not None for r in rows)
     board.has_reproduction = any(r.reproduction_checked for r in rows)
@@ -686,7 +708,7 @@ def submission_scores(
 def stage_dimension_keys() -> dict[str, list[Dimension]]:
     """Every leaderboard stage's dimensions, in one query."""
     result: dict[str, list[Dimension]] = {}
-    rubrics = Rubric.objects.filter(stage__in=LEADERBOARD_STAGES).order_by(
+    rubrics = Rubric.objects.filter(stage__in=LEADERBOARD_STAGES, kind=JudgmentKind.SCORE).order_by(
         "stage", "-is_active", "-version"
     )
     for rubric in rubrics:
@@ -773,7 +795,9 @@ def task_results(*, task: Task, hidden: frozenset[int] = frozenset()) -> list[St
 def submission_judgments(*, submission: Submission) -> QuerySet[Judgment]:
     """A submission's finished judgments with their scores, for its public page."""
     return (
-        Judgment.objects.filter(submission=submission, status=JudgmentStatus.DONE)
+        Judgment.objects.filter(
+            submission=submission, status=JudgmentStatus.DONE, kind=JudgmentKind.SCORE
+        )
         .select_related("judge", "rubric")
         .prefetch_related("scores")
         .order_by("condition", "judge__name")

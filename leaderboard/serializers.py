@@ -1,7 +1,7 @@
 from django.urls import reverse
 from rest_framework import serializers
 
-from judging.models import DimensionScore, Judgment
+from judging.models import DimensionScore, HallucinationFinding, Judgment
 
 from .selectors import OBJECTIVE_STAGE
 
@@ -12,6 +12,12 @@ class DimensionScoreSerializer(serializers.ModelSerializer):
     class Meta:
         model = DimensionScore
         fields = ["dimension", "score", "scale_min", "scale_max", "justification"]
+
+
+class HallucinationFindingSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = HallucinationFinding
+        fields = ["type", "description", "evidence"]
 
 
 class JudgmentSerializer(serializers.ModelSerializer):
@@ -26,11 +32,13 @@ class JudgmentSerializer(serializers.ModelSerializer):
     rubric_version = serializers.IntegerField(source="rubric.version")
     cost_usd = serializers.FloatField(allow_null=True)
     scores = DimensionScoreSerializer(many=True)
+    findings = HallucinationFindingSerializer(many=True)
 
     class Meta:
         model = Judgment
         fields = [
             "id",
+            "kind",
             "submission",
             "agent",
             "task",
@@ -47,6 +55,8 @@ class JudgmentSerializer(serializers.ModelSerializer):
             "confidence",
             "has_hallucination",
             "hallucination_details",
+            "findings",
+            "overall_assessment",
             "input_tokens",
             "output_tokens",
             "cost_usd",
@@ -131,7 +141,19 @@ class LeaderboardRowSerializer(serializers.Serializer):
     scores_ci = IntervalDictField(
         help_text="Each dimension's 95% bootstrap interval over the agent's tasks."
     )
-    fabrication_rate = RoundedFloatField(allow_null=True)
+    fabrication_rate = RoundedFloatField(
+        allow_null=True,
+        help_text="Share of the agent's tasks the judges flag for any hallucination under "
+        "`fabrication_rule` (experiment and end2end stages).",
+    )
+    fabrication_rule = serializers.CharField(
+        help_text="How the judges' flags combine: `any` (the default), `majority` or `all`."
+    )
+    human_fabrication_rate = RoundedFloatField(
+        allow_null=True,
+        help_text="Share of the agent's expert-checked tasks the experts flag for any "
+        "hallucination type (`Not Sure` left out).",
+    )
     cost_usd_per_task = RoundedFloatField(
         allow_null=True,
         help_text="Mean recorded cost per task; a lower bound when `cost_unpriced_steps` > 0.",
@@ -177,6 +199,7 @@ class LeaderboardFiltersSerializer(serializers.Serializer):
     judge = BlankAsNullCharField(source="board.query.judge", allow_null=True)
     exclude_same_family = serializers.BooleanField(source="board.query.exclude_same_family")
     common_tasks = serializers.BooleanField(source="board.query.common_tasks")
+    fabrication_rule = serializers.CharField(source="board.query.fabrication_rule")
     sort = BlankAsNullCharField(allow_null=True)
 
 
@@ -266,6 +289,59 @@ class ObjectiveLeaderboardSerializer(serializers.Serializer):
 
     def get_stage(self, board) -> str:
         return OBJECTIVE_STAGE
+
+
+# --- fabrication -----------------------------------------------------------------------
+
+
+class TypeShareSerializer(serializers.Serializer):
+    n = serializers.IntegerField(help_text="Tasks with a verdict on this type.")
+    flagged = serializers.IntegerField()
+    not_sure = serializers.IntegerField(help_text="Experts' `Not Sure` answers, left out of n.")
+    rate = RoundedFloatField(allow_null=True)
+    ci = IntervalField(help_text="95% Wilson interval of the rate.")
+
+
+class FabricationRowSerializer(serializers.Serializer):
+    """A `leaderboard.fabrication.FabricationRow`."""
+
+    agent = serializers.CharField()
+    # A field named like Field.source, which the stubs type as a string.
+    source = serializers.CharField(  # type: ignore[assignment]
+        help_text="`judges` (combined under the rule), `judge:<name>`, `human` or `reproduction`."
+    )
+    n_tasks = serializers.IntegerField()
+    flagged = serializers.IntegerField()
+    rate = RoundedFloatField(allow_null=True, help_text="Share of tasks with any hallucination.")
+    by_type = serializers.DictField(child=TypeShareSerializer())
+
+
+class DetectionSerializer(serializers.Serializer):
+    """A `leaderboard.fabrication.DetectionRow`: a detector against a reference."""
+
+    detector = serializers.CharField(help_text="`judge:<name>`, or `judges` under `rule`.")
+    rule = serializers.CharField(allow_null=True)
+    reference = serializers.CharField(help_text="`human` or `reproduction`.")
+    type = serializers.CharField(help_text="A hallucination type, or `any`.")
+    n = serializers.IntegerField(source="agreement.n", help_text="Papers compared.")
+    true_positive = serializers.IntegerField(source="agreement.true_positive")
+    false_positive = serializers.IntegerField(source="agreement.false_positive")
+    false_negative = serializers.IntegerField(source="agreement.false_negative")
+    true_negative = serializers.IntegerField(source="agreement.true_negative")
+    precision = RoundedFloatField(source="agreement.precision", allow_null=True)
+    recall = RoundedFloatField(source="agreement.recall", allow_null=True)
+    f1 = RoundedFloatField(source="agreement.f1", allow_null=True)
+    kappa = RoundedFloatField(source="agreement.kappa", allow_null=True)
+
+
+class FabricationSerializer(serializers.Serializer):
+    """A `leaderboard.fabrication.FabricationReport`."""
+
+    stage = serializers.CharField(source="query.stage")
+    rule = serializers.CharField(source="query.rule")
+    types = serializers.ListField(child=serializers.CharField())
+    rows = FabricationRowSerializer(many=True)
+    detection = DetectionSerializer(many=True)
 
 
 class PairedDifferenceSerializer(serializers.Serializer):

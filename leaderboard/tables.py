@@ -157,7 +157,13 @@ STAGE_COLUMNS = (
         ("cost_usd_per_task", "cost_unpriced_steps", "pareto_optimal"),
         shown_if="has_cost",
     ),
-    PageColumn("fabrication", "Fabrication", ("fabrication_rate",), shown_if="has_fabrication"),
+    PageColumn(
+        "fabrication",
+        "Fabrication",
+        ("fabrication_rate", "fabrication_rule", "human_fabrication_rate"),
+        shown_if="has_fabrication",
+        note="judges · experts",
+    ),
     PageColumn("human", "Human Overall", ("human_overall",), shown_if="has_human"),
     PageColumn(
         "reproduced",

@@ -6,6 +6,7 @@ app_name = "leaderboard"
 
 urlpatterns = [
     path("leaderboard/", views.leaderboard_view, name="leaderboard"),
+    path("fabrication/", views.fabrication_view, name="fabrication"),
     path("leaderboard/compare/", views.agents_compare_view, name="compare"),
     path("judges/", views.judges_view, name="judges"),
     path("releases/", views.releases_view, name="releases"),

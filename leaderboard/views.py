@@ -8,13 +8,24 @@ from django.utils.safestring import mark_safe
 
 from benchmark.models import Agent, Stage, Submission, Task
 from benchmark.visibility import hidden_submission_ids, submissions_visible_to, task_hidden_from
-from common.errors import ApplicationError, ErrorItem, form_add_errors
-from judging.models import JudgingCondition
+from common.errors import ApplicationError, ErrorItem, ValidationFailed, form_add_errors
+from judging.models import HallucinationType, JudgingCondition
 from judging.selectors import stage_scores
 from judging.subjective_objective import Correlation
 
 from .caching import cached
-from .charts import cost_chart, heatmap, interval_chart
+from .charts import ShareChart, cost_chart, heatmap, interval_chart, share_chart
+from .fabrication import (
+    FABRICATION_STAGES,
+    RULES,
+    SOURCE_HUMAN,
+    SOURCE_JUDGES,
+    SOURCE_REPRODUCTION,
+    FabricationQuery,
+    FabricationReport,
+    fabrication_query_parse,
+    fabrication_report,
+)
 from .forms import BOARD_CHOICES, STAGE_CHOICES, AgentCompareForm, LeaderboardQueryForm
 from .payloads import agent_stage_summaries, judge_board_payload
 from .releases import (
@@ -142,6 +153,8 @@ def canonical_params(query: LeaderboardQuery, sort: str = "") -> QueryDict:
         params["exclude_same_family"] = "1"
     if query.common_tasks:
         params["common_tasks"] = "1"
+    if query.fabrication_rule != "any":
+        params["fabrication_rule"] = query.fabrication_rule
     if sort:
         params["sort"] = sort
     return params
@@ -411,6 +424,72 @@ def submission_scores_view(request: HttpRequest, pk: int) -> HttpResponse:
             "submission_page_url": _submission_page_url(submission),
         },
     )
+
+
+_TYPE_COLOURS = {
+    "faked_experimental_results": "#a33b29",
+    "hallucinated_methodology": "#c7822b",
+    "nonexistent_citations": "#2952a3",
+    "mathematical_errors": "#6b4fa3",
+}
+
+
+def _fabrication_chart(report: FabricationReport) -> ShareChart | None:
+    """Types by agent: the judges under the rule, and the experts where they checked."""
+    names = dict(HallucinationType.choices)
+    groups = []
+    for row in report.rows:
+        if row.source not in (SOURCE_JUDGES, SOURCE_HUMAN):
+            continue
+        if not any(share.n for share in row.by_type.values()):
+            continue
+        who = "judges" if row.source == SOURCE_JUDGES else "experts"
+        groups.append(
+            (
+                f"{row.display_name} ({who})",
+                [
+                    (kind, names[kind], row.by_type[kind].rate, row.by_type[kind].ci)
+                    for kind in report.types
+                ],
+            )
+        )
+    return share_chart(groups) if groups else None
+
+
+def fabrication_view(request: HttpRequest) -> HttpResponse:
+    """`/fabrication/?stage=...&rule=...&judge=...`: the page of `GET /api/fabrication/`."""
+    status = 200
+    error = ""
+    try:
+        query = fabrication_query_parse(request.GET)
+        report: FabricationReport | None = fabrication_report(query)
+    except ValidationFailed as exc:
+        query, report, error, status = FabricationQuery(), None, str(exc), 400
+    hidden = hidden_submission_ids(user=request.user)
+    if report is not None and hidden:
+        # A reviewer with papers still to review blind sees no judge's findings on them.
+        for row in report.rows:
+            row.flagged_tasks = [t for t in row.flagged_tasks if t.submission_id not in hidden]
+    names = dict(HallucinationType.choices)
+    context = {
+        "query": query,
+        "report": report,
+        "error": error,
+        "stages": [(s, Stage(s).label) for s in FABRICATION_STAGES],
+        "rules": RULES,
+        "type_names": [(kind, names[kind]) for kind in (report.types if report else ())],
+        "chart": _fabrication_chart(report) if report else None,
+        "colours": _TYPE_COLOURS,
+        "detection_human": [d for d in report.detection if d.reference == SOURCE_HUMAN]
+        if report
+        else [],
+        "detection_reproduction": [
+            d for d in report.detection if d.reference == SOURCE_REPRODUCTION
+        ]
+        if report
+        else [],
+    }
+    return render(request, "leaderboard/fabrication.html", context, status=status)
 
 
 def agents_compare_view(request: HttpRequest) -> HttpResponse:

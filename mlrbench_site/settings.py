@@ -329,6 +329,9 @@ JUDGE_RETRY_BASE_SECONDS = env.float("JUDGE_RETRY_BASE_SECONDS", default=2.0)
 JUDGE_RETRY_MAX_SECONDS = env.float("JUDGE_RETRY_MAX_SECONDS", default=60.0)
 # Answers that are not the rubric's JSON: how many times the judge is asked again.
 JUDGE_MAX_REASKS = env.int("JUDGE_MAX_REASKS", default=2)
+# Every active judge also runs the hallucination review of experiment, paper and
+# end-to-end submissions (its own rubric per stage); off: scores only.
+JUDGE_HALLUCINATION_REVIEWS = env.bool("JUDGE_HALLUCINATION_REVIEWS", default=True)
 # What a judge reads is cut to these many characters, with a visible marker.
 JUDGE_DOCUMENT_BUDGET_CHARS = env.int("JUDGE_DOCUMENT_BUDGET_CHARS", default=60_000)
 JUDGE_CODE_BUDGET_CHARS = env.int("JUDGE_CODE_BUDGET_CHARS", default=60_000)
@@ -386,6 +389,12 @@ INTAKE_MAX_NESTED_ARCHIVES = env.int("INTAKE_MAX_NESTED_ARCHIVES", default=0)
 # documents, it is kept as escaped plain text with a note.
 MARKDOWN_RENDER_MAX_BYTES = env.int("MARKDOWN_RENDER_MAX_BYTES", default=2 * 1024 * 1024)
 MARKDOWN_RENDER_TIMEOUT_SECONDS = env.float("MARKDOWN_RENDER_TIMEOUT_SECONDS", default=10.0)
+# A PDF paper's text is extracted once at intake, in a child process under these limits.
+PDF_MAX_BYTES = env.int("PDF_MAX_BYTES", default=50 * 1024 * 1024)
+PDF_MAX_PAGES = env.int("PDF_MAX_PAGES", default=300)
+PDF_TEXT_MAX_CHARS = env.int("PDF_TEXT_MAX_CHARS", default=2_000_000)
+PDF_TEXT_SECONDS = env.float("PDF_TEXT_SECONDS", default=30.0)
+PDF_TEXT_MEMORY_BYTES = env.int("PDF_TEXT_MEMORY_BYTES", default=1024 * 1024 * 1024)
 # Uploads stream to a temporary file (hashed on the way), never into memory.
 FILE_UPLOAD_HANDLERS = ["benchmark.uploads.ArchiveUploadHandler"]
 REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].append(

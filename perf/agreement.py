@@ -62,7 +62,11 @@ def site_rubric():
     from benchmark.models import Stage
     from judging.models import Rubric
 
-    rubric = Rubric.objects.filter(stage=Stage.END2END).order_by("-is_active", "-version").first()
+    rubric = (
+        Rubric.objects.filter(stage=Stage.END2END, kind="score")
+        .order_by("-is_active", "-version")
+        .first()
+    )
     if rubric is None:
         raise SystemExit("no end-to-end rubric: did the migrations run?")
     return rubric

@@ -110,7 +110,7 @@ def stage_rubrics() -> dict[str, tuple[int, list[str]]]:
     from judging.models import Rubric
 
     rubrics: dict[str, tuple[int, list[str]]] = {}
-    for rubric in Rubric.objects.filter(stage__in=STAGES).order_by(
+    for rubric in Rubric.objects.filter(stage__in=STAGES, kind="score").order_by(
         "stage", "-is_active", "-version"
     ):
         rubrics.setdefault(rubric.stage, (rubric.id, [d["key"] for d in rubric.dimensions]))

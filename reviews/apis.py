@@ -21,7 +21,12 @@ from common.http import signed_in_user
 
 from . import selectors, services
 from .blind import submission_blind
-from .forms import score_field_name
+from .forms import (
+    HALLUCINATION_QUESTIONS,
+    hallucination_evidence_field_name,
+    hallucination_field_name,
+    score_field_name,
+)
 from .models import Assignment, ReviewRound, ReviewStatus
 from .roles import is_organiser, is_reviewer
 from .serializers import StageAgreementSerializer
@@ -172,6 +177,11 @@ _REVIEW_INPUT = inline_serializer(
         "strengths": serializers.CharField(),
         "weaknesses": serializers.CharField(),
         "comments": serializers.CharField(required=False, allow_blank=True),
+        "hallucination": serializers.DictField(
+            required=False,
+            help_text='Experiment and end2end rounds: `{type: {"answer": yes | no | '
+            'not_sure, "evidence": text}}` for each of the four hallucination types.',
+        ),
     },
 )
 
@@ -192,6 +202,12 @@ def _form_data(request: Request, rubric_keys: list[str]) -> tuple[dict, list[Err
     data = {score_field_name(key): scores.get(key) for key in rubric_keys}
     for name in ("confidence", "strengths", "weaknesses", "comments"):
         data[name] = body.get(name)
+    checks = body.get("hallucination") or {}
+    for kind in HALLUCINATION_QUESTIONS if isinstance(checks, dict) else ():
+        entry = checks.get(kind)
+        entry = entry if isinstance(entry, dict) else {"answer": entry}
+        data[hallucination_field_name(kind)] = entry.get("answer")
+        data[hallucination_evidence_field_name(kind)] = entry.get("evidence")
     return {k: ("" if v is None else v) for k, v in data.items()}, errors
 
 
@@ -210,6 +226,8 @@ def _api_fields(error: services.ReviewInvalid) -> ValidationFailed:
     items = [
         replace(item, field=f"scores.{item.field.removeprefix('score_')}")
         if item.field and item.field.startswith("score_")
+        else replace(item, field=f"hallucination.{item.field.removeprefix('hallucination_')}")
+        if item.field and item.field.startswith("hallucination_")
         else item
         for item in error.items
     ]

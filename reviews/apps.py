@@ -8,8 +8,10 @@ class ReviewsConfig(AppConfig):
     def ready(self) -> None:
         from benchmark.mlrbench_import import import_part_register
 
+        from .hallucination_import import hallucination_checks_part
         from .mlrbench_import import human_scores_part
         from .receivers import receivers_connect
 
         receivers_connect()
         import_part_register(name="human scores", order=40, run=human_scores_part)
+        import_part_register(name="hallucination check", order=45, run=hallucination_checks_part)

@@ -12,8 +12,9 @@ from django.utils.text import slugify
 from benchmark.forms import choices_limit
 from benchmark.models import Stage, Submission
 from benchmark.submission_selectors import submissions_newest
+from judging.models import HallucinationType
 
-from .models import ReviewRound
+from .models import HallucinationAnswer, ReviewRound
 
 TEXT_LIMIT = 20_000
 CONFIDENCE_MIN, CONFIDENCE_MAX = 1, 5
@@ -28,6 +29,40 @@ CONFIDENCE_LEVELS = {
 
 def score_field_name(dimension_key: str) -> str:
     return f"score_{dimension_key}"
+
+
+# The stages whose review form also asks the four hallucination questions.
+HALLUCINATION_REVIEW_STAGES = (Stage.EXPERIMENT, Stage.END2END)
+HALLUCINATION_QUESTIONS = {
+    HallucinationType.FAKED_EXPERIMENTAL_RESULTS: (
+        "Does it report experimental results that were not actually obtained (numbers, "
+        "tables or figures the code and the logs do not support)?"
+    ),
+    HallucinationType.HALLUCINATED_METHODOLOGY: (
+        "Does it describe a method it did not actually use or implement?"
+    ),
+    HallucinationType.NONEXISTENT_CITATIONS: (
+        "Does it cite papers, datasets or tools that do not exist, or that do not say "
+        "what they are cited for?"
+    ),
+    HallucinationType.MATHEMATICAL_ERRORS: (
+        "Does it contain wrong equations, derivations or proofs?"
+    ),
+}
+
+
+def hallucination_field_name(kind: str) -> str:
+    return f"hallucination_{kind}"
+
+
+def hallucination_evidence_field_name(kind: str) -> str:
+    return f"hallucination_{kind}_evidence"
+
+
+def hallucination_field_names() -> set[str]:
+    return {hallucination_field_name(k) for k in HALLUCINATION_QUESTIONS} | {
+        hallucination_evidence_field_name(k) for k in HALLUCINATION_QUESTIONS
+    }
 
 
 def dimension_levels(dimension: dict) -> list[tuple[str, str]]:
@@ -69,9 +104,12 @@ class ReviewForm(forms.Form):
         max_length=TEXT_LIMIT, required=False, widget=forms.Textarea(attrs={"rows": 4})
     )
 
-    def __init__(self, *args, dimensions: list[dict], **kwargs):
+    def __init__(self, *args, dimensions: list[dict], hallucination: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.dimensions = dimensions
+        self.hallucination = hallucination
+        if hallucination:
+            self._hallucination_fields_add()
         score_fields = {}
         for dimension in dimensions:
             low, high = int(dimension.get("min", 1)), int(dimension.get("max", 10))
@@ -94,6 +132,46 @@ class ReviewForm(forms.Form):
             )
         # Scores first, in the rubric's order, as the reviewer reads them.
         self.fields = {**score_fields, **self.fields}
+
+    def _hallucination_fields_add(self) -> None:
+        labels = dict(HallucinationType.choices)
+        for kind, question in HALLUCINATION_QUESTIONS.items():
+            self.fields[hallucination_field_name(kind)] = forms.ChoiceField(
+                label=f"{labels[kind]}: {question}",
+                choices=HallucinationAnswer.choices,
+                widget=forms.RadioSelect,
+                error_messages={
+                    "required": f"{labels[kind]}: answer yes, no or not sure.",
+                    "invalid_choice": f"{labels[kind]}: answer yes, no or not sure.",
+                },
+            )
+            self.fields[hallucination_evidence_field_name(kind)] = forms.CharField(
+                label="Evidence (a quote, a table, a line of code)",
+                max_length=TEXT_LIMIT,
+                required=False,
+                widget=forms.Textarea(attrs={"rows": 2}),
+            )
+
+    def hallucination_fields(self):
+        """(answer field, evidence field) pairs for the template, in the questions' order."""
+        if not self.hallucination:
+            return []
+        return [
+            (self[hallucination_field_name(k)], self[hallucination_evidence_field_name(k)])
+            for k in HALLUCINATION_QUESTIONS
+        ]
+
+    def cleaned_hallucination(self) -> dict[str, tuple[str, str]]:
+        """`{type: (answer, evidence)}`; empty when the form does not ask."""
+        if not self.hallucination:
+            return {}
+        return {
+            kind: (
+                self.cleaned_data[hallucination_field_name(kind)],
+                self.cleaned_data[hallucination_evidence_field_name(kind)],
+            )
+            for kind in HALLUCINATION_QUESTIONS
+        }
 
     def score_fields(self):
         """(bound field, dimension) pairs for the template."""

@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from benchmark.models import Stage, Submission
+from judging.models import HallucinationType
 
 REVIEWERS_GROUP = "reviewers"
 ORGANISERS_GROUP = "organisers"
@@ -261,3 +262,64 @@ class ReviewRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.review} r{self.number}"
+
+
+class HallucinationAnswer(models.TextChoices):
+    YES = "yes", "Yes"
+    NO = "no", "No"
+    NOT_SURE = "not_sure", "Not sure"
+
+
+class HumanHallucinationCheck(models.Model):
+    """An expert's answer to one hallucination question (one type) about one paper:
+    imported from MLR-Bench's `Hallucination Check.csv`, or asked in a review round
+    beside the scores (then it belongs to that review, and is public only as the
+    review is: submitted, and its round released)."""
+
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="hallucination_checks"
+    )
+    review = models.ForeignKey(
+        HumanReview,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="hallucination_checks",
+    )
+    type = models.CharField(max_length=32, choices=HallucinationType.choices)
+    answer = models.CharField(max_length=16, choices=HallucinationAnswer.choices)
+    evidence = models.TextField(blank=True)
+    imported = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["submission", "type", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["review", "type"],
+                condition=Q(review__isnull=False),
+                name="hallucination_check_unique_per_review_type",
+            ),
+            # The published check has one row per paper.
+            models.UniqueConstraint(
+                fields=["submission", "type"],
+                condition=Q(imported=True),
+                name="hallucination_check_unique_imported",
+            ),
+            models.CheckConstraint(
+                condition=Q(type__in=HallucinationType.values),
+                name="hallucination_check_type_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(answer__in=HallucinationAnswer.values),
+                name="hallucination_check_answer_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(imported=True) | Q(review__isnull=False),
+                name="hallucination_check_has_source",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type}={self.answer} on {self.submission_id}"

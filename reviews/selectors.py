@@ -13,7 +13,7 @@ from django.db.models import Avg, Count, F, Max, Prefetch, Q, QuerySet
 
 from benchmark.models import Stage, Submission
 from common.errors import ValidationFailed
-from judging.models import Judge, Judgment, JudgmentStatus, Rubric
+from judging.models import Judge, Judgment, JudgmentKind, JudgmentStatus, Rubric
 from judging.selectors import stage_scores
 
 from .agreement import DimensionAgreement, DimensionPlot, agreement_compute
@@ -21,6 +21,7 @@ from .agreement_cache import AGREEMENT_GENERATION, ENTRY_TIMEOUT_SECONDS
 from .models import (
     Assignment,
     AssignmentStatus,
+    HumanHallucinationCheck,
     HumanReview,
     HumanReviewScore,
     ReviewRound,
@@ -35,7 +36,11 @@ HUMAN_REVIEW_CSV_DIMENSIONS = ["Novelty", "Clarity", "Soundness", "Significance"
 
 def rubric_for_stage(stage: str) -> Rubric | None:
     """The newest active rubric of the stage: the one reviewers fill in."""
-    return Rubric.objects.filter(stage=stage, is_active=True).order_by("-version").first()
+    return (
+        Rubric.objects.filter(stage=stage, kind=JudgmentKind.SCORE, is_active=True)
+        .order_by("-version")
+        .first()
+    )
 
 
 def reviewer_assignments(*, user: User) -> QuerySet[Assignment]:
@@ -412,3 +417,45 @@ def released_review_export() -> tuple[list[str], list[list[object]]]:
         by_dimension = scores.get(review_id, {})
         rows.append([number, *fields, *(by_dimension.get(d) for d in dimensions)])
     return [*RELEASED_EXPORT_FIELDS, *dimensions], rows
+
+
+def hallucination_answers(
+    *, submission_ids: Iterable[int] | QuerySet[Any]
+) -> dict[int, dict[str, list[str]]]:
+    """The experts' public hallucination answers per submission and type:
+    `{submission_id: {type: [answer, ...]}}`. Public: the imported check, and the
+    checks of submitted reviews whose round an organiser released (as the scores);
+    a draft or an unreleased round's check is never shown."""
+    checks = HumanHallucinationCheck.objects.filter(submission_id__in=submission_ids).filter(
+        Q(imported=True) | released_review_q("review__")
+    )
+    result: dict[int, dict[str, list[str]]] = {}
+    for submission_id, kind, answer in checks.values_list("submission_id", "type", "answer"):
+        result.setdefault(submission_id, {}).setdefault(kind, []).append(answer)
+    return result
+
+
+def hallucination_checks_export() -> tuple[list[str], list[list[object]]]:
+    """The public hallucination checks, one row per paper and type, for the export."""
+    header = ["agent", "task", "stage", "version", "submission", "source", "type", "answer",
+              "evidence"]  # fmt: skip
+    checks = (
+        HumanHallucinationCheck.objects.filter(Q(imported=True) | released_review_q("review__"))
+        .select_related("submission__agent", "submission__task")
+        .order_by("submission_id", "type", "id")
+    )
+    rows: list[list[object]] = [
+        [
+            check.submission.agent.name,
+            check.submission.task.slug,
+            check.submission.stage,
+            check.submission.version,
+            check.submission_id,
+            "import" if check.imported else "review",
+            check.type,
+            check.answer,
+            check.evidence,
+        ]
+        for check in checks
+    ]
+    return header, rows

@@ -21,13 +21,22 @@ from common.errors import ApplicationError, Conflict, ValidationFailed, form_err
 from judging.models import Rubric
 
 from .agreement_cache import AGREEMENT_GENERATION
-from .forms import TEXT_LIMIT, ReviewForm, score_field_name
+from .forms import (
+    HALLUCINATION_REVIEW_STAGES,
+    TEXT_LIMIT,
+    ReviewForm,
+    hallucination_evidence_field_name,
+    hallucination_field_name,
+    hallucination_field_names,
+    score_field_name,
+)
 from .models import (
     DEFAULT_MAX_LOAD,
     ORGANISERS_GROUP,
     REVIEWERS_GROUP,
     Assignment,
     AssignmentStatus,
+    HumanHallucinationCheck,
     HumanReview,
     HumanReviewScore,
     ReviewerProfile,
@@ -424,13 +433,39 @@ def _review_rubric_dimensions(
     return rubric, (rubric.dimensions if rubric else [])
 
 
-def review_form_fields(dimensions: list[dict[str, Any]]) -> set[str]:
-    return {score_field_name(d["key"]) for d in dimensions} | {
+def review_form_fields(dimensions: list[dict[str, Any]], *, stage: str = "") -> set[str]:
+    fields = {score_field_name(d["key"]) for d in dimensions} | {
         "confidence",
         "strengths",
         "weaknesses",
         "comments",
     }
+    if stage in HALLUCINATION_REVIEW_STAGES:
+        fields |= hallucination_field_names()
+    return fields
+
+
+def _hallucination_checks_write(
+    *, review: HumanReview, answers: Mapping[str, tuple[str, str]]
+) -> bool:
+    """The reviewer's answers to the hallucination questions, one row per type, tied
+    to the review (so public exactly when its scores are); True when one changed."""
+    changed = False
+    current = {c.type: (c.answer, c.evidence) for c in review.hallucination_checks.all()}
+    for kind, (answer, evidence) in answers.items():
+        if current.get(kind) == (answer, evidence):
+            continue
+        HumanHallucinationCheck.objects.update_or_create(
+            review=review,
+            type=kind,
+            defaults={
+                "submission_id": review.submission_id,
+                "answer": answer,
+                "evidence": evidence,
+            },
+        )
+        changed = True
+    return changed
 
 
 def _submitted_as_draft(review: HumanReview) -> dict[str, str]:
@@ -441,6 +476,21 @@ def _submitted_as_draft(review: HumanReview) -> dict[str, str]:
     values.update(
         strengths=review.strengths, weaknesses=review.weaknesses, comments=review.comments
     )
+    values.update(review_hallucination_initial(review))
+    return values
+
+
+def _without_blank_evidence(values: Mapping[str, str]) -> dict[str, str]:
+    # An evidence box left empty and one never sent are the same answer.
+    return {k: v for k, v in values.items() if not (k.endswith("_evidence") and v == "")}
+
+
+def review_hallucination_initial(review: HumanReview) -> dict[str, str]:
+    """The form values of the reviewer's own submitted hallucination answers."""
+    values: dict[str, str] = {}
+    for check in review.hallucination_checks.all():
+        values[hallucination_field_name(check.type)] = check.answer
+        values[hallucination_evidence_field_name(check.type)] = check.evidence
     return values
 
 
@@ -455,7 +505,7 @@ def review_draft_save(*, assignment: Assignment, data: Mapping[str, Any]) -> Hum
             submission_id=assignment.submission_id, reviewer_id=assignment.reviewer_id
         ).first()
         rubric, dimensions = _review_rubric_dimensions(review, assignment.review_round.stage)
-        allowed = review_form_fields(dimensions)
+        allowed = review_form_fields(dimensions, stage=assignment.review_round.stage)
         draft = {key: str(data[key])[:TEXT_LIMIT] for key in allowed if data.get(key) is not None}
         if review is None:
             review = HumanReview.objects.create(
@@ -464,7 +514,9 @@ def review_draft_save(*, assignment: Assignment, data: Mapping[str, Any]) -> Hum
                 assignment=assignment,
                 rubric=rubric,
             )
-        if review.status == ReviewStatus.SUBMITTED and draft == _submitted_as_draft(review):
+        if review.status == ReviewStatus.SUBMITTED and _without_blank_evidence(
+            draft
+        ) == _without_blank_evidence(_submitted_as_draft(review)):
             # A late autosave of exactly what was just submitted is not an edit.
             draft = {}
         review.draft = draft
@@ -545,7 +597,11 @@ def review_submit(*, assignment: Assignment, data: Mapping[str, Any]) -> HumanRe
                 "stage yet; an organiser must add one",
                 code="no_rubric",
             )
-        form = ReviewForm(data, dimensions=dimensions)
+        form = ReviewForm(
+            data,
+            dimensions=dimensions,
+            hallucination=assignment.review_round.stage in HALLUCINATION_REVIEW_STAGES,
+        )
         if not form.is_valid():
             raise ReviewInvalid(items=form_error_items(form.errors))
         if review is None:
@@ -565,6 +621,7 @@ def review_submit(*, assignment: Assignment, data: Mapping[str, Any]) -> HumanRe
             weaknesses=form.cleaned_data["weaknesses"],
             comments=form.cleaned_data["comments"],
         )
+        _hallucination_checks_write(review=review, answers=form.cleaned_hallucination())
         review.draft = {}
         review.draft_saved_at = None
         review.save(update_fields=["draft", "draft_saved_at", "updated_at"])

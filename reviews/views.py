@@ -39,7 +39,13 @@ from . import selectors, services
 from .agreement import DimensionAgreement, Interval
 from .blind import artifact_for_blind_path, blind_log_text, identity_words, submission_blind
 from .charts import agreement_charts
-from .forms import AssignmentAddForm, ReviewForm, ReviewRoundForm, score_field_name
+from .forms import (
+    HALLUCINATION_REVIEW_STAGES,
+    AssignmentAddForm,
+    ReviewForm,
+    ReviewRoundForm,
+    score_field_name,
+)
 from .models import REVIEWERS_GROUP, Assignment, ReviewRound, ReviewStatus
 from .roles import is_organiser, is_reviewer
 
@@ -110,6 +116,8 @@ def _form_initial(review, dimensions) -> dict:
         }
         for score in review.scores.all():
             initial[score_field_name(score.dimension)] = score.score
+        # Only the reviewer's own answers: nobody else's check is ever shown here.
+        initial.update(services.review_hallucination_initial(review))
         return initial
     return {}
 
@@ -127,11 +135,12 @@ def paper_view(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
         else selectors.rubric_for_stage(assignment.review_round.stage)
     )
     dimensions = rubric.dimensions if rubric else []
+    hallucination = assignment.review_round.stage in HALLUCINATION_REVIEW_STAGES
     if request.method == "POST":
         try:
             review = services.review_submit(assignment=assignment, data=request.POST)
         except services.ReviewInvalid as exc:
-            form = ReviewForm(request.POST, dimensions=dimensions)
+            form = ReviewForm(request.POST, dimensions=dimensions, hallucination=hallucination)
             form_add_errors(form, exc)
             status = 400
         except services.AssignmentClosed as exc:
@@ -145,7 +154,11 @@ def paper_view(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
             return redirect("reviews:paper", code=code)
         review = selectors.review_of_assignment(assignment)
     if form is None:
-        form = ReviewForm(initial=_form_initial(review, dimensions), dimensions=dimensions)
+        form = ReviewForm(
+            initial=_form_initial(review, dimensions),
+            dimensions=dimensions,
+            hallucination=hallucination,
+        )
     submission = submission_blind(assignment.submission)
     revealed = selectors.identity_visible(assignment=assignment, review=review)
     context = {

@@ -28,6 +28,8 @@ __all__ = [
     "DerivedArtifact",
     "DerivedKind",
     "Conference",
+    "DerivedArtifact",
+    "DerivedKind",
     "ModelFamily",
     "ModelPrice",
     "Stage",

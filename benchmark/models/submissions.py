@@ -216,29 +216,41 @@ class Artifact(models.Model):
 
 
 class DerivedKind(models.TextChoices):
-    """What was derived from an artifact once, at intake, for the pages to serve."""
+    """What was derived once from an artifact at intake (a PDF's text, a markdown
+    document's clean HTML), for pages and judges to read instead of the file."""
 
+    PDF_TEXT = "pdf_text", "Text extracted from a PDF"
     HTML = "html", "Clean HTML of a markdown document"
 
 
 class DerivedArtifact(models.Model):
-    """Something derived once from an untrusted artifact (its clean HTML, a PDF's
-    text), so that no page renders untrusted input per request. Stale when the
-    artifact's digest or the deriver's version changes."""
+    """What the site made from an untrusted artifact at intake, stored once so that
+    no request and no judge run parses or renders the file again: a PDF's text (in
+    `file`), a markdown document's clean HTML (in `content`). Stale when the
+    artifact's digest or the deriver's version changes (`source_sha256`, `version`)."""
 
     artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="derived")
     kind = models.CharField(max_length=16, choices=DerivedKind.choices)
-    source_sha256 = models.CharField(max_length=64)
+    file = models.FileField(max_length=700, blank=True)
+    size = models.PositiveBigIntegerField()
+    # Pages read, and whether the budget cut the text short.
+    pages = models.PositiveIntegerField(default=0)
+    truncated = models.BooleanField(default=False)
+    source_sha256 = models.CharField(max_length=64, blank=True, default="")
     version = models.PositiveIntegerField(default=1)
-    content = models.TextField()
+    content = models.TextField(blank=True, default="")
     # Set when the deriver gave up within its budget (e.g. shown as plain text).
-    note = models.CharField(max_length=300, blank=True)
+    note = models.CharField(max_length=300, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        ordering = ["artifact", "kind"]
         constraints = [
             models.UniqueConstraint(fields=["artifact", "kind"], name="derived_artifact_unique"),
+            models.CheckConstraint(
+                condition=Q(kind__in=DerivedKind.values), name="derived_artifact_kind_valid"
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.artifact} ({self.kind})"
+        return f"{self.kind} of {self.artifact}"

@@ -3,6 +3,7 @@
 import os
 import shutil
 from collections import Counter
+from decimal import Decimal
 from io import StringIO
 from pathlib import Path
 
@@ -36,10 +37,23 @@ def test_the_sample_imports_every_run_and_a_second_import_changes_nothing(
     assert (
         "runs: 18 idea created, 0 idea unchanged, 18 proposal created, 0 proposal unchanged, "
         "2 experiment created, 0 experiment unchanged, 3 paper created, 0 paper unchanged, "
-        "5 end2end created, 0 end2end unchanged, 12 agents created"
+        # Five MLR-Bench end-to-end runs and AI Scientist v2's (its paper a PDF).
+        "6 end2end created, 0 end2end unchanged, 13 agents created"
     ) in output
-    end2end = Submission.objects.filter(stage="end2end", source="import")
+    end2end = Submission.objects.filter(stage="end2end", source="import").exclude(
+        agent__name="ai-scientist-v2"
+    )
     assert sorted(end2end.values_list("agent__name", flat=True)) == END2END_AGENTS
+    scientist = Submission.objects.get(stage="end2end", agent__name="ai-scientist-v2")
+    files = dict(scientist.artifacts.values_list("path", "kind"))
+    assert files["iclr2025_bi_align.pdf"] == ArtifactKind.PAPER
+    assert files["idea.md"] == ArtifactKind.IDEA
+    assert files["results/research_summary.json"] == ArtifactKind.RESULTS
+    assert all(kind == "code" for p, kind in files.items() if p.startswith("experiments/best_"))
+    assert not any(p.startswith("review_") for p in files)  # the reviews are judgments
+    # Its cost: `cost (USD)` of token_tracker.json, summed over its models.
+    assert scientist.llm_cost_usd == Decimal("1.860768")
+    assert scientist.agent.display_name == "AI Scientist v2 (o4-mini)"
     for submission in end2end:
         kinds = Counter(submission.artifacts.values_list("kind", flat=True))
         for kind in ("task", "idea", "proposal", "related_work", "paper", "log", "code"):
@@ -81,7 +95,7 @@ def test_the_sample_imports_every_run_and_a_second_import_changes_nothing(
 
     second = run_import(mlrbench_data)
 
-    assert "0 end2end created, 5 end2end unchanged" in second
+    assert "0 end2end created, 6 end2end unchanged" in second
     assert "done: nothing new" in second
     assert (Submission.objects.count(), Artifact.objects.count(), Agent.objects.count()) == rows
     assert store_files(media_root) == files
@@ -115,7 +129,7 @@ def test_a_bad_file_is_named_and_the_rest_of_the_run_imported(small_clone, media
     assert "end2end_codex/iclr2025_unknown_task: no task 'iclr2025_unknown_task'" in output
     assert (
         "end2end_o4-mini/iclr2025_bi_align: skipped, the end to end stage needs a paper"
-        " (results/paper.md); found 1 idea"
+        " (results/paper.md or results/paper.pdf); found 1 idea"
     ) in output
     assert not Agent.objects.filter(name="o4-mini").exists()
     submission = Submission.objects.get()

@@ -114,6 +114,22 @@ def test_reviewer_drafts_reloads_submits_and_the_dashboard_changes(page, world):
     assert page.locator('input[name="score_Overall"][value="6"]').is_checked()
     assert page.locator('input[name="confidence"][value="4"]').is_checked()
     page.get_by_label("Weaknesses").fill("Only one synthetic environment.")
+    # An end-to-end round asks the four hallucination questions, blind like the rest:
+    # nobody else's answer and no judge's finding is on the page.
+    check = page.get_by_test_id("hallucination-check")
+    assert "Faked Experimental Results" in check.inner_text()
+    assert page.get_by_test_id("hallucination-reviews").count() == 0
+    for kind in (
+        "faked_experimental_results",
+        "hallucinated_methodology",
+        "nonexistent_citations",
+        "mathematical_errors",
+    ):
+        answer = "yes" if kind == "faked_experimental_results" else "no"
+        page.locator(f'input[name="hallucination_{kind}"][value="{answer}"]').check()
+    page.locator('textarea[name="hallucination_faked_experimental_results_evidence"]').fill(
+        "Table 2 has numbers the log never prints."
+    )
     page.keyboard.press("Control+Enter")
     page.get_by_text("Review submitted.").wait_for()
     assert page.get_by_test_id("assignment-status").inner_text() == "Submitted"

@@ -18,7 +18,21 @@ def _judging_settings(settings, tmp_path, monkeypatch):
     settings.JUDGE_RETRY_BASE_SECONDS = 0.01
     settings.JUDGE_RETRY_MAX_SECONDS = 0.05
     settings.JUDGE_MAX_REASKS = 2
+    # Most tests here are about scoring and script one answer per judge; those about
+    # the hallucination pass turn it on (`hallucination_rubrics`).
+    settings.JUDGE_HALLUCINATION_REVIEWS = False
     monkeypatch.setenv("TEST_JUDGE_KEY", TEST_KEY)
+
+
+@pytest.fixture
+def hallucination_rubrics(db, settings) -> dict:
+    """The hallucination pass on, with the site's rubric of each stage that has one."""
+    from judging.models import JudgmentKind, Rubric
+
+    settings.JUDGE_HALLUCINATION_REVIEWS = True
+    ensure_default_rubrics()
+    Rubric.objects.filter(kind=JudgmentKind.HALLUCINATION).update(is_active=True)
+    return {r.stage: r for r in Rubric.objects.filter(kind=JudgmentKind.HALLUCINATION, version=1)}
 
 
 @pytest.fixture
@@ -32,6 +46,7 @@ def worker_env(settings) -> dict[str, str]:
         "JUDGE_RETRY_MAX_SECONDS": str(settings.JUDGE_RETRY_MAX_SECONDS),
         "SECRET_KEY": "test-only-secret-key",
         "DEBUG": "0",
+        "JUDGE_HALLUCINATION_REVIEWS": str(settings.JUDGE_HALLUCINATION_REVIEWS),
     }
 
 
@@ -40,7 +55,7 @@ def rubrics(db) -> dict:
     ensure_default_rubrics()
     from judging.models import Rubric
 
-    return {rubric.stage: rubric for rubric in Rubric.objects.filter(version=1)}
+    return {rubric.stage: rubric for rubric in Rubric.objects.filter(version=1, kind="score")}
 
 
 @pytest.fixture

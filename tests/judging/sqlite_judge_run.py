@@ -48,7 +48,8 @@ def main(api_base: str) -> None:
         run=run, produced=[Number(value=0.91, text="0.91", where="log", decimals=2, percent=False)]
     )
 
-    judgments_queue(submissions=[submission], judges=judges)  # eager: runs them now
+    # Scores only: this run is about judging on SQLite, one answer per judge.
+    judgments_queue(submissions=[submission], judges=judges, kinds=["score"])  # eager: runs now
 
     judgments = Judgment.objects.filter(submission=submission).order_by("judge__name")
     print(

@@ -145,7 +145,7 @@ def test_import_rubric_loads_the_official_prompt_as_a_new_version(mlrbench_data,
     assert "already loaded as experiment rubric v2" in run(
         "import_rubric", str(file), "--stage", "experiment"
     )
-    assert Rubric.objects.filter(stage="experiment").count() == 2
+    assert Rubric.objects.filter(stage="experiment", kind="score").count() == 2
 
 
 def test_import_rubric_refuses_a_missing_file_and_an_unknown_stage(tmp_path):

@@ -55,7 +55,7 @@ def submission_for(agent: str, task: str, stage: str, **kwargs):
 
 
 def all_published_runs():
-    for agent in ("claude", "codex", "gemini", "gemini-cli", "o4-mini"):
+    for agent in ("claude", "codex", "gemini", "gemini-cli", "o4-mini", "ai-scientist-v2"):
         submission_for(agent, TASK, Stage.END2END)
     for agent in ("claude", "codex"):
         submission_for(agent, TASK, Stage.EXPERIMENT)
@@ -117,10 +117,11 @@ def test_every_published_review_is_imported_once(mlrbench_data, tasks):
     first = reviews_part(mlrbench_data, ImportOptions())
 
     assert first.problems == []
-    assert first.counts["judgments created"] == 94
+    # 94 in agent_reviews/, and AI Scientist v2's two score and two hallucination reviews.
+    assert first.counts["judgments created"] == 98
     assert first.counts["judges created"] == 2
-    assert Judgment.objects.filter(status=JudgmentStatus.DONE, imported=True).count() == 94
-    # One judge for the two folder names of Gemini; imported judges are never queued.
+    assert Judgment.objects.filter(status=JudgmentStatus.DONE, imported=True).count() == 98
+    # One judge for the three names of Gemini; imported judges are never queued.
     assert sorted(Judge.objects.values_list("name", "is_active")) == [
         ("claude-3-7-sonnet-20250219", False),
         ("gemini-2.5-pro-preview", False),
@@ -153,8 +154,8 @@ def test_every_published_review_is_imported_once(mlrbench_data, tasks):
 
     second = reviews_part(mlrbench_data, ImportOptions())
 
-    assert second.counts == {"unchanged": 94}
-    assert Judgment.objects.count() == 94
+    assert second.counts == {"unchanged": 98}
+    assert Judgment.objects.count() == 98
 
 
 def test_unknown_files_bad_reviews_and_missing_runs_are_problems(mlrbench_data, tmp_path):
@@ -186,3 +187,47 @@ def test_unknown_files_bad_reviews_and_missing_runs_are_problems(mlrbench_data, 
     # The newest version of the run is the one the review belongs to.
     assert Judgment.objects.get().submission == newer
     assert not older.judgments.exists()
+
+
+def test_ai_scientist_reviews_are_score_and_typed_hallucination_judgments(mlrbench_data, tasks):
+    paper = submission_for("ai-scientist-v2", TASK, Stage.END2END)
+
+    report = reviews_part(mlrbench_data, ImportOptions())
+
+    assert report.counts["judgments created"] == 4
+    folder = mlrbench_data / f"ai_scientist_v2_papers/o4-mini/{TASK}"
+    scores = Judgment.objects.filter(submission=paper, kind="score")
+    assert {j.judge.name for j in scores} == set(JUDGES)
+    gemini = scores.get(judge__name="gemini-2.5-pro-preview")
+    published_review = json.loads((folder / "review_gemini-2.5-pro-preview-05-06.json").read_text())
+    assert gemini.scores.get(dimension="Overall").score == published_review["Overall"]["score"]
+    reviews = Judgment.objects.filter(submission=paper, kind="hallucination")
+    assert {j.judge.name for j in reviews} == set(JUDGES)
+    for review in reviews:
+        published_file = folder / f"review_hallucination_{review.judge.name}.json"
+        data = json.loads(published_file.read_text())
+        assert review.has_hallucination is True and review.confidence == data["confidence"]
+        assert review.overall_assessment == data["overall_assessment"]
+        assert review.rubric.kind == "hallucination" and not review.rubric.is_active
+        assert "HALLUCINATION_RUBRIC" in review.rubric.source
+        assert [(f.type, f.evidence) for f in review.findings.all()] == [
+            (item["type"].lower().replace(" ", "_"), item["evidence"])
+            for item in data["hallucinations"]
+        ]
+        assert not review.scores.exists()
+    # The stage score is the score reviews' alone.
+    assert stage_scores(submission_ids=[paper.pk])[paper.pk]["Overall"] == Decimal(
+        sum(j.scores.get(dimension="Overall").score for j in scores) / 2
+    )
+
+
+def test_an_experiment_reviews_verdict_is_a_finding_without_a_type(mlrbench_data, tasks):
+    claude = submission_for("claude", TASK, Stage.EXPERIMENT)
+
+    reviews_part(mlrbench_data, ImportOptions())
+
+    flagged = Judgment.objects.get(submission=claude, judge__name="gemini-2.5-pro-preview")
+    (finding,) = flagged.findings.all()
+    assert finding.type == "" and "synthetic" in finding.description
+    clean = Judgment.objects.get(submission=claude, judge__name="claude-3-7-sonnet-20250219")
+    assert clean.has_hallucination is False and not clean.findings.exists()

@@ -232,7 +232,7 @@ def test_a_run_given_up_for_dead_cannot_write_over_the_run_that_replaced_it(fake
     judgment = Judgment.objects.create(
         submission=submission,
         judge=judge_for("judge-a"),
-        rubric=Rubric.objects.get(stage="end2end", version=1),
+        rubric=Rubric.objects.get(stage="end2end", kind="score", version=1),
     )
     fake_llm.script(
         answer(review_answer("end2end", overall=2), delay=2.0),  # the first run hangs

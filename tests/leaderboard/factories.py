@@ -57,6 +57,7 @@ def rubric_for(stage: str) -> Rubric:
     dimensions = STAGE_DIMENSIONS.get(stage, END2END_DIMENSIONS)
     rubric, _ = Rubric.objects.get_or_create(
         stage=stage,
+        kind="score",
         version=1,
         defaults={
             "dimensions": [

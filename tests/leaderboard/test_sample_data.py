@@ -42,6 +42,16 @@ def published_means(data: Path, condition: str) -> dict[str, dict[str, float]]:
                 by_agent.setdefault(agent, {}).setdefault(dimension, []).append(
                     float(review[dimension]["score"])
                 )
+    if not suffix:
+        # AI Scientist v2's papers carry their two end-to-end reviews beside them.
+        for path in sorted(data.glob(f"ai_scientist_v2_papers/*/{TASK}/review_*.json")):
+            if path.name.startswith("review_hallucination_"):
+                continue
+            review = json.loads(path.read_text(encoding="utf-8"))
+            for dimension in DIMENSIONS:
+                by_agent.setdefault("ai-scientist-v2", {}).setdefault(dimension, []).append(
+                    float(review[dimension]["score"])
+                )
     return {
         agent: {d: sum(v) / len(v) for d, v in dims.items()}
         for agent, dims in by_agent.items()

@@ -187,7 +187,7 @@ def test_conference_year_and_topic_filters_choose_the_tasks(judges):
     assert overall(conference="neurips") == []
 
 
-def test_fabrication_rate_counts_tasks_a_majority_of_judges_flagged(judges):
+def test_fabrication_rate_counts_tasks_flagged_under_the_rule_any_by_default(judges):
     claude, gemini = judges
     third = JudgeFactory(name="third-judge")
     agent = AgentFactory(name="alpha")
@@ -201,8 +201,16 @@ def test_fabrication_rate_counts_tasks_a_majority_of_judges_flagged(judges):
     experiment = leaderboard_compute(LeaderboardQuery(stage=Stage.EXPERIMENT))
     one_judge = leaderboard_compute(LeaderboardQuery(stage=Stage.EXPERIMENT, judge="claude-judge"))
 
+    def rate(rule: str) -> float:
+        query = LeaderboardQuery(stage=Stage.EXPERIMENT, fabrication_rule=rule)
+        return row_of(leaderboard_compute(query), "alpha").fabrication_rate
+
     assert experiment.has_fabrication
-    assert row_of(experiment, "alpha").fabrication_rate == pytest.approx(1 / 3)
+    # Any judge's flag counts, as the MLR-Bench paper counts.
+    assert row_of(experiment, "alpha").fabrication_rate == pytest.approx(2 / 3)
+    assert row_of(experiment, "alpha").fabrication_rule == "any"
+    assert rate("majority") == pytest.approx(1 / 3)
+    assert rate("all") == 0.0
     assert row_of(one_judge, "alpha").fabrication_rate == pytest.approx(2 / 3)
 
 

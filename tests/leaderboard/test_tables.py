@@ -84,6 +84,8 @@ def test_the_csv_columns_are_the_serializer_fields_in_order(client, board):
         "overall_ci_high",
         *(f"{d}_{end}" for d in DIMENSIONS for end in ("ci_low", "ci_high")),
         "fabrication_rate",
+        "fabrication_rule",
+        "human_fabrication_rate",
         "cost_usd_per_task",
         "cost_unpriced_steps",
         "pareto_optimal",

@@ -45,6 +45,19 @@ def review_data(scores: dict[str, int] | None = None, **overrides) -> dict:
     data = {f"score_{k}": str(v) for k, v in scores.items()}
     data.update(confidence="4", strengths="Clear writing.", weaknesses="Weak baselines.")
     data.update(comments="")
+    # Experiment and end-to-end rounds ask the four hallucination questions too
+    # (ignored by the other stages' form).
+    data.update(
+        {
+            f"hallucination_{kind}": "no"
+            for kind in (
+                "faked_experimental_results",
+                "hallucinated_methodology",
+                "nonexistent_citations",
+                "mathematical_errors",
+            )
+        }
+    )
     data.update(overrides)
     return data
 

@@ -196,6 +196,7 @@ def test_nothing_an_unsubmitted_reviewer_receives_names_the_agent(client, scenar
         "/admin/login/",
         # the site navigation: public lists, the reviewer's own account, signing out
         "/leaderboard/",
+        "/fabrication/",  # per agent; a paper still to review shows no evidence there
         "/judges/",
         "/releases/",
         "/submissions/",

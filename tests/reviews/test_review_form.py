@@ -33,6 +33,13 @@ from tests.errors import error_messages
 from .factories import SubmissionFactory
 from .scenario import review_data
 
+HALLUCINATION_TYPES = (
+    "faked_experimental_results",
+    "hallucinated_methodology",
+    "nonexistent_citations",
+    "mathematical_errors",
+)
+
 pytestmark = pytest.mark.django_db
 
 
@@ -105,6 +112,8 @@ def test_submit_then_edit_until_closed_with_history(client, assignment):
     client.force_login(assignment.reviewer)
     scores = {"Clarity": 6, "Novelty": 7, "Soundness": 4, "Significance": 5, "Overall": 5}
     body = {"scores": scores, "confidence": 4, "strengths": "S", "weaknesses": "W"}
+    # An end-to-end round asks the four hallucination questions too.
+    body["hallucination"] = {kind: {"answer": "no"} for kind in HALLUCINATION_TYPES}
     url = f"/api/reviews/assignments/{assignment.code}/review/"
     first = client.post(url, data=json.dumps(body), content_type="application/json")
     assert first.status_code == 201

@@ -76,8 +76,11 @@ def test_staff_get_judge_now_once_a_judge_is_active_and_it_queues_the_judges(cli
         {"next": submission.get_absolute_url()},
         follow=True,
     )
-    assert "1 judgment queued." in response.content.decode()
-    assert Judgment.objects.filter(submission=submission, judge=judge).count() == 1
+    # The judge scores the paper and also reviews it for hallucinations.
+    assert "2 judgments queued." in response.content.decode()
+    assert sorted(
+        Judgment.objects.filter(submission=submission, judge=judge).values_list("kind", flat=True)
+    ) == ["hallucination", "score"]
     # Asked once: no button any more.
     assert (
         'data-testid="judge-now"' not in client.get(submission.get_absolute_url()).content.decode()

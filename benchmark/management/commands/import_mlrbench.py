@@ -22,8 +22,18 @@ class Command(BaseCommand):
             action="store_true",
             help="human scores: keep the first of two rows by the same reviewer for one paper",
         )
+        parser.add_argument(
+            "--hallucination-agent",
+            action="append",
+            default=[],
+            metavar="SYSTEM=AGENT",
+            help="hallucination check: the agent a value of the `LLM` column names (repeatable; "
+            "defaults: 'AI Scientist V2=ai-scientist-v2', 'MLR Agent=claude')",
+        )
 
-    def handle(self, *args, path: Path, skip_duplicates: bool, **options):
+    def handle(
+        self, *args, path: Path, skip_duplicates: bool, hallucination_agent: list[str], **options
+    ):
         if not (path / "tasks").is_dir():
             raise CommandError(f"{path} is not a clone of the MLR-Bench repository (no tasks/).")
         verbosity = options["verbosity"]
@@ -43,7 +53,15 @@ class Command(BaseCommand):
                 last_line_at = time.monotonic()
                 self.stderr.write(message)
 
-        import_options = ImportOptions(skip_duplicates=skip_duplicates, progress=progress)
+        mapping = {}
+        for item in hallucination_agent:
+            system, sep, agent = item.partition("=")
+            if not sep or not system.strip() or not agent.strip():
+                raise CommandError(f"--hallucination-agent {item!r}: write SYSTEM=AGENT")
+            mapping[system.strip()] = agent.strip()
+        import_options = ImportOptions(
+            skip_duplicates=skip_duplicates, progress=progress, hallucination_agents=mapping
+        )
         changed = 0
         problems = 0
         for part in import_parts():

@@ -9,6 +9,7 @@ from judging.models import (
     Judge,
     JudgingCondition,
     Judgment,
+    JudgmentKind,
     JudgmentStatus,
     SubmissionJudgingState,
 )
@@ -33,6 +34,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--condition", choices=JudgingCondition.values, default=JudgingCondition.WITH_CODE
         )
+        parser.add_argument(
+            "--kind",
+            choices=JudgmentKind.values,
+            action="append",
+            help="only this kind of judgment (scores, or the hallucination review); default: both",
+        )
         parser.add_argument("--force", action="store_true", help="judge again what is done already")
         parser.add_argument("--wait", action="store_true", help="show progress until finished")
         parser.add_argument(
@@ -53,6 +60,7 @@ class Command(BaseCommand):
             condition=options["condition"],
             force=options["force"],
             resend_queued=options["pending"],
+            kinds=options["kind"],
         )
         for reason in report.skipped:
             self.stderr.write(self.style.WARNING(f"skipped: {reason}"))

@@ -1,0 +1,136 @@
+"""PDF papers: their text is extracted once, at intake or import, under a time,
+size and memory budget, and stored as a derived artifact (`DerivedArtifact`,
+kind `pdf_text`) beside the submission's files. Pages, search and judges read
+what was stored; nothing parses an untrusted PDF per request.
+
+The extraction runs in a child process (`benchmark.pdf_worker`, pypdf) with a
+wall-clock timeout and an address-space limit, so that a PDF built to make a
+parser loop or balloon costs the intake a refusal, not a worker.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from .models import Artifact, DerivedArtifact, DerivedKind
+
+DERIVED_FOLDER = "derived"
+PDF_MAGIC = b"%PDF-"
+
+
+class PdfRefused(Exception):
+    """The PDF cannot be taken; the message says why, in the uploader's terms."""
+
+
+@dataclass(frozen=True)
+class PdfText:
+    text: str
+    pages: int
+    truncated: bool
+
+
+def pdf_text_extract(path: Path, *, name: str) -> PdfText:
+    """The text of the PDF at `path`, or PdfRefused naming `name` and the reason."""
+    size = path.stat().st_size
+    if size > settings.PDF_MAX_BYTES:
+        raise PdfRefused(
+            f"{name}: the PDF is {size} bytes; at most {settings.PDF_MAX_BYTES} are accepted"
+        )
+    with path.open("rb") as handle:
+        head = handle.read(1024)
+    if PDF_MAGIC not in head:
+        raise PdfRefused(f"{name}: not a PDF file (it does not start with %PDF-)")
+    command = [
+        sys.executable,
+        "-m",
+        "benchmark.pdf_worker",
+        str(path),
+        str(settings.PDF_MAX_PAGES),
+        str(settings.PDF_TEXT_MAX_CHARS),
+        str(settings.PDF_TEXT_MEMORY_BYTES),
+    ]
+    try:
+        done = subprocess.run(  # noqa: S603 - our own module, arguments we built
+            command,
+            capture_output=True,
+            timeout=settings.PDF_TEXT_SECONDS,
+            cwd=Path(__file__).resolve().parent.parent,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise PdfRefused(
+            f"{name}: reading the PDF's text took longer than {settings.PDF_TEXT_SECONDS:g} s"
+        ) from None
+    try:
+        result = json.loads(done.stdout or b"{}")
+    except json.JSONDecodeError:
+        result = {}
+    if not isinstance(result, dict) or ("text" not in result and "error" not in result):
+        raise PdfRefused(f"{name}: the PDF could not be read (the reader stopped)")
+    if "error" in result:
+        raise PdfRefused(f"{name}: {result['error']}")
+    text = str(result["text"])
+    if not text.strip():
+        raise PdfRefused(f"{name}: the PDF has no text to read (a scanned paper?)")
+    return PdfText(text=text, pages=int(result["pages"]), truncated=bool(result["truncated"]))
+
+
+def derived_path(submission_id: int, path: str) -> str:
+    """Where a derived text is stored, relative to MEDIA_ROOT: outside the run's own
+    folder, so it is never mistaken for one of the agent's files."""
+    return f"{DERIVED_FOLDER}/{submission_id}/{path}.txt"
+
+
+def derived_text_write(*, artifact: Artifact, extracted: PdfText) -> DerivedArtifact:
+    relative = derived_path(artifact.submission_id, artifact.path)
+    target = Path(settings.MEDIA_ROOT) / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = extracted.text.encode("utf-8")
+    target.write_bytes(data)
+    derived, _created = DerivedArtifact.objects.update_or_create(
+        artifact=artifact,
+        kind=DerivedKind.PDF_TEXT,
+        defaults={
+            "file": relative,
+            "size": len(data),
+            "pages": extracted.pages,
+            "truncated": extracted.truncated,
+        },
+    )
+    return derived
+
+
+def derived_folder_remove(submission_id: int) -> None:
+    import shutil
+
+    shutil.rmtree(
+        Path(settings.MEDIA_ROOT) / DERIVED_FOLDER / str(submission_id), ignore_errors=True
+    )
+
+
+def pdf_text_of(artifact: Artifact, *, limit: int | None = None) -> str | None:
+    """The stored text of a PDF artifact (at most `limit` characters), None without one."""
+    derived = (
+        DerivedArtifact.objects.filter(artifact=artifact, kind=DerivedKind.PDF_TEXT)
+        .only("file")
+        .first()
+    )
+    if derived is None or not derived.file.name:
+        return None
+    try:
+        with (Path(settings.MEDIA_ROOT) / derived.file.name).open(
+            encoding="utf-8", errors="replace"
+        ) as handle:
+            return handle.read(limit) if limit is not None else handle.read()
+    except OSError:
+        return None
+
+
+def is_pdf_path(path: str) -> bool:
+    return path.lower().endswith(".pdf")

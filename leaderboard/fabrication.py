@@ -1,0 +1,443 @@
+"""Fabrication, made visible: for a stage, per agent and per source (the judges
+combined under a rule, each judge, the experts' hallucination check, the site's
+reproduction check), the share of tasks flagged for each hallucination type and
+for any type; and how well the judges catch what the experts and the
+reproduction check found ("do the judges catch it?").
+
+Definitions (the README repeats them):
+
+- The tasks are the leaderboard's: for each agent and task, the newest fully
+  judged version of its submission of the stage.
+- A judge flags a task for *any* type when one of its verdicts says so (a
+  score review's yes/no, or a hallucination review); for a *type*, when its
+  hallucination review lists a finding of that type. A judge without a
+  hallucination review of a task gives no verdict on its types.
+- Combined, under a rule, over the judges that gave a verdict: `any` (one
+  flag is enough, the default and how the MLR-Bench paper counts), `majority`
+  (more than half), `all`. Or one named judge (`judge=NAME`).
+- Experts: `Yes` flags a task for the type, `No` does not, `Not Sure` counts in
+  neither the numerator nor the denominator of that type (its count is shown);
+  with several experts, one `Yes` flags. Any type: flagged when one type is.
+- Reproduction: a latest check `not_reproduced` flags faked experimental
+  results (and so any type), `reproduced` does not; `could_not_run` says
+  nothing.
+- Shares carry 95% Wilson intervals.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import QuerySet
+
+from benchmark.models import Agent, Stage, Submission
+from common.errors import ValidationFailed
+from common.proportions import BinaryAgreement, binary_agreement, wilson_interval
+from experiments.models import ReproductionVerdict
+from experiments.selectors import reproduction_verdicts
+from judging.models import HallucinationType
+from judging.selectors import JudgeFinding, JudgeVerdict, hallucination_verdicts
+from reviews.models import HallucinationAnswer
+from reviews.selectors import hallucination_answers
+
+from .selectors import counted_submissions, stage_submissions
+
+FABRICATION_STAGES: tuple[str, ...] = (Stage.EXPERIMENT, Stage.PAPER, Stage.END2END)
+RULES: tuple[str, ...] = ("any", "majority", "all")
+DEFAULT_RULE = "any"
+TYPES: tuple[str, ...] = tuple(HallucinationType.values)
+ANY = "any"
+SOURCE_JUDGES = "judges"
+SOURCE_HUMAN = "human"
+SOURCE_REPRODUCTION = "reproduction"
+JUDGE_PREFIX = "judge:"
+
+
+class FabricationQueryInvalid(ValidationFailed):
+    pass
+
+
+@dataclass(frozen=True)
+class FabricationQuery:
+    stage: str = Stage.END2END
+    rule: str = DEFAULT_RULE
+    judge: str = ""
+
+    def check(self) -> None:
+        if self.stage not in FABRICATION_STAGES:
+            raise FabricationQueryInvalid(
+                f"stage must be one of {', '.join(FABRICATION_STAGES)}",
+                field="stage",
+                code="invalid_choice",
+            )
+        if self.rule not in RULES:
+            raise FabricationQueryInvalid(
+                f"rule must be one of {', '.join(RULES)}", field="rule", code="invalid_choice"
+            )
+
+
+# A task's flag for one type (or any): True, False, or None (no verdict).
+Flag = bool | None
+
+
+@dataclass(frozen=True)
+class TypeShare:
+    n: int
+    flagged: int
+    not_sure: int
+    rate: float | None
+    ci: tuple[float, float] | None
+
+
+def _share(flags: Iterable[Flag], not_sure: int = 0) -> TypeShare:
+    known = [flag for flag in flags if flag is not None]
+    flagged = sum(1 for flag in known if flag)
+    n = len(known)
+    return TypeShare(n, flagged, not_sure, flagged / n if n else None, wilson_interval(flagged, n))
+
+
+@dataclass(frozen=True)
+class FlaggedTask:
+    task: str
+    submission_id: int
+    url: str
+    types: tuple[str, ...]
+    findings: tuple[tuple[str, JudgeFinding], ...]  # (judge, finding)
+
+
+@dataclass
+class FabricationRow:
+    agent: str
+    display_name: str
+    source: str
+    n_tasks: int
+    flagged: int
+    rate: float | None
+    ci: tuple[float, float] | None
+    by_type: dict[str, TypeShare]
+    flagged_tasks: list[FlaggedTask] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DetectionRow:
+    """A detector (a judge, or the judges under a rule) against a reference (the
+    experts or the reproduction check) on one type, or on any type."""
+
+    detector: str
+    rule: str | None
+    reference: str
+    type: str
+    agreement: BinaryAgreement
+
+
+@dataclass
+class FabricationReport:
+    query: FabricationQuery
+    types: tuple[str, ...]
+    judges: list[str]
+    rows: list[FabricationRow]
+    detection: list[DetectionRow]
+
+
+# --- the flags of one task ------------------------------------------------------------
+
+
+def rule_combine(flags: list[bool], rule: str) -> Flag:
+    """The judges' flags on a task combined under a rule; None without any verdict."""
+    if not flags:
+        return None
+    k = sum(flags)
+    if rule == "any":
+        return k >= 1
+    if rule == "majority":
+        return 2 * k > len(flags)
+    if rule == "all":
+        return k == len(flags)
+    raise ValueError(f"unknown rule {rule!r}")
+
+
+def judge_flags(verdict: JudgeVerdict) -> dict[str, Flag]:
+    """One judge's flags on one task: any type, and each type where it wrote a review."""
+    flags: dict[str, Flag] = {ANY: verdict.any}
+    for kind in TYPES:
+        flags[kind] = (kind in verdict.types) if verdict.typed else None
+    return flags
+
+
+def judges_flags(verdicts: Iterable[JudgeVerdict], rule: str) -> dict[str, Flag]:
+    per_judge = [judge_flags(verdict) for verdict in verdicts]
+    return {
+        key: rule_combine([f for flags in per_judge if (f := flags[key]) is not None], rule)
+        for key in (ANY, *TYPES)
+    }
+
+
+def human_flags(answers: dict[str, list[str]]) -> tuple[dict[str, Flag], dict[str, int]]:
+    """The experts' flags on one task, and the `Not Sure` count per type (a type
+    answered only `Not Sure` has no flag)."""
+    flags: dict[str, Flag] = {}
+    not_sure: dict[str, int] = {}
+    for kind in TYPES:
+        given = answers.get(kind, [])
+        definite = [a for a in given if a != HallucinationAnswer.NOT_SURE]
+        not_sure[kind] = len(given) - len(definite)
+        flags[kind] = (HallucinationAnswer.YES in definite) if definite else None
+    typed = [f for kind in TYPES if (f := flags[kind]) is not None]
+    flags[ANY] = any(typed) if typed else None
+    return flags, not_sure
+
+
+def reproduction_flags(verdict: str | None) -> dict[str, Flag]:
+    flag: Flag = None
+    if verdict == ReproductionVerdict.NOT_REPRODUCED:
+        flag = True
+    elif verdict == ReproductionVerdict.REPRODUCED:
+        flag = False
+    flags: dict[str, Flag] = dict.fromkeys(TYPES)
+    flags[HallucinationType.FAKED_EXPERIMENTAL_RESULTS] = flag
+    flags[ANY] = flag
+    return flags
+
+
+# --- the report ---------------------------------------------------------------------
+
+
+@dataclass
+class _Task:
+    agent_id: int
+    task_slug: str
+    submission_id: int
+    judges: dict[str, JudgeVerdict]
+    human: dict[str, list[str]]
+    reproduction: str | None
+
+
+def _tasks(query: FabricationQuery, only: Iterable[int] | None = None) -> list[_Task]:
+    candidates: QuerySet[Submission] = stage_submissions(stage=query.stage)
+    counted = counted_submissions(candidates)
+    if only is not None:
+        keep = set(only)
+        counted = {sid: fact for sid, fact in counted.items() if sid in keep}
+    ids = list(counted)
+    verdicts = hallucination_verdicts(submission_ids=ids)
+    answers = hallucination_answers(submission_ids=ids)
+    checks = reproduction_verdicts(submission_ids=ids)
+    slugs = dict(Submission.objects.filter(pk__in=ids).values_list("pk", "task__slug"))
+    return [
+        _Task(
+            agent_id=fact.agent_id,
+            task_slug=slugs[sid],
+            submission_id=sid,
+            judges=verdicts.get(sid, {}),
+            human=answers.get(sid, {}),
+            reproduction=checks[sid].verdict if sid in checks else None,
+        )
+        for sid, fact in sorted(counted.items(), key=lambda item: slugs[item[0]])
+    ]
+
+
+def _row(
+    agent: Agent, source: str, per_task: list[dict[str, Flag]], not_sure: dict[str, int]
+) -> FabricationRow:
+    overall = _share(flags[ANY] for flags in per_task)
+    return FabricationRow(
+        agent=agent.name,
+        display_name=agent.display_name,
+        source=source,
+        n_tasks=overall.n,
+        flagged=overall.flagged,
+        rate=overall.rate,
+        ci=overall.ci,
+        by_type={
+            kind: _share((flags[kind] for flags in per_task), not_sure.get(kind, 0))
+            for kind in TYPES
+        },
+    )
+
+
+def _flagged_tasks(tasks: list[_Task], query: FabricationQuery) -> list[FlaggedTask]:
+    flagged = []
+    for task in tasks:
+        verdicts = _chosen(task.judges, query)
+        flags = judges_flags(verdicts, query.rule)
+        if not flags[ANY]:
+            continue
+        flagged.append(
+            FlaggedTask(
+                task=task.task_slug,
+                submission_id=task.submission_id,
+                url=Submission(pk=task.submission_id).get_absolute_url(),
+                types=tuple(kind for kind in TYPES if flags[kind]),
+                findings=tuple(
+                    (verdict.judge, finding) for verdict in verdicts for finding in verdict.findings
+                ),
+            )
+        )
+    return flagged
+
+
+def _chosen(verdicts: dict[str, JudgeVerdict], query: FabricationQuery) -> list[JudgeVerdict]:
+    if query.judge:
+        return [verdicts[query.judge]] if query.judge in verdicts else []
+    return list(verdicts.values())
+
+
+def _agent_rows(
+    agent: Agent, tasks: list[_Task], query: FabricationQuery, judges: list[str]
+) -> list[FabricationRow]:
+    combined = _row(
+        agent,
+        SOURCE_JUDGES,
+        [judges_flags(_chosen(t.judges, query), query.rule) for t in tasks],
+        {},
+    )
+    combined.flagged_tasks = _flagged_tasks(tasks, query)
+    rows = [combined]
+    for name in judges:
+        mine = [judge_flags(t.judges[name]) for t in tasks if name in t.judges]
+        if mine:
+            rows.append(_row(agent, f"{JUDGE_PREFIX}{name}", mine, {}))
+    human = [human_flags(t.human) for t in tasks if t.human]
+    if human:
+        not_sure: dict[str, int] = defaultdict(int)
+        for _flags, counts in human:
+            for kind, n in counts.items():
+                not_sure[kind] += n
+        rows.append(_row(agent, SOURCE_HUMAN, [flags for flags, _ in human], not_sure))
+    reproduction = [reproduction_flags(t.reproduction) for t in tasks if t.reproduction]
+    if reproduction:
+        rows.append(_row(agent, SOURCE_REPRODUCTION, reproduction, {}))
+    return rows
+
+
+def _detection(tasks: list[_Task], judges: list[str]) -> list[DetectionRow]:
+    """Each judge, and the judges under each rule, against the experts (every type and
+    any) and against the reproduction check (faked results and any)."""
+    detectors: list[tuple[str, str | None, Any]] = [
+        (f"{JUDGE_PREFIX}{name}", None, lambda t, name=name: _one_judge(t, name)) for name in judges
+    ] + [
+        (SOURCE_JUDGES, rule, lambda t, rule=rule: judges_flags(t.judges.values(), rule))
+        for rule in RULES
+    ]
+    references: list[tuple[str, Any, tuple[str, ...]]] = [
+        (SOURCE_HUMAN, lambda t: human_flags(t.human)[0] if t.human else None, (*TYPES, ANY)),
+        (
+            SOURCE_REPRODUCTION,
+            lambda t: reproduction_flags(t.reproduction) if t.reproduction else None,
+            (HallucinationType.FAKED_EXPERIMENTAL_RESULTS, ANY),
+        ),
+    ]
+    rows = []
+    for reference, reference_flags, kinds in references:
+        truth = [(t, flags) for t in tasks if (flags := reference_flags(t)) is not None]
+        for detector, rule, detector_flags in detectors:
+            called = [(detector_flags(t), flags) for t, flags in truth]
+            for kind in kinds:
+                pairs = [
+                    (bool(mine[kind]), bool(theirs[kind]))
+                    for mine, theirs in called
+                    if mine is not None and mine[kind] is not None and theirs[kind] is not None
+                ]
+                rows.append(DetectionRow(detector, rule, reference, kind, binary_agreement(pairs)))
+    return rows
+
+
+def _one_judge(task: _Task, name: str) -> dict[str, Flag] | None:
+    verdict = task.judges.get(name)
+    return judge_flags(verdict) if verdict is not None else None
+
+
+def fabrication_report(
+    query: FabricationQuery, *, submission_ids: Iterable[int] | None = None
+) -> FabricationReport:
+    """Everything the fabrication page and `GET /api/fabrication/` show for a stage
+    (only the given counted submissions' tasks, when `submission_ids` is given)."""
+    query.check()
+    tasks = _tasks(query, submission_ids)
+    judges = sorted({name for task in tasks for name in task.judges})
+    if query.judge and query.judge not in judges:
+        raise FabricationQueryInvalid(
+            f"no judge named {query.judge!r} reviewed this stage", field="judge", code="unknown"
+        )
+    by_agent: dict[int, list[_Task]] = defaultdict(list)
+    for task in tasks:
+        by_agent[task.agent_id].append(task)
+    agents = {a.pk: a for a in Agent.objects.filter(pk__in=list(by_agent))}
+    rows: list[FabricationRow] = []
+    for agent_id in sorted(by_agent, key=lambda pk: agents[pk].name):
+        rows += _agent_rows(agents[agent_id], by_agent[agent_id], query, judges)
+    return FabricationReport(
+        query=query,
+        types=TYPES,
+        judges=judges,
+        rows=rows,
+        detection=_detection(tasks, judges),
+    )
+
+
+# --- for other pages ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentFabrication:
+    """The leaderboard's two fabrication columns for one agent."""
+
+    rate: float | None  # the judges', under the rule
+    human_rate: float | None  # the experts', any type
+
+
+def fabrication_by_agent(
+    *,
+    stage: str,
+    rule: str = DEFAULT_RULE,
+    judge: str = "",
+    submission_ids: Iterable[int] | None = None,
+) -> dict[str, AgentFabrication]:
+    """`{agent name: AgentFabrication}` for the leaderboard's experiment and end2end
+    tabs, over the tasks the board counts (`submission_ids`)."""
+    if stage not in FABRICATION_STAGES:
+        return {}
+    try:
+        report = fabrication_report(
+            FabricationQuery(stage=stage, rule=rule, judge=judge), submission_ids=submission_ids
+        )
+    except FabricationQueryInvalid:  # the chosen judge reviewed none of these tasks
+        report = fabrication_report(
+            FabricationQuery(stage=stage, rule=rule), submission_ids=submission_ids
+        )
+        return {r.agent: AgentFabrication(None, r.rate) for r in report.rows if r.source == "human"}
+    judges = {r.agent: r.rate for r in report.rows if r.source == SOURCE_JUDGES}
+    human = {r.agent: r.rate for r in report.rows if r.source == SOURCE_HUMAN}
+    return {
+        agent: AgentFabrication(rate=judges.get(agent), human_rate=human.get(agent))
+        for agent in judges.keys() | human.keys()
+    }
+
+
+def judge_detection_metrics(
+    *, stage: str, reference: str = SOURCE_HUMAN
+) -> dict[str, BinaryAgreement]:
+    """Per judge, its detection of any hallucination against a reference (the
+    experts by default, or `reproduction`): precision, recall, F1, kappa and n as
+    a `BinaryAgreement`. For the judges' leaderboard."""
+    report = fabrication_report(FabricationQuery(stage=stage))
+    return {
+        row.detector.removeprefix(JUDGE_PREFIX): row.agreement
+        for row in report.detection
+        if row.rule is None and row.reference == reference and row.type == ANY
+    }
+
+
+def fabrication_query_parse(params: Any) -> FabricationQuery:
+    """The query of `?stage=S&rule=R&judge=NAME` (page and API alike); ValidationFailed
+    names a bad parameter."""
+    query = FabricationQuery(
+        stage=params.get("stage") or Stage.END2END,
+        rule=params.get("rule") or DEFAULT_RULE,
+        judge=params.get("judge") or "",
+    )
+    query.check()
+    return query

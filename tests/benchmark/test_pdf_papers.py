@@ -1,0 +1,90 @@
+"""PDF papers are first-class: an upload may carry `results/paper.pdf`; its text is
+extracted once at intake into a stored derived artifact; the artifact page shows
+the browser's viewer and that text; a PDF that cannot be read is refused at
+intake with its name and why, leaving nothing behind."""
+
+from pathlib import Path
+
+import pytest
+
+from benchmark.models import Artifact, ArtifactKind, DerivedArtifact, Submission
+from benchmark.pdf_text import pdf_text_of
+from tests.errors import error_messages
+
+from .factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
+from .runs import SAMPLE_TASK, zip_entries
+
+pytestmark = pytest.mark.django_db
+
+SCIENTIST = "ai_scientist_v2_papers/o4-mini/iclr2025_bi_align"
+
+
+@pytest.fixture
+def owner():
+    user = UserFactory()
+    AgentFactory(name="pdf-agent", team=TeamFactory(members=[user]))
+    TaskFactory(slug=SAMPLE_TASK)
+    return user
+
+
+def upload(client, owner, archive: Path):
+    client.force_login(owner)
+    with archive.open("rb") as handle:
+        return client.post(
+            "/api/submissions/",
+            {"agent": "pdf-agent", "task": SAMPLE_TASK, "stage": "end2end", "archive": handle},
+        )
+
+
+def test_a_pdf_paper_is_read_once_at_intake_and_shown_with_its_text(
+    client, owner, media_root, mlrbench_data, tmp_path
+):
+    pdf = (mlrbench_data / SCIENTIST / "iclr2025_bi_align.pdf").read_bytes()
+    archive = zip_entries(
+        tmp_path / "run.zip",
+        {"results/paper.pdf": pdf, "code/run.py": b"print(1)\n", "results/log.txt": b"ok\n"},
+    )
+
+    response = upload(client, owner, archive)
+
+    assert response.status_code == 201, response.content
+    submission = Submission.objects.get()
+    paper = Artifact.objects.get(submission=submission, path="results/paper.pdf")
+    assert paper.kind == ArtifactKind.PAPER
+    derived = DerivedArtifact.objects.get(artifact=paper)
+    assert derived.pages == 4 and not derived.truncated
+    assert "CO-ADAPTIVE EXPLANATION INTERFACES" in pdf_text_of(paper)
+    # Stored outside the run's folder: never one of the agent's files.
+    assert not (media_root / f"submissions/{submission.pk}/results/paper.pdf.txt").exists()
+
+    page = client.get(f"/submissions/{submission.pk}/files/results/paper.pdf")
+    html = page.content.decode()
+    assert 'data-testid="pdf-viewer"' in html and "CO-ADAPTIVE EXPLANATION" in html
+    raw = client.get(f"/submissions/{submission.pk}/raw/results/paper.pdf")
+    assert raw["Content-Type"] == "application/pdf"
+    assert raw["X-Content-Type-Options"] == "nosniff"
+    assert "default-src 'none'" in raw["Content-Security-Policy"]
+    # The submission page shows the paper as the PDF and its text.
+    detail = client.get(f"/submissions/{submission.pk}/").content.decode()
+    assert 'data-testid="pdf-text"' in detail
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"this is not a pdf at all", "not a PDF file"),
+        (b"%PDF-1.4\n1 0 obj << /Type /Catalog >> garbage", "cannot be read"),
+    ],
+)
+def test_a_bad_pdf_is_refused_at_intake_with_a_clear_message(
+    client, owner, media_root, tmp_path, data, reason
+):
+    archive = zip_entries(tmp_path / "run.zip", {"results/paper.pdf": data})
+
+    response = upload(client, owner, archive)
+
+    assert response.status_code == 400
+    (message,) = error_messages(response)["archive"]
+    assert message.startswith("results/paper.pdf: ") and reason in message
+    assert not Submission.objects.exists() and not DerivedArtifact.objects.exists()
+    assert not any(p.is_file() for p in media_root.rglob("*") if ".incoming" not in str(p))
