@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db import DataError
 from django.http import Http404
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from rest_framework import exceptions, serializers
@@ -28,6 +29,14 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, ApplicationError):
         set_rollback()
         return Response(exc.body(), status=exc.status_code)
+    if isinstance(exc, DataError):
+        # A value the database refuses (a NUL character, a number out of its
+        # range) that no validation caught: the client's input, not a bug of ours.
+        set_rollback()
+        item = ErrorItem(
+            code="invalid", message="a value is out of range or holds a character not allowed"
+        )
+        return Response(error_body([item]), status=400)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(*exc.args)
     elif isinstance(exc, DjangoPermissionDenied):

@@ -181,14 +181,14 @@ class FaultDrill:
         )  # fmt: skip
 
     def _data(self) -> list[int]:
-        from judging.models import Judgment, Rubric
-        from judging.services import ensure_default_rubrics
+        from judging.models import Judgment
+        from judging.services import ensure_default_rubrics, rubric_current
 
         from .conftest import end2end_submission
         from .factories import JudgeFactory
 
         ensure_default_rubrics()
-        rubric = Rubric.objects.get(stage="end2end", version=1)
+        rubric = rubric_current(stage="end2end")  # the score rubric
         run = uuid.uuid4().hex[:6]
         judges = [
             JudgeFactory(

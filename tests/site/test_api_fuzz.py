@@ -76,3 +76,14 @@ def test_no_request_with_a_token_is_a_server_error(api_schema):
 )
 def test_what_the_fuzzer_found_answers_400(client, url):
     assert client.get(url).status_code == 400
+
+
+@pytest.mark.django_db
+def test_a_nul_in_a_posted_field_answers_400(client):
+    token = api_token_create(user=UserFactory(), name="nul").key
+    response = client.post(
+        "/api/submissions/",
+        {"agent": "a\x00b", "task": "t", "stage": "paper"},
+        HTTP_AUTHORIZATION=f"Token {token}",
+    )
+    assert response.status_code == 400
