@@ -13,8 +13,10 @@ import hashlib
 import os
 import re
 import stat
+import struct
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -129,35 +131,47 @@ def human_size(n: int) -> str:
     return str(size)
 
 
+def _shown(name: str) -> str:
+    """A name for a message, quoted: bytes that are not UTF-8 and control
+    characters as one `\\xNN` escape each (repr() would double the backslash)."""
+    try:
+        raw = name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = name.encode("utf-8", "backslashreplace")
+    text = raw.decode("utf-8", "backslashreplace")
+    text = _CONTROL_RE.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+    return f"'{text}'"
+
+
 def name_check(name: str, limits: IntakeLimits) -> str | None:
     """The checked relative path of an entry name, or None for a folder-only
     name such as `./`. Raises ArchiveRefused for anything that could leave
     the destination or that the site could not store faithfully."""
-    shown = name.encode("utf-8", "backslashreplace").decode("utf-8")
+    shown = _shown(name)
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
-        raise ArchiveRefused(f"a file name is not valid UTF-8: {shown!r}") from None
+        raise ArchiveRefused(f"a file name is not valid UTF-8: {shown}") from None
     if _CONTROL_RE.search(name):
-        raise ArchiveRefused(f"a file name contains control characters: {shown!r}")
+        raise ArchiveRefused(f"a file name contains control characters: {shown}")
     if "\\" in name:
-        raise ArchiveRefused(f"a file name contains a backslash: {shown!r}")
+        raise ArchiveRefused(f"a file name contains a backslash: {shown}")
     if name.startswith("/") or _DRIVE_RE.match(name):
-        raise ArchiveRefused(f"{shown!r} is an absolute path; paths must be relative")
+        raise ArchiveRefused(f"{shown} is an absolute path; paths must be relative")
     parts = [part for part in name.split("/") if part not in ("", ".")]
     if ".." in parts:
-        raise ArchiveRefused(f"{shown!r} points outside the archive (it contains '..')")
+        raise ArchiveRefused(f"{shown} points outside the archive (it contains '..')")
     if not parts:
         return None
     if len(parts) > limits.max_depth:
         raise ArchiveRefused(
-            f"{shown!r} is nested {len(parts)} folders deep; the limit is {limits.max_depth}"
+            f"{shown} is nested {len(parts)} folders deep; the limit is {limits.max_depth}"
         )
     path = "/".join(parts)
     if len(path) > limits.max_path_length or any(
         len(part.encode("utf-8")) > MAX_NAME_COMPONENT_BYTES for part in parts
     ):
-        raise ArchiveRefused(f"the path {shown[:80]!r}… is too long")
+        raise ArchiveRefused(f"the path {shown[:80]}… is too long")
     return path
 
 
@@ -378,17 +392,93 @@ def _tar_entries(archive: tarfile.TarFile) -> Iterator[_Entry]:
             yield _Entry(member.name, _TAR_KINDS.get(member.type, "special file"), None, None)
 
 
-class _CountingReader:
-    """The compressed stream under tarfile, counting what gzip has consumed."""
+# Compressed bytes fed to zlib per step; the inflated output of one step is
+# capped at INFLATE_STEP, whatever the ratio, so memory stays bounded.
+DEFLATE_READ = 64 * 1024
+INFLATE_STEP = 256 * 1024
 
-    def __init__(self, raw: BinaryIO):
+
+class _GzipStream:
+    """The tar stream inside a gzip file, inflated in bounded steps, with every
+    inflated byte (headers, padding, skipped junk) counted against the
+    unpacked-size and ratio limits before it is handed to tarfile."""
+
+    def __init__(self, raw: BinaryIO, limits: IntakeLimits):
         self.raw = raw
-        self.count = 0
+        self.limits = limits
+        self.consumed = 0  # compressed bytes read
+        self.inflated = 0
+        self._zlib = zlib.decompressobj(wbits=31)
+        self._pending = b""  # compressed input not yet inflated
+        self._buffer = bytearray()
+        self._eof = False
+
+    def _step(self) -> None:
+        if not self._pending:
+            self._pending = self.raw.read(DEFLATE_READ)
+            self.consumed += len(self._pending)
+            if not self._pending:
+                if not self._zlib.eof:
+                    raise ArchiveRefused("the tar.gz archive is damaged: it ends too early")
+                self._eof = True
+                return
+        if self._zlib.eof:  # a further gzip member (`cat a.gz b.gz`)
+            self._zlib = zlib.decompressobj(wbits=31)
+        try:
+            out = self._zlib.decompress(self._pending, INFLATE_STEP)
+        except zlib.error as exc:
+            raise ArchiveRefused(f"the tar.gz archive is damaged: {exc}") from None
+        self._pending = self._zlib.unconsumed_tail or self._zlib.unused_data
+        self._count(len(out))
+        self._buffer += out
+
+    def _count(self, size: int) -> None:
+        self.inflated += size
+        limits = self.limits
+        if self.inflated > limits.max_unpacked_bytes:
+            raise ArchiveRefused(
+                f"the archive unpacks to more than {human_size(limits.max_unpacked_bytes)}; "
+                "that is the limit"
+            )
+        if self.inflated > RATIO_FLOOR_BYTES and self.inflated > limits.max_ratio * max(
+            self.consumed, 1
+        ):
+            raise ArchiveRefused(
+                f"the archive expands more than {limits.max_ratio} times: "
+                "it looks like a compression bomb"
+            )
 
     def read(self, size: int = -1) -> bytes:
-        data = self.raw.read(size)
-        self.count += len(data)
+        wanted = CHUNK if size is None or size < 0 else size
+        while len(self._buffer) < wanted and not self._eof:
+            self._step()
+        data = bytes(self._buffer[:wanted])
+        del self._buffer[:wanted]
         return data
+
+
+def _zip_entry_count(path: Path) -> int | None:
+    """The entry count the zip's end-of-central-directory record (or its
+    zip64 record) announces, read from the file's end before zipfile parses
+    the whole directory; None when the record is not found."""
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        tail_size = min(size, 22 + 65535 + 20)
+        handle.seek(size - tail_size)
+        tail = handle.read(tail_size)
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or len(tail) < at + 22:
+            return None
+        (count,) = struct.unpack("<H", tail[at + 10 : at + 12])
+        if count != 0xFFFF or at < 20 or tail[at - 20 : at - 16] != b"PK\x06\x07":
+            return count
+        (offset,) = struct.unpack("<Q", tail[at - 12 : at - 4])
+        handle.seek(offset)
+        record = handle.read(56)
+        if len(record) < 56 or record[:4] != b"PK\x06\x06":
+            return None
+        (count64,) = struct.unpack("<Q", record[32:40])
+        return int(count64)
 
 
 def archive_format(path: Path) -> str | None:
@@ -413,6 +503,11 @@ def archive_unpack(*, source: Path, dest: Path, limits: IntakeLimits) -> list[Un
         raise ArchiveRefused(f"the archive is {human_size(size)}; the limit is {limit}")
     kind = archive_format(source)
     if kind == "zip":
+        announced = _zip_entry_count(source)
+        if announced is not None and announced > limits.max_entries:
+            raise ArchiveRefused(
+                f"the archive has {announced} entries; the limit is {limits.max_entries}"
+            )
         try:
             archive = zipfile.ZipFile(source)
         except (zipfile.BadZipFile, OSError, ValueError) as exc:
@@ -428,17 +523,17 @@ def archive_unpack(*, source: Path, dest: Path, limits: IntakeLimits) -> list[Un
                 unpacker.add(entry)
     elif kind == "tar.gz":
         with source.open("rb") as raw:
-            counter = _CountingReader(raw)
+            # We inflate (bounded steps, every byte counted); tarfile reads a plain stream.
+            stream = _GzipStream(raw, limits)
             try:
-                # Large reads: tarfile's default 10 KiB pieces double the time.
                 # The stubs ask any file object for write and seek; a stream ("r|") only reads.
                 tar = tarfile.open(  # noqa: SIM115
-                    fileobj=cast(IO[bytes], counter), mode="r|gz", bufsize=CHUNK
+                    fileobj=cast(IO[bytes], stream), mode="r|", bufsize=CHUNK
                 )
             except (tarfile.TarError, EOFError, OSError) as exc:
                 raise ArchiveRefused(f"the tar.gz archive cannot be read: {exc}") from None
             with tar:
-                unpacker = _Unpacker(dest, limits, compressed_bytes=lambda: counter.count)
+                unpacker = _Unpacker(dest, limits, compressed_bytes=lambda: stream.consumed)
                 for entry in _tar_entries(tar):
                     unpacker.add(entry)
     else:

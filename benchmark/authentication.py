@@ -6,6 +6,16 @@ from rest_framework import authentication, exceptions
 from .accounts import api_token_authenticate
 
 
+class TokenInvalid(exceptions.APIException):
+    """A token that is malformed, unknown or revoked: 401 on every endpoint.
+    (DRF turns its own AuthenticationFailed into a 403 wherever the session,
+    which has no challenge, is the first authentication class.)"""
+
+    status_code = 401
+    default_code = "authentication_failed"
+    default_detail = "The token is not valid or has been revoked."
+
+
 class ApiTokenAuthentication(authentication.BaseAuthentication):
     keywords = ("token", "bearer")
 
@@ -14,16 +24,16 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         if not header or header[0].decode("latin-1").lower() not in self.keywords:
             return None
         if len(header) != 2:
-            raise exceptions.AuthenticationFailed(
+            raise TokenInvalid(
                 "Give the token as 'Authorization: Token <key>', without spaces in the key."
             )
         try:
             key = header[1].decode("ascii")
         except UnicodeDecodeError:
-            raise exceptions.AuthenticationFailed("The token is not valid.") from None
+            raise TokenInvalid("The token is not valid.") from None
         token = api_token_authenticate(key=key)
         if token is None:
-            raise exceptions.AuthenticationFailed("The token is not valid or has been revoked.")
+            raise TokenInvalid("The token is not valid or has been revoked.")
         return token.user, token
 
     def authenticate_header(self, request) -> str:

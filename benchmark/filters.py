@@ -5,12 +5,14 @@ thing everywhere."""
 import django_filters
 from django.db.models import Q, QuerySet
 
+from common.filters import WholeNumberFilter
+
 from .models import Conference, Task, TaskKind, Topic
 
 
 class TaskFilter(django_filters.FilterSet):
     conference = django_filters.ChoiceFilter(choices=Conference.choices)
-    year = django_filters.NumberFilter()
+    year = WholeNumberFilter()
     topic = django_filters.ChoiceFilter(choices=Topic.choices)
     kind = django_filters.ChoiceFilter(choices=TaskKind.choices)
     search = django_filters.CharFilter(method="filter_search", label="Search")

@@ -42,6 +42,7 @@ from .costs import (
     token_tracker_cost,
     trace_summary,
 )
+from .derived import DocumentFile, derived_artifacts_store, documents_derive
 from .models import (
     Agent,
     Artifact,
@@ -147,6 +148,15 @@ def submission_intake(
     if stage not in Stage.values:
         raise IntakeRefused(f"unknown stage {stage!r}", code="invalid_choice", field="stage")
     limits = limits or IntakeLimits.from_settings()
+    # The format first: a file that is not an upload of this stage is refused
+    # as such, even when the very same bytes were once accepted.
+    is_archive = archive_format(archive) is not None
+    is_markdown = stage in (Stage.IDEA, Stage.PROPOSAL) and archive_name.lower().endswith(".md")
+    if not is_archive and not is_markdown:
+        also = " or a markdown file" if stage in (Stage.IDEA, Stage.PROPOSAL) else ""
+        raise IntakeRefused(
+            f"the file is not a zip or tar.gz archive{also}", code=ArchiveRefused.default_code
+        )
     sha256 = archive_sha256 or file_sha256(archive)
     existing = Submission.objects.filter(
         agent=agent, task=task, stage=stage, archive_sha256=sha256
@@ -159,15 +169,12 @@ def submission_intake(
         unpacked = staging / "run"
         unpacked.mkdir()
         try:
-            if archive_format(archive) is not None:
+            if is_archive:
                 files = archive_unpack(source=archive, dest=unpacked, limits=limits)
-            elif stage in (Stage.IDEA, Stage.PROPOSAL) and archive_name.lower().endswith(".md"):
+            else:
                 files = markdown_unpack(
                     source=archive, dest=unpacked, name=f"{stage}.md", limits=limits
                 )
-            else:
-                also = " or a markdown file" if stage in (Stage.IDEA, Stage.PROPOSAL) else ""
-                raise ArchiveRefused(f"the file is not a zip or tar.gz archive{also}")
             run = _run_files(unpacked, files, digest=sha256)
             same_content = _same_run(agent, task, stage, run)
             if same_content is not None:
@@ -287,6 +294,19 @@ def submission_store(
     between two uploads of the same archive.
     """
     costs = _run_costs(run, agent)
+    # Untrusted documents are rendered here, once, outside the transaction.
+    derived = documents_derive(
+        [
+            DocumentFile(
+                path=item.path,
+                kind=artifact_kind(item.path),
+                sha256=item.sha256,
+                size=item.size,
+                location=run.folder / item.path,
+            )
+            for item in run.files
+        ]
+    )
     pdf_texts = _pdf_papers_read(run)
     final: Path | None = None
     try:
@@ -325,6 +345,7 @@ def submission_store(
                 )
                 for item in run.files
             )
+            derived_artifacts_store(artifacts=artifacts, derived=derived)
             for artifact in artifacts:
                 if artifact.path in pdf_texts:
                     if artifact.pk is None:  # a backend that returns no ids from a bulk insert

@@ -1,79 +1,208 @@
-"""Markdown from tasks and agents is untrusted: it is rendered with
-`markdown` and then cleaned with `nh3`, so no script, event handler or
-`javascript:`/`data:` URL survives."""
+"""Markdown from tasks and agents is untrusted: it is rendered once (at intake,
+on import, when a task is saved) and the clean HTML is stored; pages serve
+what was stored (`benchmark/derived.py`).
+
+Rendering is markdown-it-py (CommonMark with GitHub's tables and
+strikethrough, so a table or a list right after a paragraph line renders as
+GitHub shows it), then `nh3`, so no script, event handler or
+`javascript:`/`data:` URL survives. markdown-it is linear on adversarial input,
+and a document past `INLINE_RENDER_BYTES` is rendered in a child process
+under a hard time budget as well: past the budget, or past the size limit,
+the document is kept as escaped preformatted text with a note.
+
+Images: only relative ones that name a figure of the same submission are
+kept, with `src` pointing at `ARTIFACT_SRC_PREFIX` + the figure's path; each
+page replaces the prefix with its own URL for the submission's files
+(`benchmark.derived.html_with_figures`). Every other image is dropped, so no reader's
+browser fetches anything from elsewhere.
+"""
 
 import html as html_lib
+import json
+import posixpath
 import re
+import subprocess
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit
 
-import markdown
 import nh3
+from django.conf import settings
 from django.utils.safestring import SafeString, mark_safe
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+from mdit_py_plugins.footnote import footnote_plugin
 
-_EXTENSIONS = ["extra", "sane_lists", "codehilite"]
-_EXTENSION_CONFIGS = {"codehilite": {"guess_lang": False, "css_class": "highlight"}}
-
-_ALLOWED_TAGS = nh3.ALLOWED_TAGS | {"img", "span", "div", "pre", "code", "sup", "sub", "hr"}
+_ALLOWED_TAGS = nh3.ALLOWED_TAGS | {"img", "span", "div", "pre", "code", "sup", "sub", "hr", "del"}
 _ALLOWED_ATTRIBUTES = {
     **{tag: set(attrs) for tag, attrs in nh3.ALLOWED_ATTRIBUTES.items()},
     "img": {"src", "alt", "title", "width", "height"},
-    "a": {"href", "title"},
+    "a": {"href", "title", "id"},
     "span": {"class"},
     "div": {"class"},
     "code": {"class"},
-    "th": {"align"},
-    "td": {"align"},
+    "th": {"style"},
+    "td": {"style"},
+    "li": {"id"},
+    "sup": {"class", "id"},
 }
 _URL_SCHEMES = {"http", "https", "mailto"}
+# Where a kept figure's `src` points in stored HTML; never a URL a browser resolves.
+ARTIFACT_SRC_PREFIX = "/__submission_files__/"
+# Below this, markdown-it (linear) renders in the process itself.
+INLINE_RENDER_BYTES = 32 * 1024
+FALLBACK_NOTE_TIME = "This document took too long to render; it is shown as plain text."
+FALLBACK_NOTE_SIZE = "This document is too large to render; it is shown as plain text."
 
 
-def markdown_render(
-    text: str,
-    *,
-    math: bool = False,
-    image_src: Callable[[str], str | None] | None = None,
-) -> SafeString:
-    """Render untrusted markdown to clean HTML.
+@dataclass(frozen=True)
+class RenderedHtml:
+    html: str  # clean HTML, figures under ARTIFACT_SRC_PREFIX
+    note: str = ""  # set when the document is shown as plain text instead
 
-    `math`: keep `$...$`, `$$...$$`, `\\(...\\)` and `\\[...\\]` away from
-    markdown (which would eat `_` and `*` in formulas) and emit them as
-    `<span class="math math-inline|math-display">` text for KaTeX in the browser.
-    `image_src`: maps each image's `src` to the URL to load it from, or None
-    to drop the image (e.g. figures served from the artifact store only).
-    """
-    formulas: list[tuple[str, bool]] = []
-    if math:
-        text = _math_protect(text, formulas)
-    html = markdown.markdown(
-        text, extensions=_EXTENSIONS, extension_configs=_EXTENSION_CONFIGS, output_format="html"
-    )
-    if formulas:
-        html = _MATH_TOKEN_RE.sub(lambda m: _math_html(*formulas[int(m.group(1))]), html)
-    attribute_filter = None
-    if image_src is not None:
 
-        def attribute_filter(element: str, attribute: str, value: str) -> str | None:
-            if element == "img" and attribute == "src":
-                return image_src(value)
-            return value
+def _fence_rule(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    # No syntax highlighting in documents: a lexer's regular expressions are
+    # not linear on every input, and a document is rendered in the request's
+    # process when it is small.
+    token = tokens[idx]
+    language = token.info.strip().split(maxsplit=1)[0] if token.info.strip() else ""
+    css = f' class="language-{html_lib.escape(language)}"' if language else ""
+    return f"<pre><code{css}>{html_lib.escape(token.content, quote=False)}</code></pre>\n"
 
-    cleaned = nh3.clean(
+
+def _parser() -> MarkdownIt:
+    # Raw HTML in markdown is kept as HTML for nh3 to clean, inline only: an
+    # HTML block would take the markdown after it, up to a blank line, as
+    # raw text. Every link is parsed as a link, and nh3 drops the URLs it
+    # does not allow.
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    md.disable("html_block")
+    md.use(footnote_plugin)
+    md.validateLink = lambda url: True  # type: ignore[method-assign]
+    md.add_render_rule("fence", _fence_rule)
+    return md
+
+
+_PARSER: list[MarkdownIt] = []
+
+
+def markdown_html(text: str) -> str:
+    """markdown-it's HTML, not yet cleaned (linear in the input)."""
+    if not _PARSER:
+        _PARSER.append(_parser())
+    return _PARSER[0].render(text)
+
+
+def _clean(html: str, image_src: Callable[[str], str | None] | None) -> str:
+    def attribute_filter(element: str, attribute: str, value: str) -> str | None:
+        if element == "img" and attribute == "src":
+            return image_src(value) if image_src is not None else None
+        return value
+
+    return nh3.clean(
         html,
         tags=_ALLOWED_TAGS,
         attributes=_ALLOWED_ATTRIBUTES,
         url_schemes=_URL_SCHEMES,
         link_rel="noopener noreferrer nofollow",
         attribute_filter=attribute_filter,
+        filter_style_properties={"text-align"},
     )
-    return mark_safe(cleaned)  # noqa: S308 - nh3 has just cleaned it
 
 
-# Code first, so that `$` inside code is never taken for math.
+def _plain(text: str, note: str) -> RenderedHtml:
+    escaped = html_lib.escape(text, quote=False)
+    return RenderedHtml(
+        html=f'<p class="render-note"><em>{note}</em></p>\n<pre class="plain">{escaped}</pre>',
+        note=note,
+    )
+
+
+def _render_in_child(text: str, *, timeout: float) -> str | None:
+    """markdown-it's HTML from a child process, or None past the time budget."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmark.rendering"],
+            input=json.dumps({"text": text}).encode(),
+            capture_output=True,
+            timeout=timeout,
+            check=True,
+        )
+    except (subprocess.TimeoutExpired, subprocess.CalledProcessError):
+        return None
+    return done.stdout.decode("utf-8")
+
+
+def markdown_render_budgeted(
+    text: str,
+    *,
+    math: bool = False,
+    image_src: Callable[[str], str | None] | None = None,
+    max_bytes: int | None = None,
+    timeout: float | None = None,
+) -> RenderedHtml:
+    """Render untrusted markdown to clean HTML, within the size and time budget.
+
+    `math`: `$...$`, `$$...$$`, `\\(...\\)` and `\\[...\\]` are left for KaTeX
+    in the browser as `<span class="math math-inline|math-display">` text.
+    `image_src`: maps each image's `src` to the one to keep, or None to drop it.
+    """
+    max_bytes = settings.MARKDOWN_RENDER_MAX_BYTES if max_bytes is None else max_bytes
+    timeout = settings.MARKDOWN_RENDER_TIMEOUT_SECONDS if timeout is None else timeout
+    size = len(text.encode("utf-8"))
+    if size > max_bytes:
+        return _plain(text, FALLBACK_NOTE_SIZE)
+    formulas: list[tuple[str, bool]] = []
+    source = _math_protect(text, formulas) if math else text
+    if size <= INLINE_RENDER_BYTES:
+        html: str | None = markdown_html(source)
+    else:
+        html = _render_in_child(source, timeout=timeout)
+    if html is None:
+        return _plain(text, FALLBACK_NOTE_TIME)
+    if formulas:
+        html = _MATH_TOKEN_RE.sub(lambda m: _math_html(*formulas[int(m.group(1))]), html)
+    return RenderedHtml(html=_clean(html, image_src))
+
+
+def markdown_render(text: str, *, math: bool = False) -> SafeString:
+    """Short trusted-size markdown (a site message) as clean HTML, images dropped."""
+    return mark_safe(markdown_render_budgeted(text, math=math).html)  # noqa: S308 - cleaned
+
+
+def figure_resolver(document_path: str, figures: set[str]) -> Callable[[str], str | None]:
+    """Keep an image only when its relative `src` names one of `figures` (paths
+    in the submission), so the reader's browser never fetches from elsewhere."""
+    base = posixpath.dirname(document_path)
+
+    def resolve(src: str) -> str | None:
+        parts = urlsplit(src)
+        if parts.scheme or parts.netloc or src.startswith("/"):
+            return None
+        path = posixpath.normpath(posixpath.join(base, unquote(parts.path)))
+        if path not in figures:
+            return None
+        return ARTIFACT_SRC_PREFIX + quote(path)
+
+    return resolve
+
+
+# Code first, so that `$` inside code is never taken for math. Formulas are
+# at most MAX_FORMULA_CHARS long: an unclosed `\\[` then costs a bounded
+# look ahead, never a scan to the end of the document.
+MAX_FORMULA_CHARS = 1000
 _MATH_RE = re.compile(
     r"(?P<code>^(?P<fence>```|~~~).*?^(?P=fence)|`[^`\n]+`)"
-    r"|\$\$(?P<display>.+?)\$\$"
-    r"|\\\[(?P<display2>.+?)\\\]"
-    r"|\\\((?P<inline2>.+?)\\\)"
+    rf"|\$\$(?P<display>.{{1,{MAX_FORMULA_CHARS}}}?)\$\$"
+    rf"|\\\[(?P<display2>.{{1,{MAX_FORMULA_CHARS}}}?)\\\]"
+    rf"|\\\((?P<inline2>.{{1,{MAX_FORMULA_CHARS}}}?)\\\)"
     r"|(?<![\\$\w])\$(?P<inline>[^\s$](?:[^$\n]*?[^\s$\\])?)\$(?![\w$])",
     re.DOTALL | re.MULTILINE,
 )
@@ -81,19 +210,14 @@ _MATH_TOKEN_RE = re.compile(r"MLRBMATH(\d+)X")
 
 
 def _math_protect(text: str, formulas: list[tuple[str, bool]]) -> str:
-    def replace(match: re.Match) -> str:
+    """Formulas out of markdown's way (it would eat `_` and `*`), as tokens."""
+
+    def replace(match: re.Match[str]) -> str:
         if match.group("code"):
             return match.group(0)
         display = match.group("display") or match.group("display2")
-        formula = (
-            display
-            if display is not None
-            else (
-                match.group("inline2")
-                if match.group("inline2") is not None
-                else match.group("inline")
-            )
-        )
+        inline = match.group("inline2") or match.group("inline")
+        formula = display if display is not None else inline
         formulas.append((formula.strip(), display is not None))
         return f"MLRBMATH{len(formulas) - 1}X"
 
@@ -103,3 +227,12 @@ def _math_protect(text: str, formulas: list[tuple[str, bool]]) -> str:
 def _math_html(formula: str, display: bool) -> str:
     kind = "display" if display else "inline"
     return f'<span class="math math-{kind}">{html_lib.escape(formula, quote=False)}</span>'
+
+
+def _child_main() -> None:
+    request: dict[str, Any] = json.loads(sys.stdin.buffer.read())
+    sys.stdout.write(markdown_html(request["text"]))
+
+
+if __name__ == "__main__":
+    _child_main()

@@ -7,6 +7,7 @@ from django.db import transaction
 
 from common.errors import ErrorItem, ValidationFailed
 
+from .derived import task_description_derive
 from .models import Task, TaskKind
 from .task_files import (
     ParsedTask,
@@ -113,12 +114,17 @@ def _tasks_upsert(
     for slug, values in wanted.items():
         task = existing.get(slug)
         if task is None:
-            to_create.append(Task(slug=slug, kind=TaskKind.OPEN_ENDED, **values))
+            task = Task(slug=slug, kind=TaskKind.OPEN_ENDED, **values)
+            task_description_derive(task)
+            to_create.append(task)
             continue
         changed = [name for name, value in values.items() if getattr(task, name) != value]
         if changed:
             for name in changed:
                 setattr(task, name, values[name])
+            if "description" in changed or "title" in changed:
+                task_description_derive(task)
+                changed += ["description_html", "description_html_sha256"]
             to_update.append((task, changed))
         else:
             report.unchanged += 1

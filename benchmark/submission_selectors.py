@@ -4,7 +4,6 @@ import posixpath
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
 from django.db.models import Exists, OuterRef, QuerySet
@@ -13,9 +12,9 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from .costs import StepCost, steps_cost, steps_priced_total
+from .derived import artifact_html, html_with_figures
 from .models import Agent, Artifact, ArtifactKind, Submission
 from .pdf_text import is_pdf_path, pdf_text_of
-from .rendering import markdown_render
 from .run_layout import TEXT_SUFFIXES, primary_path
 from .submission_states import submissions_with_state
 
@@ -178,25 +177,6 @@ class SubmissionPage:
     costs: SubmissionCosts
 
 
-def _image_resolver(document: Artifact, by_path: dict[str, Artifact]):
-    """Figures load from the artifact store only; any other image is dropped."""
-    base = posixpath.dirname(document.path)
-
-    def resolve(src: str) -> str | None:
-        parts = urlsplit(src)
-        if parts.scheme or parts.netloc or src.startswith("/"):
-            return None
-        path = posixpath.normpath(posixpath.join(base, unquote(parts.path)))
-        target = by_path.get(path)
-        if target is None or target.kind != ArtifactKind.FIGURE:
-            return None
-        if posixpath.splitext(path.lower())[1] not in INLINE_IMAGE_TYPES:
-            return None
-        return artifact_raw_url(target)
-
-    return resolve
-
-
 def pdf_viewer_html(artifact: Artifact) -> SafeString:
     """A PDF paper: the browser's own viewer on the stored file, and the text the
     intake extracted (never the PDF parsed again here)."""
@@ -212,13 +192,21 @@ def pdf_viewer_html(artifact: Artifact) -> SafeString:
     )
 
 
-def _render(title: str, artifact: Artifact, by_path: dict[str, Artifact]) -> RenderedDocument:
+def _render(title: str, artifact: Artifact) -> RenderedDocument:
+    """The document as stored at intake: a PDF's viewer and extracted text, or a
+    markdown document's HTML with its figures served from the submission's files."""
     if is_pdf_path(artifact.path):
         return RenderedDocument(title=title, artifact=artifact, html=pdf_viewer_html(artifact))
-    text = artifact_text(artifact)
+    derived = artifact_html(artifact)
     html = None
-    if text is not None:
-        html = markdown_render(text, math=True, image_src=_image_resolver(artifact, by_path))
+    if derived is not None:
+        html = html_with_figures(
+            derived.content,
+            lambda path: reverse(
+                "benchmark:artifact-raw",
+                kwargs={"submission_id": artifact.submission_id, "path": path},
+            ),
+        )
     return RenderedDocument(title=title, artifact=artifact, html=html)
 
 
@@ -249,7 +237,7 @@ def submission_page(submission: Submission) -> SubmissionPage:
         return by_path[path] if path else None
 
     paper_artifact = primary(ArtifactKind.PAPER)
-    paper = _render("Paper", paper_artifact, by_path) if paper_artifact else None
+    paper = _render("Paper", paper_artifact) if paper_artifact else None
     documents = []
     for kind, title in (
         (ArtifactKind.IDEA, "Idea"),
@@ -259,7 +247,7 @@ def submission_page(submission: Submission) -> SubmissionPage:
     ):
         artifact = primary(kind)
         if artifact is not None:
-            documents.append(_render(title, artifact, by_path))
+            documents.append(_render(title, artifact))
     log = primary(ArtifactKind.LOG)
     other_logs = [
         a for a in artifacts if a.kind in (ArtifactKind.LOG, ArtifactKind.TRACE) and a != log

@@ -14,7 +14,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 from django.utils.module_loading import import_string
 
-from .models import Submission
+from .models import Submission, Task
 
 
 @cache
@@ -22,14 +22,40 @@ def _hooks(paths: tuple[str, ...]) -> list:
     return [import_string(path) for path in paths]
 
 
-def hidden_submission_ids(*, user: User | AnonymousUser) -> frozenset[int]:
-    """Ids of the submissions `user` may not see with their agent's identity."""
+def _blind_submission_ids(user: User | AnonymousUser) -> set[int]:
     if not user.is_authenticated:
-        return frozenset()
+        return set()
     hidden: set[int] = set()
     for hook in _hooks(tuple(settings.SUBMISSION_VISIBILITY_HOOKS)):
         hidden |= set(hook(user))
-    return frozenset(hidden)
+    return hidden
+
+
+def hidden_task_ids(*, user: User | AnonymousUser) -> frozenset[int]:
+    """Tasks `user` reviews blind: every view of such a task leaves it out for
+    them entirely. Hiding the blind paper alone would let them learn its
+    agent by elimination (the agent missing from the task's rows)."""
+    blind = _blind_submission_ids(user)
+    if not blind:
+        return frozenset()
+    return frozenset(
+        Submission.objects.filter(id__in=blind).values_list("task_id", flat=True).distinct()
+    )
+
+
+def task_hidden_from(*, user: User | AnonymousUser, slug: str) -> bool:
+    """Whether the task `slug` is one `user` reviews blind (see `hidden_task_ids`)."""
+    tasks = hidden_task_ids(user=user)
+    return bool(tasks) and Task.objects.filter(id__in=tasks, slug=slug).exists()
+
+
+def hidden_submission_ids(*, user: User | AnonymousUser) -> frozenset[int]:
+    """Ids of the submissions `user` may not see with their agent's identity:
+    every submission of a task they review blind (`hidden_task_ids`)."""
+    tasks = hidden_task_ids(user=user)
+    if not tasks:
+        return frozenset()
+    return frozenset(Submission.objects.filter(task_id__in=tasks).values_list("id", flat=True))
 
 
 def submissions_visible_to(

@@ -8,6 +8,7 @@ judgment, score, submission or review) and by the agreement statistics.
 """
 
 import hashlib
+import logging
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -16,6 +17,9 @@ from django.core.cache import cache
 from django.db import transaction
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
+BUMP_ATTEMPTS = 3
+BUMP_RETRY_SECONDS = 0.5
 
 
 def _fresh_generation() -> int:
@@ -39,17 +43,31 @@ class CacheGeneration:
             generation = cache.get(self.counter_key)
         return int(generation)
 
-    def bump(self) -> None:
-        """Make every entry of the family stale, now."""
+    def _bump_once(self) -> None:
         try:
             cache.incr(self.counter_key)
         except ValueError:
             cache.set(self.counter_key, _fresh_generation(), timeout=None)
 
+    def bump(self) -> None:
+        """Make every entry of the family stale, now. A cache that cannot be
+        reached (Redis restarting) is tried again a few times; after that the
+        entries' own timeout bounds how long they stay stale, and the writer
+        (a judgment that is done) never fails for it."""
+        for attempt in range(1, BUMP_ATTEMPTS + 1):
+            try:
+                self._bump_once()
+                return
+            except Exception as exc:  # any backend's outage; the data is safe
+                if attempt == BUMP_ATTEMPTS:
+                    logger.warning("cache %s not invalidated (%r): entries expire", self.name, exc)
+                    return
+                time.sleep(BUMP_RETRY_SECONDS * attempt)
+
     def bump_on_commit(self) -> None:
         """Make every entry stale once the current transaction commits (at
         once outside one), so no reader caches the old data in between."""
-        transaction.on_commit(self.bump)
+        transaction.on_commit(self.bump, robust=True)
 
     def key(self, *parts: object) -> str:
         """The cache key of one entry of the current generation."""

@@ -35,6 +35,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     response = drf_exception_handler(exc, context)
     if response is not None and isinstance(exc, exceptions.APIException):
         response.data = error_body(api_exception_items(exc))
+        if response.status_code == 401 and "WWW-Authenticate" not in response:
+            response["WWW-Authenticate"] = 'Token realm="api"'
     return response
 
 

@@ -4,13 +4,14 @@ import django_filters
 from django.urls import reverse
 from rest_framework import serializers, viewsets
 
+from common.filters import WholeNumberFilter
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus, ReproductionCheck
 
 from .selectors import experiment_runs
 
 
 class ExperimentRunFilter(django_filters.FilterSet):
-    submission = django_filters.NumberFilter(field_name="submission_id")
+    submission = WholeNumberFilter(field_name="submission_id")
     phase = django_filters.ChoiceFilter(choices=ExperimentPhase.choices)
     status = django_filters.ChoiceFilter(choices=ExperimentStatus.choices)
 
@@ -73,4 +74,4 @@ class ExperimentRunViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = ExperimentRunFilter
 
     def get_queryset(self):
-        return experiment_runs()
+        return experiment_runs(user=self.request.user)

@@ -23,8 +23,12 @@ returns a `SandboxResult`. What it does, layer by layer:
   RLIMIT_DATA plus a watchdog on the summed RSS of the process tree (never
   RLIMIT_AS: CUDA reserves far more address space than it uses); processes
   and threads through RLIMIT_NPROC, the pids cgroup and a watchdog; bytes
-  written through RLIMIT_FSIZE plus a watchdog on the size of `/work`, with
-  `/tmp` a tmpfs of the same size.
+  written: `/work` is a tmpfs of the disk limit's size, mounted by the
+  worker (root) for the run, so the kernel counts every byte whatever the
+  path and a write past the limit fails (ENOSPC); the code is copied in
+  before and the folder copied back after the run, however it ended. `/tmp`
+  and `/dev/shm` are tmpfs of the same size. Without root (a development
+  machine) the limit falls back to RLIMIT_FSIZE per file plus a watchdog.
 * Nothing outlives the run: bwrap's init is pid 1 of the run's pid namespace
   (its death kills every process in it), `--die-with-parent` ties the sandbox
   to the worker, and after the run the cgroup and the slot's uid are swept.
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import re
 import shutil
@@ -49,6 +54,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 # The uid and gid the code sees inside the sandbox (mapped to the slot's uid outside).
+logger = logging.getLogger(__name__)
+
 INSIDE_UID = 1000
 INSIDE_GID = 1000
 INSIDE_WORKDIR = "/work"
@@ -463,32 +470,25 @@ def uid_sweep(uid: int) -> int:
 
 
 def _bytes_under(root: Path) -> int:
+    """Bytes of the files under `root`, walked by directory descriptors so that
+    no path is too long to count (os.scandir fails past PATH_MAX)."""
     total = 0
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    try:
-                        info = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if stat.S_ISDIR(info.st_mode):
-                        stack.append(Path(entry.path))
-                    else:
-                        total += info.st_size
-        except OSError:
-            continue
+    with contextlib.suppress(OSError):
+        for _folder, _dirs, files, dir_fd in os.fwalk(root):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    total += os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_size
     return total
 
 
 def _largest_file(root: Path) -> int:
     largest = 0
-    for folder, _, files in os.walk(root):
-        for name in files:
-            with contextlib.suppress(OSError):
-                largest = max(largest, os.lstat(os.path.join(folder, name)).st_size)
+    with contextlib.suppress(OSError):
+        for _folder, _dirs, files, dir_fd in os.fwalk(root):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    size = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_size
+                    largest = max(largest, size)
     return largest
 
 
@@ -546,14 +546,84 @@ def sandbox_env(spec: SandboxSpec, passthrough: dict[str, str] | None = None) ->
     return env
 
 
-def _bwrap_command(spec: SandboxSpec, etc_dir: Path | None) -> list[str]:
+class WorkDiskUnavailable(Exception):
+    """This host cannot mount a tmpfs (no CAP_SYS_ADMIN): the watchdog counts."""
+
+
+class WorkDisk:
+    """A tmpfs of `size` bytes that holds a run's `/work`: the kernel counts
+    every byte written to it, whatever the path, and refuses the write that
+    would go past the size. Mounted next to the work folder (root only)."""
+
+    def __init__(self, workdir: Path, size: int):
+        self.workdir = workdir
+        self.size = size
+        self.path = workdir.with_name(workdir.name + ".disk")
+        self.mounted = False
+
+    @staticmethod
+    def available() -> bool:
+        return os.geteuid() == 0 and shutil.which("mount") is not None
+
+    def mount(self) -> None:
+        info = os.stat(self.workdir)
+        self.path.mkdir(mode=0o755, exist_ok=True)
+        options = f"size={self.size},mode=0755,uid={info.st_uid},gid={info.st_gid},nosuid,nodev"
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(self.path)],
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            with contextlib.suppress(OSError):
+                self.path.rmdir()
+            raise WorkDiskUnavailable(done.stderr.decode(errors="replace").strip())
+        self.mounted = True
+        copied = subprocess.run(
+            ["cp", "-a", f"{self.workdir}/.", f"{self.path}/"], capture_output=True, check=False
+        )
+        if copied.returncode != 0:
+            self.unmount()
+            raise SandboxError(
+                f"the code does not fit the disk limit of {self.size} bytes: "
+                f"{copied.stderr.decode(errors='replace').strip()[:200]}"
+            )
+
+    def used(self) -> int:
+        stats = os.statvfs(self.path)
+        return (stats.f_blocks - stats.f_bfree) * stats.f_frsize
+
+    def full(self) -> bool:
+        # tmpfs counts whole pages: a disk within a page or two of its size is full.
+        return self.used() >= self.size - 2 * os.sysconf("SC_PAGE_SIZE")
+
+    def copy_back(self) -> None:
+        """The run's folder as the run left it, back in the work folder."""
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.workdir.mkdir(mode=0o755)
+        # What cp cannot reach (paths past PATH_MAX) stays behind: no output anyway.
+        subprocess.run(
+            ["cp", "-a", f"{self.path}/.", f"{self.workdir}/"], capture_output=True, check=False
+        )
+
+    def unmount(self) -> None:
+        if self.mounted:
+            subprocess.run(["umount", "-l", str(self.path)], capture_output=True, check=False)
+            self.mounted = False
+        with contextlib.suppress(OSError):
+            self.path.rmdir()
+
+
+def _bwrap_command(
+    spec: SandboxSpec, etc_dir: Path | None, disk: WorkDisk | None = None
+) -> list[str]:
     args = _bwrap_base(uid_inside=True)
     if etc_dir is not None:
         args += ["--ro-bind", str(etc_dir / "passwd"), "/etc/passwd"]
         args += ["--ro-bind", str(etc_dir / "group"), "/etc/group"]
     size = str(spec.limits.disk_bytes)
     args += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
-    args += ["--bind", str(spec.workdir), INSIDE_WORKDIR]
+    args += ["--bind", str(disk.path if disk else spec.workdir), INSIDE_WORKDIR]
     for mount in spec.mounts:
         args += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.target]
     if spec.gpus:
@@ -567,7 +637,9 @@ def _bwrap_command(spec: SandboxSpec, etc_dir: Path | None) -> list[str]:
     return args
 
 
-def _launcher(spec: SandboxSpec, cgroup: _Cgroup | None, etc_dir: Path | None) -> list[str]:
+def _launcher(
+    spec: SandboxSpec, cgroup: _Cgroup | None, etc_dir: Path | None, disk: WorkDisk | None = None
+) -> list[str]:
     limits = spec.limits
     nproc = limits.processes
     if spec.uid is None:
@@ -581,7 +653,7 @@ def _launcher(spec: SandboxSpec, cgroup: _Cgroup | None, etc_dir: Path | None) -
     command = ["prlimit", *rlimits, "--"]
     if spec.uid is not None:
         command += _setpriv(spec.uid)
-    command += _bwrap_command(spec, etc_dir)
+    command += _bwrap_command(spec, etc_dir, disk)
     if cgroup is not None:
         # Enter the cgroup before anything else runs, so no child escapes it.
         script = (
@@ -662,7 +734,51 @@ def sandbox_run(
     cgroup = _Cgroup.create(name, spec.limits, spec.cgroups)
     enforcement = f"cgroup {cgroup.mode}" if cgroup else "RLIMIT_DATA + RSS watchdog"
     etc_dir = _write_etc(spec.scratch) if spec.scratch else None
-    command = _launcher(spec, cgroup, etc_dir)
+    disk = WorkDisk(spec.workdir, spec.limits.disk_bytes) if WorkDisk.available() else None
+    if disk is not None:
+        try:
+            disk.mount()
+        except WorkDiskUnavailable as exc:
+            logger.warning("no work disk, the disk limit falls back to the watchdog: %s", exc)
+            disk = None
+        except SandboxError:
+            if cgroup:
+                cgroup.remove()
+            raise
+    try:
+        return _sandbox_run_on(
+            spec,
+            cgroup,
+            etc_dir,
+            disk,
+            enforcement,
+            log=log,
+            options=(
+                should_cancel,
+                log_max_bytes,
+                env_passthrough,
+                poll_seconds,
+                cancel_poll_seconds,
+            ),
+        )
+    finally:
+        if disk is not None:
+            disk.copy_back()
+            disk.unmount()
+
+
+def _sandbox_run_on(
+    spec: SandboxSpec,
+    cgroup: _Cgroup | None,
+    etc_dir: Path | None,
+    disk: WorkDisk | None,
+    enforcement: str,
+    *,
+    log: BinaryIO,
+    options: tuple[Callable[[], bool] | None, int, dict[str, str] | None, float, float],
+) -> SandboxResult:
+    should_cancel, log_max_bytes, env_passthrough, poll_seconds, cancel_poll_seconds = options
+    command = _launcher(spec, cgroup, etc_dir, disk)
 
     read_fd, write_fd = os.pipe()
     started = time.monotonic()
@@ -686,7 +802,7 @@ def sandbox_run(
     pump = _LogPump(read_fd, log, log_max_bytes)
     pump.start()
 
-    watch = _Watch(spec=spec, process=process, cgroup=cgroup, started=started)
+    watch = _Watch(spec=spec, process=process, cgroup=cgroup, started=started, disk=disk)
     try:
         stop = watch.until_stopped(
             should_cancel=should_cancel,
@@ -703,6 +819,7 @@ def sandbox_run(
     if not limit and outcome is None:
         limit, reason = _limit_after_exit(
             spec,
+            disk=disk,
             memory_cgroup=ended.memory_cgroup,
             oom_kills=ended.oom_kills,
             pids_refused=ended.pids_refused,
@@ -757,6 +874,7 @@ class _Watch:
     process: subprocess.Popen
     cgroup: _Cgroup | None
     started: float
+    disk: WorkDisk | None = None
     peak_rss: int = 0
 
     def until_stopped(
@@ -801,7 +919,12 @@ class _Watch:
             return _Stop(
                 Limit.MEMORY, f"killed at the memory limit of {limits.memory_bytes} bytes (RSS)"
             )
-        if check_disk and _bytes_under(self.spec.workdir) >= limits.disk_bytes:
+        # With the work disk the kernel refuses writes at the limit; the run may go on.
+        if (
+            check_disk
+            and self.disk is None
+            and _bytes_under(self.spec.workdir) >= limits.disk_bytes
+        ):
             return _Stop(Limit.DISK, f"killed after writing {limits.disk_bytes} bytes")
         return None
 
@@ -874,6 +997,7 @@ def _kill_run(process: subprocess.Popen, cgroup: _Cgroup | None, uid: int | None
 def _limit_after_exit(
     spec: SandboxSpec,
     *,
+    disk: WorkDisk | None,
     memory_cgroup: bool,
     oom_kills: int,
     pids_refused: int,
@@ -886,10 +1010,14 @@ def _limit_after_exit(
         return Limit.MEMORY, (
             f"a process was killed at the memory limit of {limits.memory_bytes} bytes"
         )
+    if disk is not None and disk.full():
+        # The kernel refused a write at the limit, whatever the code made of it.
+        return Limit.DISK, f"writes were refused at the limit of {limits.disk_bytes} bytes"
     if exit_code == 0:
         return Limit.NONE, ""
-    if _largest_file(spec.workdir) >= limits.disk_bytes or (
-        _bytes_under(spec.workdir) >= limits.disk_bytes
+    if disk is None and (
+        _largest_file(spec.workdir) >= limits.disk_bytes
+        or _bytes_under(spec.workdir) >= limits.disk_bytes
     ):
         return Limit.DISK, f"stopped at the limit of {limits.disk_bytes} bytes written"
     if pids_refused:

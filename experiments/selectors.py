@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 
 from benchmark.models import Submission
+from benchmark.visibility import hidden_submission_ids
 from experiments.models import (
     FINISHED_STATUSES,
     ExperimentPhase,
@@ -35,10 +37,18 @@ REPRODUCTION_FINISHED = (
 LOG_TAIL_BYTES = 16 * 1024
 
 
-def experiment_runs(*, submission_id: int | None = None) -> QuerySet[ExperimentRun]:
+def experiment_runs(
+    *, submission_id: int | None = None, user: User | AnonymousUser | None = None
+) -> QuerySet[ExperimentRun]:
+    """Runs, newest first; with `user`, without those of submissions hidden
+    from that user (a reviewer's blind papers, benchmark/visibility.py)."""
     runs = ExperimentRun.objects.select_related("reproduction", "submission")
     if submission_id is not None:
         runs = runs.filter(submission_id=submission_id)
+    if user is not None:
+        hidden = hidden_submission_ids(user=user)
+        if hidden:
+            runs = runs.exclude(submission_id__in=hidden)
     return runs.order_by("-created_at", "-id")
 
 

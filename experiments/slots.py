@@ -1,9 +1,13 @@
 """GPU and job slots on a worker host, shared by all its worker processes.
 
-A slot is a lock file under `EXPERIMENT_WORK_ROOT/slots/`, held with
-`flock` for as long as the job runs: the kernel releases it when the process
-dies, so a crashed worker never leaks a GPU. Each job also takes a job slot,
-whose number gives it its own sandbox uid.
+A slot is a lock file held with `flock` for as long as the job runs: the
+kernel releases it when the process dies, so a crashed worker never leaks a
+GPU. Each job also takes a job slot, whose number gives it its own sandbox
+uid (`SANDBOX_UID_BASE + slot`). The lock of a job slot guards that uid, so
+it lives in one folder for the whole host (`SANDBOX_UID_LOCK_DIR`) and is
+named after the uid: two workers (or a worker and a test suite) with
+different work roots never run, nor sweep, the same uid at once. GPU locks
+live under `EXPERIMENT_WORK_ROOT/slots/`.
 
 Hosts announce their GPU count in Redis (`gpu_host_announce`, on worker
 start and before each job) so that the site can refuse, when a run is
@@ -148,6 +152,12 @@ def _slots_dir() -> Path:
     return folder
 
 
+def _uid_locks_dir() -> Path:
+    folder = Path(settings.SANDBOX_UID_LOCK_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def _try_lock(path: Path):
     handle = open(path, "a+")  # noqa: SIM115 - held open for the job's lifetime
     try:
@@ -164,12 +174,13 @@ def slots_acquire(*, gpus: int, wait_seconds: float = 0.0) -> Slots:
     if gpus > available:
         raise HostTooSmall(f"this host ({host_name()}) has {available} GPU(s); the run asks {gpus}")
     folder = _slots_dir()
+    uid_locks = _uid_locks_dir()
     deadline = time.monotonic() + wait_seconds
     while True:
         held = []
         job = None
         for index in range(settings.SANDBOX_MAX_JOBS):
-            handle = _try_lock(folder / f"job-{index}.lock")
+            handle = _try_lock(uid_locks / f"uid-{settings.SANDBOX_UID_BASE + index}.lock")
             if handle is not None:
                 held.append(handle)
                 job = index

@@ -3,8 +3,8 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from benchmark.models import Submission
+from benchmark.visibility import submissions_visible_to
 from common.errors import ValidationFailed
-from experiments.models import ExperimentRun
 
 from .selectors import experiment_log_chunk, experiment_runs
 
@@ -16,26 +16,26 @@ def experiment_run_list_view(request: HttpRequest) -> HttpResponse:
         submission_id = int(request.GET.get("submission", ""))
     except ValueError:
         raise Http404("name a submission: /experiments/?submission=ID") from None
-    submission = get_object_or_404(
-        Submission.objects.select_related("agent", "task"), pk=submission_id
+    submissions = submissions_visible_to(
+        user=request.user, submissions=Submission.objects.select_related("agent", "task")
     )
+    submission = get_object_or_404(submissions, pk=submission_id)
+    runs = experiment_runs(submission_id=submission.pk, user=request.user)
     return render(
-        request,
-        "experiments/experiment_runs.html",
-        {"submission": submission, "runs": experiment_runs(submission_id=submission.pk)},
+        request, "experiments/experiment_runs.html", {"submission": submission, "runs": runs}
     )
 
 
 @require_GET
 def experiment_run_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
-    run = get_object_or_404(experiment_runs(), pk=pk)
+    run = get_object_or_404(experiment_runs(user=request.user), pk=pk)
     return render(request, "experiments/experiment_run.html", {"run": run, "runs": [run]})
 
 
 @require_GET
 def experiment_run_log_view(request: HttpRequest, pk: int) -> JsonResponse:
     """The log from `offset` on (or its tail without one), for the page's live view."""
-    run = get_object_or_404(ExperimentRun, pk=pk)
+    run = get_object_or_404(experiment_runs(user=request.user), pk=pk)
     offset = request.GET.get("offset")
     try:
         offset_value = int(offset) if offset not in (None, "") else None

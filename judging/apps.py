@@ -12,6 +12,7 @@ class JudgingConfig(AppConfig):
         from benchmark.signals import submission_ready
         from benchmark.submission_states import submission_state_register
 
+        from . import checks  # noqa: F401 - registers the settings checks
         from .mlrbench_import import reviews_part
         from .models import Rubric, SubmissionJudgingState
         from .receivers import rubric_changed_receiver, submission_ready_receiver

@@ -23,15 +23,23 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import (
+    DatabaseError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    close_old_connections,
+    connection,
+    transaction,
+)
 from django.db.models import Max
 from django.utils import timezone
 
@@ -65,6 +73,37 @@ from .rubrics import DEFAULT_RUBRICS, HALLUCINATION_STAGES, hallucination_prompt
 from .signals import judgment_finished
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Outages of the services around a run (a broker or cache restart, a dropped
+# database connection): waited out and retried, never a judgment's failure.
+TRANSIENT_SERVICE_ERRORS: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError, OSError)
+try:
+    import redis.exceptions
+
+    TRANSIENT_SERVICE_ERRORS += (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+except ImportError:  # pragma: no cover - redis is a dependency
+    pass
+LIMITER_OUTAGE_WAIT_SECONDS = 1.0
+DATABASE_RETRIES = 5
+
+
+def database_retry(write: Callable[[], T], *, what: str) -> T:
+    """`write` again after a dropped connection (PostgreSQL restarted, the
+    connection terminated): the connection is closed and the next try opens a
+    new one. Other errors, and the last failure, propagate."""
+    for attempt in range(1, DATABASE_RETRIES + 1):
+        try:
+            return write()
+        except (OperationalError, InterfaceError) as exc:
+            if attempt == DATABASE_RETRIES or connection.in_atomic_block:
+                raise
+            logger.warning("%s: database error (%s); retrying", what, exc)
+            close_old_connections()
+            connection.close()
+            time.sleep(min(0.2 * 2**attempt, 5.0))
+    raise AssertionError("unreachable")
 
 
 # ---------------------------------------------------------------- rubrics
@@ -281,15 +320,20 @@ def _enqueue(judgment_ids: list[int]) -> None:
         return
     # One producer (one broker connection) for the whole batch: `delay` would take
     # one from the pool and give it back for every message.
-    with judgment_run_task.app.producer_or_acquire() as producer:
-        for judgment_id in judgment_ids:
-            judgment_run_task.apply_async((judgment_id,), producer=producer)
+    try:
+        with judgment_run_task.app.producer_or_acquire() as producer:
+            for judgment_id in judgment_ids:
+                judgment_run_task.apply_async((judgment_id,), producer=producer)
+    except Exception:
+        # After commit there is no one to tell: the rows stay queued and the
+        # reaper sends them again (judgments_reap_stuck).
+        logger.exception("could not send %d judgment(s); the reaper will", len(judgment_ids))
 
 
 def judgments_enqueue_on_commit(judgment_ids: list[int]) -> None:
     if judgment_ids:
         ids = list(judgment_ids)
-        transaction.on_commit(lambda: _enqueue(ids))
+        transaction.on_commit(lambda: _enqueue(ids), robust=True)
 
 
 def judgments_queue(
@@ -581,6 +625,17 @@ class _Run:
             ).update(**values)
         )
 
+    def _call_turn(self) -> float:
+        """The judge's turn (judge_call_turn); while Redis cannot answer (a restart,
+        a failover) the wait is a second and the run asks again: an outage of the
+        limiter is transient, never the judgment's failure."""
+        judge = self.judgment.judge
+        try:
+            return judge_call_turn(judge_id=judge.pk, limit=judge.requests_per_minute)
+        except TRANSIENT_SERVICE_ERRORS as exc:
+            logger.warning("judgment %s: rate limiter unreachable (%s)", self.judgment.pk, exc)
+            return LIMITER_OUTAGE_WAIT_SECONDS
+
     @contextlib.contextmanager
     def _turn(self) -> Iterator[None]:
         """Hold a call slot of this process and a counted turn in the judge's rate
@@ -592,7 +647,7 @@ class _Run:
         judge = self.judgment.judge
         while True:
             with call_slot(timeout=self.deadline - time.monotonic()):
-                wait = judge_call_turn(judge_id=judge.pk, limit=judge.requests_per_minute)
+                wait = self._call_turn()
                 if wait <= 0:
                     yield
                     return
@@ -616,8 +671,8 @@ class _Run:
                     self.usage.calls += 1
                     if self.usage.calls > 1:
                         # Live progress for the submission page: a retry or a re-ask is
-                        # on its way (the claim already said "call 1").
-                        self._update_owned(attempts=self.usage.calls, updated_at=timezone.now())
+                        # on its way (the claim already said "call 1"). Best effort.
+                        self._progress()
                     _database_release()
                     response = llm.chat(judge=judge, messages=messages, timeout=remaining)
             except CallSlotTimeout as exc:
@@ -638,6 +693,13 @@ class _Run:
             self.usage.add(response)
             return response
         raise AssertionError("unreachable")
+
+    def _progress(self) -> None:
+        try:
+            self._update_owned(attempts=self.usage.calls, updated_at=timezone.now())
+        except DatabaseError as exc:
+            logger.warning("judgment %s: progress not saved (%s)", self.judgment.pk, exc)
+            close_old_connections()
 
     def judge(self) -> tuple[ParsedReview | ParsedHallucinationReview, str, str]:
         judgment = self.judgment
@@ -673,12 +735,15 @@ class _Run:
         )
 
     def record(self, parsed: ParsedReview | ParsedHallucinationReview, raw: str) -> bool:
-        try:
-            return self._record(parsed, raw, replace=False)
-        except IntegrityError:
-            # Scores left by an earlier run (a reset deletes them, so this is rare):
-            # the whole record was rolled back; write it again over them.
-            return self._record(parsed, raw, replace=True)
+        def write() -> bool:
+            try:
+                return self._record(parsed, raw, replace=False)
+            except IntegrityError:
+                # Scores left by an earlier run (a reset deletes them, so this is rare):
+                # the whole record was rolled back; write it again over them.
+                return self._record(parsed, raw, replace=True)
+
+        return database_retry(write, what=f"judgment {self.judgment.pk}: record")
 
     def _record(
         self, parsed: ParsedReview | ParsedHallucinationReview, raw: str, *, replace: bool
@@ -703,15 +768,35 @@ class _Run:
         return True
 
     def fail(self, message: str, raw: str = "") -> bool:
-        failed = self._update_finished(
-            status=JudgmentStatus.FAILED,
-            raw=raw,
-            latency_seconds=self.usage.latency_seconds or None,
-            error=message[:5000],
+        failed = database_retry(
+            lambda: self._update_finished(
+                status=JudgmentStatus.FAILED,
+                raw=raw,
+                latency_seconds=self.usage.latency_seconds or None,
+                error=message[:5000],
+            ),
+            what=f"judgment {self.judgment.pk}: fail",
         )
         if failed:
             self.judgment.status = JudgmentStatus.FAILED
         return failed
+
+    def release(self) -> None:
+        """Back to queued, if still this run's, after a database outage."""
+        try:
+            database_retry(
+                lambda: self._update_owned(
+                    status=JudgmentStatus.QUEUED,
+                    run_token=None,
+                    started_at=None,
+                    error="",
+                    updated_at=timezone.now(),
+                ),
+                what=f"judgment {self.judgment.pk}: release",
+            )
+        except DatabaseError:
+            # Still running with this token: the reaper requeues it after the hard limit.
+            logger.warning("judgment %s: left to the reaper", self.judgment.pk)
 
     def _update_finished(self, *, status: str, raw: str, **fields: Any) -> bool:
         """Write the outcome with what the run's calls used, if the judgment is still
@@ -819,10 +904,14 @@ def _judgment_claim(*, judgment_id: int, token: uuid.UUID) -> Judgment | None:
     )
     if not claimed:
         return None
-    return (
-        Judgment.objects.select_related("judge", "submission__task")
-        .filter(pk=judgment_id, run_token=token)
-        .first()
+    # Claimed (committed): a dropped connection from here on must not strand the row.
+    return database_retry(
+        lambda: (
+            Judgment.objects.select_related("judge", "submission__task")
+            .filter(pk=judgment_id, run_token=token)
+            .first()
+        ),
+        what=f"judgment {judgment_id}: read after claim",
     )
 
 
@@ -845,6 +934,11 @@ def judgment_run(*, judgment_id: int) -> Judgment | None:
         failure = (f"cannot judge this submission: {exc}", "")
     except SoftTimeLimitExceeded:
         failure = ("ran past the judge task's soft time limit", "")
+    except (OperationalError, InterfaceError):
+        # The database went away under the run: not the judgment's fault. Give
+        # the row back (queued) for the task's retry or the reaper, and re-raise.
+        run.release()
+        raise
     except Exception as exc:  # a bug must fail the judgment, not leave it running
         logger.exception("judgment %s failed unexpectedly", judgment_id)
         failure = (f"internal error: {type(exc).__name__}: {exc}", "")
@@ -856,12 +950,16 @@ def judgment_run(*, judgment_id: int) -> Judgment | None:
     else:
         finished = run.fail(*failure)
     if finished:
-        judgment_finished.send(
+        # The judgment is done whatever a listener does (a cache refresh that
+        # cannot reach Redis is the cache's to retry, never this run's failure).
+        for receiver, error in judgment_finished.send_robust(
             sender=Judgment,
             judgment_id=judgment_id,
             submission_id=judgment.submission_id,
             status=judgment.status,
-        )
+        ):
+            if isinstance(error, Exception):
+                logger.warning("judgment %s: %s failed: %r", judgment_id, receiver, error)
     return judgment
 
 
@@ -881,6 +979,30 @@ def rubric_by_id(rubric_id: int) -> Rubric:
 
 def rubric_forget(rubric_id: int) -> None:
     _rubrics.pop(rubric_id, None)
+
+
+def judgments_resend_queued(*, older_than: float | None = None) -> list[int]:
+    """Send again the judgments `queued` for longer than `older_than` seconds
+    (JUDGE_RESEND_QUEUED_SECONDS) since they were queued or last sent: their
+    message may be gone (a broker restart, an enqueue that failed after commit,
+    a claim that failed on a dead connection). A message that was not lost only
+    meets a claim that does nothing, so this is safe to repeat. Each is stamped,
+    so that it is sent again at most once per interval."""
+    seconds = settings.JUDGE_RESEND_QUEUED_SECONDS if older_than is None else older_than
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=seconds)
+    with transaction.atomic():
+        stale = list(
+            Judgment.objects.filter(status=JudgmentStatus.QUEUED, updated_at__lte=cutoff)
+            .select_for_update(skip_locked=True)
+            .order_by("pk")
+            .values_list("pk", flat=True)[: settings.JUDGE_RESEND_BATCH]
+        )
+        Judgment.objects.filter(pk__in=stale, status=JudgmentStatus.QUEUED).update(updated_at=now)
+        judgments_enqueue_on_commit(stale)
+    if stale:
+        logger.warning("sent %d queued judgment(s) again", len(stale))
+    return stale
 
 
 def judgments_reap_stuck(*, older_than: float | None = None) -> list[int]:

@@ -11,13 +11,30 @@ more than the process's calls (judging/callslots.py):
 """
 
 from celery import shared_task
-from celery.signals import worker_process_init, worker_ready
+from celery.signals import worker_init, worker_process_init, worker_ready
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import InterfaceError, OperationalError, close_old_connections
 
 from common import llm as gateway
 
 from . import services
+
+DATABASE_ERRORS = (OperationalError, InterfaceError)
+RETRY_SECONDS = 2
+RETRIES = 5
+
+
+@worker_init.connect
+def _check_settings(**kwargs) -> None:
+    """A worker refuses to start on settings its tasks cannot run with (the site
+    runs the same system check at start-up)."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from .checks import judge_time_limits_check
+
+    errors = judge_time_limits_check()
+    if errors:
+        raise ImproperlyConfigured("; ".join(str(error.msg) for error in errors))
 
 
 @worker_ready.connect
@@ -30,6 +47,9 @@ def _warm_up_llm_client(**kwargs) -> None:
     bind=True,
     name="judging.judgment_run",
     acks_late=True,
+    # A task that fails is not acknowledged-and-forgotten by design: its row is
+    # queued (a failure before the claim, or a run that gave its row back) and
+    # the reaper sends it again; see DATABASE_ERRORS below.
     # The service stops on its own at JUDGE_TASK_SOFT_TIME_LIMIT (thread pools do
     # not enforce Celery's limits); these are the prefork pool's backstop.
     soft_time_limit=settings.JUDGE_TASK_SOFT_TIME_LIMIT + 30,
@@ -45,16 +65,35 @@ def judgment_run_task(self, judgment_id: int) -> None:
         close_old_connections()
     try:
         services.judgment_run(judgment_id=judgment_id)
+    except DATABASE_ERRORS as exc:
+        # Before the claim committed, or after the run gave its row back: the row
+        # is queued. Retry soon on a fresh connection; should the retry's message
+        # not go out, the reaper sends the row again.
+        if not in_worker:
+            raise
+        close_old_connections()
+        raise self.retry(exc=exc, countdown=RETRY_SECONDS, max_retries=RETRIES) from exc
     finally:
         if in_worker:
             close_old_connections()
 
 
 @shared_task(
+    bind=True,
     name="judging.reap_stuck",
     soft_time_limit=60,
     time_limit=120,
     ignore_result=True,
+    autoretry_for=DATABASE_ERRORS,
+    retry_backoff=True,
+    max_retries=RETRIES,
 )
-def reap_stuck_task() -> int:
-    return len(services.judgments_reap_stuck())
+def reap_stuck_task(self) -> int:
+    """Requeue judgments whose worker died, and send again those whose message
+    was lost. A connection reused from an earlier task may be dead (PostgreSQL
+    restarted, the connection terminated): closed first, as around a request."""
+    close_old_connections()
+    try:
+        return len(services.judgments_reap_stuck()) + len(services.judgments_resend_queued())
+    finally:
+        close_old_connections()

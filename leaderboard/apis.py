@@ -21,8 +21,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.models import Conference, Topic
-from benchmark.visibility import hidden_submission_ids
-from common.errors import PermissionDenied, ValidationFailed, form_error_items
+from benchmark.visibility import hidden_submission_ids, task_hidden_from
+from common.errors import NotFound, PermissionDenied, ValidationFailed, form_error_items
+from common.filters import WholeNumberFilter
 from judging.models import JudgingCondition, Judgment, JudgmentStatus
 
 from .caching import cached
@@ -145,6 +146,8 @@ class LeaderboardAPIView(APIView):
         if not form.is_valid():
             raise ValidationFailed(items=form_error_items(form.errors))
         query = form.leaderboard_query()
+        if query.task and task_hidden_from(user=request.user, slug=query.task):
+            raise NotFound(f"no task {query.task!r}", field="task")
         if query.stage == OBJECTIVE_STAGE:
             payload = objective_payload()
         else:
@@ -230,7 +233,7 @@ class JudgmentFilter(django_filters.FilterSet):
     stage = django_filters.ChoiceFilter(field_name="submission__stage", choices=STAGE_CHOICES)
     agent = django_filters.CharFilter(field_name="submission__agent__name")
     task = django_filters.CharFilter(field_name="submission__task__slug")
-    submission = django_filters.NumberFilter(field_name="submission_id")
+    submission = WholeNumberFilter(field_name="submission_id")
     judge = django_filters.CharFilter(field_name="judge__name")
     condition = django_filters.ChoiceFilter(choices=JudgingCondition.choices)
     has_hallucination = django_filters.BooleanFilter()

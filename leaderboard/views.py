@@ -7,7 +7,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import mark_safe
 
 from benchmark.models import Agent, Stage, Submission, Task
-from benchmark.visibility import hidden_submission_ids, submissions_visible_to
+from benchmark.visibility import hidden_submission_ids, submissions_visible_to, task_hidden_from
 from common.errors import ApplicationError, ErrorItem, ValidationFailed, form_add_errors
 from judging.models import HallucinationType, JudgingCondition
 from judging.selectors import stage_scores
@@ -286,6 +286,8 @@ def leaderboard_view(request: HttpRequest) -> HttpResponse:
     board_html = ""
     if form.is_valid():
         query = form.leaderboard_query()
+        if query.task and task_hidden_from(user=request.user, slug=query.task):
+            raise Http404("No such task.")
         sort = form.cleaned_data.get("sort") or ""
         try:
             if query.stage == OBJECTIVE_STAGE:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import environ
+from csp import constants as csp_constants
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
 
@@ -49,6 +50,8 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
+    "csp",
     "benchmark",
     "experiments",
     "judging",
@@ -59,13 +62,28 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "common.middleware.NulRefusalMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "common.throttling.PageThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its answer.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Repeated failed sign-ins lock the account out from that address (django-axes).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=1.0)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
 
 ROOT_URLCONF = "mlrbench_site.urls"
 
@@ -207,11 +225,24 @@ REST_FRAMEWORK: dict[str, Any] = {
     ],
 }
 
-# Anonymous API clients are throttled per scope (signed-in users are not).
+# Anonymous clients are throttled, every API endpoint per scope and every page
+# (common/throttling.py); signed-in users are not. A client is its address:
+# the one the last of NUM_PROXIES trusted proxies saw in X-Forwarded-For, or
+# the socket's (0, the default: nothing in a header is trusted).
+NUM_PROXIES = env.int("NUM_PROXIES", default=0)
+if NUM_PROXIES < 0:
+    raise ImproperlyConfigured("NUM_PROXIES must be 0 or more.")
+REST_FRAMEWORK["NUM_PROXIES"] = NUM_PROXIES
+REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = ["common.throttling.PublicAnonThrottle"]
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
     "public_api": env.str("API_ANON_RATE", default="600/minute"),
     "export": env.str("EXPORT_ANON_RATE", default="30/hour"),
+    "pages": env.str("PAGE_ANON_RATE", default="300/minute"),
 }
+AXES_IPWARE_PROXY_COUNT = NUM_PROXIES
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if NUM_PROXIES else ["REMOTE_ADDR"]
+)
 # Cached leaderboards expire after this even when no write signalled a change.
 LEADERBOARD_CACHE_SECONDS = env.int("LEADERBOARD_CACHE_SECONDS", default=15 * 60)
 
@@ -224,6 +255,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two models name a choice field `kind`: each enum gets its own name.
+    "ENUM_NAME_OVERRIDES": {
+        "TaskKindEnum": "benchmark.models.TaskKind",
+        "ArtifactKindEnum": "benchmark.models.ArtifactKind",
+    },
 }
 
 LOGIN_URL = "login"
@@ -232,9 +268,42 @@ LOGOUT_REDIRECT_URL = "/"
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
-if not DEBUG:
-    SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=False)
-    CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=False)
+# Deployment behind HTTPS (see .env.example; `manage.py check --deploy` is
+# clean with the production values there). Off by default: a bare machine
+# serves plain HTTP on localhost.
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=False)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=False)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+# The proxy's header that says the request came over HTTPS, e.g.
+# "HTTP_X_FORWARDED_PROTO=https"; only set it behind a proxy that always sets it.
+_proxy_ssl_header = env.str("SECURE_PROXY_SSL_HEADER", default="")
+SECURE_PROXY_SSL_HEADER = (
+    tuple(_proxy_ssl_header.split("=", 1)) if "=" in _proxy_ssl_header else None
+)
+# The health check answers plain HTTP to the load balancer.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+
+# One Content-Security-Policy for every page (django-csp): scripts, styles,
+# images and fonts from the site only; no inline script but one carrying the
+# request's nonce (`{{ request.csp_nonce }}`). Pages that serve uploaded files
+# set a stricter one of their own.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'", csp_constants.NONCE],
+        "style-src": ["'self'"],
+        "img-src": ["'self'"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 LOGGING = {
     "version": 1,
@@ -268,6 +337,11 @@ JUDGE_DOCUMENT_BUDGET_CHARS = env.int("JUDGE_DOCUMENT_BUDGET_CHARS", default=60_
 JUDGE_CODE_BUDGET_CHARS = env.int("JUDGE_CODE_BUDGET_CHARS", default=60_000)
 JUDGE_LOG_BUDGET_CHARS = env.int("JUDGE_LOG_BUDGET_CHARS", default=20_000)
 JUDGE_REAP_INTERVAL_SECONDS = env.int("JUDGE_REAP_INTERVAL_SECONDS", default=5 * 60)
+# The reaper also sends again judgments `queued` this long since they were
+# queued or last sent (their message may be lost: a broker restart, a failed
+# enqueue); at most this many per run. Sending twice is harmless (the claim).
+JUDGE_RESEND_QUEUED_SECONDS = env.int("JUDGE_RESEND_QUEUED_SECONDS", default=15 * 60)
+JUDGE_RESEND_BATCH = env.int("JUDGE_RESEND_BATCH", default=5000)
 # The window a judge's requests_per_minute counts over (judging/ratelimit.py): a
 # minute. Only perf/judge_throughput.py changes it, to scale time with its answers.
 JUDGE_RATE_WINDOW_SECONDS = env.float("JUDGE_RATE_WINDOW_SECONDS", default=60.0)
@@ -310,6 +384,11 @@ INTAKE_MAX_ENTRIES = env.int("INTAKE_MAX_ENTRIES", default=10_000)
 INTAKE_MAX_COMPRESSION_RATIO = env.int("INTAKE_MAX_COMPRESSION_RATIO", default=200)
 INTAKE_MAX_PATH_DEPTH = env.int("INTAKE_MAX_PATH_DEPTH", default=16)
 INTAKE_MAX_NESTED_ARCHIVES = env.int("INTAKE_MAX_NESTED_ARCHIVES", default=0)
+# Untrusted markdown is rendered once, at intake (benchmark/rendering.py): past
+# this size, or past this time in the child process that renders large
+# documents, it is kept as escaped plain text with a note.
+MARKDOWN_RENDER_MAX_BYTES = env.int("MARKDOWN_RENDER_MAX_BYTES", default=2 * 1024 * 1024)
+MARKDOWN_RENDER_TIMEOUT_SECONDS = env.float("MARKDOWN_RENDER_TIMEOUT_SECONDS", default=10.0)
 # A PDF paper's text is extracted once at intake, in a child process under these limits.
 PDF_MAX_BYTES = env.int("PDF_MAX_BYTES", default=50 * 1024 * 1024)
 PDF_MAX_PAGES = env.int("PDF_MAX_PAGES", default=300)
@@ -342,6 +421,12 @@ SANDBOX_CGROUPS = env.str("SANDBOX_CGROUPS", default="auto")  # auto | v2 | v1 |
 # Each concurrent job on a host runs as its own uid SANDBOX_UID_BASE + slot.
 SANDBOX_UID_BASE = env.int("SANDBOX_UID_BASE", default=61000)
 SANDBOX_MAX_JOBS = env.int("SANDBOX_MAX_JOBS", default=16)
+# The locks that guard those uids: one folder for the whole host, whatever the
+# work root, so that no two workers run (or sweep) one uid at once.
+SANDBOX_UID_LOCK_DIR = env.path(
+    "SANDBOX_UID_LOCK_DIR",
+    default="/run/lock/mlrbench-sandbox" if os.path.isdir("/run/lock") else "/tmp/mlrbench-sandbox",  # noqa: S108
+)
 # Extra host folders the sandbox sees read-only (e.g. a virtualenv with torch),
 # and names of worker variables passed through; nothing else is.
 SANDBOX_RO_PATHS = env.list("SANDBOX_RO_PATHS", default=[])

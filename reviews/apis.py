@@ -57,13 +57,22 @@ class AgreementApi(APIView):
         parameters=[
             OpenApiParameter("stage", str, enum=Stage.values, default=Stage.END2END),
             OpenApiParameter("judge", str, description="a judge's name; empty: mean of judges"),
+            OpenApiParameter(
+                "reviews",
+                str,
+                enum=["released", "submitted"],
+                default="released",
+                description="released reviews only (public); `submitted`: every submitted "
+                "review (organisers only; others get the released ones)",
+            ),
         ],
         responses={200: StageAgreementSerializer},
     )
     def get(self, request: Request) -> Response:
         stage = request.query_params.get("stage") or Stage.END2END
         judge = request.query_params.get("judge") or None
-        result = selectors.agreement_for_stage(stage=stage, judge=judge)
+        reviews = selectors.agreement_reviews_for(request.user, request.query_params.get("reviews"))
+        result = selectors.agreement_for_stage(stage=stage, judge=judge, reviews=reviews)
         return Response(StageAgreementSerializer(result).data)
 
 
@@ -144,7 +153,7 @@ class MyAssignmentsApi(APIView):
 
     permission_classes = [permissions.IsAuthenticated, IsReviewer]
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(operation_id="reviews_assignments_list", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
         assignments = selectors.reviewer_assignments(user=signed_in_user(request.user))
         return Response({"results": [_assignment_data(request, a) for a in assignments]})

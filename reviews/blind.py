@@ -45,14 +45,51 @@ def blind_text(text: str, words: list[str]) -> str:
     return pattern.sub(BLIND_WORD, text) if pattern else text
 
 
+# Names that every published agent's runs carry, whoever the agent of this
+# paper is: blinding only this agent's own words would still tell a reviewer
+# which agent it is not (and `claude_code/` names Claude in any run).
+_AGENT_CODE_FOLDER_RE = re.compile(r"^(?:claude_code|codex|gemini|[a-z0-9-]+_code)(?=/)")
+_TRACE_NAME_RE = re.compile(r"^[a-z0-9-]+_output\.json$")
+_AGENT_LOG_RE = re.compile(r"(?:^|(?<=/))[A-Za-z0-9.-]+_log\.log$")
+_HOME_RE = re.compile(r"/(?:home|Users)/[^/\s]+/")
+_PIPELINE_RE = re.compile(r"\bpipeline_[A-Za-z0-9.-]+")
+_KNOWN_AGENT_WORDS = ["claude", "codex", "gemini", "openai", "anthropic", "gpt", "o4-mini"]
+
+
+def blind_path(path: str, words: list[str]) -> str:
+    """A run's path as a reviewer sees it: agent-named folders and files neutral."""
+    path = _AGENT_CODE_FOLDER_RE.sub("agent_code", path)
+    if _TRACE_NAME_RE.match(path):
+        path = "agent_output.json"
+    path = _AGENT_LOG_RE.sub("agent_log.log", path)
+    return blind_text(path, words)
+
+
+def blind_log_text(text: str, words: list[str]) -> str:
+    """A log or trace as a reviewer reads it: home folders, pipeline folders,
+    code folders and the names of known agents neutral, as well as the
+    paper's own agent."""
+    text = _HOME_RE.sub("/home/user/", text)
+    text = _PIPELINE_RE.sub("pipeline_agent", text)
+    text = re.sub(r"\b(?:claude_code|codex|gemini)/", "agent_code/", text)
+    return blind_text(text, sorted({*words, *_KNOWN_AGENT_WORDS}, key=len, reverse=True))
+
+
 def submission_blind(submission: Submission) -> Submission:
     """Load the submission's artifacts once and rename them in memory (never
-    saved): templates that read `submission.artifacts.all` see blind paths."""
+    saved): templates that read `submission.artifacts.all` see blind paths.
+    Each artifact keeps its real path as `real_path` and the submission's
+    map of real to blind paths as `blind_paths` (for figure links)."""
     words = identity_words(submission.agent)
     prefetch_related_objects([submission], "artifacts")
+    artifacts = list(submission.artifacts.all())
+    blind_paths = {artifact.path: blind_path(artifact.path, words) for artifact in artifacts}
     # `.all()` now returns the prefetched objects themselves, renamed here.
-    for artifact in submission.artifacts.all():
-        artifact.path = blind_text(artifact.path, words)
+    for artifact in artifacts:
+        artifact.real_path = artifact.path  # type: ignore[attr-defined]
+        artifact.blind_paths = blind_paths  # type: ignore[attr-defined]
+        artifact.identity_words = words  # type: ignore[attr-defined]
+        artifact.path = blind_paths[artifact.path]
     return submission
 
 
@@ -61,7 +98,7 @@ def artifact_for_blind_path(submission: Submission, path: str) -> Artifact | Non
     to the paper's folder (a paper links its figures as `./figures/x.png`)."""
     words = identity_words(submission.agent)
     artifacts = list(submission.artifacts.all())
-    by_blind = {blind_text(artifact.path, words): artifact for artifact in artifacts}
+    by_blind = {blind_path(artifact.path, words): artifact for artifact in artifacts}
     wanted = posixpath.normpath(path.lstrip("/"))
     if wanted.startswith(".."):
         return None
@@ -69,7 +106,7 @@ def artifact_for_blind_path(submission: Submission, path: str) -> Artifact | Non
         return by_blind[wanted]
     papers = [a for a in artifacts if a.kind == "paper"]
     for paper in papers:
-        folder = posixpath.dirname(blind_text(paper.path, words))
+        folder = posixpath.dirname(blind_path(paper.path, words))
         candidate = posixpath.normpath(posixpath.join(folder, wanted))
         if candidate in by_blind:
             return by_blind[candidate]

@@ -7,7 +7,7 @@ from django.db.models.signals import post_delete, post_save
 from judging.models import DimensionScore, Judgment
 
 from .agreement_cache import AGREEMENT_GENERATION
-from .models import HumanReview, HumanReviewScore, ReviewStatus
+from .models import HumanReview, HumanReviewScore, ReviewRound, ReviewStatus
 
 # A draft autosave touches only these; it cannot change any statistic.
 _DRAFT_FIELDS = frozenset({"draft", "draft_saved_at", "updated_at"})
@@ -36,3 +36,7 @@ def receivers_connect() -> None:
             dispatch_uid=f"agreement-delete-{deleted.__name__}",
         )
     post_save.connect(_review_saved, sender=HumanReview, dispatch_uid="agreement-save-review")
+    # Releasing a round makes its reviews part of the public agreement.
+    post_save.connect(
+        _invalidate_on_commit, sender=ReviewRound, dispatch_uid="agreement-save-round"
+    )

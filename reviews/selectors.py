@@ -5,6 +5,7 @@ statistics (cached)."""
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -27,6 +28,7 @@ from .models import (
     ReviewStatus,
     released_review_q,
 )
+from .roles import is_organiser
 
 # The column order of MLR-Bench's human_eval/human_review.csv.
 HUMAN_REVIEW_CSV_DIMENSIONS = ["Novelty", "Clarity", "Soundness", "Significance", "Overall"]
@@ -217,27 +219,56 @@ class StageAgreement:
 
     stage: str
     judge: str | None
+    reviews: str  # AgreementReviews: which human reviews were counted
     dimensions: list[DimensionAgreement]
     plots: dict[str, DimensionPlot]
     n_reviews: int
     computed_at: str  # ISO 8601, UTC
 
 
-def human_score_rows(*, stage: str) -> list[tuple[int, int, str, float]]:
-    """`(submission id, reviewer id, dimension, score)` of every submitted human
-    review of the stage: what agreement is measured against."""
+class AgreementReviews(StrEnum):
+    """Which human reviews the agreement counts: the public statistics count
+    released ones only (as the leaderboard does), or an unreleased score could
+    be recovered from them; organisers may count every submitted review. The
+    pages and the API choose with `agreement_reviews_for`."""
+
+    RELEASED = "released"
+    SUBMITTED = "submitted"
+
+
+def agreement_reviews_for(user: Any, wanted: str | None) -> AgreementReviews:
+    """Organisers may ask for every submitted review; everyone else gets the
+    released ones, whatever they ask."""
+    if wanted == AgreementReviews.SUBMITTED and is_organiser(user):
+        return AgreementReviews.SUBMITTED
+    return AgreementReviews.RELEASED
+
+
+def human_score_rows(
+    *, stage: str, reviews: AgreementReviews = AgreementReviews.SUBMITTED
+) -> list[tuple[int, int, str, float]]:
+    """`(submission id, reviewer id, dimension, score)` of the stage's human
+    reviews that `reviews` counts: what agreement is measured against."""
+    counted = (
+        released_review_q("review__")
+        if reviews == AgreementReviews.RELEASED
+        else Q(review__status=ReviewStatus.SUBMITTED)
+    )
     return list(
-        HumanReviewScore.objects.filter(
-            review__status=ReviewStatus.SUBMITTED, review__submission__stage=stage
-        )
+        HumanReviewScore.objects.filter(counted, review__submission__stage=stage)
         .values_list("review__submission_id", "review__reviewer_id", "dimension", "score")
         .order_by()
     )
 
 
-def agreement_compute_for_stage(*, stage: str, judge: str | None = None) -> StageAgreement:
+def agreement_compute_for_stage(
+    *,
+    stage: str,
+    judge: str | None = None,
+    reviews: AgreementReviews = AgreementReviews.SUBMITTED,
+) -> StageAgreement:
     """Recompute from the database (no cache)."""
-    human_rows = human_score_rows(stage=stage)
+    human_rows = human_score_rows(stage=stage, reviews=reviews)
     papers = {row[0] for row in human_rows}
     llm = stage_scores(submission_ids=papers, judge=judge) if papers else {}
     human_dimensions = {row[2] for row in human_rows}
@@ -251,6 +282,7 @@ def agreement_compute_for_stage(*, stage: str, judge: str | None = None) -> Stag
     return StageAgreement(
         stage=stage,
         judge=judge,
+        reviews=str(reviews),
         dimensions=rows,
         plots=plots,
         n_reviews=len({(row[0], row[1]) for row in human_rows}),
@@ -272,10 +304,15 @@ def _judgments_fingerprint(stage: str) -> str:
 
 # Part of the cache key: entries cached in another shape (dicts, before
 # StageAgreement) are never read back after an upgrade.
-_AGREEMENT_CACHE_FORMAT = "v2"
+_AGREEMENT_CACHE_FORMAT = "v3"
 
 
-def agreement_for_stage(*, stage: str, judge: str | None = None) -> StageAgreement:
+def agreement_for_stage(
+    *,
+    stage: str,
+    judge: str | None = None,
+    reviews: AgreementReviews = AgreementReviews.SUBMITTED,
+) -> StageAgreement:
     """The agreement statistics of a stage against the mean of the judges (or
     one judge), from the cache when nothing changed since they were computed."""
     if stage not in Stage.values:
@@ -286,8 +323,8 @@ def agreement_for_stage(*, stage: str, judge: str | None = None) -> StageAgreeme
     if judge is not None and not Judge.objects.filter(name=judge).exists():
         raise UnknownJudge(f"unknown judge {judge!r}", field="judge")
     return AGREEMENT_GENERATION.cached(
-        (stage, judge, _judgments_fingerprint(stage), _AGREEMENT_CACHE_FORMAT),
-        lambda: agreement_compute_for_stage(stage=stage, judge=judge),
+        (stage, judge, str(reviews), _judgments_fingerprint(stage), _AGREEMENT_CACHE_FORMAT),
+        lambda: agreement_compute_for_stage(stage=stage, judge=judge, reviews=reviews),
         timeout=ENTRY_TIMEOUT_SECONDS,
     )
 

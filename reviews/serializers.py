@@ -48,4 +48,8 @@ class StageAgreementSerializer(serializers.Serializer):
 
     stage = serializers.CharField()
     judge = serializers.CharField(allow_null=True)
+    reviews = serializers.ChoiceField(
+        choices=["released", "submitted"],
+        help_text="The human reviews counted: released ones (public), or every submitted one.",
+    )
     dimensions = DimensionAgreementSerializer(many=True)

@@ -21,6 +21,7 @@ from django.http import (
     HttpResponse,
     JsonResponse,
 )
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
@@ -28,15 +29,15 @@ from django.utils.timezone import make_aware
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from benchmark.models import Stage
-from benchmark.rendering import markdown_render
+from benchmark.derived import task_description_html
+from benchmark.models import ArtifactKind, Stage
 from common.csv_cells import csv_row
 from common.errors import form_add_errors
 from common.http import AuthenticatedHttpRequest
 
 from . import selectors, services
 from .agreement import DimensionAgreement, Interval
-from .blind import artifact_for_blind_path, submission_blind
+from .blind import artifact_for_blind_path, blind_log_text, identity_words, submission_blind
 from .charts import agreement_charts
 from .forms import (
     HALLUCINATION_REVIEW_STAGES,
@@ -164,7 +165,7 @@ def paper_view(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
         "assignment": assignment,
         "submission": submission,
         "task": submission.task,
-        "task_html": markdown_render(submission.task.description),
+        "task_html": task_description_html(submission.task),
         "rubric": rubric,
         "form": form,
         "review": review,
@@ -176,9 +177,12 @@ def paper_view(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
     return render(request, "reviews/paper.html", context, status=status)
 
 
+BLIND_LOG_MAX_BYTES = 10 * 1024 * 1024
+
+
 @never_cache
 @reviewer_required
-def paper_file_view(request: AuthenticatedHttpRequest, code: str, path: str) -> FileResponse:
+def paper_file_view(request: AuthenticatedHttpRequest, code: str, path: str) -> HttpResponseBase:
     """A file of the paper, by its blind path: the only way a reviewer reaches artifacts."""
     assignment = _own_assignment(request, code)
     artifact = artifact_for_blind_path(assignment.submission, path)
@@ -188,11 +192,27 @@ def paper_file_view(request: AuthenticatedHttpRequest, code: str, path: str) -> 
     if content_type not in _INLINE_TYPES:
         # Never let the site's origin run an uploaded HTML or SVG file.
         content_type = "text/plain; charset=utf-8"
-    response = FileResponse(artifact.file.open("rb"), content_type=content_type)
+    if artifact.kind in (ArtifactKind.LOG, ArtifactKind.TRACE):
+        response: HttpResponseBase = _blind_log_response(assignment, artifact)
+    else:
+        response = FileResponse(artifact.file.open("rb"), content_type=content_type)
     response["Content-Disposition"] = f'inline; filename="{posixpath.basename(path)}"'
     response["Content-Security-Policy"] = "sandbox; default-src 'none'"
     response["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+def _blind_log_response(assignment: Assignment, artifact) -> HttpResponse:
+    """A log or trace with the paths and names that would tell the agent
+    made neutral (reviews.blind); a reviewer reads at most the first
+    BLIND_LOG_MAX_BYTES of it."""
+    with artifact.file.open("rb") as handle:
+        data = handle.read(BLIND_LOG_MAX_BYTES + 1)
+    text = data[:BLIND_LOG_MAX_BYTES].decode("utf-8", errors="replace")
+    if len(data) > BLIND_LOG_MAX_BYTES:
+        text += "\n[... cut: the rest of this file is not shown ...]\n"
+    words = identity_words(assignment.submission.agent)
+    return HttpResponse(blind_log_text(text, words), content_type="text/plain; charset=utf-8")
 
 
 @never_cache
@@ -494,7 +514,8 @@ def agreement_view(request: HttpRequest) -> HttpResponse:
     error = ""
     result: selectors.StageAgreement | None
     try:
-        result = selectors.agreement_for_stage(stage=stage, judge=judge)
+        reviews = selectors.agreement_reviews_for(request.user, request.GET.get("reviews"))
+        result = selectors.agreement_for_stage(stage=stage, judge=judge, reviews=reviews)
     except (selectors.UnknownStage, selectors.UnknownJudge) as exc:
         error = str(exc)
         result = None

@@ -25,6 +25,8 @@ __all__ = [
     "Agent",
     "Artifact",
     "ArtifactKind",
+    "DerivedArtifact",
+    "DerivedKind",
     "Conference",
     "DerivedArtifact",
     "DerivedKind",

@@ -40,6 +40,12 @@ class Task(models.Model):
     year = models.PositiveSmallIntegerField()
     topic = models.CharField(max_length=32, choices=Topic.choices, blank=True, default="")
     description = models.TextField(help_text="The task as markdown.")
+    # The description rendered once to clean HTML, and the digest of the text
+    # it was rendered from (benchmark/derived.py); pages serve this.
+    description_html = models.TextField(blank=True, default="", editable=False)
+    description_html_sha256 = models.CharField(
+        max_length=64, blank=True, default="", editable=False
+    )
     kind = models.CharField(max_length=16, choices=TaskKind.choices, default=TaskKind.OPEN_ENDED)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -216,20 +216,31 @@ class Artifact(models.Model):
 
 
 class DerivedKind(models.TextChoices):
+    """What was derived once from an artifact at intake (a PDF's text, a markdown
+    document's clean HTML), for pages and judges to read instead of the file."""
+
     PDF_TEXT = "pdf_text", "Text extracted from a PDF"
+    HTML = "html", "Clean HTML of a markdown document"
 
 
 class DerivedArtifact(models.Model):
-    """What the site made from an artifact at intake (a PDF's text), stored once so
-    that no request and no judge run ever parses the untrusted file again."""
+    """What the site made from an untrusted artifact at intake, stored once so that
+    no request and no judge run parses or renders the file again: a PDF's text (in
+    `file`), a markdown document's clean HTML (in `content`). Stale when the
+    artifact's digest or the deriver's version changes (`source_sha256`, `version`)."""
 
     artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, related_name="derived")
     kind = models.CharField(max_length=16, choices=DerivedKind.choices)
-    file = models.FileField(max_length=700)
+    file = models.FileField(max_length=700, blank=True)
     size = models.PositiveBigIntegerField()
     # Pages read, and whether the budget cut the text short.
     pages = models.PositiveIntegerField(default=0)
     truncated = models.BooleanField(default=False)
+    source_sha256 = models.CharField(max_length=64, blank=True, default="")
+    version = models.PositiveIntegerField(default=1)
+    content = models.TextField(blank=True, default="")
+    # Set when the deriver gave up within its budget (e.g. shown as plain text).
+    note = models.CharField(max_length=300, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

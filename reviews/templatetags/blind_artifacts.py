@@ -8,8 +8,12 @@ from urllib.parse import quote
 from django import template
 from django.utils.safestring import SafeString
 
+from benchmark.derived import artifact_html, html_with_figures
+from benchmark.models import Artifact
 from benchmark.rendering import markdown_render
-from benchmark.submission_selectors import artifact_tail, artifact_text
+from benchmark.submission_selectors import artifact_tail
+
+from ..blind import blind_log_text
 
 register = template.Library()
 
@@ -32,16 +36,21 @@ def first_kind_of(submission, kinds: str) -> list:
 
 
 @register.filter
-def artifact_markdown(artifact) -> SafeString:
-    text = artifact_text(artifact)
-    if text is None:
+def artifact_markdown(artifact: Artifact) -> SafeString:
+    """The document's HTML as stored at intake; its figures by their blind
+    paths, relative to the page (`artifact.blind_paths`, set by `submission_blind`)."""
+    derived = artifact_html(artifact)
+    if derived is None:
         return markdown_render("*This document is too large to show here.*")
-    return markdown_render(text)
+    blind_paths: dict[str, str] = getattr(artifact, "blind_paths", {})
+    return html_with_figures(
+        derived.content, lambda path: "./" + quote(blind_paths.get(path, path))
+    )
 
 
 @register.filter(name="artifact_tail")
-def artifact_tail_filter(artifact) -> str:
-    return artifact_tail(artifact)
+def artifact_tail_filter(artifact: Artifact) -> str:
+    return blind_log_text(artifact_tail(artifact), getattr(artifact, "identity_words", []))
 
 
 @register.filter

@@ -1,6 +1,7 @@
 """A reviewer in a real Chromium: signs in, opens an assigned paper (its
 figure loads through the blind URL), types, reloads and finds the draft,
-scores with the keyboard, submits, and the agreement dashboard changes."""
+scores with the keyboard, submits, and the agreement dashboard changes once
+the round is released."""
 
 from datetime import timedelta
 
@@ -12,6 +13,7 @@ from reviews.services import (
     assignment_add,
     review_import_record,
     review_round_create,
+    review_round_release,
     reviewer_register,
 )
 from tests.reviews.factories import (
@@ -134,4 +136,8 @@ def test_reviewer_drafts_reloads_submits_and_the_dashboard_changes(page, world):
     # Now, and only now, the paper's agent is revealed.
     assert "hidden-agent-0" in page.get_by_test_id("reveal").inner_text()
 
+    # The public dashboard counts released reviews only: the new review joins it
+    # when the organiser releases the round, not before (issue 20, finding 3).
+    assert _n_human_llm(page) == before
+    review_round_release(review_round=world.review_round)
     assert _n_human_llm(page) == before + 1

@@ -229,7 +229,7 @@ def test_an_empty_stage_lists_the_rubric_dimensions_with_reasons(client, db):
     # No rubric and no data at all: nothing to list, still a valid answer.
     Rubric.objects.filter(stage=Stage.PROPOSAL).delete()
     body = client.get("/api/agreement/?stage=proposal").json()
-    assert body == {"stage": "proposal", "judge": None, "dimensions": []}
+    assert body == {"stage": "proposal", "judge": None, "reviews": "released", "dimensions": []}
     page = client.get("/agreement/?stage=idea")
     assert page.status_code == 200
     assert "nan" not in page.content.decode().lower().replace("nancy", "")
@@ -237,7 +237,7 @@ def test_an_empty_stage_lists_the_rubric_dimensions_with_reasons(client, db):
 
 def test_api_shape_and_bad_parameters(client, generated):
     body = client.get("/api/agreement/?stage=end2end").json()
-    assert set(body) == {"stage", "judge", "dimensions"}
+    assert set(body) == {"stage", "judge", "reviews", "dimensions"}
     assert body["stage"] == "end2end" and body["judge"] is None
     for key in (
         "dimension",

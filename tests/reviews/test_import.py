@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.db import IntegrityError, transaction
+from django.http import HttpRequest
 
 from benchmark.mlrbench_import import ImportOptions, import_parts
 from benchmark.models import Stage
@@ -81,7 +82,7 @@ def test_sample_human_reviews_become_submitted_reviews(mlrbench_data, end2end_ru
         reviewer__username="mlrbench-reviewer-6", submission=end2end_runs["gemini"]
     ).reviewer
     assert not placeholder.is_active and not placeholder.has_usable_password()
-    assert not client.login(username="mlrbench-reviewer-6", password="")
+    assert not client.login(request=HttpRequest(), username="mlrbench-reviewer-6", password="")
     assert placeholder.reviewer_profile.is_placeholder
 
     # Idempotent: the second import changes nothing and says so.

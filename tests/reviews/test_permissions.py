@@ -179,7 +179,8 @@ def test_nothing_an_unsubmitted_reviewer_receives_names_the_agent(client, scenar
     html = page.content.decode()
     # The paper, its figure, its code and its log are there, under the blind code.
     assert "We study drift." in html
-    assert 'src="./figures/loss.png"' in html
+    # The figure by its blind path, served under the blind code (never the paper's own src).
+    assert 'src="./results/figures/loss.png"' in html
     assert "agent_code/main.py" in html
     assert "epoch 299 loss" in html and "epoch 50 loss" not in html  # the tail only
     _assert_blind(html, s)

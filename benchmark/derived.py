@@ -1,0 +1,207 @@
+"""Derived artifacts: what is computed once from an untrusted artifact (the
+clean HTML of a markdown document; other apps may add kinds, e.g. a PDF's
+text) and stored, so that pages serve stored results and never render
+untrusted input per request.
+
+Derivation happens at intake and on import (`documents_derive` before the
+rows are written, `derived_artifacts_store` with them). A row that is missing
+or stale (the artifact's digest or the deriver's version changed: data from
+before this existed, test factories) is derived on first read, under the
+same budget, and stored, so it is rendered once either way.
+"""
+
+import hashlib
+import posixpath
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils.safestring import SafeString, mark_safe
+
+from .models import Artifact, ArtifactKind, DerivedArtifact, DerivedKind, Task
+from .rendering import (
+    ARTIFACT_SRC_PREFIX,
+    RenderedHtml,
+    figure_resolver,
+    markdown_render_budgeted,
+)
+from .task_files import task_description_body
+
+# Bump when the renderer's output changes: stored HTML is then derived again.
+HTML_VERSION = 1
+DOCUMENT_KINDS = frozenset(
+    {
+        ArtifactKind.TASK,
+        ArtifactKind.IDEA,
+        ArtifactKind.PROPOSAL,
+        ArtifactKind.RELATED_WORK,
+        ArtifactKind.PAPER,
+        ArtifactKind.RESULTS,
+    }
+)
+INLINE_FIGURE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
+
+
+@dataclass(frozen=True)
+class DocumentFile:
+    """A file of a run as intake sees it: path, kind, digest and where it is on disk."""
+
+    path: str
+    kind: str
+    sha256: str
+    size: int
+    location: Path
+
+
+@dataclass(frozen=True)
+class Derived:
+    kind: str
+    source_sha256: str
+    version: int
+    content: str
+    note: str = ""
+
+
+def is_document(path: str, kind: str) -> bool:
+    return kind in DOCUMENT_KINDS and path.lower().endswith((".md", ".markdown"))
+
+
+def _figures(files: Iterable[tuple[str, str]]) -> set[str]:
+    return {
+        path
+        for path, kind in files
+        if kind == ArtifactKind.FIGURE
+        and posixpath.splitext(path.lower())[1] in INLINE_FIGURE_SUFFIXES
+    }
+
+
+def _html_derive(text: str, *, path: str, figures: set[str], sha256: str) -> Derived:
+    rendered: RenderedHtml = markdown_render_budgeted(
+        text, math=True, image_src=figure_resolver(path, figures)
+    )
+    return Derived(DerivedKind.HTML, sha256, HTML_VERSION, rendered.html, rendered.note)
+
+
+def documents_derive(files: list[DocumentFile]) -> dict[str, Derived]:
+    """The clean HTML of every markdown document of a run, by path. Documents
+    past the size limit get none (the page offers the download)."""
+    figures = _figures((item.path, item.kind) for item in files)
+    derived: dict[str, Derived] = {}
+    for item in files:
+        if not is_document(item.path, item.kind):
+            continue
+        if item.size > settings.MARKDOWN_RENDER_MAX_BYTES:
+            continue
+        text = item.location.read_bytes().decode("utf-8", errors="replace")
+        derived[item.path] = _html_derive(text, path=item.path, figures=figures, sha256=item.sha256)
+    return derived
+
+
+def derived_artifacts_store(*, artifacts: Iterable[Artifact], derived: dict[str, Derived]) -> None:
+    """Store what `documents_derive` made, for the artifacts just written."""
+    DerivedArtifact.objects.bulk_create(
+        DerivedArtifact(
+            artifact=artifact,
+            kind=item.kind,
+            source_sha256=item.source_sha256,
+            version=item.version,
+            content=item.content,
+            size=len(item.content.encode("utf-8")),
+            note=item.note,
+        )
+        for artifact in artifacts
+        if (item := derived.get(artifact.path)) is not None
+    )
+
+
+def _artifact_location(artifact: Artifact) -> Path:
+    return Path(settings.MEDIA_ROOT) / str(artifact.file.name)
+
+
+def artifact_html_derive(artifact: Artifact) -> DerivedArtifact | None:
+    """Derive (again) and store one document's HTML; None when it is too large."""
+    if artifact.size > settings.MARKDOWN_RENDER_MAX_BYTES:
+        return None
+    try:
+        text = _artifact_location(artifact).read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    siblings = Artifact.objects.filter(
+        submission_id=artifact.submission_id, kind=ArtifactKind.FIGURE
+    ).values_list("path", "kind")
+    # A reviewer's page renames paths in memory (reviews.blind); figures resolve on the real ones.
+    path = getattr(artifact, "real_path", artifact.path)
+    item = _html_derive(text, path=path, figures=_figures(siblings), sha256=artifact.sha256)
+    values = {
+        "source_sha256": item.source_sha256,
+        "version": item.version,
+        "content": item.content,
+        "size": len(item.content.encode("utf-8")),
+        "note": item.note,
+    }
+    try:
+        with transaction.atomic():
+            row, _ = DerivedArtifact.objects.update_or_create(
+                artifact=artifact, kind=item.kind, defaults=values
+            )
+    except IntegrityError:  # derived by a concurrent reader first
+        row = DerivedArtifact.objects.get(artifact=artifact, kind=item.kind)
+    return row
+
+
+def artifact_html(artifact: Artifact) -> DerivedArtifact | None:
+    """The stored clean HTML of a markdown document (derived now if missing or
+    stale), or None when the document is too large to show."""
+    row = (
+        DerivedArtifact.objects.filter(artifact=artifact, kind=DerivedKind.HTML)
+        .only("source_sha256", "version", "content", "note")
+        .first()
+    )
+    if row is not None and row.source_sha256 == artifact.sha256 and row.version == HTML_VERSION:
+        return row
+    return artifact_html_derive(artifact)
+
+
+_FIGURE_SRC_RE = re.compile(r'src="' + re.escape(ARTIFACT_SRC_PREFIX) + r'([^"]*)"')
+
+
+def html_with_figures(html: str, url_for_path: Callable[[str], str]) -> SafeString:
+    """Stored HTML with each kept figure pointing where this page serves it."""
+
+    def replace(match: re.Match[str]) -> str:
+        return f'src="{url_for_path(unquote(match.group(1)))}"'
+
+    return mark_safe(_FIGURE_SRC_RE.sub(replace, html))  # noqa: S308 - cleaned when stored
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _task_text(task: Task) -> str:
+    # The page shows the title as its own heading: the description without it.
+    return task_description_body(task.description, task.title)
+
+
+def task_description_html(task: Task) -> SafeString:
+    """The task's description as clean HTML, rendered once per text."""
+    text = _task_text(task)
+    digest = _sha256(text)
+    if task.description_html_sha256 != digest:
+        task.description_html = markdown_render_budgeted(text).html
+        task.description_html_sha256 = digest
+        Task.objects.filter(pk=task.pk).update(
+            description_html=task.description_html, description_html_sha256=digest
+        )
+    return mark_safe(task.description_html)  # noqa: S308 - cleaned when rendered
+
+
+def task_description_derive(task: Task) -> None:
+    """Set the task's rendered description (before it is saved)."""
+    text = _task_text(task)
+    task.description_html = markdown_render_budgeted(text).html
+    task.description_html_sha256 = _sha256(text)

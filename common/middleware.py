@@ -1,0 +1,26 @@
+"""Refuse, up front, requests whose parameters carry a NUL character: no text
+column stores one (PostgreSQL refuses it, a 500 wherever a raw parameter
+reaches a query), and no honest client sends one."""
+
+from collections.abc import Callable
+from urllib.parse import unquote_to_bytes
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from .errors import ErrorItem, error_body
+
+_MESSAGE = "the request contains a NUL character"
+
+
+class NulRefusalMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        query = request.META.get("QUERY_STRING", "")
+        if b"\x00" in unquote_to_bytes(str(query)) or "\x00" in request.path:
+            if request.path.startswith("/api/"):
+                item = ErrorItem(code="invalid", message=_MESSAGE)
+                return JsonResponse(error_body([item]), status=400)
+            return HttpResponse(_MESSAGE + "\n", status=400, content_type="text/plain")
+        return self.get_response(request)

@@ -1,0 +1,318 @@
+"""The judge queue under faults, end to end (issue 20): judgments in flight
+through real Celery worker processes (thread pool) and beat, on a Redis of
+the drill's own, against the loopback server answering a share of 429, 500
+and garbage; then a worker killed with SIGKILL, the Redis restarted (down for
+two seconds) and the workers' PostgreSQL connections terminated. Nothing is
+done by hand afterwards: the reaper (beat) must bring every judgment to
+`done`, exactly once.
+
+Used by tests/judging/test_faults.py and perf/faults.py, in a process whose
+Django database is a test database the workers can reach.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+TEST_KEY = "sk-test-judge-key"
+
+
+@dataclass(frozen=True)
+class DrillOptions:
+    judgments: int = 300
+    workers: int = 2
+    threads: int = 8
+    answer_seconds: float = 0.2
+    error_share: float = 0.3  # of answers: 429, 500 and garbage in equal parts
+    reap_interval: int = 2
+    resend_after: int = 4
+    soft_limit: int = 10
+    hard_limit: int = 40
+    deadline_seconds: float = 240.0
+    seed: int = 1
+
+
+@dataclass
+class DrillResult:
+    seconds: float  # from the first message to the last judgment done
+    statuses: dict[str, int]
+    scores_per_judgment: set[int]
+    llm_requests: int
+    faults: list[str] = field(default_factory=list)
+
+    @property
+    def all_done_once(self) -> bool:
+        return set(self.statuses) == {"done"} and len(self.scores_per_judgment) == 1
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class _Redis:
+    """A redis-server of the drill's own, restarted on the same port."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        binary = shutil.which("redis-server") or "redis-server"
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise RuntimeError("the drill's Redis did not start")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    host = db.get("HOST") or "127.0.0.1"
+    return (
+        f"postgres://{db.get('USER') or ''}{password}@{host}:{db.get('PORT') or 5432}/{db['NAME']}"
+    )
+
+
+class FaultDrill:
+    def __init__(self, options: DrillOptions, *, media_root: str):
+        from .fake_llm import FakeLLMServer
+
+        self.options = options
+        self.media_root = media_root
+        self.redis = _Redis()
+        self.server = FakeLLMServer(default=self._behaviour)
+        self._random = random.Random(options.seed)  # noqa: S311 - a test's answers
+        self.workers: list[subprocess.Popen[bytes]] = []
+        self.beat: subprocess.Popen[bytes] | None = None
+        self._scratch = Path(tempfile.mkdtemp(prefix="mlrbench-drill-"))
+
+    # -------------------------------------------------------------- the model
+    def _behaviour(self, body: dict):
+        from .fake_llm import answer, error
+        from .helpers import review_answer
+
+        delay = self.options.answer_seconds
+        roll = self._random.random()
+        share = self.options.error_share / 3
+        if roll < share:
+            return error(429, "slow down", delay=delay)
+        if roll < 2 * share:
+            return error(500, "upstream failed", delay=delay)
+        if roll < 3 * share:
+            return answer("I think the paper is fine.", delay=delay)
+        return answer(review_answer("end2end"), delay=delay)
+
+    # ---------------------------------------------------------------- set-up
+    def _env(self) -> dict[str, str]:
+        o = self.options
+        return {
+            **os.environ,
+            "DATABASE_URL": _database_url(),
+            "REDIS_URL": self.redis.url,
+            "CELERY_BROKER_URL": self.redis.url,
+            "MEDIA_ROOT": self.media_root,
+            "TEST_JUDGE_KEY": TEST_KEY,
+            "SECRET_KEY": "test-only-secret-key",
+            "DEBUG": "0",
+            # Connections reused across tasks: the case that used to block recovery.
+            "CONN_MAX_AGE": "60",
+            "JUDGE_RETRY_ATTEMPTS": "10",
+            "JUDGE_RETRY_BASE_SECONDS": "0.05",
+            "JUDGE_RETRY_MAX_SECONDS": "0.3",
+            "JUDGE_MAX_REASKS": "6",
+            "JUDGE_TASK_SOFT_TIME_LIMIT": str(o.soft_limit),
+            "JUDGE_TASK_TIME_LIMIT": str(o.hard_limit),
+            "CELERY_VISIBILITY_TIMEOUT": str(o.hard_limit + 20),
+            "JUDGE_REAP_INTERVAL_SECONDS": str(o.reap_interval),
+            "JUDGE_RESEND_QUEUED_SECONDS": str(o.resend_after),
+        }
+
+    def _start_worker(self) -> subprocess.Popen[bytes]:
+        node = f"drill-{uuid.uuid4().hex[:8]}@%h"
+        command = [
+            sys.executable, "-m", "celery", "-A", "mlrbench_site", "worker", "-Q", "judge",
+            "--pool", "threads", "--concurrency", str(self.options.threads), "-n", node,
+            "--without-mingle", "--without-gossip", "--loglevel", "WARNING",
+        ]  # fmt: skip
+        worker = subprocess.Popen(
+            command, cwd=ROOT, env=self._env(), start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        self.workers.append(worker)
+        return worker
+
+    def _start_beat(self) -> None:
+        self.beat = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "mlrbench_site", "beat", "--loglevel",
+             "WARNING", "-s", str(self._scratch / "beat-schedule")],
+            cwd=ROOT, env=self._env(), start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def _data(self) -> list[int]:
+        from judging.models import Judgment, Rubric
+        from judging.services import ensure_default_rubrics
+
+        from .conftest import end2end_submission
+        from .factories import JudgeFactory
+
+        ensure_default_rubrics()
+        rubric = Rubric.objects.get(stage="end2end", version=1)
+        run = uuid.uuid4().hex[:6]
+        judges = [
+            JudgeFactory(
+                name=f"drill-{run}-{n}", model=f"openai/drill-{n}", api_base=self.server.url
+            )
+            for n in range(2)
+        ]
+        ids = []
+        for n in range((self.options.judgments + 1) // 2):
+            submission = end2end_submission(task_slug=f"iclr2025_drill{run}{n}")
+            for judge in judges:
+                if len(ids) < self.options.judgments:
+                    ids.append(
+                        Judgment.objects.create(
+                            submission=submission, judge=judge, rubric=rubric
+                        ).pk
+                    )
+        return ids
+
+    def _send(self, ids: list[int]) -> None:
+        from judging.tasks import judgment_run_task
+
+        app = judgment_run_task.app
+        with app.connection_for_write(self.redis.url) as conn:
+            for judgment_id in ids:
+                judgment_run_task.apply_async((judgment_id,), connection=conn)
+
+    # ---------------------------------------------------------------- faults
+    def _done_share(self, ids: list[int]) -> float:
+        from judging.models import Judgment
+
+        done = Judgment.objects.filter(pk__in=ids, status="done").count()
+        return done / max(len(ids), 1)
+
+    def _kill_a_worker(self) -> str:
+        victim = self.workers[0]
+        os.killpg(victim.pid, signal.SIGKILL)
+        victim.wait()
+        self.workers.remove(victim)
+        self._start_worker()
+        return "a worker killed with SIGKILL (and a new one started)"
+
+    def _restart_redis(self) -> str:
+        self.redis.stop()
+        time.sleep(2.0)
+        self.redis.start()
+        return "Redis restarted (down 2 s, its queue lost)"
+
+    def _terminate_connections(self) -> str:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            (count,) = cursor.fetchone()
+        return f"{count} PostgreSQL connection(s) of the workers terminated"
+
+    def _wait(self, ids: list[int], until, started: float) -> None:
+        while not until():
+            if time.monotonic() - started > self.options.deadline_seconds:
+                return
+            time.sleep(0.25)
+
+    # ---------------------------------------------------------------- the run
+    def run(self, *, faults: bool) -> DrillResult:
+        from django.db.models import Count
+
+        from judging.models import Judgment
+
+        self.redis.start()
+        for _ in range(self.options.workers):
+            self._start_worker()
+        self._start_beat()
+        ids = self._data()
+        time.sleep(3.0)  # the workers connect to the broker
+        started = time.monotonic()
+        self._send(ids)
+        done_faults: list[str] = []
+        if faults:
+            steps = (
+                (0.2, self._kill_a_worker),
+                (0.35, self._restart_redis),
+                (0.5, self._terminate_connections),
+            )
+            for share, fault in steps:
+                self._wait(ids, lambda s=share: self._done_share(ids) >= s, started)
+                done_faults.append(fault())
+
+        def finished() -> bool:
+            return not Judgment.objects.filter(pk__in=ids).exclude(status="done").exists()
+
+        self._wait(ids, finished, started)
+        seconds = time.monotonic() - started
+        statuses = dict(
+            Judgment.objects.filter(pk__in=ids)
+            .values_list("status")
+            .annotate(n=Count("id"))
+            .values_list("status", "n")
+        )
+        per_judgment = set(
+            Judgment.objects.filter(pk__in=ids)
+            .annotate(n=Count("scores"))
+            .values_list("n", flat=True)
+        )
+        return DrillResult(
+            seconds=seconds,
+            statuses=statuses,
+            scores_per_judgment=per_judgment,
+            llm_requests=len(self.server.requests),
+            faults=done_faults,
+        )
+
+    def close(self) -> None:
+        for process in [*self.workers, self.beat]:
+            if process is not None and process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in [*self.workers, self.beat]:
+            if process is None:
+                continue
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        self.redis.stop()
+        self.server.close()
+        shutil.rmtree(self._scratch, ignore_errors=True)
