@@ -29,8 +29,9 @@ def test_the_sample_data_ranks_honestly_charts_cost_and_lists_the_judges(
     chart.wait_for(state="visible")
     box = chart.bounding_box()
     assert box is not None and box["width"] > 300 and box["height"] > 200
-    # The price table prices the retired models: every end-to-end agent is placed.
-    assert page.locator(".cost-chart g.point").count() == 5
+    # The price table prices the retired models: every end-to-end agent is placed
+    # (the sample's five published agents and AI Scientist v2).
+    assert page.locator(".cost-chart g.point").count() == 6
     assert page.get_by_test_id("without-cost").count() == 0
     assert page.locator(".cost-chart g.pareto").count() >= 1
     assert page.get_by_test_id("pareto-frontier").count() == 1
