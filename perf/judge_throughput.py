@@ -72,6 +72,9 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mlrbench_site.settings")
 os.environ.setdefault("SECRET_KEY", "perf-only-secret-key")
 os.environ["PERF_JUDGE_KEY"] = "sk-perf"
+# The scoring pass alone: the loopback server answers the score schema, and the
+# hallucination pass would only double every figure.
+os.environ["JUDGE_HALLUCINATION_REVIEWS"] = "0"
 MEDIA = tempfile.mkdtemp(prefix="mlrbench-perf-media-")
 os.environ["MEDIA_ROOT"] = MEDIA
 
