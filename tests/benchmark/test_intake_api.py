@@ -82,7 +82,7 @@ def test_a_zip_of_a_published_run_becomes_a_submission_with_its_artifacts(
     assert paper["kind"] == "paper" and paper["size"] == len(stored)
     download = client.get(paper["download_url"])
     assert download.status_code == 200
-    assert b"".join(download.streaming_content) == stored.read_bytes()
+    assert b"".join(download.streaming_content) == stored
 
 
 def test_the_same_run_however_packed_answers_409_and_a_changed_one_is_version_2(
