@@ -419,16 +419,19 @@ def released_review_export() -> tuple[list[str], list[list[object]]]:
     return [*RELEASED_EXPORT_FIELDS, *dimensions], rows
 
 
+def public_hallucination_checks() -> QuerySet[HumanHallucinationCheck]:
+    """The experts' hallucination checks the public sees: the imported check, and
+    the checks of submitted reviews whose round an organiser released."""
+    return HumanHallucinationCheck.objects.filter(Q(imported=True) | released_review_q("review__"))
+
+
 def hallucination_answers(
     *, submission_ids: Iterable[int] | QuerySet[Any]
 ) -> dict[int, dict[str, list[str]]]:
     """The experts' public hallucination answers per submission and type:
-    `{submission_id: {type: [answer, ...]}}`. Public: the imported check, and the
-    checks of submitted reviews whose round an organiser released (as the scores);
-    a draft or an unreleased round's check is never shown."""
-    checks = HumanHallucinationCheck.objects.filter(submission_id__in=submission_ids).filter(
-        Q(imported=True) | released_review_q("review__")
-    )
+    `{submission_id: {type: [answer, ...]}}`. Public only (as the scores): a draft
+    or an unreleased round's check is never shown (`public_hallucination_checks`)."""
+    checks = public_hallucination_checks().filter(submission_id__in=submission_ids)
     result: dict[int, dict[str, list[str]]] = {}
     for submission_id, kind, answer in checks.values_list("submission_id", "type", "answer"):
         result.setdefault(submission_id, {}).setdefault(kind, []).append(answer)
@@ -440,7 +443,7 @@ def hallucination_checks_export() -> tuple[list[str], list[list[object]]]:
     header = ["agent", "task", "stage", "version", "submission", "source", "type", "answer",
               "evidence"]  # fmt: skip
     checks = (
-        HumanHallucinationCheck.objects.filter(Q(imported=True) | released_review_q("review__"))
+        public_hallucination_checks()
         .select_related("submission__agent", "submission__task")
         .order_by("submission_id", "type", "id")
     )
