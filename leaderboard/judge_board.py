@@ -35,7 +35,7 @@ from django.db.models import Count, Q, Sum
 from scipy import stats
 
 from benchmark.models import Artifact, ArtifactKind, ModelFamily, Stage, Submission
-from common.bootstrap import resample_counts
+from common.bootstrap import resampled_means
 from common.errors import ValidationFailed
 from common.proportions import BinaryAgreement, wilson_interval
 from judging.models import (
@@ -48,7 +48,7 @@ from judging.models import (
 )
 from judging.selectors import done_scores
 from reviews.agreement import DimensionAgreement, agreement_compute
-from reviews.selectors import agreement_dimensions, agreement_for_stage, human_score_rows
+from reviews.selectors import agreement_dimensions, agreements_for_stage, human_score_rows
 
 from .fabrication import FABRICATION_STAGES, ExpertDetection, judge_detection_metrics
 from .selectors import LEADERBOARD_STAGES, stage_dimensions
@@ -223,11 +223,11 @@ def self_preference_cell(own: Sequence[float], others: Sequence[float], *, seed:
             f"(has {len(own)} and {len(others)})",
             n,
         )
-    a, b = np.array(own, dtype=float), np.array(others, dtype=float)
-    means_a = resample_counts(len(a), resamples=BOOTSTRAP_RESAMPLES, seed=[seed, 1]) @ a / len(a)
-    means_b = resample_counts(len(b), resamples=BOOTSTRAP_RESAMPLES, seed=[seed, 2]) @ b / len(b)
+    means_a = resampled_means(own, resamples=BOOTSTRAP_RESAMPLES, seed=[seed, 1])
+    means_b = resampled_means(others, resamples=BOOTSTRAP_RESAMPLES, seed=[seed, 2])
     low, high = np.percentile(means_a - means_b, [2.5, 97.5])
-    return Cell(float(a.mean() - b.mean()), n, (float(low), float(high)))
+    difference = sum(own) / len(own) - sum(others) / len(others)
+    return Cell(float(difference), n, (float(low), float(high)))
 
 
 def length_scores(lengths: Mapping[int, int]) -> dict[int, float]:
@@ -490,7 +490,9 @@ def judge_board_compute(*, stage: str) -> JudgeBoard:
     judges = list(Judge.objects.filter(id__in=list(facts)).order_by("name"))
     lengths = submission_lengths(stage=stage)
     human_rows = human_score_rows(stage=stage)
-    mean_agreement = agreement_for_stage(stage=stage)
+    mean_agreement, *judge_agreements = agreements_for_stage(
+        stage=stage, judges=[None, *(judge.name for judge in judges)]
+    )
     dimensions = [row.dimension for row in mean_agreement.dimensions]
     drift = _last_drift([j.id for j in judges])
     detection = judge_detection_metrics(stage=stage)
@@ -499,12 +501,12 @@ def judge_board_compute(*, stage: str) -> JudgeBoard:
         _judge_row(
             judge,
             facts[judge.id],
-            agreement_for_stage(stage=stage, judge=judge.name).dimensions,
+            agreement.dimensions,
             lengths,
             drift.get(judge.id),
             detection_cells(detection.by_judge.get(judge.name), why_none=why_none),
         )
-        for judge in judges
+        for judge, agreement in zip(judges, judge_agreements, strict=True)
     ]
     # The mean of the judges: the stage score, per submission.
     totals: dict[int, list[float]] = defaultdict(list)
