@@ -2,6 +2,7 @@
 the baseline judge that scores by paper length; n on every cell, reasons on
 empty ones."""
 
+import json
 from decimal import Decimal
 from io import StringIO
 
@@ -19,6 +20,7 @@ from leaderboard.judge_board import (
     length_scores,
     spearman_cell,
 )
+from leaderboard.releases import release_create
 from reviews.models import HallucinationAnswer, HumanHallucinationCheck
 from tests.benchmark.factories import TaskFactory, artifact_add
 
@@ -195,6 +197,14 @@ def test_fabrication_recall_and_precision_against_the_experts_check(client, chec
     html = client.get("/judges/?stage=end2end&sort=-fabrication_precision").content.decode()
     assert 'data-column="fabrication_precision"' in html and "67%" in html
     assert "sort=-fabrication_recall" in html and "sort=fabrication_precision" in html
+    # A release freezes the same cells.
+    release_create(name="v1")
+    frozen = json.loads(client.get("/api/releases/v1/").content)["judges_leaderboards"]["end2end"]
+    shy_frozen = next(r for r in frozen["rows"] if r["name"] == "shy")
+    assert (
+        shy_frozen["fabrication_precision"]["value"],
+        shy_frozen["fabrication_precision"]["n"],
+    ) == (1.0, 1)
 
 
 def test_a_judge_that_flags_nothing_and_a_stage_without_a_check_say_why(checked_board):
