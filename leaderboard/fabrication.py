@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import QuerySet
 
 from benchmark.models import Agent, Stage, Submission
 from common.errors import ValidationFailed
@@ -440,14 +440,22 @@ def judge_detection_metrics(*, stage: str) -> ExpertDetection:
 
     Only the (agent, task) pairs the experts checked are read: the experts check
     a few papers, the board has thousands."""
+    nothing = ExpertDetection({}, binary_agreement([]), 0)
     if stage not in FABRICATION_STAGES:
-        return ExpertDetection({}, binary_agreement([]), 0)
-    checked = public_hallucination_checks().filter(
-        submission__stage=stage,
-        submission__agent_id=OuterRef("agent_id"),
-        submission__task_id=OuterRef("task_id"),
+        return nothing
+    pairs = set(
+        public_hallucination_checks()
+        .filter(submission__stage=stage)
+        .values_list("submission__agent_id", "submission__task_id")
+        .distinct()
     )
-    candidates = stage_submissions(stage=stage).filter(Exists(checked))
+    if not pairs:
+        return nothing
+    # Every version of the checked (agent, task) pairs' submissions (and a few of
+    # their neighbours'), so the board's newest counted version is among them.
+    candidates = stage_submissions(stage=stage).filter(
+        agent_id__in={agent for agent, _ in pairs}, task_id__in={task for _, task in pairs}
+    )
     tasks = [t for t in _tasks(FabricationQuery(stage=stage), candidates=candidates) if t.human]
     judges = sorted({name for task in tasks for name in task.judges})
     by_judge: dict[str, BinaryAgreement] = {}
