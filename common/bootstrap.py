@@ -24,6 +24,20 @@ def resample_counts(n: int, *, resamples: int, seed: int | Sequence[int]) -> np.
     return np.bincount(flat, minlength=resamples * n).reshape(resamples, n)
 
 
+def resampled_means(
+    values: Sequence[float], *, resamples: int, seed: int | Sequence[int]
+) -> np.ndarray:
+    """The means of `resamples` bootstrap resamples of `values`, drawn as counts
+    of its distinct values (a multinomial with the empirical shares): the same
+    distribution as drawing the items one by one, at a cost that grows with the
+    number of distinct values (scores: a handful), not with `len(values)`."""
+    distinct, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
+    n = int(counts.sum())
+    rng = np.random.default_rng(seed)
+    drawn = rng.multinomial(n, counts / n, size=resamples)
+    return np.asarray(drawn @ distinct / n, dtype=float)
+
+
 def mean_intervals(
     values_by_key: Mapping[K, Sequence[float]],
     *,

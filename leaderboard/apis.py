@@ -214,7 +214,8 @@ class JudgeBoardAPIView(APIView):
                 str,
                 description="`name`, `mean_abs_diff`, `spearman_rho`, `krippendorff_alpha`, "
                 "`mann_whitney_p` (Overall's), `mean_score`, `spread`, `self_preference`, "
-                "`length_bias`, `cost_per_judgment`, `median_latency_seconds`, `failure_rate`; "
+                "`length_bias`, `cost_per_judgment`, `median_latency_seconds`, `failure_rate`, "
+                "`cost_per_hallucination_review`, `fabrication_recall`, `fabrication_precision`; "
                 "`-` first for descending.",
             ),
         ],

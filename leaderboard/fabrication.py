@@ -41,7 +41,7 @@ from experiments.selectors import reproduction_verdicts
 from judging.models import HallucinationType
 from judging.selectors import JudgeFinding, JudgeVerdict, hallucination_verdicts
 from reviews.models import HallucinationAnswer
-from reviews.selectors import hallucination_answers
+from reviews.selectors import hallucination_answers, public_hallucination_checks
 
 from .selectors import counted_submissions, stage_submissions
 
@@ -215,8 +215,14 @@ class _Task:
     reproduction: str | None
 
 
-def _tasks(query: FabricationQuery, only: Iterable[int] | None = None) -> list[_Task]:
-    candidates: QuerySet[Submission] = stage_submissions(stage=query.stage)
+def _tasks(
+    query: FabricationQuery,
+    only: Iterable[int] | None = None,
+    *,
+    candidates: QuerySet[Submission] | None = None,
+) -> list[_Task]:
+    if candidates is None:
+        candidates = stage_submissions(stage=query.stage)
     counted = counted_submissions(candidates)
     if only is not None:
         keep = set(only)
@@ -417,18 +423,51 @@ def fabrication_by_agent(
     }
 
 
-def judge_detection_metrics(
-    *, stage: str, reference: str = SOURCE_HUMAN
-) -> dict[str, BinaryAgreement]:
-    """Per judge, its detection of any hallucination against a reference (the
-    experts by default, or `reproduction`): precision, recall, F1, kappa and n as
-    a `BinaryAgreement`. For the judges' leaderboard."""
-    report = fabrication_report(FabricationQuery(stage=stage))
-    return {
-        row.detector.removeprefix(JUDGE_PREFIX): row.agreement
-        for row in report.detection
-        if row.rule is None and row.reference == reference and row.type == ANY
-    }
+@dataclass(frozen=True)
+class ExpertDetection:
+    """How the judges' "any hallucination" verdicts match the experts' check on a
+    stage, over the leaderboard's tasks the experts checked."""
+
+    by_judge: dict[str, BinaryAgreement]  # judge name -> its verdicts against the experts
+    combined: BinaryAgreement  # the judges combined under the default rule
+    n_checked: int  # the tasks with an expert verdict
+
+
+def judge_detection_metrics(*, stage: str) -> ExpertDetection:
+    """Each judge's detection of any hallucination against the experts'
+    hallucination check (precision, recall, n, ... as a `BinaryAgreement`), and
+    the judges' combined under the default rule. For the judges' leaderboard.
+
+    Only the (agent, task) pairs the experts checked are read: the experts check
+    a few papers, the board has thousands."""
+    nothing = ExpertDetection({}, binary_agreement([]), 0)
+    if stage not in FABRICATION_STAGES:
+        return nothing
+    pairs = set(
+        public_hallucination_checks()
+        .filter(submission__stage=stage)
+        .values_list("submission__agent_id", "submission__task_id")
+        .distinct()
+    )
+    if not pairs:
+        return nothing
+    # Every version of the checked (agent, task) pairs' submissions (and a few of
+    # their neighbours'), so the board's newest counted version is among them.
+    candidates = stage_submissions(stage=stage).filter(
+        agent_id__in={agent for agent, _ in pairs}, task_id__in={task for _, task in pairs}
+    )
+    tasks = [t for t in _tasks(FabricationQuery(stage=stage), candidates=candidates) if t.human]
+    judges = sorted({name for task in tasks for name in task.judges})
+    by_judge: dict[str, BinaryAgreement] = {}
+    combined = binary_agreement([])
+    for row in _detection(tasks, judges):
+        if row.reference != SOURCE_HUMAN or row.type != ANY:
+            continue
+        if row.rule is None:
+            by_judge[row.detector.removeprefix(JUDGE_PREFIX)] = row.agreement
+        elif row.rule == DEFAULT_RULE:
+            combined = row.agreement
+    return ExpertDetection(by_judge, combined, len(tasks))
 
 
 def fabrication_query_parse(params: Any) -> FabricationQuery:

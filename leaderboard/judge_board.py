@@ -15,7 +15,13 @@ a figure that cannot be computed says why instead of showing a number.
 - Self-preference: its mean Overall on agents of its own model family minus
   its mean on the others, with a bootstrap interval.
 - Length bias: Spearman's rho between paper length and its Overall.
-- Cost per judgment, median latency and failure rate of its judgments.
+- Cost per judgment, median latency and failure rate of its scoring
+  judgments (what the board's scores rest on); its hallucination reviews'
+  cost per review in a column of their own.
+- Fabrication recall and precision: its "any hallucination" verdicts against
+  the experts' hallucination check, on the papers both gave one
+  (`leaderboard.fabrication`); the mean row's are the judges' combined under
+  the leaderboard's default rule (`any`).
 """
 
 from collections import defaultdict
@@ -25,23 +31,26 @@ from statistics import median, pstdev
 from typing import Any
 
 import numpy as np
-from django.db.models import Sum
+from django.db.models import Count, Q, Sum
 from scipy import stats
 
 from benchmark.models import Artifact, ArtifactKind, ModelFamily, Stage, Submission
-from common.bootstrap import resample_counts
+from common.bootstrap import resampled_means
 from common.errors import ValidationFailed
+from common.proportions import BinaryAgreement, wilson_interval
 from judging.models import (
     DriftCheck,
     Judge,
     JudgingCondition,
     Judgment,
+    JudgmentKind,
     JudgmentStatus,
 )
 from judging.selectors import done_scores
 from reviews.agreement import DimensionAgreement, agreement_compute
-from reviews.selectors import agreement_dimensions, agreement_for_stage, human_score_rows
+from reviews.selectors import agreement_dimensions, agreements_for_stage, human_score_rows
 
+from .fabrication import FABRICATION_STAGES, ExpertDetection, judge_detection_metrics
 from .selectors import LEADERBOARD_STAGES, stage_dimensions
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -112,9 +121,10 @@ class JudgeBoardRow:
     cost_per_judgment: Cell
     median_latency_seconds: Cell
     failure_rate: Cell
+    cost_per_hallucination_review: Cell
+    fabrication_recall: Cell
+    fabrication_precision: Cell
     drift: DriftSummary | None = None
-    # Filled from the fabrication issue's selector once it is in.
-    extra: dict[str, Cell] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -213,11 +223,11 @@ def self_preference_cell(own: Sequence[float], others: Sequence[float], *, seed:
             f"(has {len(own)} and {len(others)})",
             n,
         )
-    a, b = np.array(own, dtype=float), np.array(others, dtype=float)
-    means_a = resample_counts(len(a), resamples=BOOTSTRAP_RESAMPLES, seed=[seed, 1]) @ a / len(a)
-    means_b = resample_counts(len(b), resamples=BOOTSTRAP_RESAMPLES, seed=[seed, 2]) @ b / len(b)
+    means_a = resampled_means(own, resamples=BOOTSTRAP_RESAMPLES, seed=[seed, 1])
+    means_b = resampled_means(others, resamples=BOOTSTRAP_RESAMPLES, seed=[seed, 2])
     low, high = np.percentile(means_a - means_b, [2.5, 97.5])
-    return Cell(float(a.mean() - b.mean()), n, (float(low), float(high)))
+    difference = sum(own) / len(own) - sum(others) / len(others)
+    return Cell(float(difference), n, (float(low), float(high)))
 
 
 def length_scores(lengths: Mapping[int, int]) -> dict[int, float]:
@@ -252,29 +262,51 @@ class _JudgeFacts:
     overall: dict[int, float] = field(default_factory=dict)  # submission -> Overall
     own_family: list[float] = field(default_factory=list)
     other_family: list[float] = field(default_factory=list)
-    costs: list[float] = field(default_factory=list)
+    # Of its scoring judgments (what the board's scores rest on).
+    cost_total: float = 0.0
+    n_costed: int = 0
     latencies: list[float] = field(default_factory=list)
     n_done: int = 0
     n_failed: int = 0
+    # Of its hallucination reviews: their cost is not a scoring judgment's.
+    review_cost_total: float = 0.0
+    n_reviews_costed: int = 0
+
+
+def _judgment_facts(stage: str, facts: dict[int, _JudgeFacts]) -> None:
+    """Counts and costs per judge and kind in one grouped query; the scoring
+    judgments' latencies (for a median) in a second."""
+    judgments = Judgment.objects.filter(
+        submission__stage=stage, condition=JudgingCondition.WITH_CODE
+    ).order_by()
+    done = Q(status=JudgmentStatus.DONE)
+    for judge_id, kind, n_done, n_failed, cost, n_costed in (
+        judgments.values("judge_id", "kind")
+        .annotate(
+            n_done=Count("id", filter=done),
+            n_failed=Count("id", filter=Q(status=JudgmentStatus.FAILED)),
+            cost=Sum("cost_usd", filter=done),
+            n_costed=Count("cost_usd", filter=done),
+        )
+        .values_list("judge_id", "kind", "n_done", "n_failed", "cost", "n_costed")
+    ):
+        f = facts[judge_id]
+        if kind == JudgmentKind.SCORE:
+            f.n_done, f.n_failed = n_done, n_failed
+            f.cost_total, f.n_costed = float(cost or 0), n_costed
+        else:
+            f.review_cost_total, f.n_reviews_costed = float(cost or 0), n_costed
+    for judge_id, latency in judgments.filter(
+        done, kind=JudgmentKind.SCORE, latency_seconds__isnull=False
+    ).values_list("judge_id", "latency_seconds"):
+        facts[judge_id].latencies.append(float(latency or 0))  # never null here
 
 
 def _judge_facts(stage: str, overall_key: str) -> dict[int, _JudgeFacts]:
     """Per judge id, its Overall scores and its judgments' costs, latencies and
-    outcomes on the stage (judged with code). Two queries."""
+    outcomes on the stage (judged with code). Three queries."""
     facts: dict[int, _JudgeFacts] = defaultdict(_JudgeFacts)
-    judgments = Judgment.objects.filter(
-        submission__stage=stage, condition=JudgingCondition.WITH_CODE
-    ).values_list("judge_id", "status", "cost_usd", "latency_seconds")
-    for judge_id, status, cost, latency in judgments.order_by():
-        f = facts[judge_id]
-        if status == JudgmentStatus.DONE:
-            f.n_done += 1
-            if cost is not None:
-                f.costs.append(float(cost))
-            if latency is not None:
-                f.latencies.append(float(latency))
-        elif status == JudgmentStatus.FAILED:
-            f.n_failed += 1
+    _judgment_facts(stage, facts)
     scores = (
         done_scores(submission_ids=Submission.objects.filter(stage=stage).values("id"))
         .filter(dimension=overall_key)
@@ -314,6 +346,37 @@ def _last_drift(judge_ids: list[int]) -> dict[int, DriftSummary]:
 
 _NOT_A_MODEL = "not an LLM judge"
 _NOT_LOGGED = "no judgment of its own"
+_NO_VERDICT = "scores by length alone: gives no hallucination verdict"
+
+
+def detection_cells(agreement: BinaryAgreement | None, *, why_none: str) -> tuple[Cell, Cell]:
+    """Recall (of the papers the experts flagged, the share it flagged) and
+    precision (of those it flagged, the share the experts flagged), each with its
+    Wilson interval and its denominator as n."""
+    if agreement is None or not agreement.n:
+        return _empty(why_none), _empty(why_none)
+    tp, n = agreement.true_positive, agreement.n
+    flagged_by_experts = tp + agreement.false_negative
+    flagged_by_it = tp + agreement.false_positive
+    recall = (
+        Cell(tp / flagged_by_experts, flagged_by_experts, wilson_interval(tp, flagged_by_experts))
+        if flagged_by_experts
+        else _empty(f"the experts found no hallucination in the {n} papers both checked")
+    )
+    precision = (
+        Cell(tp / flagged_by_it, flagged_by_it, wilson_interval(tp, flagged_by_it))
+        if flagged_by_it
+        else _empty(f"it flagged none of the {n} papers both checked")
+    )
+    return recall, precision
+
+
+def _detection_why_none(stage: str, detection: ExpertDetection) -> str:
+    if stage not in FABRICATION_STAGES:
+        return "no expert hallucination check on this stage"
+    if not detection.n_checked:
+        return "the experts checked none of this stage's papers for hallucinations"
+    return f"no hallucination verdict on the {detection.n_checked} papers the experts checked"
 
 
 def _judge_row(
@@ -322,7 +385,9 @@ def _judge_row(
     agreement: list[DimensionAgreement],
     lengths: Mapping[int, int],
     drift: DriftSummary | None,
+    detection: tuple[Cell, Cell],
 ) -> JudgeBoardRow:
+    recall, precision = detection
     values = list(facts.overall.values())
     mean, spread = scores_cell(values)
     with_length = [sid for sid in facts.overall if sid in lengths]
@@ -344,20 +409,27 @@ def _judge_row(
             [lengths[s] for s in with_length], [facts.overall[s] for s in with_length]
         ),
         cost_per_judgment=(
-            Cell(sum(facts.costs) / len(facts.costs), len(facts.costs))
-            if facts.costs
-            else _empty("no judgment with a recorded cost (imported ones have none)")
+            Cell(facts.cost_total / facts.n_costed, facts.n_costed)
+            if facts.n_costed
+            else _empty("no scoring judgment with a recorded cost (imported ones have none)")
         ),
         median_latency_seconds=(
             Cell(median(facts.latencies), len(facts.latencies))
             if facts.latencies
-            else _empty("no judgment with a recorded latency (imported ones have none)")
+            else _empty("no scoring judgment with a recorded latency (imported ones have none)")
         ),
         failure_rate=(
             Cell(facts.n_failed / attempted, attempted)
             if attempted
             else _empty("no finished judgment on this stage")
         ),
+        cost_per_hallucination_review=(
+            Cell(facts.review_cost_total / facts.n_reviews_costed, facts.n_reviews_costed)
+            if facts.n_reviews_costed
+            else _empty("no hallucination review with a recorded cost")
+        ),
+        fabrication_recall=recall,
+        fabrication_precision=precision,
         drift=drift,
     )
 
@@ -370,7 +442,9 @@ def _other_row(
     lengths: Mapping[int, int],
     *,
     why_not: str,
+    detection: tuple[Cell, Cell],
 ) -> JudgeBoardRow:
+    recall, precision = detection
     mean, spread = scores_cell(list(overall.values()))
     with_length = [sid for sid in overall if sid in lengths]
     return JudgeBoardRow(
@@ -388,6 +462,9 @@ def _other_row(
         cost_per_judgment=_empty(_NOT_LOGGED),
         median_latency_seconds=_empty(_NOT_LOGGED),
         failure_rate=_empty(_NOT_LOGGED),
+        cost_per_hallucination_review=_empty(_NOT_LOGGED),
+        fabrication_recall=recall,
+        fabrication_precision=precision,
     )
 
 
@@ -413,18 +490,23 @@ def judge_board_compute(*, stage: str) -> JudgeBoard:
     judges = list(Judge.objects.filter(id__in=list(facts)).order_by("name"))
     lengths = submission_lengths(stage=stage)
     human_rows = human_score_rows(stage=stage)
-    mean_agreement = agreement_for_stage(stage=stage)
+    mean_agreement, *judge_agreements = agreements_for_stage(
+        stage=stage, judges=[None, *(judge.name for judge in judges)]
+    )
     dimensions = [row.dimension for row in mean_agreement.dimensions]
     drift = _last_drift([j.id for j in judges])
+    detection = judge_detection_metrics(stage=stage)
+    why_none = _detection_why_none(stage, detection)
     rows = [
         _judge_row(
             judge,
             facts[judge.id],
-            agreement_for_stage(stage=stage, judge=judge.name).dimensions,
+            agreement.dimensions,
             lengths,
             drift.get(judge.id),
+            detection_cells(detection.by_judge.get(judge.name), why_none=why_none),
         )
-        for judge in judges
+        for judge, agreement in zip(judges, judge_agreements, strict=True)
     ]
     # The mean of the judges: the stage score, per submission.
     totals: dict[int, list[float]] = defaultdict(list)
@@ -440,6 +522,8 @@ def judge_board_compute(*, stage: str) -> JudgeBoard:
             mean_overall,
             lengths,
             why_not="judges of several families",
+            # The judges' verdicts combined as the leaderboard's fabrication column does.
+            detection=detection_cells(detection.combined, why_none=why_none),
         )
     )
     rows.append(
@@ -450,6 +534,7 @@ def judge_board_compute(*, stage: str) -> JudgeBoard:
             _human_overall(human_rows, overall_key),
             lengths,
             why_not=_NOT_A_MODEL,
+            detection=(_empty(_REFERENCE), _empty(_REFERENCE)),
         )
     )
     baseline = length_scores(lengths)
@@ -466,6 +551,7 @@ def judge_board_compute(*, stage: str) -> JudgeBoard:
             baseline,
             lengths,
             why_not=_NOT_A_MODEL,
+            detection=(_empty(_NO_VERDICT), _empty(_NO_VERDICT)),
         )
     )
     return JudgeBoard(
@@ -493,6 +579,9 @@ SORT_KEYS = (
     "cost_per_judgment",
     "median_latency_seconds",
     "failure_rate",
+    "cost_per_hallucination_review",
+    "fabrication_recall",
+    "fabrication_precision",
 )
 
 
@@ -502,8 +591,8 @@ def _sort_value(row: JudgeBoardRow, key: str, overall_key: str) -> Any:
     if key in ("mean_abs_diff", "spearman_rho", "krippendorff_alpha", "mann_whitney_p"):
         cells = next((c for c in row.agreement if c.dimension == overall_key), None)
         return getattr(cells, key).value if cells else None
-    cell = getattr(row, key, None) or row.extra.get(key)
-    return cell.value if cell else None
+    cell: Cell = getattr(row, key)
+    return cell.value
 
 
 class UnknownJudgeSort(ValidationFailed, ValueError):
@@ -513,10 +602,9 @@ class UnknownJudgeSort(ValidationFailed, ValueError):
 def judge_board_sort(board: JudgeBoard, sort: str) -> JudgeBoard:
     """Rows by `sort` (`-` first: descending), rows without a value last."""
     key = sort.lstrip("-")
-    keys = (*SORT_KEYS, *(board.rows[0].extra if board.rows else ()))
-    if key not in keys:
+    if key not in SORT_KEYS:
         raise UnknownJudgeSort(
-            f"cannot sort by {key!r}; choose one of {', '.join(keys)}", field="sort"
+            f"cannot sort by {key!r}; choose one of {', '.join(SORT_KEYS)}", field="sort"
         )
     present = [r for r in board.rows if _sort_value(r, key, board.overall_key) is not None]
     missing = [r for r in board.rows if _sort_value(r, key, board.overall_key) is None]

@@ -2,45 +2,57 @@
 
 `release_create` writes, in one transaction, every stage's leaderboard (the
 API's answer, every column), the judges' leaderboards, the finished
-judgments and their scores, the released human reviews, the task set, the
+judgments the boards rest on, the released human reviews, the task set, the
 rubric versions, the judges and their models, the price table's version and
 the site's version into one canonical JSON (sorted keys, no spaces, UTF-8),
 its SHA-256 and the export zip made from it. The API serves those stored
 bytes, so a release reads the same forever, whatever is imported later. A
 release can be withdrawn (marked, with a reason), never changed.
+
+Format 2 stores each judgment as what the frozen boards rest on: its
+submission, judge, kind, rubric version, condition, prompt hash, verdict,
+cost, its score per dimension, and a SHA-256 of its texts (strengths,
+weaknesses, hallucination details and assessment, findings, the
+justification of each score; `judgment_content_sha256`) instead of the texts
+themselves, which made a release of the full benchmark hundreds of megabytes.
+Format 1 (before) stored the texts and one row per score; releases made in it
+are still served as stored, and `releases_diff` reads both.
 """
 
 import datetime as dt
 import hashlib
 import json
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from benchmark.models import Task
+from benchmark.models import Submission, Task
 from benchmark.prices import PRICE_TABLE_VERSION
 from common.errors import Conflict, NotFound, ValidationFailed
-from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
+from judging.models import (
+    DimensionScore,
+    HallucinationFinding,
+    Judge,
+    Judgment,
+    JudgmentStatus,
+    Rubric,
+)
 from reviews.selectors import released_review_export
 
-from .exports import (
-    JUDGMENT_FIELDS,
-    SCORE_FIELDS,
-    TASK_FIELDS,
-    csv_text,
-    json_default,
-    zip_stream,
-)
+from .exports import TASK_FIELDS, csv_text, json_default, zip_stream
 from .models import Release, release_name_validator
 from .payloads import judge_board_payload, leaderboard_payload, objective_payload
 from .selectors import LEADERBOARD_STAGES, LeaderboardQuery
 from .tables import leaderboard_table
 
-RELEASE_FORMAT = 1
+# 2: judgments as scores and a content hash (see the docstring); 1: with their texts.
+RELEASE_FORMAT = 2
 
 
 def site_version() -> str:
@@ -61,11 +73,88 @@ def _table(queryset, fields) -> dict[str, list]:
     return {"header": list(fields), "rows": [list(row) for row in queryset.values_list(*fields)]}
 
 
+RELEASE_SUBMISSION_FIELDS = ("id", "agent", "task", "stage", "version")
+RELEASE_JUDGMENT_FIELDS = (
+    "id",
+    "submission_id",
+    "judge",
+    "kind",
+    "rubric_version",
+    "condition",
+    "prompt_sha256",
+    "has_hallucination",
+    "confidence",
+    "cost_usd",
+    "imported",
+    "finished_at",
+    "scores",
+    "content_sha256",
+)
+
+
+# The judgment columns read from the database, in RELEASE_JUDGMENT_FIELDS's order
+# (less the scores and the hash), and its texts, which only the hash keeps.
+JUDGMENT_TABLE_COLUMNS = (
+    "id",
+    "submission_id",
+    "judge__name",
+    "kind",
+    "rubric__version",
+    "condition",
+    "prompt_sha256",
+    "has_hallucination",
+    "confidence",
+    "cost_usd",
+    "imported",
+    "finished_at",
+)
+JUDGMENT_TEXT_COLUMNS = ("strengths", "weaknesses", "hallucination_details", "overall_assessment")
+
+
+def judgment_content_sha256(texts: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of a judgment's texts: `{"strengths",
+    "weaknesses", "hallucination_details", "overall_assessment", "findings":
+    [[type, description, evidence], ...], "justifications": {dimension: text}}`;
+    anyone holding the texts (`GET /api/judgments/`, the export) can check them
+    against a release."""
+    return hashlib.sha256(canonical_json(texts)).hexdigest()
+
+
+def _released_judgments(judgments: QuerySet[Judgment]) -> dict[str, Any]:
+    """The judgments as a table of what the boards rest on; three queries."""
+    scores: dict[int, dict[str, float]] = defaultdict(dict)
+    justifications: dict[int, dict[str, str]] = defaultdict(dict)
+    for judgment_id, dimension, score, justification in (
+        DimensionScore.objects.filter(judgment__in=judgments)
+        .order_by()
+        .values_list("judgment_id", "dimension", "score", "justification")
+    ):
+        scores[judgment_id][dimension] = float(score)
+        justifications[judgment_id][dimension] = justification
+    findings: dict[int, list[list[str]]] = defaultdict(list)
+    for judgment_id, kind, description, evidence in (
+        HallucinationFinding.objects.filter(judgment__in=judgments)
+        .order_by("judgment_id", "position")
+        .values_list("judgment_id", "type", "description", "evidence")
+    ):
+        findings[judgment_id].append([kind, description, evidence])
+    split = len(JUDGMENT_TABLE_COLUMNS)
+    rows = []
+    for row in judgments.values_list(*JUDGMENT_TABLE_COLUMNS, *JUDGMENT_TEXT_COLUMNS):
+        pk = row[0]
+        texts = dict(zip(JUDGMENT_TEXT_COLUMNS, row[split:], strict=True))
+        texts["findings"] = findings.get(pk, [])
+        texts["justifications"] = justifications.get(pk, {})
+        rows.append([*row[:split], scores.get(pk, {}), judgment_content_sha256(texts)])
+    return {"header": list(RELEASE_JUDGMENT_FIELDS), "rows": rows}
+
+
 def release_content(*, name: str, notes: str, created_at: dt.datetime) -> dict[str, Any]:
     """Everything a release freezes, as plain JSON data."""
     judgments = Judgment.objects.filter(
         status=JudgmentStatus.DONE, submission__stage__in=LEADERBOARD_STAGES
     ).order_by("id")
+    submissions = Submission.objects.filter(pk__in=judgments.values("submission_id")).order_by("id")
     review_header, review_rows = released_review_export()
     return {
         "format": RELEASE_FORMAT,
@@ -87,36 +176,40 @@ def release_content(*, name: str, notes: str, created_at: dt.datetime) -> dict[s
         "rubrics": [
             {
                 "stage": r.stage,
+                "kind": r.kind,
                 "version": r.version,
                 "overall_key": r.overall_key,
                 "dimensions": r.dimensions,
                 "prompt_sha256": hashlib.sha256(r.prompt.encode("utf-8")).hexdigest(),
             }
-            for r in Rubric.objects.order_by("stage", "version")
+            for r in Rubric.objects.order_by("stage", "kind", "version")
         ],
         "judges": [
             {"name": j.name, "model": j.model, "model_family": j.model_family}
             for j in Judge.objects.order_by("name")
         ],
-        "judgments": _table(judgments, JUDGMENT_FIELDS),
-        "scores": _table(
-            DimensionScore.objects.filter(judgment__in=judgments).order_by(
-                "judgment_id", "dimension"
-            ),
-            SCORE_FIELDS,
-        ),
+        "submissions": {
+            "header": list(RELEASE_SUBMISSION_FIELDS),
+            "rows": [
+                list(row)
+                for row in submissions.values_list(
+                    "id", "agent__name", "task__slug", "stage", "version"
+                )
+            ],
+        },
+        "judgments": _released_judgments(judgments),
         "human_reviews": {"header": review_header, "rows": review_rows},
     }
 
 
-def release_zip(content: bytes, data: dict[str, Any], *, at: dt.datetime) -> bytes:
+def release_zip(content: bytes, leaderboards: dict[str, Any], *, at: dt.datetime) -> bytes:
     """The release's download: its JSON, its hash and each stage's CSV."""
     digest = hashlib.sha256(content).hexdigest()
 
     def files() -> Iterator[tuple[str, list[str]]]:
         yield "release.json", [content.decode("utf-8")]
         yield "SHA256SUMS", [f"{digest}  release.json\n"]
-        for stage, answer in data["leaderboards"].items():
+        for stage, answer in leaderboards.items():
             header, rows = leaderboard_table(answer)
             yield f"leaderboard-{stage}.csv", [csv_text(header, rows)]
 
@@ -142,9 +235,7 @@ def release_create(*, name: str, notes: str = "") -> Release:
         with transaction.atomic():
             if Release.objects.filter(name=name).exists():
                 raise ReleaseExists(f"release {name!r} exists; a release never changes")
-            data = json.loads(
-                canonical_json(release_content(name=name, notes=notes, created_at=created_at))
-            )
+            data = release_content(name=name, notes=notes, created_at=created_at)
             content = canonical_json(data)
             return Release.objects.create(
                 name=name,
@@ -152,7 +243,7 @@ def release_create(*, name: str, notes: str = "") -> Release:
                 created_at=created_at,
                 content=content,
                 content_sha256=hashlib.sha256(content).hexdigest(),
-                export_zip=release_zip(content, data, at=created_at),
+                export_zip=release_zip(content, data["leaderboards"], at=created_at),
                 site_version=data["site_version"],
             )
     except IntegrityError as exc:
@@ -242,12 +333,21 @@ class ReleaseDiff:
 
 
 def _judgment_counts(data: dict[str, Any]) -> dict[tuple[str, str], int]:
-    """{(stage, agent): finished judgments} from a release's judgments table."""
+    """{(stage, agent): finished judgments} from a release's judgments table (format
+    2: through its submissions table; format 1: the judgment rows name both)."""
     header = data["judgments"]["header"]
-    stage_at, agent_at = header.index("submission__stage"), header.index("submission__agent__name")
+    if "submissions" in data:
+        columns = data["submissions"]["header"]
+        id_at, stage_at, agent_at = (columns.index(c) for c in ("id", "stage", "agent"))
+        owner = {row[id_at]: (row[stage_at], row[agent_at]) for row in data["submissions"]["rows"]}
+        submission_at = header.index("submission_id")
+        keys = [owner[row[submission_at]] for row in data["judgments"]["rows"]]
+    else:
+        stage_at = header.index("submission__stage")
+        agent_at = header.index("submission__agent__name")
+        keys = [(row[stage_at], row[agent_at]) for row in data["judgments"]["rows"]]
     counts: dict[tuple[str, str], int] = {}
-    for row in data["judgments"]["rows"]:
-        key = (row[stage_at], row[agent_at])
+    for key in keys:
         counts[key] = counts.get(key, 0) + 1
     return counts
 

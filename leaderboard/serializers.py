@@ -421,11 +421,21 @@ class JudgeBoardRowSerializer(serializers.Serializer):
         help_text="Its mean Overall on agents of its own model family minus on others."
     )
     length_bias = CellSerializer(help_text="Spearman's rho of paper length with its Overall.")
-    cost_per_judgment = CellSerializer()
-    median_latency_seconds = CellSerializer()
-    failure_rate = CellSerializer()
+    cost_per_judgment = CellSerializer(help_text="Mean cost (USD) of its scoring judgments.")
+    median_latency_seconds = CellSerializer(help_text="Of its scoring judgments.")
+    failure_rate = CellSerializer(help_text="Failed scoring judgments over done and failed.")
+    cost_per_hallucination_review = CellSerializer(
+        help_text="Mean cost (USD) of its hallucination reviews, apart from the scoring."
+    )
+    fabrication_recall = CellSerializer(
+        help_text="Of the papers the experts' hallucination check flags, the share it flags "
+        "(any type), with a Wilson interval; n: the papers the experts flag."
+    )
+    fabrication_precision = CellSerializer(
+        help_text="Of the papers it flags for any hallucination, the share the experts flag; "
+        "n: the papers it flags."
+    )
     drift = DriftSummarySerializer(allow_null=True, help_text="Its last drift check.")
-    extra = serializers.DictField(child=CellSerializer(), help_text="Further columns.")
 
 
 class JudgeBoardSerializer(serializers.Serializer):

@@ -540,6 +540,9 @@ JUDGE_COLUMNS = (
     ("cost_per_judgment", "Cost / judgment", True),
     ("median_latency_seconds", "Median latency (s)", True),
     ("failure_rate", "Failure rate", True),
+    ("cost_per_hallucination_review", "Cost / hallucination review", True),
+    ("fabrication_recall", "Fabrication recall", True),
+    ("fabrication_precision", "Fabrication precision", True),
 )
 
 
@@ -556,13 +559,9 @@ def judges_view(request: HttpRequest) -> HttpResponse:
     shown_stage = stage if stage in dict(Stage.choices) else str(Stage.END2END)
     params = QueryDict(mutable=True)
     params["stage"] = shown_stage
-    extra = list(board["rows"][0]["extra"]) if board and board["rows"] else []
     columns = [
         {**_column(key, label, params, sort, ascending_first=key == "name"), "numeric": numeric}
-        for key, label, numeric in (
-            *JUDGE_COLUMNS,
-            *((k, k.replace("_", " "), True) for k in extra),
-        )
+        for key, label, numeric in JUDGE_COLUMNS
     ]
     overall_key = board["overall_key"] if board else ""
     rows = [

@@ -2,10 +2,11 @@
 paper, an organiser's progress view, the CSV export and the agreement
 statistics (cached)."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -315,18 +316,40 @@ def agreement_for_stage(
 ) -> StageAgreement:
     """The agreement statistics of a stage against the mean of the judges (or
     one judge), from the cache when nothing changed since they were computed."""
+    return agreements_for_stage(stage=stage, judges=[judge], reviews=reviews)[0]
+
+
+def agreements_for_stage(
+    *,
+    stage: str,
+    judges: Sequence[str | None],
+    reviews: AgreementReviews = AgreementReviews.SUBMITTED,
+) -> list[StageAgreement]:
+    """`agreement_for_stage` for each of `judges` (None: the mean of the judges),
+    the stage's judgments summarised once for all of them (the judges' board)."""
     if stage not in Stage.values:
         raise UnknownStage(
             f"unknown stage {stage!r}; one of {', '.join(Stage.values)}", field="stage"
         )
-    judge = judge or None
-    if judge is not None and not Judge.objects.filter(name=judge).exists():
-        raise UnknownJudge(f"unknown judge {judge!r}", field="judge")
-    return AGREEMENT_GENERATION.cached(
-        (stage, judge, str(reviews), _judgments_fingerprint(stage), _AGREEMENT_CACHE_FORMAT),
-        lambda: agreement_compute_for_stage(stage=stage, judge=judge, reviews=reviews),
-        timeout=ENTRY_TIMEOUT_SECONDS,
+    names = [judge or None for judge in judges]
+    wanted = {name for name in names if name is not None}
+    known = (
+        set(Judge.objects.filter(name__in=wanted).values_list("name", flat=True))
+        if wanted
+        else set()
     )
+    unknown = sorted(wanted - known)
+    if unknown:
+        raise UnknownJudge(f"unknown judge {unknown[0]!r}", field="judge")
+    fingerprint = _judgments_fingerprint(stage)
+    return [
+        AGREEMENT_GENERATION.cached(
+            (stage, name, str(reviews), fingerprint, _AGREEMENT_CACHE_FORMAT),
+            partial(agreement_compute_for_stage, stage=stage, judge=name, reviews=reviews),
+            timeout=ENTRY_TIMEOUT_SECONDS,
+        )
+        for name in names
+    ]
 
 
 # Released reviews: what the public sees ---------------------------------------------------
@@ -419,16 +442,19 @@ def released_review_export() -> tuple[list[str], list[list[object]]]:
     return [*RELEASED_EXPORT_FIELDS, *dimensions], rows
 
 
+def public_hallucination_checks() -> QuerySet[HumanHallucinationCheck]:
+    """The experts' hallucination checks the public sees: the imported check, and
+    the checks of submitted reviews whose round an organiser released."""
+    return HumanHallucinationCheck.objects.filter(Q(imported=True) | released_review_q("review__"))
+
+
 def hallucination_answers(
     *, submission_ids: Iterable[int] | QuerySet[Any]
 ) -> dict[int, dict[str, list[str]]]:
     """The experts' public hallucination answers per submission and type:
-    `{submission_id: {type: [answer, ...]}}`. Public: the imported check, and the
-    checks of submitted reviews whose round an organiser released (as the scores);
-    a draft or an unreleased round's check is never shown."""
-    checks = HumanHallucinationCheck.objects.filter(submission_id__in=submission_ids).filter(
-        Q(imported=True) | released_review_q("review__")
-    )
+    `{submission_id: {type: [answer, ...]}}`. Public only (as the scores): a draft
+    or an unreleased round's check is never shown (`public_hallucination_checks`)."""
+    checks = public_hallucination_checks().filter(submission_id__in=submission_ids)
     result: dict[int, dict[str, list[str]]] = {}
     for submission_id, kind, answer in checks.values_list("submission_id", "type", "answer"):
         result.setdefault(submission_id, {}).setdefault(kind, []).append(answer)
@@ -440,7 +466,7 @@ def hallucination_checks_export() -> tuple[list[str], list[list[object]]]:
     header = ["agent", "task", "stage", "version", "submission", "source", "type", "answer",
               "evidence"]  # fmt: skip
     checks = (
-        HumanHallucinationCheck.objects.filter(Q(imported=True) | released_review_q("review__"))
+        public_hallucination_checks()
         .select_related("submission__agent", "submission__task")
         .order_by("submission_id", "type", "id")
     )

@@ -9,10 +9,18 @@ import zipfile
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from benchmark.models import Stage
+from judging.models import DimensionScore
 from leaderboard.models import Release
-from leaderboard.releases import ReleaseExists, release_create, release_withdraw
+from leaderboard.releases import (
+    ReleaseExists,
+    canonical_json,
+    judgment_content_sha256,
+    release_create,
+    release_withdraw,
+)
 from tests.benchmark.factories import TaskFactory
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
@@ -60,7 +68,8 @@ def test_a_release_answers_the_same_bytes_after_new_data(
     data = json.loads(after.content)
     assert [r["agent"] for r in data["leaderboards"]["end2end"]["rows"]] == ["alpha", "beta"]
     assert data["notes"] == "first" and [j["name"] for j in data["judges"]] == ["judge-a"]
-    assert set(data) >= {"tasks", "rubrics", "judgments", "scores", "human_reviews"}
+    assert set(data) >= {"tasks", "rubrics", "submissions", "judgments", "human_reviews"}
+    assert data["format"] == 2
     with zipfile.ZipFile(io.BytesIO(zip_before)) as archive:
         assert archive.read("release.json") == before.content
         assert "leaderboard-end2end.csv" in archive.namelist()
@@ -95,3 +104,91 @@ def test_a_release_is_never_changed_only_withdrawn(client, board):
     assert client.get("/api/releases/v1/").content == before
     assert "a judge was misconfigured" in client.get("/releases/v1/").content.decode()
     assert client.get("/api/releases/nope/").json()["errors"][0]["code"] == "unknown_release"
+
+
+def test_a_release_keeps_each_judgments_scores_and_the_hash_of_its_texts(client):
+    judge = JudgeFactory(name="judge-a")
+    judgment = judged(AgentFactory(name="alpha"), judge, 7)
+    DimensionScore.objects.filter(judgment=judgment).update(justification="A long rationale.")
+    release = release_create(name="v1")
+    data = json.loads(client.get("/api/releases/v1/").content)
+
+    header, rows = data["judgments"]["header"], data["judgments"]["rows"]
+    row = dict(zip(header, rows[0], strict=True))
+    assert row["scores"] == {**DIMS, "Overall": 7.0}
+    assert (row["judge"], row["kind"], row["rubric_version"]) == ("judge-a", "score", 1)
+    submission = dict(
+        zip(data["submissions"]["header"], data["submissions"]["rows"][0], strict=True)
+    )
+    assert submission == {
+        "id": judgment.submission_id,
+        "agent": "alpha",
+        "task": judgment.submission.task.slug,
+        "stage": "end2end",
+        "version": 1,
+    }
+    # The texts are not stored, their hash is: anyone holding them can check it.
+    assert b"A long rationale." not in bytes(release.content)
+    texts = {
+        "strengths": ["clear"],
+        "weaknesses": ["small"],
+        "hallucination_details": "",
+        "overall_assessment": "",
+        "findings": [],
+        "justifications": dict.fromkeys({**DIMS, "Overall": 7}, "A long rationale."),
+    }
+    assert row["content_sha256"] == judgment_content_sha256(texts)
+    texts["justifications"]["Overall"] = "Edited afterwards."
+    assert row["content_sha256"] != judgment_content_sha256(texts)
+
+
+def test_a_format_1_release_is_still_served_shown_and_compared(client, board):
+    """Releases made before format 2 stored the judgments' texts and one row per
+    score; they stay as they are, byte for byte, and the pages read them."""
+    old = {
+        "format": 1,
+        "release": "v0",
+        "notes": "",
+        "created_at": "2026-11-01T00:00:00+00:00",
+        "site_version": "0.1",
+        "price_table_version": "1",
+        "leaderboards": {
+            "end2end": {
+                "stage": "end2end",
+                "dimensions": [{"key": "Overall", "label": "Overall"}],
+                "rows": [
+                    {
+                        "agent": "alpha",
+                        "rank": 1,
+                        "n_tasks": 1,
+                        "scores": {"Overall": 7.0},
+                        "cost_usd_per_task": None,
+                        "cost_unpriced_steps": 0,
+                    },
+                ],
+            }
+        },
+        "judges": [{"name": "judge-a", "model": "openai/judge-a", "model_family": "other"}],
+        "tasks": {"header": ["slug"], "rows": [["t1"]]},
+        "judgments": {
+            "header": ["id", "submission__agent__name", "submission__stage", "strengths"],
+            "rows": [[1, "alpha", "end2end", ["clear"]]],
+        },
+        "scores": {"header": ["judgment_id", "dimension", "score"], "rows": [[1, "Overall", 7]]},
+        "human_reviews": {"header": [], "rows": []},
+    }
+    content = canonical_json(old)
+    Release.objects.create(
+        name="v0",
+        created_at=timezone.now(),
+        content=content,
+        content_sha256=hashlib.sha256(content).hexdigest(),
+        export_zip=b"",
+        site_version="0.1",
+    )
+    release_create(name="v1")
+
+    assert client.get("/api/releases/v0/").content == content
+    assert 'data-agent="alpha"' in client.get("/releases/v0/").content.decode()
+    diff = client.get("/releases/v0/diff/v1/").content.decode()
+    assert 'data-agent="beta"' in diff and "new on this board" in diff
