@@ -372,15 +372,7 @@ def fabrication_report(
     (only the given counted submissions' tasks, when `submission_ids` is given).
     Without `evidence`, the rates alone: no flagged tasks, no detection table."""
     query.check()
-    if submission_ids is None:
-        tasks = _tasks(query)
-    else:
-        # Counted submissions are one per (agent, task) and fully judged: counted
-        # among themselves, they are all counted, and the stage's others need no reading.
-        ids = list(submission_ids)
-        tasks = _tasks(
-            query, ids, candidates=stage_submissions(stage=query.stage).filter(pk__in=ids)
-        )
+    tasks = _tasks(query, submission_ids)
     judges = sorted({name for task in tasks for name in task.judges})
     if query.judge and query.judge not in judges:
         raise FabricationQueryInvalid(
