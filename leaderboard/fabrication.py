@@ -292,7 +292,12 @@ def _chosen(verdicts: dict[str, JudgeVerdict], query: FabricationQuery) -> list[
 
 
 def _agent_rows(
-    agent: Agent, tasks: list[_Task], query: FabricationQuery, judges: list[str]
+    agent: Agent,
+    tasks: list[_Task],
+    query: FabricationQuery,
+    judges: list[str],
+    *,
+    evidence: bool,
 ) -> list[FabricationRow]:
     combined = _row(
         agent,
@@ -300,7 +305,8 @@ def _agent_rows(
         [judges_flags(_chosen(t.judges, query), query.rule) for t in tasks],
         {},
     )
-    combined.flagged_tasks = _flagged_tasks(tasks, query)
+    if evidence:
+        combined.flagged_tasks = _flagged_tasks(tasks, query)
     rows = [combined]
     for name in judges:
         mine = [judge_flags(t.judges[name]) for t in tasks if name in t.judges]
@@ -357,10 +363,14 @@ def _one_judge(task: _Task, name: str) -> dict[str, Flag] | None:
 
 
 def fabrication_report(
-    query: FabricationQuery, *, submission_ids: Iterable[int] | None = None
+    query: FabricationQuery,
+    *,
+    submission_ids: Iterable[int] | None = None,
+    evidence: bool = True,
 ) -> FabricationReport:
     """Everything the fabrication page and `GET /api/fabrication/` show for a stage
-    (only the given counted submissions' tasks, when `submission_ids` is given)."""
+    (only the given counted submissions' tasks, when `submission_ids` is given).
+    Without `evidence`, the rates alone: no flagged tasks, no detection table."""
     query.check()
     tasks = _tasks(query, submission_ids)
     judges = sorted({name for task in tasks for name in task.judges})
@@ -374,13 +384,13 @@ def fabrication_report(
     agents = {a.pk: a for a in Agent.objects.filter(pk__in=list(by_agent))}
     rows: list[FabricationRow] = []
     for agent_id in sorted(by_agent, key=lambda pk: agents[pk].name):
-        rows += _agent_rows(agents[agent_id], by_agent[agent_id], query, judges)
+        rows += _agent_rows(agents[agent_id], by_agent[agent_id], query, judges, evidence=evidence)
     return FabricationReport(
         query=query,
         types=TYPES,
         judges=judges,
         rows=rows,
-        detection=_detection(tasks, judges),
+        detection=_detection(tasks, judges) if evidence else [],
     )
 
 
@@ -408,11 +418,13 @@ def fabrication_by_agent(
         return {}
     try:
         report = fabrication_report(
-            FabricationQuery(stage=stage, rule=rule, judge=judge), submission_ids=submission_ids
+            FabricationQuery(stage=stage, rule=rule, judge=judge),
+            submission_ids=submission_ids,
+            evidence=False,
         )
     except FabricationQueryInvalid:  # the chosen judge reviewed none of these tasks
         report = fabrication_report(
-            FabricationQuery(stage=stage, rule=rule), submission_ids=submission_ids
+            FabricationQuery(stage=stage, rule=rule), submission_ids=submission_ids, evidence=False
         )
         return {r.agent: AgentFabrication(None, r.rate) for r in report.rows if r.source == "human"}
     judges = {r.agent: r.rate for r in report.rows if r.source == SOURCE_JUDGES}

@@ -513,7 +513,11 @@ def main() -> None:
     finally:
         if server is not None:
             server.terminate()
-            server.wait(timeout=30)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # a worker still busy on a loaded machine
+                server.kill()
+                server.wait(timeout=30)
         if not args.keep:
             from django.db import connections
 
