@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "benchmark",
     "experiments",
     "judging",
+    "agent_runs",
     "reviews",
     "leaderboard",
 ]
@@ -361,6 +362,9 @@ CELERY_TASK_ROUTES = {
     # The experiment task kept the name it had in the benchmark app: messages
     # queued before the experiments app existed still find it.
     "benchmark.experiment_run": {"queue": GPU_QUEUE},
+    # MLR-Agent: the LLM stages wait on the network, the coding loop runs the sandbox.
+    "agent_runs.experiment_stage": {"queue": GPU_QUEUE},
+    "agent_runs.*": {"queue": JUDGE_QUEUE},
 }
 # Celery's Django fixup closes the database connection around every task, whatever
 # CONN_MAX_AGE says; with CONN_MAX_AGE set, let it reuse them (the judge tasks close
@@ -374,7 +378,21 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": JUDGE_REAP_INTERVAL_SECONDS,
         "options": {"queue": JUDGE_QUEUE},
     },
+    "agent-runs-resume-stalled": {
+        "task": "agent_runs.resume_stalled",
+        "schedule": env.int("AGENT_RUN_REAP_INTERVAL_SECONDS", default=60),
+        "options": {"queue": JUDGE_QUEUE},
+    },
 }
+# MLR-Agent runs (agent_runs/): a stage whose worker has not written a heartbeat for
+# this long is taken to be lost and the run resumes at that stage on another worker.
+AGENT_RUN_STALE_SECONDS = env.int("AGENT_RUN_STALE_SECONDS", default=180)
+AGENT_RUN_HEARTBEAT_SECONDS = env.float("AGENT_RUN_HEARTBEAT_SECONDS", default=10.0)
+# Each LLM call's timeout, and a `run` command's wall time in the coding loop.
+AGENT_RUN_CALL_TIMEOUT_SECONDS = env.float("AGENT_RUN_CALL_TIMEOUT_SECONDS", default=300.0)
+AGENT_RUN_COMMAND_SECONDS = env.int("AGENT_RUN_COMMAND_SECONDS", default=600)
+# Answers without a tool call the coding loop tolerates (telling the model to use one).
+AGENT_RUN_MAX_NUDGES = env.int("AGENT_RUN_MAX_NUDGES", default=2)
 
 # Submission intake (benchmark/archives.py). Limits on an uploaded run,
 # counted on the bytes actually read, never taken from headers.
