@@ -4,6 +4,7 @@ one shape; the service's messages are the form's."""
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import permissions, status
 from rest_framework.request import Request
@@ -48,9 +49,8 @@ class AgentRunListAPIView(APIView):
     def post(self, request: Request) -> Response:
         serializer = AgentRunCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        runs = agent_run_create(
-            **run_arguments(serializer.validated_data), requested_by=request.user
-        )
+        user = request.user if isinstance(request.user, User) else None
+        runs = agent_run_create(**run_arguments(serializer.validated_data), requested_by=user)
         runs = [_run(run.pk) for run in runs]
         return Response(AgentRunSerializer(runs, many=True).data, status=status.HTTP_201_CREATED)
 

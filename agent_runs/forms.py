@@ -27,7 +27,7 @@ class _AnyTaskField(forms.MultipleChoiceField):
 
 class _InputIdsField(forms.CharField):
     def to_python(self, value: Any) -> list[int]:  # type: ignore[override]
-        text = super().to_python(value)
+        text = super().to_python(value) or ""
         ids = []
         for part in text.replace(",", " ").split():
             if not part.isdigit() or not 1 <= int(part) <= INT_MAX:
@@ -94,7 +94,9 @@ class AgentRunForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["task"].choices = [
+        task_field = self.fields["task"]
+        assert isinstance(task_field, forms.MultipleChoiceField)
+        task_field.choices = [
             (slug, f"{slug}: {title}")
             for slug, title in Task.objects.order_by("slug").values_list("slug", "title")
         ]

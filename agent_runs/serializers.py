@@ -14,7 +14,7 @@ INT_MAX = 2**31 - 1  # the columns' range (PostgreSQL integer)
 
 
 class AgentRunStageSerializer(serializers.ModelSerializer):
-    label = serializers.CharField(source="get_name_display", read_only=True)
+    title = serializers.CharField(source="get_name_display", read_only=True)
     status_display = serializers.CharField(source="get_status_display", read_only=True)
     duration_s = serializers.SerializerMethodField()
 
@@ -22,7 +22,7 @@ class AgentRunStageSerializer(serializers.ModelSerializer):
         model = AgentRunStage
         fields = [
             "name",
-            "label",
+            "title",
             "status",
             "status_display",
             "attempts",
@@ -42,9 +42,9 @@ class AgentRunStageSerializer(serializers.ModelSerializer):
 
 
 class AgentRunSerializer(serializers.ModelSerializer):
-    task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    task = serializers.CharField(source="task.slug", read_only=True)
     task_title = serializers.CharField(source="task.title", read_only=True)
-    agent = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    agent = serializers.CharField(source="agent.name", read_only=True)
     status_display = serializers.CharField(source="get_status_display", read_only=True)
     is_final = serializers.BooleanField(read_only=True)
     # Some calls had no price: the cost so far is then a lower bound.
@@ -97,7 +97,7 @@ class AgentRunSerializer(serializers.ModelSerializer):
         return reverse("agent_runs:run-detail", args=[run.pk])
 
     def get_submission_url(self, run: AgentRun) -> str | None:
-        return run.submission.get_absolute_url() if run.submission_id else None
+        return run.submission.get_absolute_url() if run.submission is not None else None
 
 
 class TranscriptStepSerializer(serializers.Serializer):

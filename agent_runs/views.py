@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from common.errors import ApplicationError, ValidationFailed, form_add_errors
+from common.http import AuthenticatedHttpRequest
 
 from . import selectors
 from .forms import AgentRunForm, run_arguments
@@ -49,7 +50,7 @@ def _run_or_404(run_id: int) -> AgentRun:
 
 
 @organiser_required
-def agent_run_new_view(request: HttpRequest) -> HttpResponse:
+def agent_run_new_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     status = 200
     if request.method == "POST":
         form = AgentRunForm(request.POST)
@@ -74,9 +75,9 @@ def agent_run_new_view(request: HttpRequest) -> HttpResponse:
 
 @organiser_required
 @require_GET
-def agent_run_list_view(request: HttpRequest) -> HttpResponse:
+def agent_run_list_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     mine = request.GET.get("mine") == "1"
-    runs = selectors.agent_runs_list(requested_by=request.user if mine else None)  # type: ignore[arg-type]
+    runs = selectors.agent_runs_list(requested_by=request.user if mine else None)
     page = Paginator(runs, 50).get_page(request.GET.get("page"))
     return render(request, "agent_runs/agent_run_list.html", {"page": page, "mine": mine})
 
@@ -115,7 +116,7 @@ def agent_run_progress_view(request: HttpRequest, run_id: int) -> JsonResponse:
 
 @organiser_required
 @require_POST
-def agent_run_cancel_view(request: HttpRequest, run_id: int) -> HttpResponse:
+def agent_run_cancel_view(request: AuthenticatedHttpRequest, run_id: int) -> HttpResponse:
     run = _run_or_404(run_id)
     try:
         run = agent_run_cancel(run=run, reason=f"cancelled by {request.user.get_username()}")
