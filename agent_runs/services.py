@@ -30,11 +30,11 @@ from benchmark.intake import submission_intake
 from benchmark.models import Agent, Stage, SubmissionSource, Task, Team
 from benchmark.models.submissions import AGENT_NAME_PATTERN
 from common import llm as gateway
-from common.errors import ErrorItem, NotFound, ValidationFailed
+from common.errors import ApplicationError, ErrorItem, NotFound, ValidationFailed
 from experiments.slots import SlotsBusy
 
 from . import coding, stages
-from .context import RunCancelled, StageContext, StageFailed
+from .context import BudgetSpent, RunCancelled, StageContext, StageFailed
 from .models import (
     DONE_STAGE_STATUSES,
     STEPWISE_STAGES,
@@ -443,7 +443,8 @@ def _stage_run(run: AgentRun, row: AgentRunStage, token: str) -> str:
         return "stopped"
     except Exception as exc:  # any failure ends the run with the reason and the stage
         logger.exception("agent run %s: the %s stage failed", run.pk, row.name)
-        message = str(exc) if isinstance(exc, StageFailed) else f"{type(exc).__name__}: {exc}"
+        known = isinstance(exc, StageFailed | BudgetSpent | ApplicationError)
+        message = str(exc) if known else f"{type(exc).__name__}: {exc}"
         with transaction.atomic():
             _final(run, RunStatus.FAILED, reason=message, stage=row.name)
         return "stopped"

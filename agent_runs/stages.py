@@ -124,6 +124,7 @@ def figure_parts(workspace: Path) -> list[dict]:
 
 def paper_stage(context: StageContext) -> str:
     workspace = context.workspace
+    context.budget_check()  # a cap the coding loop reached ends the run here
     log = read(workspace, LOG_PATH)
     if not log.strip():
         raise StageFailed("there is no execution log (results/log.txt) to write a paper from")
