@@ -11,6 +11,7 @@ from agent_runs.models import AgentRun, RunStatus, StageName, StageStatus
 from agent_runs.services import agent_run_create, agent_run_enqueue
 from agent_runs.workspace import TRACE_NAME, Trace, workspace_of
 from mlrbench_site.celery import app
+from tests.agent_runs.conftest import TEST_KEY_ENV
 from tests.benchmark.factories import TaskFactory, UserFactory
 from tests.judging.fake_llm import FakeLLMServer, answer
 
@@ -372,18 +373,15 @@ def eager_celery():
 
 
 def test_a_run_from_the_form_runs_and_its_page_shows_the_submission(
-    organiser_client, task, eager_celery, django_capture_on_commit_callbacks, monkeypatch
+    organiser_client, task, eager_celery, django_capture_on_commit_callbacks
 ):
     """A stepwise idea run, executed eagerly against the loopback model server."""
-    monkeypatch.setenv("H15_TEST_KEY", "sk-test-agent-key")
     server = FakeLLMServer(default=answer("# Sparse agents\n\nAn idea that can be tested."))
     try:
         with django_capture_on_commit_callbacks(execute=True):
             response = organiser_client.post(
                 reverse("agent_runs:run-new"),
-                _form(
-                    api_base=server.url, api_key_env="H15_TEST_KEY", mode="stepwise", stage="idea"
-                ),
+                _form(api_base=server.url, api_key_env=TEST_KEY_ENV, mode="stepwise", stage="idea"),
             )
     finally:
         server.close()

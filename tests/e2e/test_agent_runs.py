@@ -9,8 +9,17 @@ import pytest
 from playwright.sync_api import expect
 
 from agent_runs.models import AgentRun, RunStatus
+from tests.agent_runs.conftest import (  # noqa: F401 - the agent-run fixtures
+    TEST_KEY_ENV,
+    _agent_key,
+    agent_settings,
+    experiment_root,
+    experiment_settings,
+    sandbox_ready,
+)
+from tests.agent_runs.scripted_agent import PRINTED, scripted_agent
 from tests.benchmark.factories import TaskFactory, UserFactory
-from tests.judging.fake_llm import FakeLLMServer, answer
+from tests.judging.fake_llm import FakeLLMServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -25,27 +34,31 @@ def _sign_in(page, next_url: str) -> None:
 
 
 def test_a_run_started_from_the_form_is_followed_live_on_its_page(
-    page, media_root, celery_worker_process
+    page,
+    agent_settings,  # noqa: F811
+    celery_worker_process,
 ):
+    """End to end: the scripted model writes, runs and finishes in the sandbox."""
     UserFactory(username="grace", is_staff=True)
     TaskFactory(slug="iclr2025_agents", title="Agents workshop")
-    # Slow answers: the page has time to show the run while it is running.
-    server = FakeLLMServer(default=answer("# Idea: <b>sparse</b> agents\n\nTestable.", delay=4))
+    # A slow idea: the page has time to show the run while it is running.
+    server = FakeLLMServer(default=scripted_agent(slow={"idea": 4}))
     try:
-        celery_worker_process("judge", env={"MEDIA_ROOT": str(media_root)})
+        celery_worker_process("judge,gpu", env=agent_settings.worker_env)
         page.set_viewport_size({"width": 1366, "height": 900})
         _sign_in(page, "/agent-runs/new/")
         page.get_by_label("Tasks").select_option("iclr2025_agents")
-        page.get_by_label("Idea, proposal and paper model").fill("openai/gpt-4o-mini")
+        page.get_by_label("Idea, proposal and paper model").fill("openai/scripted-model")
         page.get_by_label("API base URL").fill(server.url)
-        page.get_by_label("Mode").select_option("stepwise")
-        page.get_by_label("Stage", exact=True).select_option("idea")
+        page.get_by_label("API key variable").fill(TEST_KEY_ENV)
+        page.get_by_label("Max steps").fill("10")
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "agent-run-form.png"), full_page=True)
         page.get_by_role("button", name="Queue the run(s)").click()
 
+        expect(page.get_by_test_id("run-status")).to_be_visible()
         run = AgentRun.objects.get()
-        expect(page).to_have_url(f"{page.url.split('/agent-runs/')[0]}/agent-runs/{run.pk}/")
+        assert page.url.endswith(f"/agent-runs/{run.pk}/")
         status = page.get_by_test_id("run-status")
         # The poll shows the stage running before the answer arrives...
         expect(page.locator("tr[data-stage=idea] [data-field=status]")).to_have_text(
@@ -53,14 +66,15 @@ def test_a_run_started_from_the_form_is_followed_live_on_its_page(
         )
         expect(status).to_have_text("Running")
         page.screenshot(path=str(SHOTS / "agent-run-running.png"), full_page=True)
-        # ...then the run ends: the page shows the submission, the cost and the transcript.
-        expect(page.get_by_test_id("run-submission")).to_be_visible(timeout=60_000)
+        # ...the transcript grows with the coding loop's tool calls...
+        steps = page.get_by_test_id("transcript-step")
+        expect(steps.filter(has_text="call write_file")).to_have_count(1, timeout=90_000)
+        # ...and the run ends: the page shows the submission, the tokens and every step.
+        expect(page.get_by_test_id("run-submission")).to_be_visible(timeout=90_000)
         expect(status).to_have_text("Finished")
-        step = page.get_by_test_id("transcript-step")
-        expect(step).to_have_count(1)
-        expect(step).to_contain_text("# Idea: <b>sparse</b> agents")  # text, not markup
-        assert page.locator(".transcript b").count() == 0
-        assert page.get_by_test_id("run-cost").inner_text() != "$0.0000"
+        expect(steps).to_have_count(7)
+        expect(steps.filter(has_text=f"accuracy: {PRINTED}")).to_have_count(1)
+        assert page.get_by_test_id("run-tokens").inner_text() == "10,500"
         expect(page.locator("tr[data-stage=store] [data-field=status]")).to_have_text("Finished")
         page.screenshot(path=str(SHOTS / "agent-run-finished.png"), full_page=True)
     finally:
