@@ -52,7 +52,8 @@
     var status = row.querySelector("[data-field=status]");
     status.textContent = "";
     status.appendChild(element("span", "status status-" + stage.status, stage.status_display));
-    row.querySelector("[data-field=started_at]").textContent = stage.started_at || "";
+    // The time of day in UTC, as the page writes it.
+    row.querySelector("[data-field=started_at]").textContent = (stage.started_at || "").slice(11, 19);
     row.querySelector("[data-field=duration_s]").textContent =
       stage.duration_s === null ? "" : stage.duration_s + " s";
     row.querySelector("[data-field=tokens]").textContent = stage.tokens;
