@@ -16,7 +16,12 @@ from common.errors import NotFound, ValidationFailed
 from . import selectors
 from .forms import run_arguments
 from .models import AgentRun
-from .serializers import AgentRunCreateSerializer, AgentRunSerializer, agent_run_progress_data
+from .serializers import (
+    AgentRunCreateSerializer,
+    AgentRunProgressSerializer,
+    AgentRunSerializer,
+    agent_run_progress_data,
+)
 from .services import agent_run_cancel, agent_run_create
 
 
@@ -62,7 +67,7 @@ class AgentRunDetailAPIView(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("after", int, description="the first step wanted")],
-        responses=AgentRunSerializer,
+        responses=AgentRunProgressSerializer,
     )
     def get(self, request: Request, run_id: int) -> Response:
         run = _run(run_id)

@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from .models import AgentRun, AgentRunStage, RunMode
+from .selectors import Transcript
 
 INT_MAX = 2**31 - 1  # the columns' range (PostgreSQL integer)
 
@@ -121,12 +123,22 @@ class TranscriptSerializer(serializers.Serializer):
     steps = TranscriptStepSerializer(many=True)
 
 
-def agent_run_progress_data(run: AgentRun, transcript: Any) -> dict[str, Any]:
-    """The run and its transcript from the asked step on: what the page polls."""
-    return {
-        **AgentRunSerializer(run).data,
-        "transcript": TranscriptSerializer(transcript).data,
-    }
+class AgentRunProgressSerializer(AgentRunSerializer):
+    """The run and its transcript from the asked step on (`context["transcript"]`)."""
+
+    transcript = serializers.SerializerMethodField()
+
+    class Meta(AgentRunSerializer.Meta):
+        fields = [*AgentRunSerializer.Meta.fields, "transcript"]
+
+    @extend_schema_field(TranscriptSerializer)
+    def get_transcript(self, run: AgentRun) -> dict[str, Any]:
+        return TranscriptSerializer(self.context["transcript"]).data
+
+
+def agent_run_progress_data(run: AgentRun, transcript: Transcript) -> dict[str, Any]:
+    """What the run page polls and `GET /api/agent-runs/<id>/` answers."""
+    return AgentRunProgressSerializer(run, context={"transcript": transcript}).data
 
 
 class AgentRunCreateSerializer(serializers.Serializer):
