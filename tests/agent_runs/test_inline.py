@@ -73,7 +73,10 @@ def test_an_inline_end2end_run_stores_a_submission_in_mlr_benchs_layout(eager, t
     run_step = trace["steps"][4]
     assert run_step["message"]["tool_calls"][0]["function"]["name"] == "run"
     assert f"accuracy: {PRINTED}" in run_step["tool_results"][0]["content"]
-    assert trace["ended"] == {"reason": "finish", "summary": "ran the experiment: accuracy printed in the log"}
+    assert trace["ended"] == {
+        "reason": "finish",
+        "summary": "ran the experiment: accuracy printed in the log",
+    }
     assert run.tokens == 7 * 1500
     assert all(s.status == StageStatus.FINISHED for s in run.stages.all())
 
@@ -172,7 +175,9 @@ def test_path_escapes_are_tool_errors_the_model_sees(commands, tmp_path):
     listing = tool_execute(call("list_files", {"path": "root"}), work=work, commands=commands)
     assert "symbolic link" in listing.content
     written = tool_execute(
-        call("write_file", {"path": "leak.txt", "content": "overwrite"}), work=work, commands=commands
+        call("write_file", {"path": "leak.txt", "content": "overwrite"}),
+        work=work,
+        commands=commands,
     )
     assert "symbolic link" in written.content and secret.read_text() == "host secret"
     # The site's own record cannot be written over by the model.
@@ -194,7 +199,9 @@ def test_bad_tool_arguments_are_errors_never_a_crash(commands):
     ]
     for tool, expected in cases:
         assert expected in tool_execute(tool, work=work, commands=commands).content
-    ran = tool_execute(call("run", {"command": "echo out; echo err >&2; exit 3"}), work=work, commands=commands)
+    ran = tool_execute(
+        call("run", {"command": "echo out; echo err >&2; exit 3"}), work=work, commands=commands
+    )
     assert ran.content.startswith("exit code: 3") and "out" in ran.content and "err" in ran.content
     assert commands.executed == ["echo out; echo err >&2; exit 3"]
 

@@ -22,7 +22,7 @@ def refused(**options) -> dict[str, str]:
     return {item.field: item.message for item in caught.value.items}
 
 
-def test_unknown_model_missing_key_and_unknown_task_are_refused_with_their_fields(task, monkeypatch):
+def test_unknown_model_missing_key_and_unknown_task_are_refused(task, monkeypatch):
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
     problems = refused(
         tasks=["iclr2025_scripted", "no-such-task"],
@@ -77,6 +77,14 @@ def test_run_agent_answers_a_bad_input_with_the_reason_and_queues_nothing(task):
         )
     with pytest.raises(CommandError, match="max_steps"):
         call_command(
-            "run_agent", "--task", task.slug, "--agent", "a", "--model", "gpt-4o", "--max-steps", "0"
+            "run_agent",
+            "--task",
+            task.slug,
+            "--agent",
+            "a",
+            "--model",
+            "gpt-4o",
+            "--max-steps",
+            "0",
         )
     assert AgentRun.objects.count() == 0
