@@ -35,6 +35,7 @@ from .accounts import (
 )
 from .forms import AgentForm, ApiTokenForm, SubmissionUploadForm, TeamForm
 from .intake import DuplicateSubmission, submission_intake
+from .lineage import submission_lineage
 from .models import Agent, Stage, Submission, SubmissionSource, Task
 from .page_panels import submission_page_panels, submission_summary
 from .submission_selectors import (
@@ -87,6 +88,7 @@ def _upload(request: AuthenticatedHttpRequest, form: SubmissionUploadForm) -> Su
         archive_sha256=getattr(archive, "sha256", None),
         uploader=request.user,
         source=SubmissionSource.UPLOAD,
+        based_on=form.cleaned_data["based_on"],
     )
 
 
@@ -152,6 +154,7 @@ def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResp
             "page": submission_page(submission),
             "panels": submission_page_panels(request=request, submission=submission),
             "summary": submission_summary(submission=submission),
+            "lineage": submission_lineage(submission=submission, user=request.user),
         },
     )
     response["Content-Security-Policy"] = SUBMISSION_PAGE_CSP
