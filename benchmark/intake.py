@@ -43,7 +43,7 @@ from .costs import (
     token_tracker_cost,
     trace_summary,
 )
-from .derived import DocumentFile, derived_artifacts_store, documents_derive
+from .derived import DocumentFile, derived_artifacts_store, documents_derive, traces_derive
 from .lineage import BASED_ON_FILE, LineageRefused, based_on_file_read, stage_inputs_resolve
 from .models import (
     Agent,
@@ -334,18 +334,18 @@ def submission_store(
     """
     costs = _run_costs(run, agent)
     # Untrusted documents are rendered here, once, outside the transaction.
-    derived = documents_derive(
-        [
-            DocumentFile(
-                path=item.path,
-                kind=artifact_kind(item.path),
-                sha256=item.sha256,
-                size=item.size,
-                location=run.folder / item.path,
-            )
-            for item in run.files
-        ]
-    )
+    files = [
+        DocumentFile(
+            path=item.path,
+            kind=artifact_kind(item.path),
+            sha256=item.sha256,
+            size=item.size,
+            location=run.folder / item.path,
+        )
+        for item in run.files
+    ]
+    derived = documents_derive(files)
+    traces = traces_derive(files)
     pdf_texts = _pdf_papers_read(run)
     final: Path | None = None
     try:
@@ -389,6 +389,7 @@ def submission_store(
                 for item in run.files
             )
             derived_artifacts_store(artifacts=artifacts, derived=derived)
+            derived_artifacts_store(artifacts=artifacts, derived=traces)
             for artifact in artifacts:
                 if artifact.path in pdf_texts:
                     if artifact.pk is None:  # a backend that returns no ids from a bulk insert

@@ -92,7 +92,7 @@ def based_on_file_read(path: Path) -> list[int]:
         )
     try:
         raw = json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         raise LineageRefused(
             f"{BASED_ON_FILE} is not JSON; it must be a list of submission ids, e.g. [12, 40]",
             field=field,

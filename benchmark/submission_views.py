@@ -33,6 +33,7 @@ from .accounts import (
     team_create,
     teams_of,
 )
+from .derived import artifact_trace
 from .forms import AgentForm, ApiTokenForm, SubmissionUploadForm, TeamForm
 from .intake import DuplicateSubmission, submission_intake
 from .lineage import submission_lineage
@@ -48,6 +49,7 @@ from .submission_selectors import (
     pdf_viewer_html,
     submission_list,
     submission_page,
+    trace_page,
 )
 from .uploads import upload_refusal
 from .visibility import hidden_submission_ids, submissions_visible_to
@@ -217,6 +219,26 @@ def artifact_detail_view(request: HttpRequest, submission_id: int, path: str) ->
             "is_image": delivery.inline and delivery.content_type.startswith("image/"),
             "pdf_viewer": pdf_viewer_html(artifact) if delivery.content_type == PDF_TYPE else None,
             "highlighted": highlighted,
+        },
+    )
+    response["Content-Security-Policy"] = SUBMISSION_PAGE_CSP
+    return response
+
+
+def trace_view(request: HttpRequest, submission_id: int, path: str) -> HttpResponse:
+    """A coding-agent trace step by step, from the steps stored at intake."""
+    artifact = _artifact_or_404(request, submission_id, path)
+    trace = artifact_trace(artifact)
+    if trace is None:
+        raise Http404("This file is not a trace the site reads.")
+    response = render(
+        request,
+        "benchmark/trace.html",
+        {
+            "artifact": artifact,
+            "submission": artifact.submission,
+            "view": trace_page(trace, page_number=request.GET.get("page")),
+            "raw_url": artifact_raw_url(artifact),
         },
     )
     response["Content-Security-Policy"] = SUBMISSION_PAGE_CSP

@@ -254,10 +254,12 @@ class Artifact(models.Model):
 
 class DerivedKind(models.TextChoices):
     """What was derived once from an artifact at intake (a PDF's text, a markdown
-    document's clean HTML), for pages and judges to read instead of the file."""
+    document's clean HTML, a trace's steps as JSON), for pages and judges to read
+    instead of the file."""
 
     PDF_TEXT = "pdf_text", "Text extracted from a PDF"
     HTML = "html", "Clean HTML of a markdown document"
+    TRACE_STEPS = "trace_steps", "Steps of a coding-agent trace"
 
 
 class DerivedArtifact(models.Model):

@@ -319,3 +319,14 @@ def test_no_input_to_sample_is_a_clear_error(task):
     )
     with pytest.raises(LineageRefused, match="idea stage takes no inputs"):
         stage_inputs_sample(task=task, stage="idea", seed=1)
+
+
+def test_based_on_json_nested_too_deeply_is_refused_not_a_crash(
+    client, agent, task, token, tmp_path
+):
+    archive = experiment_archive(tmp_path, **{"based_on.json": b"[" * 5_000 + b"]" * 5_000})
+
+    response = upload(client, archive, token=token, stage="experiment")
+
+    assert response.status_code == 400
+    assert "based_on.json is not JSON" in error_messages(response)["archive"][0]
