@@ -93,30 +93,54 @@ class _Budget:
 
 
 def _as_text(value: object) -> str:
+    """A message's or a result's content as text: content blocks' text, else
+    the value as a person reads it (`_pretty`)."""
     if isinstance(value, str):
         return value
-    if isinstance(value, list):
+    if isinstance(value, list) and all(isinstance(item, dict) and "text" in item for item in value):
         # Content blocks: [{"type": "text", "text": ...}, ...]
-        parts = [
-            item.get("text", "") if isinstance(item, dict) else _as_text(item) for item in value
-        ]
-        return "\n".join(part for part in parts if isinstance(part, str))
+        return "\n".join(_as_text(item["text"]) for item in value)
+    return _pretty(value)
+
+
+def _pretty(value: object, indent: str = "") -> str:
+    """Nested JSON as `key: value` lines with strings as they are (a file's
+    content keeps its line breaks, never `\\n`), lists as `- item` lines."""
     if value is None:
         return ""
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        return str(value)[:1000]
+    if isinstance(value, str):
+        if "\n" not in value:
+            return value
+        return "\n" + "\n".join(indent + "  " + line for line in value.splitlines())
+    if isinstance(value, dict):
+        return "\n".join(
+            _line(f"{indent}{key}:", _nested(item, indent)) for key, item in value.items()
+        )
+    if isinstance(value, list):
+        return "\n".join(_line(f"{indent}-", _nested(item, indent)) for item in value)
+    return json.dumps(value)
+
+
+def _line(head: str, rest: str) -> str:
+    return head + rest if not rest or rest.startswith("\n") else f"{head} {rest}"
+
+
+def _nested(value: object, indent: str) -> str:
+    if isinstance(value, dict | list) and value:
+        return "\n" + _pretty(value, indent + "  ")
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    return _pretty(value, indent)
 
 
 def _arguments_text(value: object) -> str:
-    """Tool-call arguments as a person reads them: JSON pretty-printed."""
+    """Tool-call arguments as a person reads them (`_pretty`)."""
     if isinstance(value, str):
         try:
-            return _as_text(json.loads(value))
+            return _pretty(json.loads(value))
         except (ValueError, RecursionError):
             return value
-    return _as_text(value)
+    return _pretty(value)
 
 
 def _dict(value: object) -> dict:

@@ -185,7 +185,7 @@ def test_the_mlr_agent_trace_shows_steps_with_stage_tokens_cost_and_escaped_text
     trace = stored_trace(submission, MLR_AGENT_NAME)
     assert (trace["format"], trace["model"]) == ("mlr-agent", "gpt-4o-mini")
     (call,) = trace["steps"][0]["tool_calls"]
-    assert call["arguments"] == '{\n  "command": "python code/train.py"\n}'
+    assert call["arguments"] == "command: python code/train.py"
     assert "test accuracy 0.9123" in call["result"]
     assert trace["totals"]["steps_cost_usd"] == pytest.approx(0.0043)
 
