@@ -27,8 +27,10 @@ from django.utils import timezone
 
 from benchmark.forms import model_family_guess
 from benchmark.intake import submission_intake
-from benchmark.models import Agent, Stage, SubmissionSource, Task, Team
+from benchmark.lineage import previous_stage, stage_inputs_resolve, stage_inputs_sample
+from benchmark.models import Agent, ArtifactKind, Stage, Submission, SubmissionSource, Task, Team
 from benchmark.models.submissions import AGENT_NAME_PATTERN
+from benchmark.run_layout import primary_path
 from common import llm as gateway
 from common.errors import ApplicationError, ErrorItem, NotFound, ValidationFailed
 from experiments.slots import SlotsBusy
@@ -228,6 +230,9 @@ def agent_run_create(
                 "agent",
             )
         )
+    inputs: dict[int, list[int]] = {}
+    if not problems and mode == RunMode.STEPWISE:
+        inputs, problems = _stepwise_inputs(found, stage, agent_name, seed, input_ids or [])
     if problems:
         raise ValidationFailed(items=problems)
     runs = []
@@ -249,7 +254,7 @@ def agent_run_create(
                 max_tokens=max_tokens,
                 max_cost_usd=max_cost_usd,
                 seed=seed,
-                input_ids=list(input_ids or []),
+                input_ids=inputs.get(task.pk, []),
             )
             AgentRunStage.objects.bulk_create(
                 AgentRunStage(run=run, name=name, position=index)
@@ -258,6 +263,33 @@ def agent_run_create(
             runs.append(run)
             transaction.on_commit(functools.partial(agent_run_enqueue, run_id=run.pk))
     return runs
+
+
+def _stepwise_inputs(
+    tasks: list[Task], stage: str, agent_name: str, seed: int, given: list[int]
+) -> tuple[dict[int, list[int]], list[ErrorItem]]:
+    """Each task's inputs of a stepwise stage: the submissions given by id, or one
+    drawn with the seed from the task's previous-stage submissions by other agents."""
+    if previous_stage(stage) is None:
+        if given:
+            return {}, [ErrorItem("invalid", f"a stepwise {stage} run takes no inputs", "input")]
+        return {}, []
+    if given and len(tasks) > 1:
+        return {}, [ErrorItem("invalid", "inputs given by id are for one task only", "input")]
+    agent = Agent.objects.filter(name=agent_name).first()
+    inputs, problems = {}, []
+    for task in tasks:
+        try:
+            picked = (
+                stage_inputs_resolve(task=task, stage=stage, ids=given)
+                if given
+                else stage_inputs_sample(task=task, stage=stage, seed=seed, exclude_agent=agent)
+            )
+        except ValidationFailed as exc:
+            problems += [ErrorItem(i.code, i.message, "input") for i in exc.items]
+            continue
+        inputs[task.pk] = [submission.pk for submission in picked]
+    return inputs, problems
 
 
 def agent_run_enqueue(*, run_id: int) -> None:
@@ -376,10 +408,43 @@ class _Heartbeat(threading.Thread):
         self.join(timeout=10)
 
 
+# What a stepwise stage takes from its inputs, and where MLR-Agent's own run keeps it.
+_INPUT_KINDS: dict[str, str] = {
+    ArtifactKind.IDEA: "idea.md",
+    ArtifactKind.PROPOSAL: "proposal.md",
+    ArtifactKind.RELATED_WORK: "related_work.md",
+    ArtifactKind.LOG: "results/log.txt",
+}
+_INPUT_FILES = (ArtifactKind.CODE, ArtifactKind.DATA, ArtifactKind.RESULTS, ArtifactKind.FIGURE)
+
+
+def _inputs_place(run: AgentRun, workspace: Path) -> None:
+    """A stepwise run's inputs in the workspace: their idea, proposal and log under
+    the names this agent's stages read, their code, results and figures as they are."""
+    submissions = Submission.objects.prefetch_related("artifacts").in_bulk(run.input_ids)
+    for pk in run.input_ids:
+        artifacts = list(submissions[pk].artifacts.all())
+        paths = [a.path for a in artifacts]
+        for artifact in artifacts:
+            if artifact.kind in _INPUT_KINDS:
+                if artifact.path != primary_path(paths, artifact.kind):
+                    continue
+                target = workspace / _INPUT_KINDS[artifact.kind]
+            elif artifact.kind in _INPUT_FILES and ".." not in artifact.path.split("/"):
+                target = workspace / artifact.path
+            else:
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with artifact.file.open("rb") as source:
+                target.write_bytes(source.read())
+
+
 def _workspace_prepare(run: AgentRun) -> Path:
     workspace = workspace_of(run.pk)
     workspace.mkdir(parents=True, exist_ok=True)
     if not (workspace / "task.md").is_file():
+        if run.input_ids:
+            _inputs_place(run, workspace)
         text_write(workspace / "task.md", run.task.description)
     return workspace
 
@@ -490,6 +555,7 @@ def _store(run: AgentRun, row: AgentRunStage, token: str, workspace: Path) -> st
                 archive_name=f"agent-run-{run.pk}.tar.gz",
                 uploader=run.requested_by,
                 source=SubmissionSource.API,
+                based_on=run.input_ids or None,
             )
             locked.submission = submission
             locked.status = RunStatus.FINISHED

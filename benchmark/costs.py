@@ -62,7 +62,7 @@ def token_usage_read(path: Path) -> dict | None:
         if path.stat().st_size > MAX_USAGE_BYTES:
             return None
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None
@@ -188,7 +188,7 @@ def trace_summary(path: Path) -> TraceSummary:
         if path.stat().st_size > MAX_TRACE_BYTES:
             return empty
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # nested too deeply
         return empty
     if isinstance(data, dict):
         data = [data]
@@ -222,7 +222,7 @@ def token_tracker_cost(path: Path) -> Decimal | None:
         if path.stat().st_size > MAX_USAGE_BYTES:
             return None
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     if not isinstance(data, dict) or not data:
         return None

@@ -407,6 +407,13 @@ INTAKE_MAX_NESTED_ARCHIVES = env.int("INTAKE_MAX_NESTED_ARCHIVES", default=0)
 # documents, it is kept as escaped plain text with a note.
 MARKDOWN_RENDER_MAX_BYTES = env.int("MARKDOWN_RENDER_MAX_BYTES", default=2 * 1024 * 1024)
 MARKDOWN_RENDER_TIMEOUT_SECONDS = env.float("MARKDOWN_RENDER_TIMEOUT_SECONDS", default=10.0)
+# Coding-agent traces (claude_output.json, Codex and Gemini CLI logs, the MLR-Agent's
+# trace) are read once at intake into steps (benchmark/traces.py) within these bounds;
+# past one the steps are cut with a note.
+TRACE_MAX_BYTES = env.int("TRACE_MAX_BYTES", default=32 * 1024 * 1024)
+TRACE_PARSE_SECONDS = env.float("TRACE_PARSE_SECONDS", default=10.0)
+TRACE_MAX_STEPS = env.int("TRACE_MAX_STEPS", default=2000)
+TRACE_MAX_FIELD_CHARS = env.int("TRACE_MAX_FIELD_CHARS", default=20_000)
 # A PDF paper's text is extracted once at intake, in a child process under these limits.
 PDF_MAX_BYTES = env.int("PDF_MAX_BYTES", default=50 * 1024 * 1024)
 PDF_MAX_PAGES = env.int("PDF_MAX_PAGES", default=300)

@@ -27,7 +27,7 @@ def _agent_key(monkeypatch):
 
 
 @pytest.fixture
-def agent_settings(experiment_settings):  # noqa: F811
+def agent_settings(experiment_settings):  # noqa: F811 - the fixture imported above
     # Read before any other setting changes: a later override hides lower-case names.
     worker_env = experiment_settings.worker_env
     experiment_settings.AGENT_RUN_HEARTBEAT_SECONDS = 0.5

@@ -22,9 +22,7 @@ def refused(**options) -> dict[str, str]:
     return {item.field: item.message for item in caught.value.items}
 
 
-def test_unknown_model_missing_key_and_unknown_task_are_refused_with_their_fields(
-    task, monkeypatch
-):
+def test_unknown_model_missing_key_and_unknown_task_are_refused(task, monkeypatch):
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
     problems = refused(
         tasks=["iclr2025_scripted", "no-such-task"],
