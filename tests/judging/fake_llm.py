@@ -123,6 +123,7 @@ class FakeLLMServer:
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         handler = asyncio.current_task()
+        assert handler is not None  # a connection is always served by a task
         self._handlers.add(handler)
         sock = writer.get_extra_info("socket")
         if sock is not None:  # one segment per response: no Nagle/delayed-ACK stall
@@ -233,7 +234,7 @@ class FakeLLMServer:
                 times.popleft()
         self._received.append(now)
         self.most_in_window = max(self.most_in_window, len(self._received))
-        if len(self._admitted) >= self._limit:
+        if self._limit is not None and len(self._admitted) >= self._limit:
             self.refused += 1
             return False
         self._admitted.append(now)
