@@ -72,7 +72,7 @@ def token_usage_read(source: Path | FieldFile) -> dict | None:
         data = json.loads(raw.decode("utf-8"))
     except storage_errors():
         return None
-    except ValueError:  # not UTF-8, not JSON
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, nested too deep
         return None
     if not isinstance(data, dict):
         return None
@@ -201,7 +201,7 @@ def trace_summary(path: Path) -> TraceSummary:
         if path.stat().st_size > MAX_TRACE_BYTES:
             return empty
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # nested too deeply
         return empty
     if isinstance(data, dict):
         data = [data]
@@ -235,7 +235,7 @@ def token_tracker_cost(path: Path) -> Decimal | None:
         if path.stat().st_size > MAX_USAGE_BYTES:
             return None
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     if not isinstance(data, dict) or not data:
         return None

@@ -11,6 +11,7 @@ same budget, and stored, so it is rendered once either way.
 """
 
 import hashlib
+import json
 import posixpath
 import re
 from collections.abc import Callable, Iterable
@@ -32,6 +33,7 @@ from .rendering import (
     markdown_render_budgeted,
 )
 from .task_files import task_description_body
+from .traces import TRACE_VERSION, trace_format_of, trace_parse
 
 # Bump when the renderer's output changes: stored HTML is then derived again.
 HTML_VERSION = 1
@@ -103,6 +105,29 @@ def documents_derive(files: list[DocumentFile]) -> dict[str, Derived]:
     return derived
 
 
+def traces_derive(files: list[DocumentFile]) -> dict[str, Derived]:
+    """The steps of every coding-agent trace of a run, by path (`benchmark.traces`)."""
+    derived: dict[str, Derived] = {}
+    for item in files:
+        reader = trace_format_of(item.path, item.kind)
+        if reader is not None:
+            derived[item.path] = _trace_derived(
+                item.location.read_bytes, reader, item.size, item.sha256
+            )
+    return derived
+
+
+def _trace_derived(read: Callable[[], bytes], reader: str, size: int, sha256: str) -> Derived:
+    trace = trace_parse(read, reader=reader, size=size)
+    return Derived(
+        DerivedKind.TRACE_STEPS,
+        sha256,
+        TRACE_VERSION,
+        json.dumps(trace, ensure_ascii=False),
+        trace["note"][:300],
+    )
+
+
 def derived_artifacts_store(*, artifacts: Iterable[Artifact], derived: dict[str, Derived]) -> None:
     """Store what `documents_derive` made, for the artifacts just written."""
     DerivedArtifact.objects.bulk_create(
@@ -134,6 +159,10 @@ def artifact_html_derive(artifact: Artifact) -> DerivedArtifact | None:
     # A reviewer's page renames paths in memory (reviews.blind); figures resolve on the real ones.
     path = getattr(artifact, "real_path", artifact.path)
     item = _html_derive(text, path=path, figures=_figures(siblings), sha256=artifact.sha256)
+    return _derived_store(artifact, item)
+
+
+def _derived_store(artifact: Artifact, item: Derived) -> DerivedArtifact:
     values = {
         "source_sha256": item.source_sha256,
         "version": item.version,
@@ -149,6 +178,46 @@ def artifact_html_derive(artifact: Artifact) -> DerivedArtifact | None:
     except IntegrityError:  # derived by a concurrent reader first
         row = DerivedArtifact.objects.get(artifact=artifact, kind=item.kind)
     return row
+
+
+def artifact_trace(artifact: Artifact) -> dict | None:
+    """The stored steps of a coding-agent trace (read now if missing or stale,
+    keeping the numbers a reproduction check located in it), or None when the
+    artifact is not a trace."""
+    path = getattr(artifact, "real_path", artifact.path)
+    reader = trace_format_of(path, artifact.kind)
+    if reader is None:
+        return None
+    row = (
+        DerivedArtifact.objects.filter(artifact=artifact, kind=DerivedKind.TRACE_STEPS)
+        .only("source_sha256", "version", "content")
+        .first()
+    )
+    if row is not None and row.source_sha256 == artifact.sha256 and row.version == TRACE_VERSION:
+        return json.loads(row.content)
+    try:
+        item = _trace_derived(
+            lambda: object_read(artifact.file.name), reader, artifact.size, artifact.sha256
+        )
+    except storage_errors():
+        return None
+    if row is not None:
+        trace = json.loads(item.content)
+        trace["number_sources"] = json.loads(row.content).get("number_sources", [])
+        item = Derived(item.kind, item.source_sha256, item.version, json.dumps(trace), item.note)
+    return json.loads(_derived_store(artifact, item).content)
+
+
+def trace_number_sources_store(*, artifact: Artifact, sources: list[dict]) -> None:
+    """Keep where in the trace the paper's numbers were printed (found by the
+    reproduction check, `experiments`), for the trace page to link."""
+    trace = artifact_trace(artifact)
+    if trace is None:
+        return
+    trace["number_sources"] = sources
+    DerivedArtifact.objects.filter(artifact=artifact, kind=DerivedKind.TRACE_STEPS).update(
+        content=json.dumps(trace, ensure_ascii=False)
+    )
 
 
 def artifact_html(artifact: Artifact) -> DerivedArtifact | None:

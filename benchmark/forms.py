@@ -27,6 +27,13 @@ class SubmissionUploadForm(forms.Form):
     archive = forms.FileField(
         help_text="A zip or tar.gz of the run's folder; a single .md file for an idea or proposal."
     )
+    based_on = forms.CharField(
+        required=False,
+        max_length=400,
+        label="Based on",
+        help_text="Ids of the earlier-stage submissions of this task the run was built on, "
+        "comma separated (e.g. 12, 40). Or put based_on.json in the archive.",
+    )
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
@@ -41,6 +48,13 @@ class SubmissionUploadForm(forms.Form):
         if task is None:
             raise forms.ValidationError(f"No task {slug!r}; pick one from the list.")
         return task
+
+    def clean_based_on(self) -> list[int]:
+        parts = [part.strip() for part in self.cleaned_data["based_on"].split(",")]
+        ids = [part for part in parts if part]
+        if not all(part.isdigit() for part in ids):
+            raise forms.ValidationError("Submission ids, comma separated (e.g. 12, 40).")
+        return [int(part) for part in ids]
 
 
 def _only_choice_preselect(form: forms.BaseForm, name: str) -> None:

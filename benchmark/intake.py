@@ -13,6 +13,7 @@ leftovers of a crash go with `manage.py storage_sweep`.
 import logging
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
@@ -52,13 +53,15 @@ from .costs import (
     token_tracker_cost,
     trace_summary,
 )
-from .derived import DocumentFile, derived_artifacts_store, documents_derive
+from .derived import DocumentFile, derived_artifacts_store, documents_derive, traces_derive
+from .lineage import BASED_ON_FILE, LineageRefused, based_on_file_read, stage_inputs_resolve
 from .models import (
     Agent,
     Artifact,
     ArtifactKind,
     Stage,
     Submission,
+    SubmissionInput,
     SubmissionStatus,
     Task,
 )
@@ -136,6 +139,7 @@ def submission_intake(
     source: str,
     archive_sha256: str | None = None,
     limits: IntakeLimits | None = None,
+    based_on: Sequence[int] | None = None,
 ) -> Submission:
     """Create a submission from an uploaded archive (or a single markdown file
     for the idea and proposal stages).
@@ -143,9 +147,18 @@ def submission_intake(
     Raises IntakeRefused with a message for the user, or DuplicateSubmission
     when the same archive was already submitted. `archive_sha256` may come
     from the upload handler, which hashed the upload while receiving it.
+    `based_on` names the submissions (ids) this one was built on, checked
+    against what `uploader` may see (see `benchmark.lineage`); the archive may
+    name them in `based_on.json` instead.
     """
     if stage not in Stage.values:
         raise IntakeRefused(f"unknown stage {stage!r}", code="invalid_choice", field="stage")
+    # Checked before the archive is unpacked: a wrong id costs nothing.
+    inputs = (
+        stage_inputs_resolve(task=task, stage=stage, ids=based_on, user=uploader)
+        if based_on
+        else []
+    )
     limits = limits or IntakeLimits.from_settings()
     # The format first: a file that is not an upload of this stage is refused
     # as such, even when the very same bytes were once accepted.
@@ -184,6 +197,7 @@ def submission_intake(
                 raise ArchiveRefused(problem)
         except ArchiveRefused as exc:
             raise IntakeRefused(exc.message, code=exc.code) from None
+        inputs = _archive_inputs(task=task, stage=stage, run=run, uploader=uploader, given=inputs)
         return submission_store(
             agent=agent,
             task=task,
@@ -192,9 +206,32 @@ def submission_intake(
             source=source,
             run=run,
             notify=True,
+            based_on=inputs,
         )
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _archive_inputs(
+    *, task: Task, stage: str, run: RunFiles, uploader: User | None, given: list[Submission]
+) -> list[Submission]:
+    """The inputs the run's `based_on.json` names, or those given with the
+    upload; both at once must name the same submissions in the same order."""
+    if not any(item.path == BASED_ON_FILE for item in run.files):
+        return given
+    ids = based_on_file_read(run.folder / BASED_ON_FILE)
+    if given and ids != [submission.pk for submission in given]:
+        raise LineageRefused(
+            f"based_on ({', '.join(str(s.pk) for s in given)}) and the archive's "
+            f"{BASED_ON_FILE} ({', '.join(str(pk) for pk in ids) or 'empty'}) differ; "
+            "give the inputs once"
+        )
+    if given:
+        return given
+    try:
+        return stage_inputs_resolve(task=task, stage=stage, ids=ids, user=uploader)
+    except LineageRefused as exc:
+        raise LineageRefused(f"{BASED_ON_FILE}: {exc.message}", code=exc.code) from None
 
 
 def _same_run(agent: Agent, task: Task, stage: str, run: RunFiles) -> Submission | None:
@@ -285,8 +322,10 @@ def submission_store(
     source: str,
     run: RunFiles,
     notify: bool,
+    based_on: Sequence[Submission] = (),
 ) -> Submission:
-    """Write the rows of a checked run and move its folder into the store.
+    """Write the rows of a checked run and move its folder into the store,
+    with the submissions it was `based_on` (checked inputs), in order.
 
     The agent's row is locked so two uploads for one agent get consecutive
     versions; the unique constraint on the archive digest settles a race
@@ -294,18 +333,18 @@ def submission_store(
     """
     costs = _run_costs(run, agent)
     # Untrusted documents are rendered here, once, outside the transaction.
-    derived = documents_derive(
-        [
-            DocumentFile(
-                path=item.path,
-                kind=artifact_kind(item.path),
-                sha256=item.sha256,
-                size=item.size,
-                location=run.folder / item.path,
-            )
-            for item in run.files
-        ]
-    )
+    files = [
+        DocumentFile(
+            path=item.path,
+            kind=artifact_kind(item.path),
+            sha256=item.sha256,
+            size=item.size,
+            location=run.folder / item.path,
+        )
+        for item in run.files
+    ]
+    derived = documents_derive(files)
+    traces = traces_derive(files)
     pdf_texts = _pdf_papers_read(run)
     staged = _run_stage(run, pdf_texts)
     written: list[str] = []
@@ -333,6 +372,10 @@ def submission_store(
                 agent_cost_usd=costs.agent_cost_usd,
                 agent_duration_seconds=costs.agent_duration_seconds,
             )
+            SubmissionInput.objects.bulk_create(
+                SubmissionInput(submission=submission, based_on=item, position=position)
+                for position, item in enumerate(based_on)
+            )
             base = f"{SUBMISSIONS_FOLDER}/{submission.pk}"
             artifacts = Artifact.objects.bulk_create(
                 Artifact(
@@ -346,6 +389,7 @@ def submission_store(
                 for item in run.files
             )
             derived_artifacts_store(artifacts=artifacts, derived=derived)
+            derived_artifacts_store(artifacts=artifacts, derived=traces)
             for artifact in artifacts:
                 if artifact.path in pdf_texts:
                     if artifact.pk is None:  # a backend that returns no ids from a bulk insert

@@ -41,7 +41,8 @@ class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     """Agent submissions. Filter the list with `agent`, `task`, `stage`, `status`.
 
     Upload with a token: `curl -H "Authorization: Token $KEY" -F agent=NAME
-    -F task=SLUG -F stage=end2end -F archive=@run.zip .../api/submissions/`.
+    -F task=SLUG -F stage=end2end -F archive=@run.zip .../api/submissions/`;
+    name its inputs with `-F based_on=ID` (repeated), or `based_on.json` in the archive.
     """
 
     authentication_classes = [ApiTokenAuthentication, SessionAuthentication]
@@ -52,7 +53,7 @@ class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     def get_queryset(self):
         queryset = submissions_visible_to(user=self.request.user, submissions=submission_list())
         if self.action == "retrieve":
-            queryset = queryset.prefetch_related("artifacts")
+            queryset = queryset.prefetch_related("artifacts", "inputs", "outputs")
         return queryset
 
     def get_serializer_class(self):
@@ -95,6 +96,7 @@ class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
                 archive_sha256=getattr(archive, "sha256", None),
                 uploader=request.user,
                 source=SubmissionSource.API,
+                based_on=data.get("based_on"),
             )
         except DuplicateSubmission as exc:
             # Only the request can make the existing submission's address absolute.

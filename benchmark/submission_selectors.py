@@ -4,10 +4,11 @@ import posixpath
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, QuerySet
 from django.urls import reverse
 from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from common.storage import object_read, storage_errors
 
@@ -17,6 +18,7 @@ from .models import Agent, Artifact, ArtifactKind, Submission
 from .pdf_text import is_pdf_path, pdf_text_of
 from .run_layout import TEXT_SUFFIXES, primary_path
 from .submission_states import submissions_with_state
+from .traces import trace_format_of
 
 LOG_TAIL_LINES = 200
 LOG_TAIL_BYTES = 64 * 1024
@@ -169,6 +171,7 @@ class SubmissionPage:
     log_tail: str
     other_logs: list[Artifact]  # further logs and coding-agent traces
     costs: SubmissionCosts
+    traces: list[Artifact]  # shown step by step in the trace viewer
 
 
 def pdf_viewer_html(artifact: Artifact) -> SafeString:
@@ -256,6 +259,7 @@ def submission_page(submission: Submission) -> SubmissionPage:
         log_tail=artifact_tail(log) if log else "",
         other_logs=other_logs,
         costs=submission_costs(submission, artifacts),
+        traces=trace_artifacts(artifacts),
     )
 
 
@@ -265,3 +269,52 @@ def artifact_get(*, submission_id: int, path: str) -> Artifact | None:
         .filter(submission_id=submission_id, path=path)
         .first()
     )
+
+
+TRACE_STEPS_PER_PAGE = 100
+
+
+@dataclass
+class TracePage:
+    """One page of a trace's stored steps, with the paper's numbers located in it."""
+
+    trace: dict
+    steps: list[dict]
+    page: Page
+    # The paper's numbers the reproduction check found, each with the step that printed it.
+    number_sources: list[dict]
+    query: str  # what links to other pages of steps start their query with
+
+
+def _step_page(index: int) -> int:
+    return index // TRACE_STEPS_PER_PAGE + 1
+
+
+def trace_page(
+    trace: dict, *, page_number: str | None, markup: bool = True, query: str = ""
+) -> TracePage:
+    """`trace` (from `artifact_trace`) cut into pages of steps. `markup`: the
+    messages' HTML, cleaned at intake, is served as it was stored; without it
+    (a reviewer's blind copy) messages are plain text. `query` starts the
+    query of links to other pages (`steps=1&` on the blind page)."""
+    paginator = Paginator(trace["steps"], TRACE_STEPS_PER_PAGE, allow_empty_first_page=True)
+    page = paginator.get_page(page_number)
+    by_step: dict[int, list[dict]] = {}
+    sources = []
+    for source in trace.get("number_sources", []):
+        linked = {
+            **source,
+            "href": f"?{query}page={_step_page(source['step'])}#step-{source['step']}",
+        }
+        sources.append(linked)
+        by_step.setdefault(source["step"], []).append(linked)
+    steps = []
+    for step in page.object_list:
+        html = mark_safe(step["html"]) if markup and step.get("html") else None  # noqa: S308 - cleaned at intake
+        steps.append({**step, "html": html, "numbers": by_step.get(step["index"], [])})
+    return TracePage(trace=trace, steps=steps, page=page, number_sources=sources, query=query)
+
+
+def trace_artifacts(artifacts: list[Artifact]) -> list[Artifact]:
+    """The artifacts of a submission that the trace viewer shows."""
+    return [a for a in artifacts if trace_format_of(getattr(a, "real_path", a.path), a.kind)]

@@ -2,6 +2,7 @@ from rest_framework import serializers
 
 from common.drf import ErrorSerializer
 
+from .lineage import MAX_BASED_ON
 from .models import Agent, Artifact, Stage, Submission, Task
 from .submission_selectors import artifact_raw_url
 from .submission_states import STATE
@@ -78,9 +79,21 @@ class SubmissionSerializer(serializers.HyperlinkedModelSerializer):
 
 class SubmissionDetailSerializer(SubmissionSerializer):
     artifacts = ArtifactSerializer(many=True, read_only=True)
+    based_on = serializers.SerializerMethodField(
+        help_text="ids of the submissions this one was built on, in order"
+    )
+    used_by = serializers.SerializerMethodField(
+        help_text="ids of the submissions built on this one"
+    )
 
     class Meta(SubmissionSerializer.Meta):
-        fields = [*SubmissionSerializer.Meta.fields, "error", "artifacts"]
+        fields = [*SubmissionSerializer.Meta.fields, "error", "based_on", "used_by", "artifacts"]
+
+    def get_based_on(self, submission: Submission) -> list[int]:
+        return [link.based_on_id for link in submission.inputs.all()]
+
+    def get_used_by(self, submission: Submission) -> list[int]:
+        return sorted(link.submission_id for link in submission.outputs.all())
 
 
 class SubmissionUploadSerializer(serializers.Serializer):
@@ -89,6 +102,13 @@ class SubmissionUploadSerializer(serializers.Serializer):
     stage = serializers.ChoiceField(choices=Stage.choices)
     archive = serializers.FileField(
         help_text="zip or tar.gz of the run; a single .md file for the idea and proposal stages"
+    )
+    based_on = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        required=False,
+        max_length=MAX_BASED_ON,
+        help_text="ids of the earlier-stage submissions of the same task this run was built "
+        "on; repeat the field for each (`-F based_on=12 -F based_on=40`)",
     )
 
 

@@ -34,8 +34,10 @@ from .accounts import (
     team_create,
     teams_of,
 )
+from .derived import artifact_trace
 from .forms import AgentForm, ApiTokenForm, SubmissionUploadForm, TeamForm
 from .intake import DuplicateSubmission, submission_intake
+from .lineage import submission_lineage
 from .models import Agent, Stage, Submission, SubmissionSource, Task
 from .page_panels import submission_page_panels, submission_summary
 from .submission_selectors import (
@@ -47,6 +49,7 @@ from .submission_selectors import (
     pdf_viewer_html,
     submission_list,
     submission_page,
+    trace_page,
 )
 from .uploads import upload_refusal
 from .visibility import hidden_submission_ids, submissions_visible_to
@@ -87,6 +90,7 @@ def _upload(request: AuthenticatedHttpRequest, form: SubmissionUploadForm) -> Su
         archive_sha256=getattr(archive, "sha256", None),
         uploader=request.user,
         source=SubmissionSource.UPLOAD,
+        based_on=form.cleaned_data["based_on"],
     )
 
 
@@ -152,6 +156,7 @@ def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResp
             "page": submission_page(submission),
             "panels": submission_page_panels(request=request, submission=submission),
             "summary": submission_summary(submission=submission),
+            "lineage": submission_lineage(submission=submission, user=request.user),
         },
     )
     response["Content-Security-Policy"] = SUBMISSION_PAGE_CSP
@@ -214,6 +219,26 @@ def artifact_detail_view(request: HttpRequest, submission_id: int, path: str) ->
             "is_image": delivery.inline and delivery.content_type.startswith("image/"),
             "pdf_viewer": pdf_viewer_html(artifact) if delivery.content_type == PDF_TYPE else None,
             "highlighted": highlighted,
+        },
+    )
+    response["Content-Security-Policy"] = SUBMISSION_PAGE_CSP
+    return response
+
+
+def trace_view(request: HttpRequest, submission_id: int, path: str) -> HttpResponse:
+    """A coding-agent trace step by step, from the steps stored at intake."""
+    artifact = _artifact_or_404(request, submission_id, path)
+    trace = artifact_trace(artifact)
+    if trace is None:
+        raise Http404("This file is not a trace the site reads.")
+    response = render(
+        request,
+        "benchmark/trace.html",
+        {
+            "artifact": artifact,
+            "submission": artifact.submission,
+            "view": trace_page(trace, page_number=request.GET.get("page")),
+            "raw_url": artifact_raw_url(artifact),
         },
     )
     response["Content-Security-Policy"] = SUBMISSION_PAGE_CSP

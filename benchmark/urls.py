@@ -25,6 +25,11 @@ urlpatterns = [
         submission_views.artifact_raw_view,
         name="artifact-raw",
     ),
+    path(
+        "submissions/<int:submission_id>/trace/<path:path>",
+        submission_views.trace_view,
+        name="trace",
+    ),
     # The agent's profile with its scores lives on the leaderboard at /agents/<name>/.
     path("agents/<str:name>/submissions/", submission_views.agent_detail_view, name="agent-detail"),
     path("account/", submission_views.account_view, name="account"),

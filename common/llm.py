@@ -14,7 +14,9 @@ model it has no price for costs `None` (unknown), never 0.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -68,6 +70,24 @@ class ModelConfig:
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One function call the model asked for; `arguments` is the model's raw JSON text
+    (the caller parses it: a model may write invalid JSON)."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def as_message(self) -> dict[str, Any]:
+        """The call as it appears in an OpenAI assistant message."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(frozen=True)
 class LLMResponse:
     text: str
     input_tokens: int | None
@@ -75,6 +95,25 @@ class LLMResponse:
     cost_usd: Decimal | None
     latency_seconds: float
     model: str
+    tool_calls: tuple[ToolCall, ...] = ()
+
+    def assistant_message(self) -> dict[str, Any]:
+        """The answer as the assistant message to send back in the next request."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.text}
+        if self.tool_calls:
+            message["tool_calls"] = [call.as_message() for call in self.tool_calls]
+        return message
+
+    def usage_record(self) -> dict[str, Any]:
+        """The call's usage in MLR-Bench's `<step>_token_usage.json` format (OpenAI's
+        names, whatever the provider), with the model that answered."""
+        prompt, completion = self.input_tokens or 0, self.output_tokens or 0
+        return {
+            "model": self.model,
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
 
 
 def api_key_for(config: ModelConfig) -> str | None:
@@ -91,10 +130,36 @@ def api_key_for(config: ModelConfig) -> str | None:
     return key
 
 
+def image_part(data: bytes, *, media_type: str) -> dict[str, Any]:
+    """An image as an OpenAI content part (a data URL), for a model that reads figures."""
+    encoded = base64.b64encode(data).decode("ascii")
+    return {"type": "image_url", "image_url": {"url": f"data:{media_type};base64,{encoded}"}}
+
+
+def _tool_calls(message: Any) -> tuple[ToolCall, ...]:
+    calls = []
+    for index, call in enumerate(getattr(message, "tool_calls", None) or []):
+        function = getattr(call, "function", None)
+        arguments = getattr(function, "arguments", None)
+        calls.append(
+            ToolCall(
+                id=str(getattr(call, "id", None) or f"call_{index}"),
+                name=str(getattr(function, "name", None) or ""),
+                arguments=arguments if isinstance(arguments, str) else json.dumps(arguments),
+            )
+        )
+    return tuple(calls)
+
+
 def chat(
-    *, config: ModelConfig, messages: list[dict[str, Any]], timeout: float | None = None
+    *,
+    config: ModelConfig,
+    messages: list[dict[str, Any]],
+    timeout: float | None = None,
+    tools: list[dict[str, Any]] | None = None,
 ) -> LLMResponse:
-    """One chat completion with the configured model and parameters."""
+    """One chat completion with the configured model and parameters; with `tools`
+    (OpenAI function definitions) the answer may carry `tool_calls`."""
     api_key = api_key_for(config)
     limit = config.timeout_seconds
     timeout = limit if timeout is None else min(timeout, limit)
@@ -122,13 +187,15 @@ def chat(
             timeout=timeout,
             num_retries=0,
             max_retries=0,
+            **({"tools": tools} if tools else {}),
             **price,
         )
     except Exception as exc:  # classified below; anything unknown is permanent
         raise error_classify(exc, config=config, timeout=timeout) from exc
     latency = time.monotonic() - started
     choice = response.choices[0] if response.choices else None
-    text = (choice.message.content if choice and choice.message else None) or ""
+    message = choice.message if choice else None
+    text = (message.content if message else None) or ""
     usage = getattr(response, "usage", None)
     input_tokens = getattr(usage, "prompt_tokens", None)
     output_tokens = getattr(usage, "completion_tokens", None)
@@ -143,6 +210,7 @@ def chat(
         ),
         latency_seconds=latency,
         model=getattr(response, "model", "") or config.model,
+        tool_calls=_tool_calls(message),
     )
 
 
@@ -295,3 +363,27 @@ def warm_up() -> None:
             num_retries=0,
             max_retries=0,
         )
+
+
+def model_problem(model: str, *, api_base: str = "") -> str | None:
+    """Why litellm cannot call `model`, or None. A model is known when litellm's model
+    list or price table names it (with or without its provider prefix); any model
+    litellm can route is accepted for an explicit `api_base` (a self-hosted server
+    serves whatever it was started with)."""
+    name = model.strip()
+    if not name:
+        return "no model given"
+    try:
+        litellm.get_llm_provider(name, api_base=api_base or None)
+    except Exception as exc:  # litellm raises for a name it cannot route
+        detail = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+        return f"litellm cannot route the model {name!r} ({detail or 'unknown provider'})"
+    if api_base:
+        return None
+    tail = name.split("/", 1)[1] if "/" in name else name
+    if name in litellm.model_cost or tail in litellm.model_cost or name in litellm.model_list:
+        return None
+    return (
+        f"unknown model {name!r}: litellm's model list and price table do not name it "
+        "(give --api-base for a model on a self-hosted server)"
+    )

@@ -9,10 +9,12 @@ import math
 
 from django.conf import settings
 
+from benchmark.derived import artifact_trace, trace_number_sources_store
 from benchmark.models import (
     ArtifactKind,
     Submission,
 )
+from benchmark.submission_selectors import trace_artifacts
 from experiments.models import (
     ExperimentRun,
     ExperimentStatus,
@@ -98,6 +100,7 @@ def reproduction_check_record(
             else:
                 claims += claims_module.results_claims(text, artifact.path)
     checks = claims_module.claims_check(claims, produced, tolerance=tolerance)
+    trace_number_sources_record(submission=run.submission, checks=checks, tolerance=tolerance)
     evidence = [check.as_evidence() for check in checks]
     missing = [check for check in checks if not check.matched]
     if run.status != ExperimentStatus.SUCCEEDED:
@@ -126,3 +129,48 @@ def reproduction_check_record(
         },
     )
     return check
+
+
+def trace_step_numbers(trace: dict) -> list[tuple[int, str, list[claims_module.Number]]]:
+    """The numbers each tool result of a trace printed: (step, tool, numbers)."""
+    found = []
+    for step in trace["steps"]:
+        for call in step["tool_calls"]:
+            if call.get("result"):
+                # Read as a text file: numbers with a decimal point or a percent sign.
+                numbers = claims_module.results_claims(call["result"], "output.txt")
+                if numbers:
+                    found.append((step["index"], call["name"], numbers))
+    return found
+
+
+def trace_number_sources(
+    trace: dict, claims: list[claims_module.Number], *, tolerance: float
+) -> list[dict]:
+    """For each claim, the first step whose tool output printed it (claims no
+    step printed are left out)."""
+    printed = trace_step_numbers(trace)
+    sources = []
+    for claim in claims:
+        for step, tool, numbers in printed:
+            (check,) = claims_module.claims_check([claim], numbers, tolerance=tolerance)
+            if check.matched:
+                sources.append(
+                    {"text": claim.text, "where": claim.where, "step": step, "tool": tool}
+                )
+                break
+    return sources
+
+
+def trace_number_sources_record(
+    *, submission: Submission, checks: list[claims_module.ClaimCheck], tolerance: float
+) -> None:
+    """Link the paper's numbers that the re-run reproduced to the step of the
+    submission's trace whose output printed them, once, at check time: the
+    trace page shows the stored links."""
+    found = [check.claim for check in checks if check.matched]
+    for artifact in trace_artifacts(list(submission.artifacts.all())):
+        trace = artifact_trace(artifact)
+        if trace is not None and trace["steps"]:
+            sources = trace_number_sources(trace, found, tolerance=tolerance)
+            trace_number_sources_store(artifact=artifact, sources=sources)

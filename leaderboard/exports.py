@@ -17,7 +17,7 @@ from typing import IO, cast
 
 from django.db.models import F, QuerySet
 
-from benchmark.models import Agent, Submission, Task
+from benchmark.models import Agent, Submission, SubmissionInput, Task
 from common.csv_cells import csv_row
 from judging.models import DimensionScore, HallucinationFinding, Judgment, JudgmentStatus
 from judging.selectors import submissions_with_judging_state
@@ -106,6 +106,8 @@ SUBMISSION_FIELDS = (
     "agent_duration_seconds",
     "created_at",
 )
+# Lineage: one row per input of a submission, in the order it named them.
+SUBMISSION_INPUT_FIELDS = ("submission_id", "based_on_id", "position")
 JUDGMENT_FIELDS = (
     "id",
     "submission_id",
@@ -190,6 +192,14 @@ def export_tables() -> list[ExportTable]:
             lambda: _stream(
                 submissions_with_judging_state(Submission.objects.order_by("id"), name="state"),
                 SUBMISSION_FIELDS,
+            ),
+        ),
+        ExportTable(
+            "submission_inputs",
+            _header(SUBMISSION_INPUT_FIELDS, {"based_on_id": "based_on"}),
+            lambda: _stream(
+                SubmissionInput.objects.order_by("submission_id", "position"),
+                SUBMISSION_INPUT_FIELDS,
             ),
         ),
         ExportTable(
@@ -320,6 +330,7 @@ def export_readme(formats: Sequence[str]) -> str:
     return (
         "MLR-Bench site: public dataset export\n\n"
         f"Each table is written as {names}. Tables: tasks, agents, submissions, "
+        "submission_inputs (lineage: the submissions each one was based_on, by position), "
         "judgments (finished judgments only) and scores (one row per judgment and "
         "dimension; join on judgment_id / submission_id), plus released human reviews "
         "when the site has them.\n"

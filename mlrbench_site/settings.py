@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "benchmark",
     "experiments",
     "judging",
+    "agent_runs",
     "reviews",
     "leaderboard",
 ]
@@ -393,6 +394,9 @@ CELERY_TASK_ROUTES = {
     # The experiment task kept the name it had in the benchmark app: messages
     # queued before the experiments app existed still find it.
     "benchmark.experiment_run": {"queue": GPU_QUEUE},
+    # MLR-Agent: the LLM stages wait on the network, the coding loop runs the sandbox.
+    "agent_runs.experiment_stage": {"queue": GPU_QUEUE},
+    "agent_runs.*": {"queue": JUDGE_QUEUE},
 }
 # Celery's Django fixup closes the database connection around every task, whatever
 # CONN_MAX_AGE says; with CONN_MAX_AGE set, let it reuse them (the judge tasks close
@@ -406,7 +410,21 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": JUDGE_REAP_INTERVAL_SECONDS,
         "options": {"queue": JUDGE_QUEUE},
     },
+    "agent-runs-resume-stalled": {
+        "task": "agent_runs.resume_stalled",
+        "schedule": env.int("AGENT_RUN_REAP_INTERVAL_SECONDS", default=60),
+        "options": {"queue": JUDGE_QUEUE},
+    },
 }
+# MLR-Agent runs (agent_runs/): a stage whose worker has not written a heartbeat for
+# this long is taken to be lost and the run resumes at that stage on another worker.
+AGENT_RUN_STALE_SECONDS = env.int("AGENT_RUN_STALE_SECONDS", default=180)
+AGENT_RUN_HEARTBEAT_SECONDS = env.float("AGENT_RUN_HEARTBEAT_SECONDS", default=10.0)
+# Each LLM call's timeout, and a `run` command's wall time in the coding loop.
+AGENT_RUN_CALL_TIMEOUT_SECONDS = env.float("AGENT_RUN_CALL_TIMEOUT_SECONDS", default=300.0)
+AGENT_RUN_COMMAND_SECONDS = env.int("AGENT_RUN_COMMAND_SECONDS", default=600)
+# Answers without a tool call the coding loop tolerates (telling the model to use one).
+AGENT_RUN_MAX_NUDGES = env.int("AGENT_RUN_MAX_NUDGES", default=2)
 
 # Submission intake (benchmark/archives.py). Limits on an uploaded run,
 # counted on the bytes actually read, never taken from headers.
@@ -421,6 +439,13 @@ INTAKE_MAX_NESTED_ARCHIVES = env.int("INTAKE_MAX_NESTED_ARCHIVES", default=0)
 # documents, it is kept as escaped plain text with a note.
 MARKDOWN_RENDER_MAX_BYTES = env.int("MARKDOWN_RENDER_MAX_BYTES", default=2 * 1024 * 1024)
 MARKDOWN_RENDER_TIMEOUT_SECONDS = env.float("MARKDOWN_RENDER_TIMEOUT_SECONDS", default=10.0)
+# Coding-agent traces (claude_output.json, Codex and Gemini CLI logs, the MLR-Agent's
+# trace) are read once at intake into steps (benchmark/traces.py) within these bounds;
+# past one the steps are cut with a note.
+TRACE_MAX_BYTES = env.int("TRACE_MAX_BYTES", default=32 * 1024 * 1024)
+TRACE_PARSE_SECONDS = env.float("TRACE_PARSE_SECONDS", default=10.0)
+TRACE_MAX_STEPS = env.int("TRACE_MAX_STEPS", default=2000)
+TRACE_MAX_FIELD_CHARS = env.int("TRACE_MAX_FIELD_CHARS", default=20_000)
 # A PDF paper's text is extracted once at intake, in a child process under these limits.
 PDF_MAX_BYTES = env.int("PDF_MAX_BYTES", default=50 * 1024 * 1024)
 PDF_MAX_PAGES = env.int("PDF_MAX_PAGES", default=300)

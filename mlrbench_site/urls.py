@@ -27,6 +27,7 @@ api_patterns = [
     path("", include("experiments.api_urls")),
     path("", include("judging.api_urls")),
     path("", include("reviews.api_urls")),
+    path("", include("agent_runs.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
 ]
@@ -40,6 +41,7 @@ urlpatterns = [
     path("", include("reviews.urls")),
     path("", include("experiments.urls")),
     path("", include("judging.urls")),
+    path("", include("agent_runs.urls")),
     path("api/", include((api_patterns, "api"))),
     path("", include("leaderboard.urls")),
     path("admin/", admin.site.urls),

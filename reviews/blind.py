@@ -127,3 +127,38 @@ def submissions_pending_review_by(user) -> set[int]:
         .exclude(submission_id__in=reviewed)
         .values_list("submission_id", flat=True)
     )
+
+
+def _blind_call(call: dict, words: list[str]) -> dict:
+    return {
+        **call,
+        "arguments": blind_log_text(call["arguments"], words),
+        "result": blind_log_text(call["result"], words) if call["result"] is not None else None,
+    }
+
+
+def trace_blind(trace: dict, words: list[str]) -> dict:
+    """A trace's stored steps as a reviewer reads them: every text made neutral
+    like a log (`blind_log_text`), no model, agent or format, and messages as
+    plain text (their stored HTML is not rewritten)."""
+    steps = [
+        {
+            **step,
+            "text": blind_log_text(step["text"], words),
+            "html": "",
+            "model": "",
+            "tool_calls": [_blind_call(call, words) for call in step["tool_calls"]],
+        }
+        for step in trace["steps"]
+    ]
+    ended = trace.get("ended") or {}
+    return {
+        **trace,
+        "format": "",
+        "format_label": "",
+        "model": "",
+        "agent": "",
+        "note": blind_log_text(trace.get("note", ""), words),
+        "ended": {**ended, "summary": blind_log_text(ended.get("summary", ""), words)},
+        "steps": steps,
+    }

@@ -29,15 +29,22 @@ from django.utils.timezone import make_aware
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from benchmark.derived import task_description_html
+from benchmark.derived import artifact_trace, task_description_html
 from benchmark.models import ArtifactKind, Stage
+from benchmark.submission_selectors import trace_page
 from common.csv_cells import csv_row
 from common.errors import form_add_errors
 from common.http import AuthenticatedHttpRequest
 
 from . import selectors, services
 from .agreement import DimensionAgreement, Interval
-from .blind import artifact_for_blind_path, blind_log_text, identity_words, submission_blind
+from .blind import (
+    artifact_for_blind_path,
+    blind_log_text,
+    identity_words,
+    submission_blind,
+    trace_blind,
+)
 from .charts import agreement_charts
 from .forms import (
     HALLUCINATION_REVIEW_STAGES,
@@ -188,6 +195,8 @@ def paper_file_view(request: AuthenticatedHttpRequest, code: str, path: str) -> 
     artifact = artifact_for_blind_path(assignment.submission, path)
     if artifact is None or not artifact.file:
         raise Http404("No such file in this paper.")
+    if request.GET.get("steps") is not None:
+        return _blind_trace_response(request, assignment, artifact, path)
     content_type, _ = mimetypes.guess_type(posixpath.basename(path))
     if content_type not in _INLINE_TYPES:
         # Never let the site's origin run an uploaded HTML or SVG file.
@@ -200,6 +209,24 @@ def paper_file_view(request: AuthenticatedHttpRequest, code: str, path: str) -> 
     response["Content-Security-Policy"] = "sandbox; default-src 'none'"
     response["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+def _blind_trace_response(
+    request: AuthenticatedHttpRequest, assignment: Assignment, artifact, path: str
+) -> HttpResponse:
+    """The trace viewer on a trace's stored steps, made neutral (reviews.blind)."""
+    trace = artifact_trace(artifact)
+    if trace is None:
+        raise Http404("This file is not a trace the site reads.")
+    blind = trace_blind(trace, identity_words(assignment.submission.agent))
+    context = {
+        "assignment": assignment,
+        "path": path,
+        "view": trace_page(
+            blind, page_number=request.GET.get("page"), markup=False, query="steps=1&"
+        ),
+    }
+    return render(request, "reviews/trace.html", context)
 
 
 def _blind_log_response(assignment: Assignment, artifact) -> HttpResponse:

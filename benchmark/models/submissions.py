@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.urls import reverse
 
 from .catalogue import Task
@@ -136,6 +136,16 @@ class Submission(models.Model):
     llm_unpriced_steps = models.PositiveSmallIntegerField(default=0)
     agent_cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     agent_duration_seconds = models.FloatField(null=True, blank=True)
+    # Lineage: the submissions of earlier stages this one was built from (a
+    # stepwise agent's sampled inputs, or what an uploader names), in order.
+    based_on = models.ManyToManyField(
+        "self",
+        symmetrical=False,
+        through="SubmissionInput",
+        through_fields=("submission", "based_on"),
+        related_name="used_by",
+        blank=True,
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -174,6 +184,33 @@ class Submission(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("benchmark:submission-detail", kwargs={"submission_id": self.pk})
+
+
+class SubmissionInput(models.Model):
+    """One input of a submission (`Submission.based_on`), at its place in the
+    list the uploader gave. Same task and an earlier stage are checked at intake
+    (`benchmark.lineage`); an input is kept while anything is built on it."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="inputs")
+    based_on = models.ForeignKey(Submission, on_delete=models.PROTECT, related_name="outputs")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["submission", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "based_on"], name="submission_input_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["submission", "position"], name="submission_input_position_unique"
+            ),
+            models.CheckConstraint(
+                condition=~Q(submission=F("based_on")), name="submission_input_not_itself"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.submission_id} based on {self.based_on_id}"
 
 
 class ArtifactKind(models.TextChoices):
@@ -217,10 +254,12 @@ class Artifact(models.Model):
 
 class DerivedKind(models.TextChoices):
     """What was derived once from an artifact at intake (a PDF's text, a markdown
-    document's clean HTML), for pages and judges to read instead of the file."""
+    document's clean HTML, a trace's steps as JSON), for pages and judges to read
+    instead of the file."""
 
     PDF_TEXT = "pdf_text", "Text extracted from a PDF"
     HTML = "html", "Clean HTML of a markdown document"
+    TRACE_STEPS = "trace_steps", "Steps of a coding-agent trace"
 
 
 class DerivedArtifact(models.Model):

@@ -11,7 +11,7 @@ from django.utils.safestring import SafeString
 from benchmark.derived import artifact_html, html_with_figures
 from benchmark.models import Artifact
 from benchmark.rendering import markdown_render
-from benchmark.submission_selectors import artifact_tail
+from benchmark.submission_selectors import artifact_tail, trace_artifacts
 
 from ..blind import blind_log_text
 
@@ -57,3 +57,11 @@ def artifact_tail_filter(artifact: Artifact) -> str:
 def artifact_href(artifact) -> str:
     # `./` first: a path such as `a:b` must never read as a URL scheme.
     return "./" + quote(artifact.path)
+
+
+@register.filter
+def steps_href(artifact) -> str:
+    """The trace viewer's blind page for a trace, or '' for any other file."""
+    if not trace_artifacts([artifact]):
+        return ""
+    return artifact_href(artifact) + "?steps=1"

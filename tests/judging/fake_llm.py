@@ -31,10 +31,18 @@ class Behaviour:
     headers: dict[str, str] = field(default_factory=dict)
     prompt_tokens: int = 1200
     completion_tokens: int = 300
+    # Function calls of the answer (OpenAI tool calling): (name, arguments as JSON text).
+    tool_calls: list[tuple[str, str]] = field(default_factory=list)
 
 
 def answer(content: str, *, delay: float = 0.0) -> Behaviour:
     return Behaviour(content=content, delay=delay)
+
+
+def tool_call(name: str, arguments: dict | str, *, content: str = "", delay: float = 0.0):
+    """An answer that calls one tool; `arguments` as a dict, or raw (invalid) JSON text."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return Behaviour(content=content, delay=delay, tool_calls=[(name, text)])
 
 
 def error(status: int, message: str = "", *, delay: float = 0.0, headers=None) -> Behaviour:
@@ -57,6 +65,20 @@ class RecordedRequest:
     @property
     def messages(self) -> list[dict]:
         return self.body.get("messages", [])
+
+
+def _message(behaviour: Behaviour, request_number: int) -> dict:
+    message: dict = {"role": "assistant", "content": behaviour.content}
+    if behaviour.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{request_number}_{index}",
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+            for index, (name, arguments) in enumerate(behaviour.tool_calls)
+        ]
+    return message
 
 
 class FakeLLMServer:
@@ -101,6 +123,7 @@ class FakeLLMServer:
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         handler = asyncio.current_task()
+        assert handler is not None  # a connection is always served by a task
         self._handlers.add(handler)
         sock = writer.get_extra_info("socket")
         if sock is not None:  # one segment per response: no Nagle/delayed-ACK stall
@@ -154,8 +177,8 @@ class FakeLLMServer:
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": behaviour.content},
-                        "finish_reason": "stop",
+                        "message": _message(behaviour, len(self.requests)),
+                        "finish_reason": "tool_calls" if behaviour.tool_calls else "stop",
                     }
                 ],
                 "usage": {
@@ -211,7 +234,7 @@ class FakeLLMServer:
                 times.popleft()
         self._received.append(now)
         self.most_in_window = max(self.most_in_window, len(self._received))
-        if len(self._admitted) >= self._limit:
+        if self._limit is not None and len(self._admitted) >= self._limit:
             self.refused += 1
             return False
         self._admitted.append(now)

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from benchmark.models import Stage
+from benchmark.models import Stage, SubmissionInput
 from judging.models import JudgingCondition, JudgmentStatus
 from judging.selectors import stage_scores
 from tests.errors import error_messages
@@ -116,3 +116,17 @@ def test_an_unknown_export_format_is_refused(client):
 
     assert response.status_code == 400
     assert "xlsx" in error_messages(response)["formats"][0]
+
+
+def test_the_export_has_each_submissions_inputs_in_order(client):
+    first, second = SubmissionFactory.create_batch(2, stage=Stage.IDEA)
+    proposal = SubmissionFactory(task=first.task, stage=Stage.PROPOSAL)
+    SubmissionInput.objects.create(submission=proposal, based_on=second, position=0)
+    SubmissionInput.objects.create(submission=proposal, based_on=first, position=1)
+
+    rows = read_csv(download(client), "submission_inputs.csv")
+
+    assert rows == [
+        {"submission_id": str(proposal.pk), "based_on": str(second.pk), "position": "0"},
+        {"submission_id": str(proposal.pk), "based_on": str(first.pk), "position": "1"},
+    ]

@@ -14,6 +14,7 @@ ALLOWED = {
     "benchmark": set(),
     "experiments": {"benchmark"},
     "judging": {"benchmark", "experiments"},
+    "agent_runs": {"benchmark", "experiments"},
     "reviews": {"benchmark", "experiments", "judging"},
     "leaderboard": {"benchmark", "experiments", "judging", "reviews"},
     "common": set(),

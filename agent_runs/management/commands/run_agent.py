@@ -1,0 +1,96 @@
+import time
+from decimal import Decimal, InvalidOperation
+
+from django.core.management.base import BaseCommand, CommandError
+
+from agent_runs.models import STEPWISE_STAGES, AgentRun, RunMode
+from agent_runs.services import agent_run_create
+from common.errors import ValidationFailed
+
+
+def _usd(value: str) -> Decimal:
+    try:
+        return Decimal(value)
+    except InvalidOperation:
+        raise CommandError(f"--max-cost: {value!r} is not a number of USD") from None
+
+
+class Command(BaseCommand):
+    help = (
+        "Run the reference MLR-Agent on tasks: idea, literature review, proposal, the "
+        "coding loop in the sandbox, paper; the run's folder is stored as a submission "
+        "through the normal intake. Without a broker it runs here, inline."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--task", action="append", required=True, metavar="SLUG")
+        parser.add_argument("--agent", required=True, metavar="NAME")
+        parser.add_argument("--model", required=True, help="the idea, proposal and paper model")
+        parser.add_argument("--api-base", default="", metavar="URL")
+        parser.add_argument("--api-key-env", default="", metavar="VAR")
+        parser.add_argument("--coding-model", default="", metavar="M")
+        lit = parser.add_mutually_exclusive_group()
+        lit.add_argument("--lit-model", default="", metavar="M")
+        lit.add_argument("--no-lit-review", action="store_true")
+        parser.add_argument("--mode", choices=RunMode.values, default=RunMode.END2END)
+        parser.add_argument("--stage", choices=STEPWISE_STAGES, default="", metavar="S")
+        parser.add_argument("--input", type=int, action="append", metavar="SUBMISSION_ID")
+        parser.add_argument("--max-steps", type=int, default=50, metavar="N")
+        parser.add_argument("--max-tokens", type=int, default=None, metavar="N")
+        parser.add_argument("--max-cost", default=None, metavar="USD")
+        parser.add_argument("--seed", type=int, default=0, metavar="N")
+        parser.add_argument("--wait", action="store_true", help="wait until every run ends")
+
+    def handle(self, *args, **options):
+        try:
+            runs = agent_run_create(
+                tasks=options["task"],
+                agent_name=options["agent"],
+                model=options["model"],
+                api_base=options["api_base"],
+                api_key_env=options["api_key_env"],
+                coding_model=options["coding_model"],
+                lit_model=options["lit_model"],
+                lit_review=not options["no_lit_review"],
+                mode=options["mode"],
+                stage=options["stage"],
+                max_steps=options["max_steps"],
+                max_tokens=options["max_tokens"],
+                max_cost_usd=_usd(options["max_cost"]) if options["max_cost"] else None,
+                seed=options["seed"],
+                input_ids=options["input"],
+            )
+        except ValidationFailed as exc:
+            raise CommandError(
+                "; ".join(f"{item.field or 'input'}: {item.message}" for item in exc.items)
+            ) from exc
+        for run in runs:
+            self.stdout.write(f"agent run {run.pk} on {run.task.slug} queued ({run.mode})")
+        if options["wait"]:
+            self._wait([run.pk for run in runs])
+
+    def _wait(self, ids: list[int]) -> None:
+        reported: dict[tuple[int, str], str] = {}
+        failed = False
+        while True:
+            runs = list(AgentRun.objects.filter(pk__in=ids).prefetch_related("stages"))
+            for run in runs:
+                for stage in run.stages.all():
+                    if reported.get((run.pk, stage.name)) != stage.status:
+                        reported[(run.pk, stage.name)] = stage.status
+                        note = f": {stage.note or stage.error}" if stage.note or stage.error else ""
+                        self.stdout.write(f"run {run.pk} {stage.name}: {stage.status}{note}")
+            if all(run.is_final for run in runs):
+                break
+            time.sleep(1)
+        for run in runs:
+            cost = f"${run.cost_usd:.4f}" + (" (at least)" if run.unpriced_calls else "")
+            line = f"run {run.pk}: {run.status}, {run.tokens} tokens, {cost}"
+            if run.submission_id:
+                line += f", submission {run.submission_id}"
+            if run.reason:
+                line += f" ({run.failed_stage}: {run.reason})"
+            self.stdout.write(line)
+            failed = failed or run.status != "finished"
+        if failed:
+            raise CommandError("a run did not finish")

@@ -1,0 +1,130 @@
+"""Reads of MLR-Agent runs for the organisers' pages and API: the runs, one
+run with its stages, and the transcript so far.
+
+The transcript is the run's trace (`mlr-agent_output.json` in the workspace),
+which the stages rewrite atomically after every model call, so reading it is
+the cheap way to follow a run as it grows. Steps are cut to a preview here;
+the whole trace is stored with the submission."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db.models import QuerySet
+
+from .models import AgentRun
+from .workspace import TRACE_NAME, workspace_of
+
+# What one field of a step shows on the page; the stored trace keeps it all.
+PREVIEW_CHARS = 4000
+# Steps per answer: a long run's page catches up over a few polls.
+STEPS_PER_PAGE = 50
+
+
+def is_organiser(user: User | AnonymousUser) -> bool:
+    """Who may start and watch agent runs: staff (as the judging tools), since a run
+    spends the site's model budget and runs code in the sandbox."""
+    return bool(user.is_authenticated and user.is_active and user.is_staff)
+
+
+def agent_runs_list(*, requested_by: User | None = None) -> QuerySet[AgentRun]:
+    """Every run, newest first (or one organiser's), with what the list shows."""
+    runs = AgentRun.objects.select_related("task", "agent", "requested_by")
+    if requested_by is not None:
+        runs = runs.filter(requested_by=requested_by)
+    return runs
+
+
+def agent_run_with_stages(*, run_id: int) -> AgentRun | None:
+    return (
+        AgentRun.objects.select_related("task", "agent", "requested_by", "submission")
+        .prefetch_related("stages")
+        .filter(pk=run_id)
+        .first()
+    )
+
+
+def _preview(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if len(text) <= PREVIEW_CHARS:
+        return text
+    return f"{text[:PREVIEW_CHARS]}\n… ({len(text) - PREVIEW_CHARS} more characters)"
+
+
+def _tool_calls(message: dict[str, Any]) -> list[dict[str, str]]:
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return []
+    shown = []
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            shown.append(
+                {
+                    "name": str(function.get("name", "")),
+                    "arguments": _preview(function.get("arguments", "")),
+                }
+            )
+    return shown
+
+
+def _step(raw: dict[str, Any]) -> dict[str, Any]:
+    message = raw.get("message") if isinstance(raw.get("message"), dict) else {}
+    usage = raw.get("usage") if isinstance(raw.get("usage"), dict) else {}
+    results = raw.get("tool_results") if isinstance(raw.get("tool_results"), list) else []
+    tokens = sum(v for v in (usage or {}).values() if isinstance(v, int))
+    return {
+        "index": raw.get("index"),
+        "stage": str(raw.get("stage", "")),
+        "started_at": raw.get("started_at"),
+        "duration_s": raw.get("duration_s"),
+        "tokens": tokens,
+        "cost_usd": raw.get("cost_usd"),
+        "text": _preview((message or {}).get("content") or ""),
+        "tool_calls": _tool_calls(message or {}),
+        "tool_results": [
+            {"name": str(result.get("name", "")), "content": _preview(result.get("content", ""))}
+            for result in results or []
+            if isinstance(result, dict)
+        ],
+    }
+
+
+@dataclass
+class Transcript:
+    """The steps from `after` on (at most STEPS_PER_PAGE), `next_after` to ask for
+    the rest, and whether the trace could be read at all. `reset`: a stage that was
+    run again dropped its earlier steps, so the reader starts over from these."""
+
+    available: bool
+    reset: bool = False
+    total: int = 0
+    next_after: int = 0
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    ended: dict[str, Any] | None = None
+
+
+def agent_run_transcript(*, run: AgentRun, after: int = 0) -> Transcript:
+    path = workspace_of(run.pk) / TRACE_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, ValueError):
+        data = None  # never half-written (atomic replace), but a removed workspace races
+    if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
+        return Transcript(available=path.parent.is_dir(), next_after=after)
+    raw_steps = [step for step in data["steps"] if isinstance(step, dict)]
+    reset = after > len(raw_steps)
+    start = 0 if reset else max(0, after)
+    page = raw_steps[start : start + STEPS_PER_PAGE]
+    ended = data.get("ended") if isinstance(data.get("ended"), dict) else None
+    return Transcript(
+        available=True,
+        reset=reset,
+        total=len(raw_steps),
+        next_after=start + len(page),
+        steps=[_step(step) for step in page],
+        ended=ended,
+    )

@@ -1,0 +1,67 @@
+"""Celery tasks of MLR-Agent runs. The LLM stages go to the `judge` queue and the
+experiment stage to the `gpu` queue (CELERY_TASK_ROUTES); a run is a chain of
+its stages that are not done. Tasks take ids and call one service: the stage's
+row, claimed with a conditional update, is the truth, so a redelivered or
+resent message does a finished stage no second time."""
+
+from celery import chain, shared_task
+from celery.exceptions import Ignore
+from django.conf import settings
+from django.db import close_old_connections
+
+_HARD_LIMIT = settings.EXPERIMENT_MAX_TIME_LIMIT_SECONDS + 600
+
+
+def _execute(task, run_id: int, stage: str) -> str:
+    from experiments.slots import SlotsBusy
+
+    from .services import StageHeld, agent_run_stage_execute
+
+    in_worker = not task.request.is_eager
+    if in_worker:
+        close_old_connections()
+    try:
+        outcome = agent_run_stage_execute(run_id=run_id, stage=stage)
+    except StageHeld as exc:
+        # Another worker holds the stage (or this is an old message): its chain goes on there.
+        raise Ignore() from exc
+    except SlotsBusy as exc:
+        raise task.retry(exc=exc, countdown=30, max_retries=240) from exc
+    finally:
+        if in_worker:
+            close_old_connections()
+    if outcome == "stopped":
+        raise Ignore()  # the run ended: the rest of the chain has nothing to do
+    return outcome
+
+
+@shared_task(bind=True, name="agent_runs.llm_stage", acks_late=True, time_limit=_HARD_LIMIT)
+def llm_stage_task(self, run_id: int, stage: str) -> str:
+    return _execute(self, run_id, stage)
+
+
+@shared_task(bind=True, name="agent_runs.experiment_stage", acks_late=True, time_limit=_HARD_LIMIT)
+def experiment_stage_task(self, run_id: int, stage: str) -> str:
+    return _execute(self, run_id, stage)
+
+
+@shared_task(name="agent_runs.resume_stalled", time_limit=120, ignore_result=True)
+def resume_stalled_task() -> int:
+    from .services import agent_runs_resume_stalled
+
+    close_old_connections()
+    return len(agent_runs_resume_stalled())
+
+
+def stage_chain(run_id: int, stages: list[str]):
+    """The chain of `stages` for one run, each on its queue."""
+    from .models import StageName
+
+    return chain(
+        *(
+            (experiment_stage_task if stage == StageName.EXPERIMENT else llm_stage_task).si(
+                run_id, stage
+            )
+            for stage in stages
+        )
+    )

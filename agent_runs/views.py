@@ -1,0 +1,130 @@
+"""The organisers' pages of MLR-Agent runs: the form that starts runs, the list,
+a run's page (stages, transcript, cost so far, cancel) and the JSON it polls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from common.errors import ApplicationError, ValidationFailed, form_add_errors
+from common.http import AuthenticatedHttpRequest
+
+from . import selectors
+from .forms import AgentRunForm, run_arguments
+from .models import AgentRun
+from .serializers import agent_run_progress_data
+from .services import agent_run_cancel, agent_run_create
+from .workspace import TRACE_NAME
+
+View = Callable[..., HttpResponse]
+
+
+def organiser_required(view: View) -> View:
+    """Signed-in organisers only: others are sent to sign in, or refused (403)."""
+
+    @wraps(view)
+    @login_required
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not selectors.is_organiser(request.user):
+            raise PermissionDenied("Agent runs are for organisers.")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def _run_or_404(run_id: int) -> AgentRun:
+    run = selectors.agent_run_with_stages(run_id=run_id)
+    if run is None:
+        raise Http404(f"no agent run {run_id}")
+    return run
+
+
+@organiser_required
+def agent_run_new_view(request: AuthenticatedHttpRequest) -> HttpResponse:
+    status = 200
+    if request.method == "POST":
+        form = AgentRunForm(request.POST)
+        if form.is_valid():
+            try:
+                runs = agent_run_create(
+                    **run_arguments(form.cleaned_data), requested_by=request.user
+                )
+            except ValidationFailed as exc:
+                form_add_errors(form, exc)
+            else:
+                tasks = ", ".join(run.task.slug for run in runs)
+                messages.success(request, f"{len(runs)} agent run(s) queued: {tasks}.")
+                if len(runs) == 1:
+                    return redirect("agent_runs:run-detail", run_id=runs[0].pk)
+                return redirect(f"{reverse('agent_runs:run-list')}?mine=1")
+        status = 400
+    else:
+        form = AgentRunForm()
+    return render(request, "agent_runs/agent_run_new.html", {"form": form}, status=status)
+
+
+@organiser_required
+@require_GET
+def agent_run_list_view(request: AuthenticatedHttpRequest) -> HttpResponse:
+    mine = request.GET.get("mine") == "1"
+    runs = selectors.agent_runs_list(requested_by=request.user if mine else None)
+    page = Paginator(runs, 50).get_page(request.GET.get("page"))
+    return render(request, "agent_runs/agent_run_list.html", {"page": page, "mine": mine})
+
+
+def _after(request: HttpRequest) -> int:
+    try:
+        return max(0, int(request.GET.get("after") or 0))
+    except ValueError:
+        raise ValidationFailed("after must be a whole number of steps", field="after") from None
+
+
+@organiser_required
+@require_GET
+def agent_run_detail_view(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _run_or_404(run_id)
+    progress = agent_run_progress_data(run, selectors.agent_run_transcript(run=run))
+    return render(
+        request,
+        "agent_runs/agent_run_detail.html",
+        {"run": run, "progress": progress, "trace_name": TRACE_NAME},
+    )
+
+
+@organiser_required
+@require_GET
+def agent_run_progress_view(request: HttpRequest, run_id: int) -> JsonResponse:
+    """The run, its stages and the transcript from step `after` on (the page's poll)."""
+    run = _run_or_404(run_id)
+    try:
+        after = _after(request)
+    except ValidationFailed as exc:
+        return JsonResponse(exc.body(), status=exc.status_code)
+    transcript = selectors.agent_run_transcript(run=run, after=after)
+    return JsonResponse(agent_run_progress_data(run, transcript))
+
+
+@organiser_required
+@require_POST
+def agent_run_cancel_view(request: AuthenticatedHttpRequest, run_id: int) -> HttpResponse:
+    run = _run_or_404(run_id)
+    try:
+        run = agent_run_cancel(run=run, reason=f"cancelled by {request.user.get_username()}")
+    except ApplicationError as exc:
+        messages.error(request, f"Not cancelled: {exc.message}.")
+    else:
+        if run.is_final:
+            messages.success(request, "The run is cancelled.")
+        else:
+            messages.success(request, "Cancel requested: the running stage stops at its next step.")
+    return redirect("agent_runs:run-detail", run_id=run.pk)

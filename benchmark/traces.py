@@ -1,0 +1,541 @@
+"""Coding-agent traces, read once at intake into one list of steps.
+
+Four formats are known: Claude Code's `claude_output.json` (a JSON list of
+API messages, a message's text and tool calls split over entries that share
+its id, tool results in the user turns after it, the total cost in a last
+`system` entry), the MLR-Agent's own `mlr-agent_output.json` (`"format":
+"mlr-agent-trace"`), Codex's `codex_log.log` (`[time] header` sections: the
+instructions, thinking, `exec` commands and their results, patches, `tokens
+used`) and Gemini CLI's `gemini_log.log` (the model's messages run together,
+no tool calls or tokens: kept as one message).
+
+Traces are untrusted. Parsing is bounded by size (`TRACE_MAX_BYTES`), time
+(`TRACE_PARSE_SECONDS`), steps (`TRACE_MAX_STEPS`) and characters per text
+(`TRACE_MAX_FIELD_CHARS`); past a bound the trace is cut and says so in its
+`note`, and a trace that cannot be read keeps no steps and says why. Messages'
+markdown becomes clean HTML here, once; pages serve what was stored.
+"""
+
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from .costs import price_table, step_cost
+from .models import ArtifactKind
+from .rendering import INLINE_RENDER_BYTES, markdown_render_budgeted
+
+# Bump when the step list's shape or content changes: stored traces are read again.
+TRACE_VERSION = 1
+MLR_AGENT_FORMAT = "mlr-agent-trace"
+FORMAT_LABELS = {
+    "claude-code": "Claude Code",
+    "mlr-agent": "MLR-Agent",
+    "codex": "Codex CLI",
+    "gemini-cli": "Gemini CLI",
+}
+_AGENT_LOG_RE = re.compile(r"^(codex|gemini)[a-z0-9.-]*_log\.log$")
+_CODEX_HEADER_RE = re.compile(r"^\[(\d{4}-\d\d-\d\dT[0-9:.]+Z?)\] (.*)$")
+_CODEX_RESULT_RE = re.compile(
+    r"^(?P<command>.*?) (?:exited (?P<code>-?\d+)|succeeded) in [0-9.]+m?s:$"
+)
+_CODEX_SNIFF_BYTES = 4096
+
+
+def trace_format_of(path: str, kind: str) -> str | None:
+    """Which trace reader a run's file may need, from its path: a coding agent's
+    `*_output.json` at the run's root, or a Codex or Gemini CLI log."""
+    if kind == ArtifactKind.TRACE:
+        return "json"
+    name = path.lower()
+    if kind == ArtifactKind.LOG and "/" not in name and (match := _AGENT_LOG_RE.match(name)):
+        return "codex" if match.group(1) == "codex" else "gemini-cli"
+    return None
+
+
+class _Cut(Exception):
+    """A bound was reached: the steps so far are kept, with the note."""
+
+
+@dataclass
+class _Budget:
+    deadline: float
+    max_steps: int
+    max_chars: int
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_settings(cls) -> "_Budget":
+        return cls(
+            deadline=time.monotonic() + settings.TRACE_PARSE_SECONDS,
+            max_steps=settings.TRACE_MAX_STEPS,
+            max_chars=settings.TRACE_MAX_FIELD_CHARS,
+        )
+
+    def clip(self, value: object) -> str:
+        text = value if isinstance(value, str) else _as_text(value)
+        if len(text) <= self.max_chars:
+            return text
+        return text[: self.max_chars] + f"\n[… {len(text) - self.max_chars:,} more characters cut]"
+
+    def check(self, steps: list[dict]) -> None:
+        if len(steps) >= self.max_steps:
+            raise _Cut(f"cut at {self.max_steps:,} steps; the rest of the trace is not shown")
+        if time.monotonic() > self.deadline:
+            raise _Cut(
+                f"cut after {len(steps):,} steps: reading the trace took longer than "
+                f"{settings.TRACE_PARSE_SECONDS:g} s"
+            )
+
+
+def _as_text(value: object) -> str:
+    """A message's or a result's content as text: content blocks' text, else
+    the value as a person reads it (`_pretty`)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(item, dict) and "text" in item for item in value):
+        # Content blocks: [{"type": "text", "text": ...}, ...]
+        return "\n".join(_as_text(item["text"]) for item in value)
+    return _pretty(value)
+
+
+def _pretty(value: object, indent: str = "") -> str:
+    """Nested JSON as `key: value` lines with strings as they are (a file's
+    content keeps its line breaks, never `\\n`), lists as `- item` lines."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        if "\n" not in value:
+            return value
+        return "\n" + "\n".join(indent + "  " + line for line in value.splitlines())
+    if isinstance(value, dict):
+        return "\n".join(
+            _line(f"{indent}{key}:", _nested(item, indent)) for key, item in value.items()
+        )
+    if isinstance(value, list):
+        return "\n".join(_line(f"{indent}-", _nested(item, indent)) for item in value)
+    return json.dumps(value)
+
+
+def _line(head: str, rest: str) -> str:
+    return head + rest if not rest or rest.startswith("\n") else f"{head} {rest}"
+
+
+def _nested(value: object, indent: str) -> str:
+    if isinstance(value, dict | list) and value:
+        return "\n" + _pretty(value, indent + "  ")
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    return _pretty(value, indent)
+
+
+def _arguments_text(value: object) -> str:
+    """Tool-call arguments as a person reads them (`_pretty`)."""
+    if isinstance(value, str):
+        try:
+            return _pretty(json.loads(value))
+        except (ValueError, RecursionError):
+            return value
+    return _pretty(value)
+
+
+def _dict(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return None
+    return float(value) if value >= 0 else None
+
+
+def _count(value: object) -> int | None:
+    number = _number(value)
+    return int(number) if number is not None else None
+
+
+def _step(index: int, role: str, text: str, budget: _Budget, **extra: Any) -> dict:
+    return {
+        "index": index,
+        "role": role,
+        "text": budget.clip(text),
+        "html": "",
+        "tool_calls": [],
+        "stage": "",
+        "started_at": "",
+        "duration_s": None,
+        "model": "",
+        "input_tokens": None,
+        "output_tokens": None,
+        "total_tokens": None,
+        "cost_usd": None,
+        **extra,
+    }
+
+
+def _call(budget: _Budget, *, call_id: str, name: str, arguments: object) -> dict:
+    return {
+        "id": str(call_id)[:200],
+        "name": str(name)[:200],
+        "arguments": budget.clip(_arguments_text(arguments)),
+        "result": None,
+        "is_error": False,
+    }
+
+
+# --- Claude Code -------------------------------------------------------------
+
+
+@dataclass
+class _Parsed:
+    format: str = ""
+    steps: list[dict] = field(default_factory=list)
+    model: str = ""
+    agent: str = ""
+    ended: dict = field(default_factory=dict)
+    cost_usd: float | None = None
+
+
+def _claude_assistant(
+    entry: dict, parsed: _Parsed, calls: dict[str, dict], budget: _Budget, prices: tuple
+) -> None:
+    steps = parsed.steps
+    message_id = str(entry.get("id") or "")
+    blocks = _list(entry.get("content"))
+    last = steps[-1] if steps else None
+    # Claude Code writes one API message as several entries with the same id and usage.
+    if last is None or not message_id or last.get("message_id") != message_id:
+        budget.check(steps)
+        model = str(entry.get("model") or "")[:200]
+        parsed.model = parsed.model or model
+        last = _step(len(steps), "assistant", "", budget, message_id=message_id, model=model)
+        usage = entry.get("usage")
+        if isinstance(usage, dict):
+            cost = step_cost(step="", usage=usage, default_model=model, prices=prices)
+            last["input_tokens"] = (
+                cost.input_tokens + cost.cache_read_tokens + cost.cache_creation_tokens
+            )
+            last["output_tokens"] = cost.output_tokens
+            last["cost_usd"] = float(cost.cost_usd) if cost.cost_usd is not None else None
+        steps.append(last)
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            joined = "\n\n".join(
+                part for part in (last["text"], _as_text(block.get("text"))) if part
+            )
+            last["text"] = budget.clip(joined)
+        elif block.get("type") == "tool_use":
+            call = _call(
+                budget,
+                call_id=block.get("id", ""),
+                name=block.get("name", ""),
+                arguments=block.get("input"),
+            )
+            last["tool_calls"].append(call)
+            calls[call["id"]] = call
+
+
+def _claude_user(entry: dict, parsed: _Parsed, calls: dict[str, dict], budget: _Budget) -> None:
+    content = entry.get("content")
+    if isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") == "tool_result" for block in content
+    ):
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            call = calls.get(str(block.get("tool_use_id") or ""))
+            if call is not None:
+                call["result"] = budget.clip(_as_text(block.get("content")))
+                call["is_error"] = block.get("is_error") is True
+        return
+    budget.check(parsed.steps)
+    parsed.steps.append(_step(len(parsed.steps), "user", _as_text(content), budget))
+
+
+def _claude_code(data: list, parsed: _Parsed, budget: _Budget) -> None:
+    parsed.format, parsed.agent = "claude-code", "Claude Code"
+    calls: dict[str, dict] = {}
+    prices = price_table()
+    for entry in data:
+        if not isinstance(entry, dict):
+            continue
+        role = entry.get("role")
+        if role == "assistant":
+            _claude_assistant(entry, parsed, calls, budget, prices)
+        elif role == "user":
+            _claude_user(entry, parsed, calls, budget)
+        elif role == "system" and "result" in entry:
+            parsed.ended = {"reason": "finish", "summary": budget.clip(_as_text(entry["result"]))}
+            parsed.cost_usd = _number(entry.get("cost_usd"))
+
+
+# --- the MLR-Agent's own trace -----------------------------------------------
+
+
+def _mlr_agent_step(raw: dict, index: int, budget: _Budget) -> dict:
+    message = _dict(raw.get("message"))
+    usage = _dict(raw.get("usage"))
+    step = _step(
+        index,
+        str(message.get("role") or "assistant")[:20],
+        _as_text(message.get("content")),
+        budget,
+        stage=str(raw.get("stage") or "")[:40],
+        started_at=str(raw.get("started_at") or "")[:40],
+        duration_s=_number(raw.get("duration_s")),
+        input_tokens=_count(usage.get("prompt_tokens")),
+        output_tokens=_count(usage.get("completion_tokens")),
+        cost_usd=_number(raw.get("cost_usd")),
+    )
+    results: dict[str, dict] = {}
+    for result in _list(raw.get("tool_results")):
+        if isinstance(result, dict):
+            results[str(result.get("tool_call_id") or "")] = result
+    for raw_call in _list(message.get("tool_calls")):
+        if not isinstance(raw_call, dict):
+            continue
+        function = _dict(raw_call.get("function"))
+        call = _call(
+            budget,
+            call_id=raw_call.get("id", ""),
+            name=function.get("name", ""),
+            arguments=function.get("arguments", ""),
+        )
+        if (result := results.get(call["id"])) is not None:
+            call["result"] = budget.clip(_as_text(result.get("content")))
+            call["is_error"] = result.get("is_error") is True
+        step["tool_calls"].append(call)
+    return step
+
+
+def _mlr_agent(data: dict, parsed: _Parsed, budget: _Budget) -> None:
+    parsed.format = "mlr-agent"
+    parsed.model = str(data.get("model") or "")[:200]
+    parsed.agent = str(data.get("agent") or "")[:200]
+    raw_steps = data.get("steps")
+    if not isinstance(raw_steps, list):
+        raise TraceUnreadable("an MLR-Agent trace needs a list of `steps`")
+    for raw in raw_steps:
+        if isinstance(raw, dict):
+            budget.check(parsed.steps)
+            parsed.steps.append(_mlr_agent_step(raw, len(parsed.steps), budget))
+
+
+def _mlr_agent_ended(data: dict, parsed: _Parsed, budget: _Budget) -> None:
+    ended = data.get("ended")
+    if isinstance(ended, dict):
+        parsed.ended = {
+            "reason": str(ended.get("reason") or "")[:40],
+            "summary": budget.clip(_as_text(ended.get("summary"))),
+        }
+
+
+# --- Codex and Gemini CLI logs -----------------------------------------------
+
+
+def _codex_section(header: str, body: str, parsed: _Parsed, state: dict, budget: _Budget) -> None:
+    steps = parsed.steps
+
+    def current() -> dict:
+        # One model turn per step: it ends at `tokens used`.
+        if state.get("open") is None:
+            budget.check(steps)
+            state["open"] = _step(len(steps), "assistant", "", budget, model=parsed.model)
+            steps.append(state["open"])
+        return state["open"]
+
+    if header.startswith("OpenAI Codex"):
+        found = re.search(r"^model: (.+)$", body, re.MULTILINE)
+        parsed.model = found.group(1).strip()[:200] if found else ""
+    elif header == "User instructions:":
+        budget.check(steps)
+        steps.append(_step(len(steps), "user", body, budget))
+    elif header in ("thinking", "codex"):
+        step = current()
+        step["text"] = budget.clip("\n\n".join(part for part in (step["text"], body) if part))
+        if header == "codex":
+            parsed.ended = {"reason": "finish", "summary": budget.clip(body)}
+    elif header.startswith("exec "):
+        command = header.removeprefix("exec ").rsplit(" in /", 1)[0]
+        current()["tool_calls"].append(_call(budget, call_id="", name="exec", arguments=command))
+    elif header.startswith("apply_patch "):
+        current()["tool_calls"].append(
+            _call(budget, call_id="", name="apply_patch", arguments=body)
+        )
+    elif header.startswith("tokens used:"):
+        tokens = header.removeprefix("tokens used:").strip().replace(",", "")
+        step = current()
+        step["total_tokens"] = int(tokens) if tokens.isdigit() else None
+        state["open"] = None
+    elif (result := _CODEX_RESULT_RE.match(header)) is not None:
+        pending = [c for c in current()["tool_calls"] if c["result"] is None]
+        if pending:
+            pending[0]["result"] = budget.clip(body)
+            pending[0]["is_error"] = result.group("code") not in (None, "0")
+
+
+def _codex(text: str, parsed: _Parsed, budget: _Budget) -> None:
+    parsed.format, parsed.agent = "codex", "Codex CLI"
+    state: dict = {}
+    header: str | None = None
+    started = ""
+    body: list[str] = []
+
+    def flush() -> None:
+        if header is not None:
+            before = len(parsed.steps)
+            _codex_section(header, "\n".join(body).strip("\n"), parsed, state, budget)
+            for step in parsed.steps[before:]:
+                step["started_at"] = started
+
+    for line in text.splitlines():
+        match = _CODEX_HEADER_RE.match(line)
+        if match is None:
+            body.append(line)
+            continue
+        flush()
+        started, header, body = match.group(1), match.group(2), []
+    flush()
+
+
+def _gemini_cli(text: str, parsed: _Parsed, budget: _Budget) -> None:
+    parsed.format, parsed.agent = "gemini-cli", "Gemini CLI"
+    parsed.steps.append(_step(0, "assistant", text, budget))
+    budget.notes.append(
+        "Gemini CLI logs hold the model's messages run together, without tool calls or "
+        "tokens: shown as one message."
+    )
+
+
+# --- reading a file ----------------------------------------------------------
+
+
+class TraceUnreadable(Exception):
+    """Not a trace this site reads; the message says why."""
+
+
+def _json_trace(read: Callable[[], bytes], parsed: _Parsed, budget: _Budget) -> None:
+    try:
+        data = json.loads(read().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise TraceUnreadable(f"not JSON ({type(exc).__name__})") from None
+    if isinstance(data, dict) and data.get("format") == MLR_AGENT_FORMAT:
+        try:
+            _mlr_agent(data, parsed, budget)
+        finally:
+            _mlr_agent_ended(data, parsed, budget)
+    elif isinstance(data, list):
+        _claude_code(data, parsed, budget)
+    else:
+        raise TraceUnreadable(
+            "neither a Claude Code trace (a JSON list of messages) nor an MLR-Agent trace "
+            f'("format": "{MLR_AGENT_FORMAT}")'
+        )
+
+
+def _text_trace(read: Callable[[], bytes], reader: str, parsed: _Parsed, budget: _Budget) -> None:
+    text = read().decode("utf-8", errors="replace")
+    if reader == "codex":
+        if not _CODEX_HEADER_RE.match(text[:_CODEX_SNIFF_BYTES].split("\n", 1)[0]):
+            raise TraceUnreadable("not a Codex CLI log (no `[time] OpenAI Codex` first line)")
+        _codex(text, parsed, budget)
+    else:
+        _gemini_cli(text, parsed, budget)
+    if not parsed.steps:
+        raise TraceUnreadable("no steps found")
+
+
+def _message_html(steps: list[dict], budget: _Budget) -> None:
+    """Each message's markdown as clean HTML, in the process: a message too
+    large to render inline stays plain text."""
+    for step in steps:
+        if time.monotonic() > budget.deadline:
+            budget.notes.append("messages past the time budget are shown as plain text")
+            return
+        if step["text"] and step["role"] == "assistant":
+            rendered = markdown_render_budgeted(step["text"], max_bytes=INLINE_RENDER_BYTES)
+            step["html"] = "" if rendered.note else rendered.html
+
+
+def _totals(parsed: _Parsed) -> dict:
+    def total(key: str) -> int | None:
+        values = [step[key] for step in parsed.steps if step[key] is not None]
+        return sum(values) if values else None
+
+    costs = [step["cost_usd"] for step in parsed.steps if step["cost_usd"] is not None]
+    return {
+        "steps": len(parsed.steps),
+        "tool_calls": sum(len(step["tool_calls"]) for step in parsed.steps),
+        "input_tokens": total("input_tokens"),
+        "output_tokens": total("output_tokens"),
+        "steps_cost_usd": round(sum(costs), 6) if costs else None,
+        "cost_usd": parsed.cost_usd,
+    }
+
+
+def trace_parse(read: Callable[[], bytes], *, reader: str, size: int) -> dict:
+    """The trace `read` returns (a local file's or a stored object's bytes, read
+    once its size is known to be within bounds) as one step list (see the module's docstring for
+    its bounds). `reader` comes from `trace_format_of`. Never raises for what
+    the file holds: an unreadable trace has no steps and a `note`."""
+    budget = _Budget.from_settings()
+    result: dict[str, Any] = {
+        "version": TRACE_VERSION,
+        "format": "",
+        "format_label": "",
+        "model": "",
+        "agent": "",
+        "steps": [],
+        "ended": {},
+        "totals": {},
+        "truncated": False,
+        "note": "",
+        "number_sources": [],
+    }
+    if size > settings.TRACE_MAX_BYTES:
+        result["note"] = (
+            f"not read: the trace is {size / 2**20:.1f} MiB, more than the "
+            f"{settings.TRACE_MAX_BYTES / 2**20:.0f} MiB the site reads"
+        )
+        result["truncated"] = True
+        return result
+    parsed = _Parsed()
+    try:
+        if reader == "json":
+            _json_trace(read, parsed, budget)
+        else:
+            _text_trace(read, reader, parsed, budget)
+    except TraceUnreadable as exc:
+        result["note"] = f"not read: {exc}"
+        return result
+    except RecursionError:
+        result["note"] = "not read: the trace is nested too deeply"
+        return result
+    except _Cut as cut:
+        # What was read before the bound is kept.
+        budget.notes.insert(0, str(cut))
+        result["truncated"] = True
+    _message_html(parsed.steps, budget)
+    for step in parsed.steps:
+        step.pop("message_id", None)
+    result.update(
+        format=parsed.format,
+        format_label=FORMAT_LABELS[parsed.format],
+        model=parsed.model,
+        agent=parsed.agent,
+        steps=parsed.steps,
+        ended=parsed.ended,
+        totals=_totals(parsed),
+        note="; ".join(budget.notes),
+    )
+    return result

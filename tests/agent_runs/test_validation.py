@@ -1,0 +1,90 @@
+"""Bad input is refused before anything is queued: every problem named with its
+field, no run row written, nothing sent to a worker."""
+
+from decimal import Decimal
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from agent_runs.models import AgentRun
+from agent_runs.services import agent_run_create
+from common.errors import ValidationFailed
+
+from .conftest import run_options
+
+pytestmark = pytest.mark.django_db
+
+
+def refused(**options) -> dict[str, str]:
+    with pytest.raises(ValidationFailed) as caught:
+        agent_run_create(**options)
+    assert AgentRun.objects.count() == 0
+    return {item.field: item.message for item in caught.value.items}
+
+
+def test_unknown_model_missing_key_and_unknown_task_are_refused(task, monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    problems = refused(
+        tasks=["iclr2025_scripted", "no-such-task"],
+        agent_name="mlr-agent-x",
+        model="no-such-model-anywhere",
+        api_key_env="NO_SUCH_KEY_VAR",
+    )
+    assert "no task 'no-such-task'" in problems["task"]
+    assert "no-such-model-anywhere" in problems["model"]
+    assert "NO_SUCH_KEY_VAR is not set" in problems["api_key_env"]
+
+
+def test_a_key_given_instead_of_a_variable_name_is_refused(task, fake_llm):
+    problems = refused(**run_options(fake_llm, api_key_env="sk-live-123"))
+    assert "not an environment variable name" in problems["api_key_env"]
+
+
+@pytest.mark.parametrize(
+    ("budget", "field"),
+    [
+        ({"max_steps": 0}, "max_steps"),
+        ({"max_tokens": -5}, "max_tokens"),
+        ({"max_cost_usd": Decimal("0")}, "max_cost"),
+        ({"max_cost_usd": Decimal("-1.5")}, "max_cost"),
+    ],
+)
+def test_budgets_that_are_not_positive_are_refused(task, fake_llm, budget, field):
+    assert field in refused(**run_options(fake_llm, **budget))
+
+
+def test_a_stepwise_run_needs_a_stage_and_an_end2end_run_takes_none(task, fake_llm):
+    assert "needs --stage" in refused(**run_options(fake_llm, mode="stepwise"))["stage"]
+    assert "stepwise runs only" in refused(**run_options(fake_llm, stage="paper"))["stage"]
+
+
+def test_a_model_on_an_explicit_server_and_a_known_model_are_accepted(task, fake_llm, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # created, not run: nothing here consumes
+    from django.db import transaction
+
+    with transaction.atomic():
+        runs = agent_run_create(**run_options(fake_llm, lit_model="gpt-4o-search-preview"))
+        transaction.set_rollback(True)  # the chain is sent on commit: never here
+    assert [run.lit_model for run in runs] == ["gpt-4o-search-preview"]
+    assert runs[0].agent.scaffold == "MLR-Agent"
+    assert runs[0].agent.team.slug == "mlr-agent-runs"
+
+
+def test_run_agent_answers_a_bad_input_with_the_reason_and_queues_nothing(task):
+    with pytest.raises(CommandError, match="task: no task 'nope'"):
+        call_command(
+            "run_agent", "--task", "nope", "--agent", "a", "--model", "gpt-4o", "--max-steps", "3"
+        )
+    with pytest.raises(CommandError, match="max_steps"):
+        call_command(
+            "run_agent",
+            "--task",
+            task.slug,
+            "--agent",
+            "a",
+            "--model",
+            "gpt-4o",
+            "--max-steps",
+            "0",
+        )
+    assert AgentRun.objects.count() == 0
