@@ -78,3 +78,15 @@ def test_a_reproduced_number_links_to_the_step_that_printed_it(client):
     assert '<a href="?page=1#step-1" data-testid="number-link">step 1</a>' in html
     assert "Printed <code>0.9123</code>, which the paper reports (results/paper.md:5)" in html
     assert "0.77" not in html.split('data-testid="trace-steps"')[0]
+    # The check's evidence says where, and the submission page links the step.
+    (found,) = [item for item in check.evidence if item["matched"]]
+    assert (found["trace_path"], found["trace_step"], found["trace_page"]) == (
+        "mlr-agent_output.json",
+        1,
+        1,
+    )
+    page = client.get(submission.get_absolute_url()).content.decode()
+    assert (
+        f'href="/submissions/{submission.pk}/trace/mlr-agent_output.json?page=1#step-1" '
+        'data-testid="evidence-trace-link"'
+    ) in page
