@@ -286,7 +286,8 @@ class TracePage:
     query: str  # what links to other pages of steps start their query with
 
 
-def _step_page(index: int) -> int:
+def trace_step_page(index: int) -> int:
+    """The page of the trace viewer that shows step `index`."""
     return index // TRACE_STEPS_PER_PAGE + 1
 
 
@@ -304,7 +305,7 @@ def trace_page(
     for source in trace.get("number_sources", []):
         linked = {
             **source,
-            "href": f"?{query}page={_step_page(source['step'])}#step-{source['step']}",
+            "href": f"?{query}page={trace_step_page(source['step'])}#step-{source['step']}",
         }
         sources.append(linked)
         by_step.setdefault(source["step"], []).append(linked)

@@ -66,6 +66,10 @@ class _Budget:
     deadline: float
     max_steps: int
     max_chars: int
+    # All the texts together: what a page view loads stays bounded however
+    # many tool calls a step holds.
+    max_total_chars: int
+    used_chars: int = 0
     notes: list[str] = field(default_factory=list)
 
     @classmethod
@@ -74,13 +78,24 @@ class _Budget:
             deadline=time.monotonic() + settings.TRACE_PARSE_SECONDS,
             max_steps=settings.TRACE_MAX_STEPS,
             max_chars=settings.TRACE_MAX_FIELD_CHARS,
+            max_total_chars=settings.TRACE_MAX_TOTAL_CHARS,
         )
 
     def clip(self, value: object) -> str:
         text = value if isinstance(value, str) else _as_text(value)
-        if len(text) <= self.max_chars:
-            return text
-        return text[: self.max_chars] + f"\n[… {len(text) - self.max_chars:,} more characters cut]"
+        if len(text) > self.max_chars:
+            cut = len(text) - self.max_chars
+            text = text[: self.max_chars] + f"\n[… {cut:,} more characters cut]"
+        self.charge(len(text))
+        return text
+
+    def charge(self, chars: int) -> None:
+        self.used_chars += chars
+        if self.used_chars > self.max_total_chars:
+            raise _Cut(
+                f"cut at {self.max_total_chars:,} characters of text; the rest of the trace "
+                "is not shown"
+            )
 
     def check(self, steps: list[dict]) -> None:
         if len(steps) >= self.max_steps:
@@ -181,7 +196,13 @@ def _step(index: int, role: str, text: str, budget: _Budget, **extra: Any) -> di
     }
 
 
+# What a tool call costs the budget besides its texts (its keys when stored):
+# a trace of a million empty calls is bounded too.
+CALL_CHARS = 100
+
+
 def _call(budget: _Budget, *, call_id: str, name: str, arguments: object) -> dict:
+    budget.charge(CALL_CHARS)
     return {
         "id": str(call_id)[:200],
         "name": str(name)[:200],
@@ -282,7 +303,8 @@ def _claude_code(data: list, parsed: _Parsed, budget: _Budget) -> None:
 # --- the MLR-Agent's own trace -----------------------------------------------
 
 
-def _mlr_agent_step(raw: dict, index: int, budget: _Budget) -> dict:
+def _mlr_agent_step(raw: dict, steps: list[dict], budget: _Budget) -> None:
+    index = len(steps)
     message = _dict(raw.get("message"))
     usage = _dict(raw.get("usage"))
     step = _step(
@@ -297,6 +319,8 @@ def _mlr_agent_step(raw: dict, index: int, budget: _Budget) -> dict:
         output_tokens=_count(usage.get("completion_tokens")),
         cost_usd=_number(raw.get("cost_usd")),
     )
+    # In the list before its tool calls: a cut among them keeps the step.
+    steps.append(step)
     results: dict[str, dict] = {}
     for result in _list(raw.get("tool_results")):
         if isinstance(result, dict):
@@ -311,11 +335,10 @@ def _mlr_agent_step(raw: dict, index: int, budget: _Budget) -> dict:
             name=function.get("name", ""),
             arguments=function.get("arguments", ""),
         )
+        step["tool_calls"].append(call)
         if (result := results.get(call["id"])) is not None:
             call["result"] = budget.clip(_as_text(result.get("content")))
             call["is_error"] = result.get("is_error") is True
-        step["tool_calls"].append(call)
-    return step
 
 
 def _mlr_agent(data: dict, parsed: _Parsed, budget: _Budget) -> None:
@@ -328,7 +351,7 @@ def _mlr_agent(data: dict, parsed: _Parsed, budget: _Budget) -> None:
     for raw in raw_steps:
         if isinstance(raw, dict):
             budget.check(parsed.steps)
-            parsed.steps.append(_mlr_agent_step(raw, len(parsed.steps), budget))
+            _mlr_agent_step(raw, parsed.steps, budget)
 
 
 def _mlr_agent_ended(data: dict, parsed: _Parsed, budget: _Budget) -> None:

@@ -14,7 +14,7 @@ from benchmark.models import (
     ArtifactKind,
     Submission,
 )
-from benchmark.submission_selectors import trace_artifacts
+from benchmark.submission_selectors import trace_artifacts, trace_step_page
 from experiments.models import (
     ExperimentRun,
     ExperimentStatus,
@@ -100,8 +100,12 @@ def reproduction_check_record(
             else:
                 claims += claims_module.results_claims(text, artifact.path)
     checks = claims_module.claims_check(claims, produced, tolerance=tolerance)
-    trace_number_sources_record(submission=run.submission, checks=checks, tolerance=tolerance)
-    evidence = [check.as_evidence() for check in checks]
+    printed = trace_number_sources_record(
+        submission=run.submission, checks=checks, tolerance=tolerance
+    )
+    evidence = [
+        {**check.as_evidence(), **printed.get(_claim_key(check.claim), {})} for check in checks
+    ]
     missing = [check for check in checks if not check.matched]
     if run.status != ExperimentStatus.SUCCEEDED:
         verdict = ReproductionVerdict.COULD_NOT_RUN
@@ -162,15 +166,32 @@ def trace_number_sources(
     return sources
 
 
+def _claim_key(claim: claims_module.Number) -> tuple[str, str]:
+    return (claim.text, claim.where)
+
+
 def trace_number_sources_record(
     *, submission: Submission, checks: list[claims_module.ClaimCheck], tolerance: float
-) -> None:
+) -> dict[tuple[str, str], dict]:
     """Link the paper's numbers that the re-run reproduced to the step of the
     submission's trace whose output printed them, once, at check time: the
-    trace page shows the stored links."""
+    trace page shows the stored links. Returns, by claim, the trace and step
+    for the check's evidence (`trace_path`, `trace_step`, `trace_page`)."""
     found = [check.claim for check in checks if check.matched]
+    printed: dict[tuple[str, str], dict] = {}
     for artifact in trace_artifacts(list(submission.artifacts.all())):
         trace = artifact_trace(artifact)
-        if trace is not None and trace["steps"]:
-            sources = trace_number_sources(trace, found, tolerance=tolerance)
-            trace_number_sources_store(artifact=artifact, sources=sources)
+        if trace is None or not trace["steps"]:
+            continue
+        sources = trace_number_sources(trace, found, tolerance=tolerance)
+        trace_number_sources_store(artifact=artifact, sources=sources)
+        for source in sources:
+            printed.setdefault(
+                (source["text"], source["where"]),
+                {
+                    "trace_path": artifact.path,
+                    "trace_step": source["step"],
+                    "trace_page": trace_step_page(source["step"]),
+                },
+            )
+    return printed

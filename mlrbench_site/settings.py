@@ -446,6 +446,7 @@ TRACE_MAX_BYTES = env.int("TRACE_MAX_BYTES", default=32 * 1024 * 1024)
 TRACE_PARSE_SECONDS = env.float("TRACE_PARSE_SECONDS", default=10.0)
 TRACE_MAX_STEPS = env.int("TRACE_MAX_STEPS", default=2000)
 TRACE_MAX_FIELD_CHARS = env.int("TRACE_MAX_FIELD_CHARS", default=20_000)
+TRACE_MAX_TOTAL_CHARS = env.int("TRACE_MAX_TOTAL_CHARS", default=8_000_000)
 # A PDF paper's text is extracted once at intake, in a child process under these limits.
 PDF_MAX_BYTES = env.int("PDF_MAX_BYTES", default=50 * 1024 * 1024)
 PDF_MAX_PAGES = env.int("PDF_MAX_PAGES", default=300)

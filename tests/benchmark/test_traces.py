@@ -272,3 +272,23 @@ def test_a_file_that_is_not_a_trace_has_no_trace_page(client, task, tmp_path):
 
     assert client.get(trace_url(submission, "results/log.txt")).status_code == 404
     assert client.get(trace_url(submission, "nothing.json")).status_code == 404
+
+
+def test_a_trace_of_many_tool_calls_is_cut_at_the_total_text_bound(settings, task, tmp_path):
+    settings.TRACE_MAX_TOTAL_CHARS = 2000
+    (first, _) = mlr_agent_steps()
+    many = [
+        {"id": f"c{i}", "type": "function", "function": {"name": "run", "arguments": "{}"}}
+        for i in range(500)
+    ]
+    first = {**first, "message": {**first["message"], "tool_calls": many}}
+    first["tool_results"] = [
+        {"tool_call_id": f"c{i}", "name": "run", "content": "y" * 100} for i in range(500)
+    ]
+
+    submission = intake(mlr_agent_run(tmp_path, mlr_agent_trace([first])), task, tmp_path)
+
+    trace = stored_trace(submission, MLR_AGENT_NAME)
+    assert trace["truncated"] is True
+    assert trace["note"].startswith("cut at 2,000 characters of text")
+    assert 0 < len(trace["steps"][0]["tool_calls"]) < 500
