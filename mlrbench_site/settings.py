@@ -220,8 +220,33 @@ STATIC_MANIFEST = env.bool("STATIC_MANIFEST", default=not DEBUG)
 # Without the manifest (development, tests) WhiteNoise serves straight from the
 # apps' static folders, so no collectstatic is needed there.
 WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
+# Artifacts (uploads, derived HTML and text, experiment outputs and logs,
+# release bundles) go through the storage API only, so web and worker hosts
+# can share an S3-compatible bucket instead of one folder. django-storages'
+# own setting names, read from the environment.
+STORAGE_BACKEND = env.str("STORAGE_BACKEND", default="filesystem")
+if STORAGE_BACKEND not in {"filesystem", "s3"}:
+    raise ImproperlyConfigured("STORAGE_BACKEND must be 'filesystem' or 's3'.")
+AWS_STORAGE_BUCKET_NAME = env.str("AWS_STORAGE_BUCKET_NAME", default="mlrbench")
+AWS_S3_ENDPOINT_URL = env.str("AWS_S3_ENDPOINT_URL", default="") or None
+AWS_S3_REGION_NAME = env.str("AWS_S3_REGION_NAME", default="us-east-1")
+AWS_ACCESS_KEY_ID = env.str("AWS_ACCESS_KEY_ID", default="") or None
+AWS_SECRET_ACCESS_KEY = env.str("AWS_SECRET_ACCESS_KEY", default="") or None
+AWS_S3_ADDRESSING_STYLE = env.str("AWS_S3_ADDRESSING_STYLE", default="path")
+# Artifacts are private: every download goes through the site's views, which
+# set the type, disposition and nosniff headers; a name is never reused.
+AWS_DEFAULT_ACL = None
+AWS_QUERYSTRING_AUTH = True
+AWS_S3_FILE_OVERWRITE = False
+AWS_S3_SIGNATURE_VERSION = "s3v4"
+AWS_LOCATION = env.str("AWS_LOCATION", default="")
+_DEFAULT_STORAGE: dict[str, Any] = (
+    {"BACKEND": "storages.backends.s3.S3Storage"}
+    if STORAGE_BACKEND == "s3"
+    else {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+)
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": _DEFAULT_STORAGE,
     "staticfiles": {
         "BACKEND": (
             "whitenoise.storage.CompressedManifestStaticFilesStorage"

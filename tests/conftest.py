@@ -4,13 +4,20 @@ The suite runs against the services named by the environment (see
 scripts/test.sh): PostgreSQL through DATABASE_URL and Redis through REDIS_URL.
 """
 
+import os
 import socket
+import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.core.cache import cache
+
+from tests.s3_server import S3Server
+
+S3_BACKEND = "storages.backends.s3.S3Storage"
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,14 +38,70 @@ def _clear_cache():
     cache.clear()
 
 
+@pytest.fixture(scope="session")
+def s3_server():
+    """The suite's loopback S3 server (moto), started once, on first use."""
+    with S3Server() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def _s3_suite_storage(request):
+    """A suite run with STORAGE_BACKEND=s3 and no AWS_S3_ENDPOINT_URL starts its
+    own loopback S3 server, so the whole suite runs against S3; with an
+    endpoint (say a MinIO) it uses that one."""
+    if settings.STORAGE_BACKEND != "s3" or settings.AWS_S3_ENDPOINT_URL:
+        return None
+    server = request.getfixturevalue("s3_server")
+    # Worker processes the tests start inherit the environment.
+    os.environ.update(server.env())
+    for name, value in server.env().items():
+        setattr(settings, name, value)
+    return server
+
+
+def _storage_prefix_use(settings, monkeypatch, prefix: str) -> None:
+    """Every object of this test under its own prefix: a clean bucket per test."""
+    settings.AWS_LOCATION = prefix
+    monkeypatch.setenv("AWS_LOCATION", prefix)
+    # Assigning STORAGES makes Django build the default storage again.
+    settings.STORAGES = {**settings.STORAGES, "default": {"BACKEND": S3_BACKEND}}
+
+
 @pytest.fixture(autouse=True)
-def media_root(tmp_path, settings) -> Path:
+def media_root(tmp_path, settings, monkeypatch, _s3_suite_storage) -> Path:
     """A fresh, empty artifact store for every test: imports and uploads
-    never write into the project's own media/ folder."""
+    never write into the project's own media/ folder (nor, on S3, see
+    another test's objects)."""
     root = tmp_path / "media"
     root.mkdir()
     settings.MEDIA_ROOT = root
+    if settings.STORAGE_BACKEND == "s3":
+        _storage_prefix_use(settings, monkeypatch, f"tests/{uuid.uuid4().hex}")
     return root
+
+
+@dataclass
+class S3Storage:
+    server: S3Server
+    prefix: str
+
+    def keys(self, under: str = "") -> list[str]:
+        """The keys of this test's objects, relative to its prefix."""
+        start = f"{self.prefix}/"
+        return [key.removeprefix(start) for key in self.server.keys(start + under)]
+
+
+@pytest.fixture
+def s3_storage(settings, monkeypatch, s3_server) -> S3Storage:
+    """The default storage on the loopback S3 server for this test (and for the
+    worker processes it starts), whatever the suite's STORAGE_BACKEND."""
+    for name, value in s3_server.env().items():
+        setattr(settings, name, value)
+        monkeypatch.setenv(name, value)
+    prefix = f"tests/{uuid.uuid4().hex}"
+    _storage_prefix_use(settings, monkeypatch, prefix)
+    return S3Storage(server=s3_server, prefix=prefix)
 
 
 @pytest.fixture
