@@ -132,6 +132,8 @@ def main() -> None:
     from django.db import connection
     from django.test.utils import setup_databases, teardown_databases
 
+    # A name of its own: `test_<NAME>` is the test suite's, which may be running.
+    connection.settings_dict["TEST"]["NAME"] = f"{connection.settings_dict['NAME']}_perf_judges"
     print(f"creating a test database next to {connection.settings_dict['NAME']} ...", flush=True)
     old_config = setup_databases(verbosity=0, interactive=False)
     server = None

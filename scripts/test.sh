@@ -17,13 +17,14 @@ case $CELERY_BROKER_URL in
     # broker), removed at the end: parallel runs never share a queue.
     if command -v rabbitmqctl >/dev/null && rabbitmqctl -q status >/dev/null 2>&1; then
       vhost="mlrbench-test-$(hostname -s)-$$"
-      user=${CELERY_BROKER_URL#*://}
-      user=${user%%@*}
+      authority=${CELERY_BROKER_URL#*://}
+      authority=${authority%%/*}  # user:password@host:port, without the vhost
+      user=${authority%%@*}
       user=${user%%:*}
       rabbitmqctl -q add_vhost "$vhost" >/dev/null
       rabbitmqctl -q set_permissions -p "$vhost" "${user:-guest}" ".*" ".*" ".*" >/dev/null
       cleanup+=(rabbitmqctl -q delete_vhost "$vhost")
-      export CELERY_BROKER_URL="${CELERY_BROKER_URL%/*}/$vhost"
+      export CELERY_BROKER_URL="${CELERY_BROKER_URL%%://*}://$authority/$vhost"
     fi
     ;;
 esac
