@@ -11,9 +11,14 @@ with unknown steps is the sum of the known ones and says how many are not.
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+
+from django.db.models.fields.files import FieldFile
+
+from common.storage import storage_errors
 
 from .prices import SHIPPED_PRICES, Price, price_lookup
 
@@ -56,13 +61,18 @@ def _int(value: object) -> int:
     return int(value)
 
 
-def token_usage_read(path: Path) -> dict | None:
-    """The usage record in a token-usage file, or None when it is not one."""
+def token_usage_read(source: Path | FieldFile) -> dict | None:
+    """The usage record in a token-usage file (a local file or a stored
+    artifact's), or None when it is not one."""
     try:
-        if path.stat().st_size > MAX_USAGE_BYTES:
+        with source.open("rb") as handle:
+            raw = handle.read(MAX_USAGE_BYTES + 1)
+        if len(raw) > MAX_USAGE_BYTES:
             return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = json.loads(raw.decode("utf-8"))
+    except storage_errors():
+        return None
+    except ValueError:  # not UTF-8, not JSON
         return None
     if not isinstance(data, dict):
         return None
@@ -159,15 +169,18 @@ def step_cost(
 
 
 def steps_cost(
-    files: list[tuple[str, Path]], *, default_model: str, prices: tuple[Price, ...] | None = None
+    files: Sequence[tuple[str, Path | FieldFile]],
+    *,
+    default_model: str,
+    prices: tuple[Price, ...] | None = None,
 ) -> list[StepCost]:
     """Price every `<step>_token_usage.json` among (relative path, file);
     `prices` defaults to `price_table()` (one query)."""
     if prices is None:
         prices = price_table() if files else SHIPPED_PRICES
     steps = []
-    for relative, path in sorted(files):
-        usage = token_usage_read(path)
+    for relative, source in sorted(files, key=lambda pair: pair[0]):
+        usage = token_usage_read(source)
         if usage is None:
             continue
         step = relative.rsplit("/", 1)[-1].removesuffix("_token_usage.json")

@@ -22,6 +22,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils.safestring import SafeString, mark_safe
 
+from common.storage import object_read, storage_errors
+
 from .models import Artifact, ArtifactKind, DerivedArtifact, DerivedKind, Task
 from .rendering import (
     ARTIFACT_SRC_PREFIX,
@@ -118,17 +120,13 @@ def derived_artifacts_store(*, artifacts: Iterable[Artifact], derived: dict[str,
     )
 
 
-def _artifact_location(artifact: Artifact) -> Path:
-    return Path(settings.MEDIA_ROOT) / str(artifact.file.name)
-
-
 def artifact_html_derive(artifact: Artifact) -> DerivedArtifact | None:
     """Derive (again) and store one document's HTML; None when it is too large."""
     if artifact.size > settings.MARKDOWN_RENDER_MAX_BYTES:
         return None
     try:
-        text = _artifact_location(artifact).read_bytes().decode("utf-8", errors="replace")
-    except OSError:
+        text = object_read(artifact.file.name).decode("utf-8", errors="replace")
+    except storage_errors():
         return None
     siblings = Artifact.objects.filter(
         submission_id=artifact.submission_id, kind=ArtifactKind.FIGURE

@@ -1,17 +1,18 @@
 """Submission intake: every write that turns an uploaded run into a submission
 with its artifacts.
 
-An intake is all or nothing. The run is unpacked into a folder of its own
-under `submissions/.incoming/`, checked (limits, names, the stage's needs),
-and only then are the rows written and the folder renamed into
-`submissions/<id>/` in one transaction. A refused or failed intake leaves no
-rows and no files.
+An intake is all or nothing. The run is unpacked into a scratch folder of
+its own on the local disk (never the artifact store), checked (limits, names,
+the stage's needs), written to the store under a staging prefix, and only then
+are the rows written and the staged objects moved to `submissions/<id>/`, the
+move being the transaction's last step. A refused or failed intake, the store
+going down included, leaves no rows and no object a reader can reach; staged
+leftovers of a crash go with `manage.py storage_sweep`.
 """
 
 import logging
-import os
 import shutil
-import uuid
+import tempfile
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
@@ -24,6 +25,15 @@ from django.db.models import Max, Q
 from django.utils.module_loading import import_string
 
 from common.errors import Conflict, ValidationFailed
+from common.storage import (
+    StorageUnavailable,
+    object_save,
+    objects_delete,
+    objects_move,
+    prefix_delete,
+    staging_prefix_new,
+    storage_errors,
+)
 
 from .archives import (
     ArchiveRefused,
@@ -55,8 +65,8 @@ from .models import (
 from .pdf_text import (
     PdfRefused,
     PdfText,
-    derived_folder_remove,
-    derived_text_write,
+    derived_path,
+    derived_text_record,
     is_pdf_path,
     pdf_text_extract,
 )
@@ -110,20 +120,9 @@ class RunFiles:
         return files_digest(self.files)
 
 
-def submissions_root() -> Path:
-    return Path(settings.MEDIA_ROOT) / SUBMISSIONS_FOLDER
-
-
-def submission_folder(submission_id: int) -> Path:
-    return submissions_root() / str(submission_id)
-
-
 def incoming_folder() -> Path:
-    """A fresh folder for one intake, on the same file system as the store so
-    the final move is a rename."""
-    folder = submissions_root() / ".incoming" / uuid.uuid4().hex
-    folder.mkdir(parents=True)
-    return folder
+    """A fresh local scratch folder for one intake (removed by the caller)."""
+    return Path(tempfile.mkdtemp(prefix="mlrbench-intake-"))
 
 
 def submission_intake(
@@ -308,7 +307,8 @@ def submission_store(
         ]
     )
     pdf_texts = _pdf_papers_read(run)
-    final: Path | None = None
+    staged = _run_stage(run, pdf_texts)
+    written: list[str] = []
     try:
         with transaction.atomic():
             Agent.objects.select_for_update().filter(pk=agent.pk).first()
@@ -350,28 +350,69 @@ def submission_store(
                 if artifact.path in pdf_texts:
                     if artifact.pk is None:  # a backend that returns no ids from a bulk insert
                         artifact = Artifact.objects.get(submission=submission, path=artifact.path)
-                    derived_text_write(artifact=artifact, extracted=pdf_texts[artifact.path])
-            final = submission_folder(submission.pk)
-            # A folder left by a crash between a rename and a rollback must
-            # not mix with this submission's files.
-            if final.exists():
-                shutil.rmtree(final)
-            os.rename(run.folder, final)
+                    derived_text_record(artifact=artifact, extracted=pdf_texts[artifact.path])
+            # Last, so that the objects reach their final names only with rows
+            # that are about to commit (and are removed again if they do not).
+            written = _staged_move(staged, run, submission.pk, pdf_texts)
             if notify:
                 transaction.on_commit(
                     lambda: submission_ready.send(sender=Submission, submission_id=submission.pk)
                 )
     except IntegrityError:
-        if final is not None:
-            shutil.rmtree(final, ignore_errors=True)
-            derived_folder_remove(int(final.name))
+        _intake_undo(staged, written)
         existing = _same_run(agent, task, stage, run)
         if existing is not None:
             raise DuplicateSubmission(existing) from None
         raise
     except BaseException:
-        if final is not None:
-            shutil.rmtree(final, ignore_errors=True)
-            derived_folder_remove(int(final.name))
+        _intake_undo(staged, written)
         raise
     return submission
+
+
+def _run_stage(run: RunFiles, pdf_texts: dict[str, PdfText]) -> str:
+    """Write the run's files and PDF texts under a fresh staging prefix."""
+    staged = staging_prefix_new()
+    try:
+        for item in run.files:
+            with (run.folder / item.path).open("rb") as handle:
+                object_save(f"{staged}/run/{item.path}", handle)
+        for path, extracted in pdf_texts.items():
+            object_save(f"{staged}/derived/{path}.txt", extracted.text.encode("utf-8"))
+    except storage_errors() as exc:
+        logger.warning("the artifact store refused a staged upload: %s", exc)
+        prefix_delete(staged)
+        raise StorageUnavailable() from None
+    return staged
+
+
+def _staged_move(
+    staged: str, run: RunFiles, submission_id: int, pdf_texts: dict[str, PdfText]
+) -> list[str]:
+    moves = [
+        (f"{staged}/run/{item.path}", f"{SUBMISSIONS_FOLDER}/{submission_id}/{item.path}")
+        for item in run.files
+    ]
+    moves += [
+        (f"{staged}/derived/{path}.txt", derived_path(submission_id, path)) for path in pdf_texts
+    ]
+    written: list[str] = []
+    try:
+        for pair in moves:
+            written += objects_move([pair])
+    except storage_errors() as exc:
+        logger.warning("the artifact store failed while moving an upload in place: %s", exc)
+        _intake_undo(staged, written)
+        raise StorageUnavailable() from None
+    return written
+
+
+def _intake_undo(staged: str, written: list[str]) -> None:
+    """Best effort: what the store cannot remove now is either staged (the
+    sweep's) or under a submission id that was rolled back (never reused)."""
+    try:
+        objects_delete(written)
+    except storage_errors():
+        logger.warning("could not remove %d moved objects", len(written), exc_info=True)
+    written.clear()
+    prefix_delete(staged)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from common.storage import object_read, object_save, storage_errors
+
 from .models import Artifact, DerivedArtifact, DerivedKind
 
 DERIVED_FOLDER = "derived"
@@ -82,36 +84,31 @@ def pdf_text_extract(path: Path, *, name: str) -> PdfText:
 
 
 def derived_path(submission_id: int, path: str) -> str:
-    """Where a derived text is stored, relative to MEDIA_ROOT: outside the run's own
+    """The name a derived text is stored under: outside the run's own
     folder, so it is never mistaken for one of the agent's files."""
     return f"{DERIVED_FOLDER}/{submission_id}/{path}.txt"
 
 
 def derived_text_write(*, artifact: Artifact, extracted: PdfText) -> DerivedArtifact:
+    """Store a PDF's text and its row (the intake stages the text instead)."""
     relative = derived_path(artifact.submission_id, artifact.path)
-    target = Path(settings.MEDIA_ROOT) / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    data = extracted.text.encode("utf-8")
-    target.write_bytes(data)
+    object_save(relative, extracted.text.encode("utf-8"))
+    return derived_text_record(artifact=artifact, extracted=extracted)
+
+
+def derived_text_record(*, artifact: Artifact, extracted: PdfText) -> DerivedArtifact:
+    """The row of a PDF's text stored (or about to be moved) at `derived_path`."""
     derived, _created = DerivedArtifact.objects.update_or_create(
         artifact=artifact,
         kind=DerivedKind.PDF_TEXT,
         defaults={
-            "file": relative,
-            "size": len(data),
+            "file": derived_path(artifact.submission_id, artifact.path),
+            "size": len(extracted.text.encode("utf-8")),
             "pages": extracted.pages,
             "truncated": extracted.truncated,
         },
     )
     return derived
-
-
-def derived_folder_remove(submission_id: int) -> None:
-    import shutil
-
-    shutil.rmtree(
-        Path(settings.MEDIA_ROOT) / DERIVED_FOLDER / str(submission_id), ignore_errors=True
-    )
 
 
 def pdf_text_of(artifact: Artifact, *, limit: int | None = None) -> str | None:
@@ -124,12 +121,12 @@ def pdf_text_of(artifact: Artifact, *, limit: int | None = None) -> str | None:
     if derived is None or not derived.file.name:
         return None
     try:
-        with (Path(settings.MEDIA_ROOT) / derived.file.name).open(
-            encoding="utf-8", errors="replace"
-        ) as handle:
-            return handle.read(limit) if limit is not None else handle.read()
-    except OSError:
+        # UTF-8 takes at most 4 bytes a character.
+        data = object_read(derived.file.name, limit=None if limit is None else 4 * limit)
+    except storage_errors():
         return None
+    text = data.decode("utf-8", errors="replace")
+    return text if limit is None else text[:limit]
 
 
 def is_pdf_path(path: str) -> bool:

@@ -141,14 +141,13 @@ def submissions_reprice() -> int:
     changed. Reads each one's token-usage files from the store."""
     from .costs import price_table, steps_cost, steps_priced_total
     from .models import ArtifactKind, Submission
-    from .submission_selectors import artifact_file_path
 
     prices = price_table()
     changed = 0
     pending = Submission.objects.filter(llm_unpriced_steps__gt=0).select_related("agent")
     for submission in pending.prefetch_related("artifacts"):
         usage = [
-            (a.path, artifact_file_path(a))
+            (a.path, a.file)
             for a in submission.artifacts.all()
             if a.kind == ArtifactKind.TOKEN_USAGE
         ]

@@ -3,13 +3,13 @@
 import posixpath
 from dataclasses import dataclass, field
 from decimal import Decimal
-from pathlib import Path
 
-from django.conf import settings
 from django.db.models import Exists, OuterRef, QuerySet
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+
+from common.storage import object_read, storage_errors
 
 from .costs import StepCost, steps_cost, steps_priced_total
 from .derived import artifact_html, html_with_figures
@@ -49,12 +49,6 @@ def submissions_newest(submissions: QuerySet[Submission]) -> QuerySet[Submission
 
 def agent_list() -> QuerySet[Agent]:
     return Agent.objects.select_related("team")
-
-
-def artifact_file_path(artifact: Artifact) -> Path:
-    name = artifact.file.name
-    assert name, f"artifact {artifact.pk} has no file"
-    return Path(settings.MEDIA_ROOT) / name
 
 
 def artifact_raw_url(artifact: Artifact) -> str:
@@ -97,18 +91,18 @@ def artifact_text(artifact: Artifact, *, limit: int = MAX_RENDERED_MARKDOWN_BYTE
     if artifact.size > limit:
         return None
     try:
-        return artifact_file_path(artifact).read_bytes().decode("utf-8", errors="replace")
-    except OSError:
+        return object_read(artifact.file.name).decode("utf-8", errors="replace")
+    except storage_errors():
         return None
 
 
 def artifact_tail(artifact: Artifact) -> str:
     """The last lines of a log, read from its end only."""
     try:
-        with artifact_file_path(artifact).open("rb") as handle:
+        with artifact.file.open("rb") as handle:
             handle.seek(max(0, artifact.size - LOG_TAIL_BYTES))
             data = handle.read()
-    except OSError:
+    except storage_errors():
         return ""
     lines = data.decode("utf-8", errors="replace").splitlines()
     if artifact.size > LOG_TAIL_BYTES:
@@ -212,7 +206,7 @@ def _render(title: str, artifact: Artifact) -> RenderedDocument:
 
 def submission_costs(submission: Submission, artifacts: list[Artifact]) -> SubmissionCosts:
     usage = [
-        (artifact.path, artifact_file_path(artifact))
+        (artifact.path, artifact.file)
         for artifact in artifacts
         if artifact.kind == ArtifactKind.TOKEN_USAGE
     ]

@@ -24,6 +24,7 @@ from common.errors import (
     form_error_items,
 )
 from common.http import AuthenticatedHttpRequest
+from common.storage import storage_errors
 
 from .accounts import (
     agent_register,
@@ -40,7 +41,6 @@ from .page_panels import submission_page_panels, submission_summary
 from .submission_selectors import (
     PDF_TYPE,
     artifact_delivery,
-    artifact_file_path,
     artifact_get,
     artifact_raw_url,
     artifact_text,
@@ -225,8 +225,9 @@ def artifact_raw_view(request: HttpRequest, submission_id: int, path: str) -> Fi
     delivery = artifact_delivery(artifact)
     inline = delivery.inline and request.GET.get("download") is None
     try:
-        handle = artifact_file_path(artifact).open("rb")
-    except OSError:
+        # Streamed from the store in chunks (S3 too), never read whole.
+        handle = artifact.file.open("rb")
+    except storage_errors():
         raise Http404("The file is missing from the artifact store.") from None
     response = FileResponse(
         handle,

@@ -15,14 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO
+from typing import Any
 
 from django.conf import settings
-from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from django.db.models import Q
 from django.utils import timezone
 
+from common.storage import object_save
 from experiments import sandbox
 from experiments.models import (
     ExperimentLimit,
@@ -38,6 +37,7 @@ from .queue import code_artifacts, code_root_of
 from .results import OUTPUT_FILE_MAX_BYTES, objective_result_record, reproduction_check_record
 from .slots import HostTooSmall, Slots, SlotsBusy, gpu_capacity, gpu_host_announce, host_name
 from .slots import slots_acquire as _slots_acquire
+from .stored_log import StoredLog
 
 logger = logging.getLogger(__name__)
 
@@ -245,13 +245,14 @@ def _passthrough() -> dict[str, str]:
     return {name: os.environ[name] for name in settings.SANDBOX_ENV_ALLOW if name in os.environ}
 
 
-def _log_open(run: ExperimentRun) -> BinaryIO:
-    """The run's log, written as the run goes so the page can show its tail."""
+def _log_open(context: _RunContext) -> StoredLog:
+    """The run's log, published to the store as the run goes so the page can
+    show its tail (from any host)."""
+    run = context.run
     name = f"experiments/{run.pk}/log.txt"
-    path = Path(default_storage.path(name))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    log = StoredLog(name=name, local=context.run_dir / "log.txt")
     ExperimentRun.objects.filter(pk=run.pk).update(log=name)
-    return open(path, "wb")  # noqa: SIM115 - closed by the caller
+    return log
 
 
 def _cancel_poller(run: ExperimentRun) -> Callable[[], bool]:
@@ -278,7 +279,7 @@ def _sandbox(
     mounts: list[sandbox.Mount],
     env: dict[str, str],
     seconds: float,
-    log: BinaryIO,
+    log: sandbox.LogSink,
 ) -> sandbox.SandboxResult:
     uid = context.slots.uid if os.geteuid() == 0 else None
     spec = sandbox.SandboxSpec(
@@ -332,7 +333,7 @@ def _execute(context: _RunContext) -> None:
         mounts.append(sandbox.Mount(data_dir / "public", "/data"))
         env["DATA_DIR"] = "/data"
     before = _manifest(context.work)
-    with _log_open(run) as log:
+    with _log_open(context) as log:
         log.write(f"$ {run.command}\n".encode())
         log.flush()
         result = _sandbox(
@@ -399,7 +400,7 @@ def _execute_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
     run = context.run
     mount, env = _mlrc_env(context, objective)
     before = _manifest(context.work)
-    with _log_open(run) as log:
+    with _log_open(context) as log:
         for path in context.restored:
             log.write(f"read-only {path}: the task's own copy is used\n".encode())
         log.write(f"$ {run.command}\n".encode())
@@ -464,7 +465,7 @@ def _log_text(run: ExperimentRun) -> str:
     return ""
 
 
-def _log_footer(log: BinaryIO, step: str, result: sandbox.SandboxResult) -> None:
+def _log_footer(log: sandbox.LogSink, step: str, result: sandbox.SandboxResult) -> None:
     detail = f"; {result.reason}" if result.reason else ""
     log.write(
         (
@@ -476,7 +477,7 @@ def _log_footer(log: BinaryIO, step: str, result: sandbox.SandboxResult) -> None
 
 
 def _evaluate(
-    context: _RunContext, objective: ObjectiveTask, data_dir: Path, log: BinaryIO
+    context: _RunContext, objective: ObjectiveTask, data_dir: Path, log: sandbox.LogSink
 ) -> tuple[dict[str, Any], float | None, str, str]:
     """Score the method's predictions in a second sandbox that alone sees the labels."""
     eval_work = context.run_dir / "eval"
@@ -605,9 +606,7 @@ def _outputs_collect(
         if size <= min(OUTPUT_FILE_MAX_BYTES, budget):
             content = _safe_read(work / relative, OUTPUT_FILE_MAX_BYTES)
             if content is not None:
-                default_storage.save(
-                    f"experiments/{run.pk}/outputs/{relative}", ContentFile(content)
-                )
+                object_save(f"experiments/{run.pk}/outputs/{relative}", content)
                 entry["stored"] = True
                 budget -= len(content)
         outputs.append(entry)

@@ -51,10 +51,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import BinaryIO
+from typing import Protocol
 
 # The uid and gid the code sees inside the sandbox (mapped to the slot's uid outside).
 logger = logging.getLogger(__name__)
+
+
+class LogSink(Protocol):
+    """Where a run's output goes: a local file, or the stored log (`StoredLog`)."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+    def flush(self) -> None: ...
+
 
 INSIDE_UID = 1000
 INSIDE_GID = 1000
@@ -689,7 +698,7 @@ def _write_etc(scratch: Path) -> Path:
 class _LogPump(threading.Thread):
     """Copy the sandbox's output to the log as it comes, up to a size cap."""
 
-    def __init__(self, fd: int, log: BinaryIO, max_bytes: int):
+    def __init__(self, fd: int, log: LogSink, max_bytes: int):
         super().__init__(daemon=True)
         self.fd, self.log, self.max_bytes = fd, log, max_bytes
         self.written = 0
@@ -721,7 +730,7 @@ class _LogPump(threading.Thread):
 def sandbox_run(
     spec: SandboxSpec,
     *,
-    log: BinaryIO,
+    log: LogSink,
     should_cancel: Callable[[], bool] | None = None,
     log_max_bytes: int = 10 * 1024 * 1024,
     env_passthrough: dict[str, str] | None = None,
@@ -774,7 +783,7 @@ def _sandbox_run_on(
     disk: WorkDisk | None,
     enforcement: str,
     *,
-    log: BinaryIO,
+    log: LogSink,
     options: tuple[Callable[[], bool] | None, int, dict[str, str] | None, float, float],
 ) -> SandboxResult:
     should_cancel, log_max_bytes, env_passthrough, poll_seconds, cancel_poll_seconds = options

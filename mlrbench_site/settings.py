@@ -234,16 +234,23 @@ AWS_ACCESS_KEY_ID = env.str("AWS_ACCESS_KEY_ID", default="") or None
 AWS_SECRET_ACCESS_KEY = env.str("AWS_SECRET_ACCESS_KEY", default="") or None
 AWS_S3_ADDRESSING_STYLE = env.str("AWS_S3_ADDRESSING_STYLE", default="path")
 # Artifacts are private: every download goes through the site's views, which
-# set the type, disposition and nosniff headers; a name is never reused.
+# set the type, disposition and nosniff headers. Artifact names are chosen by
+# the site (submissions/<id>/<path>), so a write replaces, never renames.
 AWS_DEFAULT_ACL = None
 AWS_QUERYSTRING_AUTH = True
-AWS_S3_FILE_OVERWRITE = False
+AWS_S3_FILE_OVERWRITE = True
 AWS_S3_SIGNATURE_VERSION = "s3v4"
+# An object read (a download, a log's tail) is buffered in memory up to this
+# size, then in a temporary file: a large artifact never fills a worker's RAM.
+AWS_S3_MAX_MEMORY_SIZE = env.int("AWS_S3_MAX_MEMORY_SIZE", default=8 * 1024 * 1024)
 AWS_LOCATION = env.str("AWS_LOCATION", default="")
 _DEFAULT_STORAGE: dict[str, Any] = (
     {"BACKEND": "storages.backends.s3.S3Storage"}
     if STORAGE_BACKEND == "s3"
-    else {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+    else {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"allow_overwrite": True},
+    }
 )
 STORAGES = {
     "default": _DEFAULT_STORAGE,
@@ -466,6 +473,8 @@ EXPERIMENT_DATA_ROOT = env.path("EXPERIMENT_DATA_ROOT", default=BASE_DIR / "var"
 EXPERIMENT_TIME_LIMIT_SECONDS = env.int("EXPERIMENT_TIME_LIMIT_SECONDS", default=3600)
 EXPERIMENT_MAX_TIME_LIMIT_SECONDS = env.int("EXPERIMENT_MAX_TIME_LIMIT_SECONDS", default=6 * 3600)
 EXPERIMENT_LOG_MAX_BYTES = env.int("EXPERIMENT_LOG_MAX_BYTES", default=10 * 1024 * 1024)
+# How often a running run's log is written again to the store (its page follows it).
+EXPERIMENT_LOG_PUBLISH_SECONDS = env.float("EXPERIMENT_LOG_PUBLISH_SECONDS", default=2.0)
 EXPERIMENT_OUTPUT_MAX_BYTES = env.int("EXPERIMENT_OUTPUT_MAX_BYTES", default=50 * 1024 * 1024)
 SANDBOX_MEMORY_BYTES = env.int("SANDBOX_MEMORY_BYTES", default=16 * 1024**3)
 SANDBOX_PROCESSES = env.int("SANDBOX_PROCESSES", default=1024)

@@ -81,6 +81,31 @@ def media_root(tmp_path, settings, monkeypatch, _s3_suite_storage) -> Path:
     return root
 
 
+class Store:
+    """The default storage as a test sees it, whichever backend it is."""
+
+    def names(self, under: str = "") -> list[str]:
+        from common.storage import objects_under
+
+        return sorted(objects_under(under))
+
+    def read(self, name: str) -> bytes:
+        from common.storage import object_read
+
+        return object_read(name)
+
+    def exists(self, name: str) -> bool:
+        from django.core.files.storage import default_storage
+
+        return default_storage.exists(name)
+
+
+@pytest.fixture
+def store(media_root) -> Store:
+    """This test's artifact store (empty at its start)."""
+    return Store()
+
+
 @dataclass
 class S3Storage:
     server: S3Server

@@ -48,13 +48,12 @@ def upload(client, path: Path, *, token: str | None, agent="my-agent", stage="en
         )
 
 
-def store_state(media_root: Path) -> tuple:
-    files = sorted(str(p.relative_to(media_root)) for p in media_root.rglob("*"))
-    return files, Submission.objects.count(), Artifact.objects.count()
+def store_state(store) -> tuple:
+    return store.names(), Submission.objects.count(), Artifact.objects.count()
 
 
 def test_a_zip_of_a_published_run_becomes_a_submission_with_its_artifacts(
-    client, media_root, agent, task, token, mlrbench_data, tmp_path
+    client, store, agent, task, token, mlrbench_data, tmp_path
 ):
     archive = zip_folder(sample_run(mlrbench_data), tmp_path / "run.zip", prefix="bi_align/")
 
@@ -72,18 +71,18 @@ def test_a_zip_of_a_published_run_becomes_a_submission_with_its_artifacts(
     assert kinds["codex/experiment.py"] == ArtifactKind.CODE
     assert kinds["results/pce.png"] == ArtifactKind.FIGURE
     assert kinds["paper_token_usage.json"] == ArtifactKind.TOKEN_USAGE
-    stored = media_root / "submissions" / str(submission.pk) / "results" / "paper.md"
-    assert stored.read_bytes() == (sample_run(mlrbench_data) / "results/paper.md").read_bytes()
+    stored = store.read(f"submissions/{submission.pk}/results/paper.md")
+    assert stored == (sample_run(mlrbench_data) / "results/paper.md").read_bytes()
     # o4-mini is in litellm's price table: the four LLM steps are priced.
     assert submission.llm_cost_usd is not None and submission.llm_cost_usd > 0
-    assert not list((media_root / "submissions" / ".incoming").iterdir())
+    assert store.names("staged") == []
 
     detail = client.get(body["url"]).json()
     paper = next(a for a in detail["artifacts"] if a["path"] == "results/paper.md")
-    assert paper["kind"] == "paper" and paper["size"] == stored.stat().st_size
+    assert paper["kind"] == "paper" and paper["size"] == len(stored)
     download = client.get(paper["download_url"])
     assert download.status_code == 200
-    assert b"".join(download.streaming_content) == stored.read_bytes()
+    assert b"".join(download.streaming_content) == stored
 
 
 def test_the_same_run_however_packed_answers_409_and_a_changed_one_is_version_2(
@@ -247,7 +246,7 @@ BAD_ARCHIVES = {
 
 @pytest.mark.parametrize("case", list(BAD_ARCHIVES))
 def test_a_bad_archive_gets_400_saying_why_and_leaves_nothing_behind(
-    case, client, media_root, agent, task, token, tmp_path, settings
+    case, client, store, agent, task, token, tmp_path, settings
 ):
     settings.INTAKE_MAX_ENTRIES = 20
     settings.INTAKE_MAX_ARCHIVE_BYTES = 512 * 1024
@@ -257,13 +256,13 @@ def test_a_bad_archive_gets_400_saying_why_and_leaves_nothing_behind(
     # Something already stored must stay as it was.
     good = zip_entries(tmp_path / "good.zip", {"results/paper.md": PAPER, "results/f.png": PNG})
     assert upload(client, good, token=token).status_code == 201
-    before = store_state(media_root)
+    before = store_state(store)
 
     response = upload(client, archive, token=token, stage="paper" if "paper" in case else "end2end")
 
     assert response.status_code == 400, response.content
     assert message in error_messages(response)["archive"][0]
-    assert store_state(media_root) == before
+    assert store_state(store) == before
     assert not (tmp_path.parent / "escaped.txt").exists()
     assert not Path("/tmp/absolute.txt").exists()
 

@@ -37,7 +37,7 @@ def upload(client, owner, archive: Path):
 
 
 def test_a_pdf_paper_is_read_once_at_intake_and_shown_with_its_text(
-    client, owner, media_root, mlrbench_data, tmp_path
+    client, owner, store, mlrbench_data, tmp_path
 ):
     pdf = (mlrbench_data / SCIENTIST / "iclr2025_bi_align.pdf").read_bytes()
     archive = zip_entries(
@@ -55,7 +55,8 @@ def test_a_pdf_paper_is_read_once_at_intake_and_shown_with_its_text(
     assert derived.pages == 4 and not derived.truncated
     assert "CO-ADAPTIVE EXPLANATION INTERFACES" in pdf_text_of(paper)
     # Stored outside the run's folder: never one of the agent's files.
-    assert not (media_root / f"submissions/{submission.pk}/results/paper.pdf.txt").exists()
+    assert not store.exists(f"submissions/{submission.pk}/results/paper.pdf.txt")
+    assert store.exists(f"derived/{submission.pk}/results/paper.pdf.txt")
 
     page = client.get(f"/submissions/{submission.pk}/files/results/paper.pdf")
     html = page.content.decode()
@@ -77,7 +78,7 @@ def test_a_pdf_paper_is_read_once_at_intake_and_shown_with_its_text(
     ],
 )
 def test_a_bad_pdf_is_refused_at_intake_with_a_clear_message(
-    client, owner, media_root, tmp_path, data, reason
+    client, owner, store, tmp_path, data, reason
 ):
     archive = zip_entries(tmp_path / "run.zip", {"results/paper.pdf": data})
 
@@ -87,4 +88,4 @@ def test_a_bad_pdf_is_refused_at_intake_with_a_clear_message(
     (message,) = error_messages(response)["archive"]
     assert message.startswith("results/paper.pdf: ") and reason in message
     assert not Submission.objects.exists() and not DerivedArtifact.objects.exists()
-    assert not any(p.is_file() for p in media_root.rglob("*") if ".incoming" not in str(p))
+    assert store.names() == []

@@ -25,13 +25,11 @@ def run_import(path: Path) -> str:
     return out.getvalue()
 
 
-def store_files(media_root: Path) -> list[str]:
-    return sorted(str(p.relative_to(media_root)) for p in media_root.rglob("*") if p.is_file())
+def store_files(store) -> list[str]:
+    return store.names()
 
 
-def test_the_sample_imports_every_run_and_a_second_import_changes_nothing(
-    mlrbench_data, media_root
-):
+def test_the_sample_imports_every_run_and_a_second_import_changes_nothing(mlrbench_data, store):
     output = run_import(mlrbench_data)
 
     assert (
@@ -91,14 +89,14 @@ def test_the_sample_imports_every_run_and_a_second_import_changes_nothing(
     assert Agent.objects.get(name="claude").model_family == "anthropic"
 
     rows = (Submission.objects.count(), Artifact.objects.count(), Agent.objects.count())
-    files = store_files(media_root)
+    files = store_files(store)
 
     second = run_import(mlrbench_data)
 
     assert "0 end2end created, 6 end2end unchanged" in second
     assert "done: nothing new" in second
     assert (Submission.objects.count(), Artifact.objects.count(), Agent.objects.count()) == rows
-    assert store_files(media_root) == files
+    assert store_files(store) == files
 
 
 @pytest.fixture

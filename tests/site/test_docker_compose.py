@@ -22,14 +22,50 @@ def command_of(service: dict) -> list[str]:
     return shlex.split(command) if isinstance(command, str) else command
 
 
+ONE_SHOT = {"minio-init"}
+
+
 def test_services_and_health_checks(compose):
     services = compose["services"]
-    assert set(services) == {"web", "worker", "gpu-worker", "beat", "db", "redis", "rabbitmq"}
+    assert set(services) == {
+        "web",
+        "worker",
+        "gpu-worker",
+        "beat",
+        "db",
+        "redis",
+        "minio",
+        "minio-init",
+        "rabbitmq",
+    }
     for name, service in services.items():
-        assert "healthcheck" in service, name
-    assert "media" in compose["volumes"]
-    for name in ("web", "worker", "gpu-worker"):
-        assert any(v.startswith("media:") for v in services[name]["volumes"]), name
+        if name not in ONE_SHOT:
+            assert "healthcheck" in service, name
+
+
+def test_site_services_store_artifacts_in_minio_and_share_no_media_volume(compose):
+    services = compose["services"]
+    assert "media" not in compose.get("volumes", {})
+    init = services["minio-init"]
+    assert init["image"].startswith("minio/mc")
+    assert init["depends_on"]["minio"]["condition"] == "service_healthy"
+    assert "mc mb --ignore-existing" in init["entrypoint"]
+    assert "miniodata:/data" in services["minio"]["volumes"]
+    for name in ("web", "worker", "gpu-worker", "beat"):
+        service = services[name]
+        env = service["environment"]
+        assert env["STORAGE_BACKEND"] == "s3", name
+        assert env["AWS_S3_ENDPOINT_URL"] == "http://minio:9000", name
+        assert env["AWS_S3_ADDRESSING_STYLE"] == "path", name
+        assert env["AWS_ACCESS_KEY_ID"].startswith("${MINIO_ROOT_USER"), name
+        assert env["AWS_SECRET_ACCESS_KEY"].startswith("${MINIO_ROOT_PASSWORD"), name
+        # Every name the settings read, and the bucket init creates the same one.
+        for setting in ("AWS_STORAGE_BUCKET_NAME", "AWS_S3_REGION_NAME"):
+            assert setting in env, (name, setting)
+        assert env["AWS_STORAGE_BUCKET_NAME"] == init["environment"]["AWS_STORAGE_BUCKET_NAME"]
+        condition = service["depends_on"]["minio-init"]["condition"]
+        assert condition == "service_completed_successfully", name
+        assert not any(v.startswith("media:") for v in service.get("volumes", [])), name
 
 
 def test_web_serves_the_projects_wsgi_module_with_gunicorn(compose):
