@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 from django.conf import settings
+from django.core.files.storage import default_storage
 
 from experiments.models import ExperimentLimit, ExperimentStatus
 from experiments.queue import experiment_queue
@@ -36,9 +37,9 @@ def everything_written(run) -> str:
     """The log and every output the run left, as text."""
     text = log_of(run)
     for output in run.outputs:
-        path = os.path.join(settings.MEDIA_ROOT, f"experiments/{run.pk}/outputs/{output['path']}")
-        if os.path.exists(path):
-            with open(path, "rb") as handle:
+        name = f"experiments/{run.pk}/outputs/{output['path']}"
+        if default_storage.exists(name):
+            with default_storage.open(name, "rb") as handle:
                 text += handle.read().decode(errors="replace")
     return text
 
@@ -86,7 +87,9 @@ def test_files_outside_its_folder_cannot_be_read(experiment_root):
     secret.write_text("the-worker-secret-4711")
     os.chmod(secret, 0o644)  # readable by anyone who could see it
     other = submission_with_files({"private.py": "OTHER_SUBMISSION_SECRET = 1\n"})
-    other_file = other.artifacts.get().file.path
+    # Where the artifact store keeps it on this host, when it is a local folder.
+    stored = other.artifacts.get().file.name
+    other_file = os.path.join(settings.MEDIA_ROOT, stored)
 
     run = run_code(
         f"""

@@ -287,6 +287,9 @@ def test_reap_stuck_requeues_only_what_ran_too_long(rubrics, judge_for, submissi
     assert "no stuck judgment" in run("reap_stuck")
 
 
-def test_the_artifact_helper_stores_files_under_media(submission, settings):
+def test_the_artifact_helper_stores_files_in_the_artifact_store(submission):
+    from django.core.files.storage import default_storage
+
     artifact = artifact_add(submission, "extra/notes.md", "other", "hello")
-    assert artifact.file.path.startswith(str(settings.MEDIA_ROOT))
+    assert artifact.file.name == f"submissions/{submission.pk}/extra/notes.md"
+    assert default_storage.open(artifact.file.name).read() == b"hello"
