@@ -68,7 +68,8 @@ def host_gpu_count() -> int:
 def _redis():
     import redis
 
-    url = settings.CELERY_BROKER_URL
+    # REDIS_URL when the broker is RabbitMQ; the broker when it is Redis itself.
+    url = settings.REDIS_URL or settings.CELERY_BROKER_URL
     if not url.startswith(("redis://", "rediss://", "unix://")):
         return None
     return redis.Redis.from_url(url, socket_timeout=5)

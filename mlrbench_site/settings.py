@@ -126,8 +126,9 @@ if DATABASE_POOL_SIZE and DATABASES["default"]["ENGINE"].endswith("postgresql"):
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps connections; Django wants 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Redis serves both the Celery broker and the shared cache; either variable
-# names it. Unset means no broker: tasks run eagerly and the cache is local.
+# Redis serves the shared cache and, unless CELERY_BROKER_URL names another
+# (RabbitMQ), the Celery broker. Unset means no broker: tasks run eagerly and
+# the cache is local.
 REDIS_URL = env.str("REDIS_URL", default="")
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
 
@@ -143,8 +144,8 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Celery: the row in the database is the truth, so tasks are acknowledged
-# late and claim their row; a lost worker's message is redelivered after the
-# visibility timeout, which must outlast the hard time limit.
+# late and claim their row; a lost worker's message is redelivered (Redis: after
+# the visibility timeout, which must outlast the hard time limit).
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_SERIALIZER = "json"
@@ -156,22 +157,49 @@ CELERY_ACCEPT_CONTENT = ["json"]
 JUDGE_QUEUE = "judge"
 GPU_QUEUE = "gpu"
 CELERY_TASK_DEFAULT_QUEUE = JUDGE_QUEUE
+# The broker is Redis (`redis://`) or RabbitMQ (`amqp://`). With RabbitMQ the
+# queues are durable quorum queues (replicated, at-least-once through a broker
+# restart) and every publish waits for the broker's confirm. Redis stays the
+# cache, the judges' rate-limit window and the GPU hosts' announcements
+# (REDIS_URL), whichever broker carries the messages.
+BROKER_IS_RABBITMQ = CELERY_BROKER_URL.startswith(("amqp://", "amqps://", "pyamqp://"))
 # Each queue has its own exchange and routing key. A bare Queue(name) gets
 # Celery's default exchange and key, the same for both, and a message for one
 # queue was then also delivered to the other (an experiment run taken by a
-# judge worker, a judgment by a gpu worker).
+# judge worker, a judgment by a gpu worker). Topic exchanges, not direct: on a
+# key without wildcards they route alike, and RabbitMQ's native delayed
+# delivery (countdowns and retries' backoff on quorum queues, which cannot
+# hold a message back for a worker) needs them.
 CELERY_TASK_QUEUES = tuple(
-    Queue(name, Exchange(name, type="direct"), routing_key=name)
+    Queue(
+        name,
+        Exchange(name, type="topic"),
+        routing_key=name,
+        queue_arguments={"x-queue-type": "quorum"} if BROKER_IS_RABBITMQ else None,
+    )
     for name in (JUDGE_QUEUE, GPU_QUEUE)
 )
+# Quorum queues refuse a global prefetch; Celery sees them and uses a
+# per-consumer one, and declares the delayed-delivery queues as quorum too.
+CELERY_WORKER_DETECT_QUORUM_QUEUES = True
+CELERY_BROKER_NATIVE_DELAYED_DELIVERY_QUEUE_TYPE = "quorum"
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=15 * 60)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=20 * 60)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=CELERY_TASK_TIME_LIMIT * 3),
-}
+if BROKER_IS_RABBITMQ:
+    # A publish returns once RabbitMQ has the message (py-amqp's confirms). An
+    # unacknowledged delivery is redelivered when its worker's connection
+    # closes; RabbitMQ's consumer_timeout must outlast the longest task (README).
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {"confirm_publish": True}
+else:
+    # Redis redelivers an unacknowledged message after the visibility timeout.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int(
+            "CELERY_VISIBILITY_TIMEOUT", default=CELERY_TASK_TIME_LIMIT * 3
+        ),
+    }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"

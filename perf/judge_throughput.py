@@ -132,6 +132,8 @@ def main() -> None:
     from django.db import connection
     from django.test.utils import setup_databases, teardown_databases
 
+    # A name of its own: `test_<NAME>` is the test suite's, which may be running.
+    connection.settings_dict["TEST"]["NAME"] = f"{connection.settings_dict['NAME']}_perf_judges"
     print(f"creating a test database next to {connection.settings_dict['NAME']} ...", flush=True)
     old_config = setup_databases(verbosity=0, interactive=False)
     server = None
@@ -319,7 +321,10 @@ def _start_workers(processes: int, concurrency: int, spare: int) -> list[subproc
     from mlrbench_site.celery import app
 
     with app.connection_for_write() as conn:
-        conn.default_channel.queue_purge("judge")
+        # Declared first: RabbitMQ refuses to purge a queue it does not have yet.
+        judge_queue = app.amqp.queues[settings.JUDGE_QUEUE](conn.default_channel)
+        judge_queue.declare()
+        judge_queue.purge()
     # The calls split as evenly as they go: 128 over 3 processes is 43, 43, 42.
     calls = [concurrency // processes + (i < concurrency % processes) for i in range(processes)]
     threads = [n + spare for n in calls]

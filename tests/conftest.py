@@ -173,7 +173,8 @@ def _database_url_for(db_settings: dict) -> str:
 
 @pytest.fixture
 def celery_worker_process(transactional_db, settings):
-    """Start real Celery worker processes on the suite's Redis and test database.
+    """Start real Celery worker processes on the suite's broker (Redis or
+    RabbitMQ, scripts/test.sh) and test database.
 
     Call the returned function with the queues (and optionally pool,
     concurrency, extra environment); it waits until the worker answers a ping
@@ -234,7 +235,7 @@ def celery_worker_process(transactional_db, settings):
                 **os.environ,
                 "DATABASE_URL": database_url,
                 "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-                "REDIS_URL": settings.CELERY_BROKER_URL,
+                "REDIS_URL": settings.REDIS_URL,
                 **(env or {}),
             },
             start_new_session=True,
@@ -250,10 +251,12 @@ def celery_worker_process(transactional_db, settings):
                 return process
         pytest.fail("the Celery worker did not answer within 60 s")
 
-    # Leftover messages from an earlier test must not reach this test's worker.
+    # Leftover messages from an earlier test must not reach this test's worker
+    # (declared first: RabbitMQ refuses to purge a queue it does not have yet).
     with app.connection_for_write() as conn:
-        for queue in ("judge", "gpu"):
-            conn.default_channel.queue_purge(queue)
+        for queue in app.amqp.queues.values():
+            queue(conn.default_channel).declare()
+            queue(conn.default_channel).purge()
     yield start
     for process in started:
         if process.poll() is None:

@@ -18,6 +18,10 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from moto.server import ThreadedMotoServer
 
 BUCKET = "mlrbench-test"
 ACCESS_KEY = "testing-access-key"
@@ -48,7 +52,7 @@ class S3Server:
     def __init__(self, *, bucket: str = BUCKET, port: int | None = None) -> None:
         self.bucket = bucket
         self.port = port or _free_port()
-        self._server = None
+        self._server: ThreadedMotoServer | None = None
 
     @property
     def url(self) -> str:

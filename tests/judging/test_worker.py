@@ -1,9 +1,12 @@
-"""The judge queue with real Celery worker processes on Redis, calling the
+"""The judge queue with real Celery worker processes on the suite's broker
+(Redis, or RabbitMQ's quorum queues in CI's second run), calling the
 loopback server through litellm: a ready submission is scored by every active
 judge, a message delivered twice is judged once, a worker killed with SIGKILL
 half-way leaves a judgment that still ends `done` exactly once, a judge's
 requests-per-minute limit holds across worker processes, and a worker with more
-threads than call slots keeps no more calls in flight than its slots."""
+threads than call slots keeps no more calls in flight than its slots, and a
+judgment sent with a countdown (a retry's backoff) waits in the broker, not in
+a worker, then is judged."""
 
 import os
 import signal
@@ -92,6 +95,42 @@ def test_a_message_delivered_twice_is_judged_once(
     time.sleep(1.0)  # time enough for a second run to show up, were there one
     assert len(fake_llm.requests) == 1
     assert Judgment.objects.get(pk=judgment_id).scores.count() == 5
+
+
+def delayed_messages(channel) -> int:
+    """Messages RabbitMQ holds back for a countdown (Celery's native delayed
+    delivery: one quorum queue per power of two seconds)."""
+    from kombu.transport.native_delayed_delivery import MAX_LEVEL, level_name
+
+    return sum(
+        channel.queue_declare(queue=level_name(level), passive=True).message_count
+        for level in range(MAX_LEVEL + 1)
+    )
+
+
+def test_a_judgment_sent_with_a_countdown_waits_in_the_broker_then_is_judged(
+    celery_worker_process, worker_env, fake_llm, two_judges, settings
+):
+    from mlrbench_site.celery import app
+
+    judge_a, _ = two_judges
+    submission = end2end_submission()
+    report = judgments_queue(submissions=[submission], judges=[judge_a])
+    (judgment_id,) = report.judgment_ids
+    with app.connection_for_write() as conn:
+        app.amqp.queues["judge"](conn.default_channel).purge()  # only the delayed message
+    celery_worker_process("judge", pool="threads", concurrency=2, env=worker_env)
+
+    judgment_run_task.apply_async((judgment_id,), countdown=4)
+
+    if settings.BROKER_IS_RABBITMQ:
+        # On quorum queues a worker cannot hold an early message back: the broker does.
+        with app.connection_for_write() as conn:
+            channel = conn.default_channel
+            assert channel.queue_declare(queue="judge", passive=True).message_count == 0
+            wait_until(lambda: delayed_messages(channel) == 1, what="the message held back")
+    wait_until(lambda: statuses(submission) == ["done"], what="the delayed judgment done")
+    assert len(fake_llm.requests) == 1
 
 
 def test_a_worker_killed_mid_judgment_leaves_a_judgment_that_still_ends_done_once(

@@ -36,6 +36,7 @@ def test_services_and_health_checks(compose):
         "redis",
         "minio",
         "minio-init",
+        "rabbitmq",
     }
     for name, service in services.items():
         if name not in ONE_SHOT:
@@ -122,3 +123,18 @@ def test_judge_workers_keep_128_calls_in_flight_two_processes_per_core(compose):
     assert compose_default(str(service["environment"]["DATABASE_POOL_SIZE"])) == 8
     # A few threads more than calls: they prepare prompts and record answers meanwhile.
     assert threads == 36
+
+
+def test_rabbitmq_is_the_broker_option_and_outlasts_the_longest_task(compose, settings):
+    rabbitmq = compose["services"]["rabbitmq"]
+    assert rabbitmq["profiles"] == ["rabbitmq"]
+    assert any(v.startswith("rabbitmqdata:") for v in rabbitmq["volumes"])
+    broker = compose["x-app"]["environment"]["CELERY_BROKER_URL"]
+    assert broker == "${CELERY_BROKER_URL:-redis://redis:6379/0}"
+    for name in ("web", "worker", "gpu-worker", "beat"):
+        assert compose["services"][name]["depends_on"]["rabbitmq"]["required"] is False
+    # An unacknowledged delivery older than consumer_timeout (ms) loses its channel:
+    # it must outlast the longest experiment run's hard limit.
+    args = rabbitmq["environment"]["RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS"].split()
+    timeout_ms = int(args[args.index("consumer_timeout") + 1])
+    assert timeout_ms / 1000 > settings.EXPERIMENT_MAX_TIME_LIMIT_SECONDS + 600

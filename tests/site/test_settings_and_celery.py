@@ -83,7 +83,43 @@ def test_celery_app_has_the_named_queues_and_safe_delivery_settings():
     assert conf.task_acks_late is True
     assert conf.worker_prefetch_multiplier == 1
     assert 0 < conf.task_soft_time_limit < conf.task_time_limit
-    assert conf.broker_transport_options["visibility_timeout"] > conf.task_time_limit
+    if settings.BROKER_IS_RABBITMQ:
+        assert conf.broker_transport_options == {"confirm_publish": True}
+    else:
+        assert conf.broker_transport_options["visibility_timeout"] > conf.task_time_limit
+
+
+BROKER_CONFIG = (
+    "import django; django.setup();"
+    "from mlrbench_site.celery import app; c = app.conf;"
+    "print(sorted((q.name, q.exchange.type, str(q.queue_arguments)) for q in c.task_queues));"
+    "print(sorted(c.broker_transport_options.items()));"
+    "print(c.worker_detect_quorum_queues, c.broker_native_delayed_delivery_queue_type)"
+)
+
+
+def test_with_rabbitmq_the_queues_are_quorum_queues_and_publishing_waits_for_confirms():
+    result = run_python(
+        BROKER_CONFIG,
+        DEBUG="1",
+        REDIS_URL="redis://cache:6379/1",
+        CELERY_BROKER_URL="amqp://guest:guest@rabbitmq:5672//",
+    )
+    assert result.returncode == 0, result.stderr
+    queues, options, quorum = result.stdout.splitlines()
+    quorum_args = str({"x-queue-type": "quorum"})
+    assert queues == str([("gpu", "topic", quorum_args), ("judge", "topic", quorum_args)])
+    # No Redis visibility timeout: RabbitMQ redelivers when the consumer goes away.
+    assert options == str([("confirm_publish", True)])
+    assert quorum == "True quorum"
+
+
+def test_with_redis_the_queues_are_plain_and_the_visibility_timeout_outlasts_the_tasks():
+    result = run_python(BROKER_CONFIG, DEBUG="1", REDIS_URL="redis://cache:6379/1")
+    assert result.returncode == 0, result.stderr
+    queues, options, _ = result.stdout.splitlines()
+    assert queues == str([("gpu", "topic", "None"), ("judge", "topic", "None")])
+    assert options == str([("visibility_timeout", 3600)])
 
 
 def test_the_suite_runs_on_postgresql():
@@ -93,15 +129,12 @@ def test_the_suite_runs_on_postgresql():
 def test_each_task_is_routed_to_its_own_queue_and_to_no_other():
     """Published through the real broker, an experiment run lands in `gpu` and a
     judgment in `judge`, each once (the queues do not share an exchange key)."""
-    import redis
-
     from experiments.tasks import experiment_run_task as experiment
     from judging.tasks import judgment_run_task as judgment
 
     for name in ("judge", "gpu"):
         queue = app.amqp.queues[name]
         assert (queue.exchange.name, queue.routing_key) == (name, name)
-    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     with app.connection_for_write() as connection:
         channel = connection.default_channel
         for queue in app.amqp.queues.values():
@@ -112,7 +145,11 @@ def test_each_task_is_routed_to_its_own_queue_and_to_no_other():
                 experiment.apply_async((0,), producer=producer)
                 judgment.apply_async((0,), producer=producer)
                 judgment.apply_async((0,), producer=producer)
-            lengths = {name: client.llen(name) for name in ("gpu", "judge")}
+            # A passive declare answers the queue's length on Redis and RabbitMQ alike.
+            lengths = {
+                name: channel.queue_declare(queue=name, passive=True).message_count
+                for name in ("gpu", "judge")
+            }
         finally:
             for queue in app.amqp.queues.values():
                 queue(channel).purge()
