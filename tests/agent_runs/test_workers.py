@@ -12,21 +12,12 @@ from agent_runs.models import AgentRun, RunStatus, StageStatus
 from agent_runs.services import agent_run_cancel, agent_run_create, agent_runs_resume_stalled
 from benchmark.models import Submission
 from experiments.models import ReproductionCheck, ReproductionVerdict
+from tests.waiting import wait_for
 
 from .conftest import run_options
 from .scripted_agent import scripted_agent
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def wait_for(condition, timeout=120, message="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.3)
-    pytest.fail(f"timed out waiting for {message}")
 
 
 def final(run: AgentRun, timeout=120) -> AgentRun:

@@ -2,7 +2,6 @@
 command follows the log, escape attempts leave the worker healthy, GPU slots
 hold across worker processes, and organisers can cancel a running run."""
 
-import time
 from io import StringIO
 
 import pytest
@@ -13,20 +12,11 @@ from experiments.errors import ExperimentRefused
 from experiments.models import ExperimentLimit, ExperimentRun, ExperimentStatus
 from experiments.queue import experiment_cancel, experiment_queue
 from experiments.sandbox import processes_of_uid
+from tests.waiting import wait_for
 
 from .factories import submission_with_files
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def wait_for(condition, timeout=90, message="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.3)
-    pytest.fail(f"timed out waiting for {message}")
 
 
 def finished(run: ExperimentRun, timeout=90) -> ExperimentRun:

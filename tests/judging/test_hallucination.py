@@ -5,7 +5,6 @@ prompt, and the PDF itself goes to judges whose model reads PDFs."""
 
 import base64
 import json
-import time
 
 import pytest
 from django.core.management import call_command
@@ -16,6 +15,7 @@ from benchmark.signals import submission_ready
 from judging.models import HallucinationType, Judgment, JudgmentKind, JudgmentStatus
 from judging.prompts import judge_prompt_build
 from judging.services import judgment_run, judgments_queue
+from tests.waiting import wait_for
 
 from .conftest import end2end_submission
 from .factories import JudgeFactory, SubmissionFactory, artifact_add
@@ -212,15 +212,6 @@ def test_judges_of_pdf_reading_providers_get_the_pdf_and_self_hosted_ones_do_not
     assert not reads_pdf(Judge(model="openai/test-judge", api_base="http://127.0.0.1:9/v1"))
 
 
-def wait_until(condition, timeout: float = 60.0, what: str = "the condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.2)
-    pytest.fail(f"timed out waiting for {what}")
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_new_upload_is_hallucination_reviewed_by_the_loopback_judges_through_a_worker(
     celery_worker_process, worker_env, fake_llm, hallucination_rubrics, settings
@@ -238,7 +229,7 @@ def test_a_new_upload_is_hallucination_reviewed_by_the_loopback_judges_through_a
         statuses = list(Judgment.objects.filter(submission=submission).values_list("status"))
         return len(statuses) == 4 and all(s == ("done",) for s in statuses)
 
-    wait_until(finished, what="two score and two hallucination reviews done")
+    wait_for(finished, message="two score and two hallucination reviews done")
     reviews = Judgment.objects.filter(submission=submission, kind=JudgmentKind.HALLUCINATION)
     assert {r.judge.name for r in reviews} == {"judge-a", "judge-b"}
     for review in reviews:

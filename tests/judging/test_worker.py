@@ -21,6 +21,7 @@ from judging.models import Judgment, JudgmentStatus, SubmissionJudgingState
 from judging.selectors import stage_scores, submission_judging_state
 from judging.services import ensure_default_rubrics, judgments_queue
 from judging.tasks import judgment_run_task
+from tests.waiting import wait_for
 
 from .conftest import end2end_submission
 from .factories import JudgeFactory
@@ -28,15 +29,6 @@ from .fake_llm import answer
 from .helpers import review_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def wait_until(condition, timeout: float = 60.0, what: str = "the condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.2)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 def statuses(submission) -> list[str]:
@@ -69,7 +61,7 @@ def test_a_ready_submission_is_scored_by_every_active_judge_and_the_stage_score_
     # What the intake does once the submission's transaction has committed.
     submission_ready.send(sender=None, submission_id=submission.pk)
 
-    wait_until(lambda: statuses(submission) == ["done", "done"], what="both judgments done")
+    wait_for(lambda: statuses(submission) == ["done", "done"], message="both judgments done")
     judges = set(
         Judgment.objects.filter(submission=submission).values_list("judge__name", flat=True)
     )
@@ -91,7 +83,7 @@ def test_a_message_delivered_twice_is_judged_once(
 
     judgment_run_task.delay(judgment_id)  # the same message again
 
-    wait_until(lambda: statuses(submission) == ["done"], what="the judgment done")
+    wait_for(lambda: statuses(submission) == ["done"], message="the judgment done")
     time.sleep(1.0)  # time enough for a second run to show up, were there one
     assert len(fake_llm.requests) == 1
     assert Judgment.objects.get(pk=judgment_id).scores.count() == 5
@@ -128,8 +120,8 @@ def test_a_judgment_sent_with_a_countdown_waits_in_the_broker_then_is_judged(
         with app.connection_for_write() as conn:
             channel = conn.default_channel
             assert channel.queue_declare(queue="judge", passive=True).message_count == 0
-            wait_until(lambda: delayed_messages(channel) == 1, what="the message held back")
-    wait_until(lambda: statuses(submission) == ["done"], what="the delayed judgment done")
+            wait_for(lambda: delayed_messages(channel) == 1, message="the message held back")
+    wait_for(lambda: statuses(submission) == ["done"], message="the delayed judgment done")
     assert len(fake_llm.requests) == 1
 
 
@@ -159,7 +151,7 @@ def test_a_worker_killed_mid_judgment_leaves_a_judgment_that_still_ends_done_onc
 
     call_command("reap_stuck", "--older-than", "0")
 
-    wait_until(lambda: statuses(submission) == ["done"], what="the requeued judgment done")
+    wait_for(lambda: statuses(submission) == ["done"], message="the requeued judgment done")
     time.sleep(2.0)  # any late redelivery would run now
     judgment = Judgment.objects.get(pk=judgment_id)
     assert Judgment.objects.filter(submission=submission).count() == 1
@@ -210,9 +202,9 @@ def test_a_worker_with_more_threads_than_call_slots_keeps_only_its_slots_in_flig
 
     judgments_queue(submissions=submissions, judges=[judge])
 
-    wait_until(
+    wait_for(
         lambda: Judgment.objects.filter(judge=judge, status=JudgmentStatus.DONE).count() == 8,
-        what="all eight judgments to be done",
+        message="all eight judgments to be done",
     )
     # Six threads took judgments at once; the server never had more than two calls.
     assert fake_llm.most_in_flight == 2
@@ -238,7 +230,7 @@ def test_calls_in_flight_hold_no_database_connection(celery_worker_process, work
 
     judgments_queue(submissions=submissions, judges=[judge])
 
-    wait_until(lambda: fake_llm.in_flight == 8, what="eight calls in flight")
+    wait_for(lambda: fake_llm.in_flight == 8, message="eight calls in flight")
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity "
@@ -246,7 +238,7 @@ def test_calls_in_flight_hold_no_database_connection(celery_worker_process, work
         )
         (held,) = cursor.fetchone()
     assert held <= 2
-    wait_until(
+    wait_for(
         lambda: Judgment.objects.filter(judge=judge, status=JudgmentStatus.DONE).count() == 8,
-        what="all eight judgments to be done",
+        message="all eight judgments to be done",
     )
