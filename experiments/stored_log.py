@@ -8,6 +8,7 @@ The log is capped (`EXPERIMENT_LOG_MAX_BYTES`), so each rewrite is bounded.
 """
 
 import logging
+import threading
 import time
 from pathlib import Path
 from types import TracebackType
@@ -28,21 +29,45 @@ class StoredLog:
         self._handle = local.open("wb")
         self._published_at = 0.0
         self._dirty = False
+        # The pump writes from its thread, the timer publishes from its own.
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
 
     def write(self, data: bytes) -> int:
-        self._dirty = True
-        return self._handle.write(data)
+        with self._lock:
+            self._dirty = True
+            return self._handle.write(data)
 
     def flush(self) -> None:
-        self._handle.flush()
-        if time.monotonic() - self._published_at >= settings.EXPERIMENT_LOG_PUBLISH_SECONDS:
-            self._publish(final=False)
+        with self._lock:
+            self._handle.flush()
+            wait = settings.EXPERIMENT_LOG_PUBLISH_SECONDS - (time.monotonic() - self._published_at)
+            if wait <= 0:
+                self._publish(final=False)
+            elif self._timer is None:
+                # Output that came within the interval is published when it
+                # ends, not at the next output: a run may then print nothing
+                # for an hour.
+                self._timer = threading.Timer(wait, self._publish_due)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _publish_due(self) -> None:
+        with self._lock:
+            self._timer = None
+            if not self._handle.closed:
+                self._handle.flush()
+                self._publish(final=False)
 
     def close(self) -> None:
-        if self._handle.closed:
-            return
-        self._handle.close()
-        self._publish(final=True)
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if self._handle.closed:
+                return
+            self._handle.close()
+            self._publish(final=True)
 
     def _publish(self, *, final: bool) -> None:
         if not self._dirty and not final:

@@ -320,6 +320,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "TaskKindEnum": "benchmark.models.TaskKind",
         "ArtifactKindEnum": "benchmark.models.ArtifactKind",
+        "AgentRunStatusEnum": "agent_runs.models.RunStatus",
+        "AgentRunStageStatusEnum": "agent_runs.models.StageStatus",
     },
 }
 

@@ -41,8 +41,9 @@ def local_files(root: Path) -> list[str]:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_gpu_worker_without_the_web_hosts_disk_runs_a_reproduction_check_through_s3(
-    experiment_settings, s3_storage, media_root, worker_host_root, celery_worker_process
+    s3_storage, experiment_settings, media_root, worker_host_root, celery_worker_process
 ):
+    # s3_storage first: a later settings override would hide experiment_settings.worker_env.
     host_media = worker_host_root / "media"
     host_media.mkdir()
     env = {

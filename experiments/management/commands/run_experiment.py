@@ -8,6 +8,9 @@ from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
 from experiments.queue import experiment_queue
 from experiments.selectors import experiment_log_chunk
 
+# How long --wait waits, after the run ends, for its reproduction check.
+CHECK_WAIT_SECONDS = 30
+
 
 class Command(BaseCommand):
     help = (
@@ -60,7 +63,20 @@ class Command(BaseCommand):
                 break
             if not chunk.text:
                 time.sleep(0.5)
-        self._summary(run)
+        self._summary(self._with_check(run))
+
+    def _with_check(self, run: ExperimentRun) -> ExperimentRun:
+        """The run once its reproduction check is recorded too: the worker
+        records it just after it marks the run finished."""
+        deadline = time.monotonic() + CHECK_WAIT_SECONDS
+        while (
+            run.phase == ExperimentPhase.REPRO
+            and getattr(run, "reproduction", None) is None
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.5)
+            run = ExperimentRun.objects.select_related("reproduction").get(pk=run.pk)
+        return run
 
     def _summary(self, run: ExperimentRun) -> None:
         detail = f" ({run.get_limit_hit_display()} limit)" if run.limit_hit else ""
