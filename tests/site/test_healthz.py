@@ -4,8 +4,9 @@ from django.db import OperationalError, connection
 pytestmark = pytest.mark.django_db
 
 
-def test_healthz_is_200_with_database_and_redis_up(client, settings):
-    assert settings.CELERY_BROKER_URL.startswith("redis://"), "the suite runs with a real Redis"
+def test_healthz_is_200_with_database_and_broker_up(client, settings):
+    # CI's legs: Redis, then RabbitMQ; both are real servers.
+    assert settings.CELERY_BROKER_URL.startswith(("redis://", "amqp://")), "a real broker"
 
     response = client.get("/healthz")
 
@@ -16,8 +17,9 @@ def test_healthz_is_200_with_database_and_redis_up(client, settings):
     assert body["checks"]["broker"] == {"ok": True}
 
 
-def test_healthz_is_503_when_the_broker_port_is_closed(client, settings, closed_port):
-    settings.CELERY_BROKER_URL = f"redis://127.0.0.1:{closed_port}/0"
+@pytest.mark.parametrize("scheme", ["redis", "amqp"])
+def test_healthz_is_503_when_the_broker_port_is_closed(client, settings, closed_port, scheme):
+    settings.CELERY_BROKER_URL = f"{scheme}://127.0.0.1:{closed_port}/0"
 
     response = client.get("/healthz")
 
