@@ -12,6 +12,7 @@ from experiments.errors import ExperimentRefused
 from experiments.models import ExperimentLimit, ExperimentRun, ExperimentStatus
 from experiments.queue import experiment_cancel, experiment_queue
 from experiments.sandbox import processes_of_uid
+from experiments.selectors import experiment_log_chunk
 from tests.waiting import wait_for
 
 from .factories import submission_with_files
@@ -96,7 +97,15 @@ def test_gpu_slots_hold_across_worker_processes_and_a_running_run_can_be_cancell
     runs = wait_for(both_running, message="both runs to be running at once")
     assert sorted(gpu for run in runs for gpu in run.gpus) == [0, 1]
     for run in runs:
-        wait_for(lambda run=run: f"gpus={run.gpus[0]}\n".encode() in run.log.read(), 30, "log")
+        # Read as the run's page does (the row is re-read: the log is named after the claim).
+        wait_for(
+            lambda run=run: (
+                f"gpus={run.gpus[0]}\n"
+                in experiment_log_chunk(run=ExperimentRun.objects.get(pk=run.pk), offset=0).text
+            ),
+            30,
+            "log",
+        )
     # The workers announced two GPUs: three are refused, two are not.
     with pytest.raises(ExperimentRefused, match="largest gpu worker host has 2"):
         experiment_queue(submission=submission("true\n"), phase="repro", gpu_count=3)
