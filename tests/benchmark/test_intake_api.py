@@ -12,30 +12,10 @@ from benchmark.accounts import api_token_create, api_token_revoke
 from benchmark.models import Artifact, ArtifactKind, Submission
 from tests.errors import error_messages
 
-from .factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
+from .factories import AgentFactory, TeamFactory, UserFactory
 from .runs import PAPER, PNG, SAMPLE_TASK, sample_run, tar_entries, zip_entries, zip_folder
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def owner():
-    return UserFactory()
-
-
-@pytest.fixture
-def agent(owner):
-    return AgentFactory(name="my-agent", team=TeamFactory(members=[owner]))
-
-
-@pytest.fixture
-def task():
-    return TaskFactory(slug=SAMPLE_TASK)
-
-
-@pytest.fixture
-def token(owner) -> str:
-    return api_token_create(user=owner, name="laptop").key
 
 
 def upload(client, path: Path, *, token: str | None, agent="my-agent", stage="end2end", **extra):

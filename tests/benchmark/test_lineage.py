@@ -6,14 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.accounts import api_token_create
 from benchmark.intake import submission_intake
 from benchmark.lineage import LineageRefused, stage_inputs_resolve, stage_inputs_sample
 from benchmark.models import Submission, SubmissionInput
 from tests.errors import error_items, error_messages
 from tests.reviews.factories import AssignmentFactory
 
-from .factories import AgentFactory, SubmissionFactory, TaskFactory, TeamFactory, UserFactory
+from .factories import AgentFactory, SubmissionFactory
 from .runs import PAPER, SAMPLE_TASK, zip_entries
 
 pytestmark = pytest.mark.django_db
@@ -21,26 +20,6 @@ pytestmark = pytest.mark.django_db
 PROPOSAL = b"# A proposal\n\nBuilt on an idea.\n"
 CODE = b"print('accuracy 0.91')\n"
 LOG = b"accuracy 0.91\n"
-
-
-@pytest.fixture
-def owner():
-    return UserFactory()
-
-
-@pytest.fixture
-def agent(owner):
-    return AgentFactory(name="my-agent", team=TeamFactory(members=[owner]))
-
-
-@pytest.fixture
-def task():
-    return TaskFactory(slug=SAMPLE_TASK)
-
-
-@pytest.fixture
-def token(owner) -> str:
-    return api_token_create(user=owner, name="laptop").key
 
 
 def upload(client, path: Path, *, token: str, stage: str, **extra):
