@@ -5,12 +5,23 @@ current generation number; a write that can change any of them moves the
 generation on, so every entry is stale at once without knowing which keys
 exist, and the old entries simply expire. Used by the leaderboard (any
 judgment, score, submission or review) and by the agreement statistics.
+
+An entry may also be kept as its family's latest value (`stale_for`): when the
+current generation has none yet, a reader is given that latest one instead of
+computing, provided the data moved past it less than `stale_for` seconds ago,
+and `refresh` is asked to compute the new one in the background (a worker).
+So a write costs no reader the seconds a hundred-agent board takes, and no
+answer is ever more than `stale_for` seconds behind the data. Whatever is built
+from a stale value is not stored, and `staleness()` tells the request.
 """
 
 import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TypeVar
 
 from django.core.cache import cache
@@ -20,6 +31,55 @@ T = TypeVar("T")
 logger = logging.getLogger(__name__)
 BUMP_ATTEMPTS = 3
 BUMP_RETRY_SECONDS = 0.5
+# How long the latest value of an entry is kept for readers after a write, and
+# how long the moment a generation was superseded is remembered.
+LATEST_SECONDS = 24 * 60 * 60
+
+
+@dataclass
+class Staleness:
+    """Whether what was read in a scope (a request, one computation) included a
+    value older than the current data."""
+
+    stale: bool = False
+
+
+_scope: ContextVar[Staleness | None] = ContextVar("cache_generation_scope", default=None)
+_fresh_only: ContextVar[bool] = ContextVar("cache_generation_fresh_only", default=False)
+
+
+@contextmanager
+def staleness() -> Iterator[Staleness]:
+    """A scope whose reads report whether any was served stale (a request's)."""
+    scope = Staleness()
+    token = _scope.set(scope)
+    try:
+        yield scope
+    finally:
+        _scope.reset(token)
+
+
+@contextmanager
+def fresh_reads() -> Iterator[None]:
+    """Reads inside compute what is missing rather than take a stale value (a
+    release freezes the data as it is, never as it was)."""
+    token = _fresh_only.set(True)
+    try:
+        yield
+    finally:
+        _fresh_only.reset(token)
+
+
+def served_stale() -> bool:
+    """Whether the current scope (the request) was given a stale value."""
+    scope = _scope.get()
+    return scope is not None and scope.stale
+
+
+def _mark_stale() -> None:
+    scope = _scope.get()
+    if scope is not None:
+        scope.stale = True
 
 
 def _fresh_generation() -> int:
@@ -45,9 +105,14 @@ class CacheGeneration:
 
     def _bump_once(self) -> None:
         try:
-            cache.incr(self.counter_key)
+            generation = cache.incr(self.counter_key)
         except ValueError:
             cache.set(self.counter_key, _fresh_generation(), timeout=None)
+        else:
+            cache.set(self._superseded_key(generation - 1), time.time(), timeout=LATEST_SECONDS)
+
+    def _superseded_key(self, generation: int) -> str:
+        return f"{self.name}:superseded:{generation}"
 
     def bump(self) -> None:
         """Make every entry of the family stale, now. A cache that cannot be
@@ -69,18 +134,58 @@ class CacheGeneration:
         once outside one), so no reader caches the old data in between."""
         transaction.on_commit(self.bump, robust=True)
 
+    @staticmethod
+    def _digest(parts: tuple[object, ...]) -> str:
+        return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
     def key(self, *parts: object) -> str:
         """The cache key of one entry of the current generation."""
-        digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
-        return f"{self.name}:{self.current()}:{digest}"
+        return f"{self.name}:{self.current()}:{self._digest(parts)}"
 
-    def cached(self, parts: tuple[object, ...], compute: Callable[[], T], *, timeout: int) -> T:
+    def _stale_value(self, digest: str, stale_for: float) -> object | None:
+        """The entry's latest value, if the data moved past it under `stale_for` ago."""
+        latest = cache.get(f"{self.name}:latest:{digest}")
+        if latest is None:
+            return None
+        generation, value = latest
+        superseded = cache.get(self._superseded_key(generation))
+        if superseded is None or time.time() - superseded > stale_for:
+            return None
+        return value
+
+    def cached(
+        self,
+        parts: tuple[object, ...],
+        compute: Callable[[], T],
+        *,
+        timeout: int,
+        stale_for: float = 0,
+        refresh: Callable[[], None] | None = None,
+    ) -> T:
         """The entry for `parts` of the current generation, computed and
         stored when missing. `timeout` backs the generation up for writes that
-        send no signal (`QuerySet.update`, `bulk_create`)."""
-        key = self.key(*parts)
+        send no signal (`QuerySet.update`, `bulk_create`). With `stale_for`,
+        a miss shortly after a write is answered with the latest value while
+        `refresh` brings the entry up to date (see the module docstring)."""
+        generation = self.current()
+        digest = self._digest(parts)
+        key = f"{self.name}:{generation}:{digest}"
         value: T | None = cache.get(key)
-        if value is None:
+        if value is not None:
+            return value
+        if stale_for > 0 and not _fresh_only.get():
+            stale = self._stale_value(digest, stale_for)
+            if stale is not None:
+                if refresh is not None:
+                    refresh()
+                _mark_stale()
+                return stale  # type: ignore[return-value]
+        with staleness() as inner:
             value = compute()
-            cache.set(key, value, timeout=timeout)
+        if inner.stale:  # built on a stale part: served, never stored
+            _mark_stale()
+            return value
+        cache.set(key, value, timeout=timeout)
+        if stale_for > 0:  # the latest value outlives its generation's entry
+            cache.set(f"{self.name}:latest:{digest}", (generation, value), LATEST_SECONDS)
         return value

@@ -514,22 +514,25 @@ def hallucination_verdicts(
 ) -> dict[int, dict[str, JudgeVerdict]]:
     """`{submission_id: {judge name: verdict}}` from each judge's newest done judgment
     of each kind that gave a verdict, in two queries."""
-    judgments = (
-        done_judgments(submission_ids=submission_ids, condition=condition, judge=judge)
-        .filter(has_hallucination__isnull=False)
-        .values_list("pk", "submission_id", "judge__name", "kind", "has_hallucination")
-        .order_by("pk")
-    )
+    judgments = done_judgments(
+        submission_ids=submission_ids, condition=condition, judge=judge
+    ).filter(has_hallucination__isnull=False)
     newest: dict[tuple[int, str, str], tuple[int, bool]] = {}
-    for pk, submission_id, name, kind, flag in judgments:
+    for pk, submission_id, name, kind, flag in judgments.values_list(
+        "pk", "submission_id", "judge__name", "kind", "has_hallucination"
+    ).order_by("pk"):
         newest[(submission_id, name, kind)] = (pk, bool(flag))
+    # The same judgments as a subquery, the older ones dropped here (a list of
+    # every newest id is slower to send than the few findings of older ones).
+    newest_ids = {pk for pk, _ in newest.values()}
     findings: dict[int, list[JudgeFinding]] = defaultdict(list)
     for judgment_id, kind, description, evidence in (
-        HallucinationFinding.objects.filter(judgment_id__in=[pk for pk, _ in newest.values()])
+        HallucinationFinding.objects.filter(judgment__in=judgments.values("pk"))
         .order_by("judgment_id", "position")
         .values_list("judgment_id", "type", "description", "evidence")
     ):
-        findings[judgment_id].append(JudgeFinding(kind, description, evidence))
+        if judgment_id in newest_ids:
+            findings[judgment_id].append(JudgeFinding(kind, description, evidence))
     result: dict[int, dict[str, JudgeVerdict]] = defaultdict(dict)
     for (submission_id, name, kind), (pk, flag) in sorted(newest.items()):
         verdict = result[submission_id].setdefault(

@@ -27,7 +27,7 @@ Definitions (the README repeats them):
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +43,7 @@ from judging.selectors import JudgeFinding, JudgeVerdict, hallucination_verdicts
 from reviews.models import HallucinationAnswer
 from reviews.selectors import hallucination_answers, public_hallucination_checks
 
-from .selectors import counted_submissions, stage_submissions
+from .selectors import SubmissionFacts, counted_submissions, stage_submissions
 
 FABRICATION_STAGES: tuple[str, ...] = (Stage.EXPERIMENT, Stage.PAPER, Stage.END2END)
 RULES: tuple[str, ...] = ("any", "majority", "all")
@@ -217,21 +217,25 @@ class _Task:
 
 def _tasks(
     query: FabricationQuery,
-    only: Iterable[int] | None = None,
+    counted: Mapping[int, SubmissionFacts] | None = None,
     *,
     candidates: QuerySet[Submission] | None = None,
 ) -> list[_Task]:
+    """The counted submissions' tasks with every verdict on them. `counted`: the
+    ones a board already chose among `candidates` (not chosen again). The reads
+    take the candidates as a subquery and drop the others here: a list of tens of
+    thousands of ids costs more to send than the extra rows (perf/leaderboard.py)."""
     if candidates is None:
         candidates = stage_submissions(stage=query.stage)
-    counted = counted_submissions(candidates)
-    if only is not None:
-        keep = set(only)
-        counted = {sid: fact for sid, fact in counted.items() if sid in keep}
-    ids = list(counted)
+    if counted is None:
+        counted = counted_submissions(candidates)
+    ids = candidates.values("id")
     verdicts = hallucination_verdicts(submission_ids=ids)
     answers = hallucination_answers(submission_ids=ids)
     checks = reproduction_verdicts(submission_ids=ids)
-    slugs = dict(Submission.objects.filter(pk__in=ids).values_list("pk", "task__slug"))
+    slugs = {
+        sid: slug for sid, slug in candidates.values_list("pk", "task__slug") if sid in counted
+    }
     return [
         _Task(
             agent_id=fact.agent_id,
@@ -365,14 +369,15 @@ def _one_judge(task: _Task, name: str) -> dict[str, Flag] | None:
 def fabrication_report(
     query: FabricationQuery,
     *,
-    submission_ids: Iterable[int] | None = None,
+    counted: Mapping[int, SubmissionFacts] | None = None,
+    candidates: QuerySet[Submission] | None = None,
     evidence: bool = True,
 ) -> FabricationReport:
     """Everything the fabrication page and `GET /api/fabrication/` show for a stage
-    (only the given counted submissions' tasks, when `submission_ids` is given).
+    (only a board's `counted` submissions among its `candidates`, when given).
     Without `evidence`, the rates alone: no flagged tasks, no detection table."""
     query.check()
-    tasks = _tasks(query, submission_ids)
+    tasks = _tasks(query, counted, candidates=candidates)
     judges = sorted({name for task in tasks for name in task.judges})
     if query.judge and query.judge not in judges:
         raise FabricationQueryInvalid(
@@ -410,22 +415,18 @@ def fabrication_by_agent(
     stage: str,
     rule: str = DEFAULT_RULE,
     judge: str = "",
-    submission_ids: Iterable[int] | None = None,
+    counted: Mapping[int, SubmissionFacts],
+    candidates: QuerySet[Submission],
 ) -> dict[str, AgentFabrication]:
     """`{agent name: AgentFabrication}` for the leaderboard's experiment and end2end
-    tabs, over the tasks the board counts (`submission_ids`)."""
+    tabs, over the tasks the board counts (`counted`, chosen among `candidates`)."""
     if stage not in FABRICATION_STAGES:
         return {}
+    chosen = {"counted": counted, "candidates": candidates, "evidence": False}
     try:
-        report = fabrication_report(
-            FabricationQuery(stage=stage, rule=rule, judge=judge),
-            submission_ids=submission_ids,
-            evidence=False,
-        )
+        report = fabrication_report(FabricationQuery(stage=stage, rule=rule, judge=judge), **chosen)
     except FabricationQueryInvalid:  # the chosen judge reviewed none of these tasks
-        report = fabrication_report(
-            FabricationQuery(stage=stage, rule=rule), submission_ids=submission_ids, evidence=False
-        )
+        report = fabrication_report(FabricationQuery(stage=stage, rule=rule), **chosen)
         return {r.agent: AgentFabrication(None, r.rate) for r in report.rows if r.source == "human"}
     judges = {r.agent: r.rate for r in report.rows if r.source == SOURCE_JUDGES}
     human = {r.agent: r.rate for r in report.rows if r.source == SOURCE_HUMAN}

@@ -3,10 +3,12 @@ the selectors and cached once per view and data version (the one cache layer
 of the API's answer, which the CSV download and the agent pages read too)."""
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from benchmark.models import Agent, Stage
+from common.cache_generation import fresh_reads
 
-from .caching import cached
+from .caching import cached, cached_recent
 from .selectors import (
     ACCEPTANCE_LINE,
     LEADERBOARD_STAGES,
@@ -24,6 +26,9 @@ from .serializers import (
     LeaderboardSerializer,
     ObjectiveLeaderboardSerializer,
 )
+
+if TYPE_CHECKING:
+    from .judge_board import JudgeBoard
 
 
 @dataclass(frozen=True)
@@ -43,11 +48,33 @@ def leaderboard_view_of(board: Leaderboard, sort: str = "") -> LeaderboardView:
     )
 
 
+def leaderboard_board(query: LeaderboardQuery) -> Leaderboard:
+    """The computed board of a view, which the API's answer and the page share
+    (shortly after a write, as it was: `caching.cached_recent`)."""
+    return cached_recent("board", (query,), lambda: leaderboard_compute(query))
+
+
+def judge_board(*, stage: str) -> "JudgeBoard":
+    """The judges' board of a stage; raises UnknownBoardStage."""
+    from .judge_board import judge_board_compute
+
+    return cached_recent("judge-board", (str(stage),), lambda: judge_board_compute(stage=stage))
+
+
+def boards_warm() -> None:
+    """Compute, for the data as it is now, what a visitor lands on: each
+    stage's board and its API answer, and each stage's judges' board."""
+    with fresh_reads():
+        for stage in LEADERBOARD_STAGES:
+            leaderboard_payload(LeaderboardQuery(stage=stage))
+            judge_board_payload(stage=stage)
+
+
 def leaderboard_payload(query: LeaderboardQuery, *, sort: str = "") -> dict:
     """The API's answer; raises UnknownSort for a column it cannot sort by."""
 
     def compute() -> dict:
-        view = leaderboard_view_of(leaderboard_compute(query), sort)
+        view = leaderboard_view_of(leaderboard_board(query), sort)
         return dict(LeaderboardSerializer(view).data)
 
     return cached("leaderboard", (query, sort), compute)
@@ -65,13 +92,13 @@ def agents_compare_payload(query: LeaderboardQuery, *, a: str, b: str) -> dict:
 def judge_board_payload(*, stage: str, sort: str = "") -> dict:
     """The judges' leaderboard of a stage as the API answers it; raises
     UnknownBoardStage or UnknownJudgeSort."""
-    from .judge_board import judge_board_compute, judge_board_sort
+    from .judge_board import judge_board_sort
 
     def compute() -> dict:
-        board = judge_board_compute(stage=stage)
+        board = judge_board(stage=stage)
         return dict(JudgeBoardSerializer(judge_board_sort(board, sort) if sort else board).data)
 
-    return cached("judges", (stage, sort), compute)
+    return cached("judges", (str(stage), sort), compute)
 
 
 def objective_payload() -> dict:

@@ -34,6 +34,7 @@ from django.utils import timezone
 
 from benchmark.models import Submission, Task
 from benchmark.prices import PRICE_TABLE_VERSION
+from common.cache_generation import fresh_reads
 from common.errors import Conflict, NotFound, ValidationFailed
 from judging.models import (
     DimensionScore,
@@ -232,7 +233,8 @@ def release_create(*, name: str, notes: str = "") -> Release:
         raise ValidationFailed(f"{name!r} is not a release name", field="name") from exc
     created_at = timezone.now().replace(microsecond=0)
     try:
-        with transaction.atomic():
+        # The boards as the data is now, never one served while a worker recomputes.
+        with transaction.atomic(), fresh_reads():
             if Release.objects.filter(name=name).exists():
                 raise ReleaseExists(f"release {name!r} exists; a release never changes")
             data = release_content(name=name, notes=notes, created_at=created_at)

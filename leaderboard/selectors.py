@@ -97,6 +97,12 @@ class LeaderboardQuery:
     # How the judges' hallucination flags combine (`leaderboard.fabrication.RULES`).
     fabrication_rule: str = "any"
 
+    def __post_init__(self) -> None:
+        # Plain strings, never enum members: the cache key is the repr, and a
+        # form's "end2end" must find the entry a worker stored for Stage.END2END.
+        for name in ("stage", "condition", "conference", "topic", "task", "judge"):
+            object.__setattr__(self, name, str(getattr(self, name)))
+
 
 @dataclass(frozen=True)
 class Dimension:
@@ -316,7 +322,10 @@ class _TaskResult:
 
 
 def _fabrication(
-    query: LeaderboardQuery, per_task: dict[int, dict[int, _TaskResult]]
+    query: LeaderboardQuery,
+    per_task: dict[int, dict[int, _TaskResult]],
+    counted: dict[int, SubmissionFacts],
+    candidates: QuerySet[Submission],
 ) -> dict[str, Any]:
     """The fabrication columns of the board's agents, over the tasks it counts."""
     if query.stage not in FABRICATION_TABS or query.condition != JudgingCondition.WITH_CODE:
@@ -324,11 +333,13 @@ def _fabrication(
     # fabrication reads this module's definitions of the counted tasks.
     from .fabrication import fabrication_by_agent
 
+    counted_ids = {r.submission_id for tasks in per_task.values() for r in tasks.values()}
     return fabrication_by_agent(
         stage=query.stage,
         rule=query.fabrication_rule,
         judge=query.judge,
-        submission_ids=[r.submission_id for tasks in per_task.values() for r in tasks.values()],
+        counted={sid: fact for sid, fact in counted.items() if sid in counted_ids},
+        candidates=candidates,
     )
 
 
@@ -390,7 +401,7 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
     board.dimensions = dimensions + [Dimension(k, k) for k in extra]
 
     human = human_overall_by_submission(submission_ids=candidates.values("id"))
-    fabrication = _fabrication(query, per_task)
+    fabrication = _fabrication(query, per_task, counted, candidates)
     # One query: the latest check of every candidate; the counted ones are used.
     verdicts = (
         {

@@ -8,6 +8,7 @@ from django.utils.safestring import mark_safe
 
 from benchmark.models import Agent, Stage, Submission, Task
 from benchmark.visibility import hidden_submission_ids, submissions_visible_to, task_hidden_from
+from common.cache_generation import served_stale
 from common.errors import ApplicationError, ErrorItem, ValidationFailed, form_add_errors
 from judging.models import HallucinationType, JudgingCondition
 from judging.selectors import stage_scores
@@ -27,7 +28,7 @@ from .fabrication import (
     fabrication_report,
 )
 from .forms import BOARD_CHOICES, STAGE_CHOICES, AgentCompareForm, LeaderboardQueryForm
-from .payloads import agent_stage_summaries, judge_board_payload
+from .payloads import agent_stage_summaries, judge_board_payload, leaderboard_board
 from .releases import (
     UnknownRelease,
     release_bibtex,
@@ -45,7 +46,6 @@ from .selectors import (
     UnknownAgent,
     agent_task_results,
     agents_compare,
-    leaderboard_compute,
     leaderboard_sort,
     objective_board_compute,
     submission_judgments,
@@ -186,7 +186,7 @@ def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str
     serializes them. Raises UnknownSort for a column it cannot sort by."""
 
     def render_board() -> str:
-        board = leaderboard_compute(query)
+        board = leaderboard_board(query)
         rows = leaderboard_sort(board, sort) if sort else board.rows
         params = canonical_params(query, sort)
         download = _query_string(params, format=None)
@@ -305,6 +305,7 @@ def leaderboard_view(request: HttpRequest) -> HttpResponse:
         "form": form,
         "query": query,
         "board_html": mark_safe(board_html),  # noqa: S308 - our own template's output
+        "stale": served_stale(),
         "stage_label": dict(BOARD_CHOICES)[query.stage],
         "is_objective": query.stage == OBJECTIVE_STAGE,
         "stage_tabs": [
@@ -509,7 +510,7 @@ def agents_compare_view(request: HttpRequest) -> HttpResponse:
             status = 400
     elif request.GET:
         status = 400
-    agents = [row.agent for row in leaderboard_compute(query).rows]
+    agents = [row.agent for row in leaderboard_board(query).rows]
     return render(
         request,
         "leaderboard/compare.html",
@@ -580,6 +581,7 @@ def judges_view(request: HttpRequest) -> HttpResponse:
             "stage_label": dict(Stage.choices)[shown_stage],
             "stage_tabs": [(v, label, f"?stage={v}") for v, label in STAGE_CHOICES],
             "json_url": reverse("api:judges-leaderboard") + "?" + params.urlencode(),
+            "stale": served_stale(),
         },
         status=status,
     )

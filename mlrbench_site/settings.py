@@ -64,6 +64,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "common.middleware.NulRefusalMiddleware",
+    "common.middleware.StalenessMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -306,6 +307,10 @@ AXES_IPWARE_META_PRECEDENCE_ORDER = (
 )
 # Cached leaderboards expire after this even when no write signalled a change.
 LEADERBOARD_CACHE_SECONDS = env.int("LEADERBOARD_CACHE_SECONDS", default=15 * 60)
+# For this long after a write, a board that takes seconds is answered as it was
+# while a judge worker recomputes it (leaderboard.caching); 0: readers compute.
+# Without a broker readers always compute.
+LEADERBOARD_STALE_SECONDS = env.int("LEADERBOARD_STALE_SECONDS", default=60)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "MLR-Bench site API",
@@ -427,6 +432,8 @@ CELERY_TASK_ROUTES = {
     # MLR-Agent: the LLM stages wait on the network, the coding loop runs the sandbox.
     "agent_runs.experiment_stage": {"queue": GPU_QUEUE},
     "agent_runs.*": {"queue": JUDGE_QUEUE},
+    # Recomputing the boards after a write: a judge worker's few seconds.
+    "leaderboard.*": {"queue": JUDGE_QUEUE},
 }
 # Celery's Django fixup closes the database connection around every task, whatever
 # CONN_MAX_AGE says; with CONN_MAX_AGE set, let it reuse them (the judge tasks close
