@@ -2,13 +2,21 @@
 
 Fills a fresh PostgreSQL database with a synthetic benchmark (201 tasks x 100
 agents x 5 stages x 2 judges = 201,000 judgments, about 1.1 million dimension
-scores) with COPY, serves the site with gunicorn on a loopback port, and
-measures in the same run, over HTTP:
+scores) with COPY, serves the site with gunicorn on a loopback port beside
+one judge worker (which recomputes the boards after a write), and measures in
+the same run, over HTTP:
 
 - the median latency of `/healthz` (the reference);
-- for each stage, the leaderboard page and `/api/leaderboard/`: the first
-  request after a data change (computed) and the median of repeated requests
-  (cached until a judgment lands); goal: each median within 10x of /healthz;
+- for each stage, the leaderboard page, `/api/leaderboard/` (the tie-aware
+  ranking), the judges' leaderboard and its page: the first request ever
+  (computed by the reader) and the median of repeated requests (cached until
+  a judgment lands); goals: within 10x of /healthz, the ranking and the
+  judges' board within 5x;
+- after a write (what a landing judgment does): the first request to each of
+  them (the board as it was, while the worker recomputes; goal within 1 s) and
+  the seconds until the answer is fresh;
+- a release against the CSV downloads of the same boards, both computed
+  afresh (goal within 3x);
 - the full export as CSV files against the same export as JSON Lines; goal:
   CSV within 2x of JSON.
 
@@ -271,31 +279,49 @@ def fill(n_agents: int, n_tasks: int, seed: int = 7) -> dict[str, int]:
 # --- measuring ----------------------------------------------------------------
 
 
-def fetch(base: str, path: str) -> tuple[float, int, int]:
+def fetch(base: str, path: str) -> tuple[float, int, int, bool]:
+    """(seconds, status, bytes, whether the answer says it is stale)."""
     started = time.perf_counter()
     with urllib.request.urlopen(base + path, timeout=600) as response:
         size = 0
         while chunk := response.read(1 << 20):
             size += len(chunk)
         status = response.status
-    return time.perf_counter() - started, status, size
+        stale = response.headers.get("X-Data-Stale") == "true"
+    return time.perf_counter() - started, status, size, stale
 
 
 def median_of(base: str, path: str, repeat: int) -> float:
     times = []
     for _ in range(repeat):
-        elapsed, status, _ = fetch(base, path)
+        elapsed, status, _, _ = fetch(base, path)
         assert status == 200, (path, status)
         times.append(elapsed)
     return statistics.median(times)
 
 
-def bump_cache() -> None:
-    """Invalidate the cached leaderboards as a landing judgment would. This
-    process has the server's settings (the same Redis and key prefix)."""
-    from leaderboard.caching import data_changed
+def bump_cache(*, refresh: bool = True) -> None:
+    """Invalidate the cached leaderboards as a landing judgment would (which
+    also queues the worker's recompute); without `refresh`, only invalidate.
+    This process has the server's settings (the same Redis and key prefix)."""
+    from leaderboard.caching import DATA_GENERATION, data_changed
 
-    data_changed()  # outside a transaction: at once
+    if refresh:
+        data_changed()  # outside a transaction: at once
+    else:
+        DATA_GENERATION.bump()
+
+
+def wait_fresh(base: str, path: str, *, limit: float = 900) -> float:
+    """Seconds until `path` answers without X-Data-Stale (the worker's recompute)."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < limit:
+        _elapsed, status, _size, stale = fetch(base, path)
+        assert status == 200, (path, status)
+        if not stale:
+            return time.perf_counter() - started
+        time.sleep(0.2)
+    raise SystemExit(f"{path} still stale after {limit:.0f} s: is the worker running?")
 
 
 def wait_until_up(base: str, server: subprocess.Popen) -> None:
@@ -311,41 +337,51 @@ def wait_until_up(base: str, server: subprocess.Popen) -> None:
     raise SystemExit("the server did not answer within 60 s")
 
 
+def board_paths(stage: str) -> tuple[tuple[str, str], ...]:
+    return (
+        ("page", f"/leaderboard/?stage={stage}"),
+        ("ranks api", f"/api/leaderboard/?stage={stage}"),
+        ("judges api", f"/api/judges/leaderboard/?stage={stage}"),
+        ("judges page", f"/judges/?stage={stage}"),
+    )
+
+
 def measure(base: str, *, repeat: int, export_repeat: int) -> None:
     """The measurements, printed: pages and API against /healthz, CSV against JSON Lines."""
     healthz = median_of(base, "/healthz", repeat)
     print(f"\n/healthz median: {healthz * 1000:.1f} ms ({repeat} requests)\n")
-    print("computed: the first request after a data change; median: the next ones")
-    print(f"{'stage':<11} {'what':<5} {'computed ms':>12} {'median ms':>10} {'x healthz':>10}")
-    worst = 0.0
+    print("cold: the first request ever, computed by the reader; median: the next ones")
+    print(f"{'stage':<11} {'what':<12} {'cold ms':>9} {'median ms':>10} {'x healthz':>10}")
+    worst = {"leaderboard": 0.0, "ranks and judges": 0.0}
     for stage in STAGES:
-        for what, path in (
-            ("page", f"/leaderboard/?stage={stage}"),
-            ("api", f"/api/leaderboard/?stage={stage}"),
-        ):
-            bump_cache()
-            first, status, _ = fetch(base, path)
+        for what, path in board_paths(stage):
+            cold, status, _, _ = fetch(base, path)
             assert status == 200, (path, status)
             median = median_of(base, path, repeat)
-            ratio = median / healthz
-            worst = max(worst, ratio)
+            # The API answer is the tie-aware ranking; the pages are held to 10x.
+            for kind in ("leaderboard",) if what == "page" else ("leaderboard", "ranks and judges"):
+                worst[kind] = max(worst[kind], median / healthz)
             print(
-                f"{stage:<11} {what:<5} {first * 1000:>12.0f} {median * 1000:>10.1f} {ratio:>10.1f}"
+                f"{stage:<11} {what:<12} {cold * 1000:>9.0f} {median * 1000:>10.1f} "
+                f"{median / healthz:>10.1f}"
             )
     variant = "/api/leaderboard/?stage=end2end&judge=gemini-judge&exclude_same_family=1"
-    bump_cache()
-    first, _, _ = fetch(base, variant + "&common_tasks=1&conference=iclr")
-    print(f"\nend2end, one judge, same family out, common tasks, computed: {first * 1000:.0f} ms")
-    print(f"worst page/API median: {worst:.1f}x /healthz (goal: within 10x)\n")
+    first, _, _, _ = fetch(base, variant + "&common_tasks=1&conference=iclr")
+    print(f"\nend2end, one judge, same family out, common tasks, cold: {first * 1000:.0f} ms")
+    print(
+        f"worst cached median: pages and API {worst['leaderboard']:.1f}x /healthz (goal: "
+        f"within 10x), tie-aware ranks and judges {worst['ranks and judges']:.1f}x "
+        f"(goal: within 5x)\n"
+    )
 
-    measure_ranks_and_judges(base, healthz=healthz, repeat=repeat)
-    measure_release(base)
+    measure_after_write(base, healthz=healthz)
+    measure_release()
 
     sizes = {}
     times: dict[str, list[float]] = {"csv": [], "jsonl": []}
     for _ in range(export_repeat):
         for fmt in ("csv", "jsonl"):
-            elapsed, status, size = fetch(base, f"/api/export/?formats={fmt}")
+            elapsed, status, size, _ = fetch(base, f"/api/export/?formats={fmt}")
             assert status == 200
             times[fmt].append(elapsed)
             sizes[fmt] = size
@@ -357,53 +393,54 @@ def measure(base: str, *, repeat: int, export_repeat: int) -> None:
     )
 
 
-def measure_ranks_and_judges(base: str, *, healthz: float, repeat: int) -> None:
-    """The tie-aware ranking (the leaderboard API with its paired bootstraps)
-    and the judges' leaderboard: cached within 5x /healthz, the first request
-    after a write within 1 s."""
-    print(
-        f"{'tie-aware ranks / judges':<28} {'computed ms':>12} {'median ms':>10} {'x healthz':>10}"
-    )
-    worst_cached = 0.0
-    worst_first = {"ranks": 0.0, "judges": 0.0}
+def measure_after_write(base: str, *, healthz: float) -> None:
+    """The first request after a write (a judgment landing) for the tie-aware
+    ranking and the judges' leaderboard, goal within 1 s; and how long until
+    the worker's recompute of every board makes the answer fresh."""
+    print("after a write: the first request (stale: the board as it was), and the seconds")
+    print("until the worker's recompute of every stage makes the answer fresh")
+    print(f"{'stage':<11} {'what':<12} {'first ms':>9} {'x healthz':>10} {'stale':>6} {'fresh s':>8}")
+    worst_first, worst_fresh = 0.0, 0.0
     for stage in STAGES:
-        for what, path in (
-            ("ranks", f"/api/leaderboard/?stage={stage}"),
-            ("judges api", f"/api/judges/leaderboard/?stage={stage}"),
-            ("judges page", f"/judges/?stage={stage}"),
-        ):
-            bump_cache()
-            first, status, _ = fetch(base, path)
+        bump_cache()
+        written = time.perf_counter()
+        firsts = []
+        for what, path in board_paths(stage):
+            first, status, _, stale = fetch(base, path)
             assert status == 200, (path, status)
-            median = median_of(base, path, repeat)
-            worst_cached = max(worst_cached, median / healthz)
-            board = what.split()[0]
-            worst_first[board] = max(worst_first[board], first)
-            label = f"{stage} {what}"
+            firsts.append((what, path, first, stale))
+        for what, path, first, stale in firsts:
+            worst_first = max(worst_first, first)
+            wait_fresh(base, path)
+            fresh = time.perf_counter() - written
+            worst_fresh = max(worst_fresh, fresh)
             print(
-                f"{label:<28} {first * 1000:>12.0f} {median * 1000:>10.1f} "
-                f"{median / healthz:>10.1f}"
+                f"{stage:<11} {what:<12} {first * 1000:>9.0f} {first / healthz:>10.1f} "
+                f"{'yes' if stale else 'no':>6} {fresh:>8.1f}"
             )
     print(
-        f"worst cached: {worst_cached:.1f}x /healthz (goal: within 5x); worst first after a "
-        f"write: ranks {worst_first['ranks']:.2f} s, judges {worst_first['judges']:.2f} s "
-        f"(goal: within 1 s)\n"
+        f"worst first request after a write: {worst_first:.2f} s (goal: within 1 s); "
+        f"worst until fresh: {worst_fresh:.1f} s\n"
     )
 
 
-def measure_release(base: str) -> None:
-    """Making a release against the CSV export of the same rows (every
-    stage's leaderboard, computed afresh): goal within 3x."""
+def measure_release() -> None:
+    """Making a release against the CSV download of the same rows, both
+    computed afresh in this process: goal within 3x."""
+    from common.cache_generation import fresh_reads
+    from leaderboard.apis import LeaderboardCSVRenderer
     from leaderboard.models import Release
+    from leaderboard.payloads import leaderboard_payload
     from leaderboard.releases import release_create
+    from leaderboard.selectors import LeaderboardQuery
 
-    bump_cache()
+    bump_cache(refresh=False)  # no worker recompute competing for the cores
     started = time.perf_counter()
-    for stage in STAGES:
-        _elapsed, status, _size = fetch(base, f"/api/leaderboard/?stage={stage}&format=csv")
-        assert status == 200
+    with fresh_reads():
+        for stage in STAGES:
+            LeaderboardCSVRenderer().render(leaderboard_payload(LeaderboardQuery(stage=stage)))
     csv_time = time.perf_counter() - started
-    bump_cache()
+    bump_cache(refresh=False)
     name = f"perf-{os.getpid()}-{int(time.time())}"
     started = time.perf_counter()
     release = release_create(name=name)
@@ -460,7 +497,7 @@ def main() -> None:
     # Before anything can fail: the clean-up below reads the settings too.
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mlrbench_site.settings")
     sys.path.insert(0, str(ROOT))
-    server = None
+    server = worker = None
     try:
         python = sys.executable
         manage = [python, "manage.py"]
@@ -505,19 +542,30 @@ def main() -> None:
             cwd=ROOT,
             env=env,
         )
+        # The judge worker that recomputes the boards after a write (one
+        # process: one recompute runs at a time).
+        worker = subprocess.Popen(
+            [python, "-m", "celery", "-A", "mlrbench_site", "worker", "-Q", "judge",
+             "--concurrency", "1", "--without-mingle", "--without-gossip",
+             "--loglevel", "WARNING", "-n", f"perf-leaderboard-{os.getpid()}@%h"],
+            cwd=ROOT,
+            env=env,
+        )  # fmt: skip
         base = f"http://127.0.0.1:{port}"
         wait_until_up(base, server)
         median_of(base, "/healthz", 5)  # warm up the workers
 
         measure(base, repeat=args.repeat, export_repeat=args.export_repeat)
     finally:
-        if server is not None:
-            server.terminate()
+        for process in (server, worker):
+            if process is None:
+                continue
+            process.terminate()
             try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:  # a worker still busy on a loaded machine
-                server.kill()
-                server.wait(timeout=30)
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # still busy on a loaded machine
+                process.kill()
+                process.wait(timeout=30)
         if not args.keep:
             from django.db import connections
 
