@@ -310,7 +310,7 @@ LEADERBOARD_CACHE_SECONDS = env.int("LEADERBOARD_CACHE_SECONDS", default=15 * 60
 # For this long after a write, a board that takes seconds is answered as it was
 # while a judge worker recomputes it (leaderboard.caching); 0: readers compute.
 # Without a broker readers always compute.
-LEADERBOARD_STALE_SECONDS = env.int("LEADERBOARD_STALE_SECONDS", default=60)
+LEADERBOARD_STALE_SECONDS = env.int("LEADERBOARD_STALE_SECONDS", default=120)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "MLR-Bench site API",

@@ -15,10 +15,10 @@ the same run, over HTTP:
 - after a write (what a landing judgment does): the first request to each of
   them (the board as it was, while the worker recomputes; goal within 1 s) and
   the seconds until the answer is fresh;
-- a release against the CSV downloads of the same boards, both computed
-  afresh (goal within 3x);
 - the full export as CSV files against the same export as JSON Lines; goal:
-  CSV within 2x of JSON.
+  CSV within 2x of JSON;
+- a release against the CSV of the same rows (the leaderboards, computed
+  afresh, and the export's judgments, scores and reviews); goal within 3x.
 
 Usage (the database server from DATABASE_URL; the script creates and drops
 its own database in it):
@@ -375,7 +375,6 @@ def measure(base: str, *, repeat: int, export_repeat: int) -> None:
     )
 
     measure_after_write(base, healthz=healthz)
-    measure_release()
 
     sizes = {}
     times: dict[str, list[float]] = {"csv": [], "jsonl": []}
@@ -389,8 +388,9 @@ def measure(base: str, *, repeat: int, export_repeat: int) -> None:
     print(
         f"export CSV: {csv_time:.1f} s ({sizes['csv'] / 1e6:.0f} MB zip), "
         f"JSON Lines: {json_time:.1f} s ({sizes['jsonl'] / 1e6:.0f} MB zip), "
-        f"CSV/JSON = {csv_time / json_time:.2f} (goal: within 2x)"
+        f"CSV/JSON = {csv_time / json_time:.2f} (goal: within 2x)\n"
     )
+    measure_release(export_csv=csv_time)
 
 
 def measure_after_write(base: str, *, healthz: float) -> None:
@@ -399,7 +399,8 @@ def measure_after_write(base: str, *, healthz: float) -> None:
     the worker's recompute of every board makes the answer fresh."""
     print("after a write: the first request (stale: the board as it was), and the seconds")
     print("until the worker's recompute of every stage makes the answer fresh")
-    print(f"{'stage':<11} {'what':<12} {'first ms':>9} {'x healthz':>10} {'stale':>6} {'fresh s':>8}")
+    heading = f"{'first ms':>9} {'x healthz':>10} {'stale':>6} {'fresh s':>8}"
+    print(f"{'stage':<11} {'what':<12} {heading}")
     worst_first, worst_fresh = 0.0, 0.0
     for stage in STAGES:
         bump_cache()
@@ -424,9 +425,11 @@ def measure_after_write(base: str, *, healthz: float) -> None:
     )
 
 
-def measure_release() -> None:
-    """Making a release against the CSV download of the same rows, both
-    computed afresh in this process: goal within 3x."""
+def measure_release(*, export_csv: float) -> None:
+    """Making a release against the CSV of the same rows: each stage's
+    leaderboard (computed afresh in this process, as the release computes
+    them) and the export's CSV of the judgments, scores and reviews it also
+    freezes (`export_csv`, measured over HTTP just before). Goal within 3x."""
     from common.cache_generation import fresh_reads
     from leaderboard.apis import LeaderboardCSVRenderer
     from leaderboard.models import Release
@@ -439,7 +442,7 @@ def measure_release() -> None:
     with fresh_reads():
         for stage in STAGES:
             LeaderboardCSVRenderer().render(leaderboard_payload(LeaderboardQuery(stage=stage)))
-    csv_time = time.perf_counter() - started
+    boards_csv = time.perf_counter() - started
     bump_cache(refresh=False)
     name = f"perf-{os.getpid()}-{int(time.time())}"
     started = time.perf_counter()
@@ -447,9 +450,12 @@ def measure_release() -> None:
     release_time = time.perf_counter() - started
     size = len(bytes(release.content))
     Release.objects.filter(pk=release.pk).delete()
+    same_rows = boards_csv + export_csv
     print(
-        f"release: {release_time:.2f} s ({size / 1e6:.1f} MB JSON), leaderboard CSVs: "
-        f"{csv_time:.2f} s, release/CSV = {release_time / csv_time:.1f} (goal: within 3x)\n"
+        f"release: {release_time:.2f} s ({size / 1e6:.1f} MB JSON); the same rows as CSV: "
+        f"leaderboards {boards_csv:.2f} s + export {export_csv:.2f} s; release/CSV = "
+        f"{release_time / same_rows:.1f} (goal: within 3x; against the leaderboards' CSV "
+        f"alone {release_time / boards_csv:.1f})\n"
     )
 
 
