@@ -144,7 +144,7 @@ class CacheGeneration:
 
     def _stale_value(self, digest: str, stale_for: float) -> object | None:
         """The entry's latest value, if the data moved past it under `stale_for` ago."""
-        latest = cache.get(f"{self.name}:latest:{digest}")
+        latest: tuple[int, object] | None = cache.get(f"{self.name}:latest:{digest}")
         if latest is None:
             return None
         generation, value = latest

@@ -422,11 +422,14 @@ def fabrication_by_agent(
     tabs, over the tasks the board counts (`counted`, chosen among `candidates`)."""
     if stage not in FABRICATION_STAGES:
         return {}
-    chosen = {"counted": counted, "candidates": candidates, "evidence": False}
+
+    def report_of(query: FabricationQuery) -> FabricationReport:
+        return fabrication_report(query, counted=counted, candidates=candidates, evidence=False)
+
     try:
-        report = fabrication_report(FabricationQuery(stage=stage, rule=rule, judge=judge), **chosen)
+        report = report_of(FabricationQuery(stage=stage, rule=rule, judge=judge))
     except FabricationQueryInvalid:  # the chosen judge reviewed none of these tasks
-        report = fabrication_report(FabricationQuery(stage=stage, rule=rule), **chosen)
+        report = report_of(FabricationQuery(stage=stage, rule=rule))
         return {r.agent: AgentFabrication(None, r.rate) for r in report.rows if r.source == "human"}
     judges = {r.agent: r.rate for r in report.rows if r.source == SOURCE_JUDGES}
     human = {r.agent: r.rate for r in report.rows if r.source == SOURCE_HUMAN}
