@@ -11,7 +11,7 @@ from benchmark.intake import submission_intake
 from benchmark.models import ApiToken, Submission
 from tests.errors import error_messages
 
-from .factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
+from .factories import AgentFactory, TeamFactory, UserFactory
 from .runs import PAPER, PNG, SAMPLE_TASK, sample_run, zip_entries, zip_folder
 
 pytestmark = pytest.mark.django_db
@@ -42,11 +42,6 @@ def owner():
 @pytest.fixture
 def agent(owner):
     return AgentFactory(name="ada-agent", team=TeamFactory(members=[owner]))
-
-
-@pytest.fixture
-def task():
-    return TaskFactory(slug=SAMPLE_TASK)
 
 
 def intake(agent, task, path: Path, stage="end2end") -> Submission:

@@ -11,17 +11,12 @@ from benchmark.derived import artifact_trace
 from benchmark.intake import submission_intake
 from benchmark.models import DerivedArtifact, DerivedKind, Submission
 
-from .factories import AgentFactory, SubmissionFactory, TaskFactory, artifact_add
-from .runs import PAPER, SAMPLE_TASK, sample_run, zip_entries, zip_folder
+from .factories import AgentFactory, SubmissionFactory, artifact_add
+from .runs import PAPER, sample_run, zip_entries, zip_folder
 
 pytestmark = pytest.mark.django_db
 
 MLR_AGENT_NAME = "mlr-agent_output.json"
-
-
-@pytest.fixture
-def task():
-    return TaskFactory(slug=SAMPLE_TASK)
 
 
 def intake(folder_or_zip: Path, task, tmp_path: Path, *, stage: str = "end2end") -> Submission:
