@@ -42,7 +42,7 @@ def data_version() -> int:
 
 def stale_seconds() -> float:
     """How far behind the data a board may be answered while a worker
-    recomputes it. None without a broker: every task runs inline there, so the
+    recomputes it. 0 without a broker: every task runs inline there, so the
     reader computes (the embedded defaults)."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return 0

@@ -312,14 +312,14 @@ def bump_cache(*, refresh: bool = True) -> None:
         DATA_GENERATION.bump()
 
 
-def wait_fresh(base: str, path: str, *, limit: float = 900) -> float:
-    """Seconds until `path` answers without X-Data-Stale (the worker's recompute)."""
+def wait_fresh(base: str, path: str, *, limit: float = 900) -> None:
+    """Return once `path` answers without X-Data-Stale (the worker's recompute)."""
     started = time.perf_counter()
     while time.perf_counter() - started < limit:
         _elapsed, status, _size, stale = fetch(base, path)
         assert status == 200, (path, status)
         if not stale:
-            return time.perf_counter() - started
+            return
         time.sleep(0.2)
     raise SystemExit(f"{path} still stale after {limit:.0f} s: is the worker running?")
 
