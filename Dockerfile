@@ -12,7 +12,9 @@ COPY pyproject.toml README.md ./
 COPY mlrbench_site ./mlrbench_site
 COPY common ./common
 COPY benchmark ./benchmark
+COPY experiments ./experiments
 COPY judging ./judging
+COPY agent_runs ./agent_runs
 COPY reviews ./reviews
 COPY leaderboard ./leaderboard
 RUN pip install --no-cache-dir .

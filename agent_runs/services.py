@@ -32,7 +32,7 @@ from benchmark.models import Agent, ArtifactKind, Stage, Submission, SubmissionS
 from benchmark.models.submissions import AGENT_NAME_PATTERN
 from benchmark.run_layout import primary_path
 from common import llm as gateway
-from common.errors import ApplicationError, ErrorItem, NotFound, ValidationFailed
+from common.errors import ApplicationError, ErrorItem, ValidationFailed
 from experiments.slots import SlotsBusy
 
 from . import coding, stages
@@ -595,10 +595,3 @@ def agent_runs_resume_stalled(*, older_than: float | None = None) -> list[int]:
     if resumed:
         logger.warning("resumed %d stalled agent run(s): %s", len(resumed), resumed)
     return resumed
-
-
-def agent_run_get(*, run_id: int) -> AgentRun:
-    run = AgentRun.objects.filter(pk=run_id).first()
-    if run is None:
-        raise NotFound(f"no agent run {run_id}")
-    return run

@@ -142,10 +142,6 @@ _NEEDS = {
 }
 
 
-def stage_needs(stage: str) -> str:
-    return _NEEDS[Stage(stage)][0]
-
-
 def stage_check(stage: str, kinds: Iterable[str]) -> str | None:
     """None when the run has what the stage needs, else a message that says
     what is missing and what was found."""

@@ -11,10 +11,6 @@ def task_list() -> QuerySet[Task]:
     return Task.objects.all()
 
 
-def task_get(*, slug: str) -> Task:
-    return Task.objects.get(slug=slug)
-
-
 @dataclass(frozen=True)
 class CatalogueCounts:
     tasks: int

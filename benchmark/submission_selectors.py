@@ -60,13 +60,6 @@ def artifact_raw_url(artifact: Artifact) -> str:
     )
 
 
-def artifact_page_url(artifact: Artifact) -> str:
-    return reverse(
-        "benchmark:artifact-detail",
-        kwargs={"submission_id": artifact.submission_id, "path": artifact.path},
-    )
-
-
 @dataclass(frozen=True)
 class ArtifactDelivery:
     """How to serve an artifact: inline only for images and plain text."""

@@ -418,7 +418,3 @@ def releases_diff(*, a: str, b: str) -> ReleaseDiff:
         tasks_added=len(tasks_b - tasks_a),
         tasks_removed=len(tasks_a - tasks_b),
     )
-
-
-def release_zip_bytes(release: Release) -> bytes:
-    return bytes(release.export_zip)

@@ -37,6 +37,11 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# The site's own apps, in the order of their arrows (README, "What is where").
+# pyproject.toml's packages and the Dockerfile name the same list, with the
+# two packages that are not apps (mlrbench_site, common); a test checks it.
+PROJECT_APPS = ["benchmark", "experiments", "judging", "agent_runs", "reviews", "leaderboard"]
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -52,12 +57,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "csp",
-    "benchmark",
-    "experiments",
-    "judging",
-    "agent_runs",
-    "reviews",
-    "leaderboard",
+    *PROJECT_APPS,
 ]
 
 MIDDLEWARE = [

@@ -240,11 +240,3 @@ class AssignmentAddForm(forms.Form):
         super().__init__(*args, **kwargs)
         choices_limit(self, "reviewer", reviewers)
         choices_limit(self, "submission", review_round.submissions.select_related("agent", "task"))
-
-
-def form_messages(form: forms.BaseForm) -> dict[str, list[str]]:
-    """Each field's error messages (`__all__` for the form's own), as the form shows them."""
-    return {
-        name: [str(error["message"]) for error in errors]
-        for name, errors in form.errors.get_json_data().items()
-    }

@@ -62,12 +62,6 @@ def assignment_of_reviewer(*, user: User, code: str) -> Assignment:
     )
 
 
-def assignment_by_code(*, code: str) -> Assignment:
-    return Assignment.objects.select_related(
-        "submission__task", "submission__agent__team", "review_round", "reviewer"
-    ).get(code=code)
-
-
 def review_of_assignment(assignment: Assignment) -> HumanReview | None:
     return (
         HumanReview.objects.filter(

@@ -375,13 +375,6 @@ def review_round_release(*, review_round: ReviewRound) -> ReviewRound:
     return review_round
 
 
-def assignment_close(*, assignment: Assignment) -> None:
-    Assignment.objects.filter(pk=assignment.pk, closed_at__isnull=True).update(
-        closed_at=timezone.now()
-    )
-    assignment.refresh_from_db()
-
-
 def reminders_send(*, review_round: ReviewRound, queue_url: str) -> int:
     """One email per reviewer who still owes reviews in this round, listing
     the papers by their anonymous codes. Returns how many were sent."""

@@ -31,8 +31,3 @@ def usd(value) -> str:
     if value is None:
         return "—"
     return f"${float(value):,.2f}"
-
-
-@register.filter
-def zip_lists(first, second):
-    return zip(first, second, strict=False)
