@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from common.errors import ApplicationError, ValidationFailed, form_add_errors
-from common.http import AuthenticatedHttpRequest
+from common.http import AuthenticatedHttpRequest, json_error
 
 from . import selectors
 from .forms import AgentRunForm, run_arguments
@@ -109,7 +109,7 @@ def agent_run_progress_view(request: HttpRequest, run_id: int) -> JsonResponse:
     try:
         after = _after(request)
     except ValidationFailed as exc:
-        return JsonResponse(exc.body(), status=exc.status_code)
+        return json_error(exc)
     transcript = selectors.agent_run_transcript(run=run, after=after)
     return JsonResponse(agent_run_progress_data(run, transcript))
 

@@ -19,11 +19,10 @@ from common.errors import (
     ApplicationError,
     NotFound,
     ValidationFailed,
-    error_body,
     form_add_errors,
     form_error_items,
 )
-from common.http import AuthenticatedHttpRequest
+from common.http import AuthenticatedHttpRequest, json_error
 from common.storage import storage_errors
 
 from .accounts import (
@@ -123,8 +122,8 @@ def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
                 return redirect(url)
         if _wants_json(request):
             # The upload script reads the API's error shape.
-            body = error_body(form_error_items(form.errors), extra=extra)
-            return JsonResponse(body, status=json_status)
+            error = ValidationFailed(items=form_error_items(form.errors), extra=extra)
+            return json_error(error, status=json_status)
         status = 400
     else:
         # The stage of the user's last upload is the likely one for the next.

@@ -1,8 +1,10 @@
-"""Request types for views."""
+"""Request types for views, and the one JSON error answer of the HTML views."""
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest
+from django.http import HttpRequest, JsonResponse
+
+from common.errors import ApplicationError
 
 
 class AuthenticatedHttpRequest(HttpRequest):
@@ -19,3 +21,9 @@ def signed_in_user(user: User | AnonymousUser) -> User:
     if not isinstance(user, User):
         raise PermissionDenied("Sign in first.")
     return user
+
+
+def json_error(error: ApplicationError, *, status: int | None = None) -> JsonResponse:
+    """An HTML view's JSON answer to an error, in the API's one shape
+    (`common.errors`); `status` overrides the error's own where a view knows better."""
+    return JsonResponse(error.body(), status=status or error.status_code)

@@ -10,10 +10,11 @@
 from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 
 from .cache_generation import staleness
-from .errors import ErrorItem, error_body
+from .errors import ValidationFailed
+from .http import json_error
 
 STALE_HEADER = "X-Data-Stale"
 
@@ -28,8 +29,7 @@ class NulRefusalMiddleware:
         query = request.META.get("QUERY_STRING", "")
         if b"\x00" in unquote_to_bytes(str(query)) or "\x00" in request.path:
             if request.path.startswith("/api/"):
-                item = ErrorItem(code="invalid", message=_MESSAGE)
-                return JsonResponse(error_body([item]), status=400)
+                return json_error(ValidationFailed(_MESSAGE))
             return HttpResponse(_MESSAGE + "\n", status=400, content_type="text/plain")
         return self.get_response(request)
 

@@ -5,6 +5,7 @@ from django.views.decorators.http import require_GET
 from benchmark.models import Submission
 from benchmark.visibility import submissions_visible_to
 from common.errors import ValidationFailed
+from common.http import json_error
 
 from .selectors import experiment_log_chunk, experiment_runs
 
@@ -40,8 +41,9 @@ def experiment_run_log_view(request: HttpRequest, pk: int) -> JsonResponse:
     try:
         offset_value = int(offset) if offset not in (None, "") else None
     except ValueError:
-        error = ValidationFailed("offset must be a whole number of bytes", field="offset")
-        return JsonResponse(error.body(), status=error.status_code)
+        return json_error(
+            ValidationFailed("offset must be a whole number of bytes", field="offset")
+        )
     chunk = experiment_log_chunk(run=run, offset=offset_value)
     return JsonResponse(
         {

@@ -5,7 +5,8 @@ from django.views.decorators.cache import never_cache
 from django.views.defaults import page_not_found
 
 from benchmark.selectors import catalogue_counts
-from common.errors import ErrorItem, error_body
+from common.errors import NotFound
+from common.http import json_error
 from judging.selectors import active_judge_count
 
 from .health import health_report
@@ -31,8 +32,7 @@ def healthz_view(request: HttpRequest) -> JsonResponse:
 def not_found_view(request: HttpRequest, exception: Exception) -> HttpResponse:
     """A path no URL matches: the API's one error body under /api/, the site's page elsewhere."""
     if request.path.startswith("/api/"):
-        item = ErrorItem(code="not_found", message=f"no API endpoint at {request.path}")
-        return JsonResponse(error_body([item]), status=404)
+        return json_error(NotFound(f"no API endpoint at {request.path}"))
     return page_not_found(request, exception)
 
 

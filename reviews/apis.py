@@ -3,11 +3,9 @@ own assignments (blind until they submit), drafts and review submission,
 and for organisers a round's assignments and the CSV export."""
 
 from dataclasses import replace
-from typing import Any
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import permissions, renderers, serializers, status
@@ -20,7 +18,6 @@ from common.errors import ErrorItem, ValidationFailed
 from common.http import signed_in_user
 
 from . import selectors, services
-from .blind import submission_blind
 from .forms import (
     HALLUCINATION_QUESTIONS,
     hallucination_evidence_field_name,
@@ -29,7 +26,14 @@ from .forms import (
 )
 from .models import Assignment, ReviewRound, ReviewStatus
 from .roles import is_organiser, is_reviewer
-from .serializers import StageAgreementSerializer
+from .serializers import (
+    AssignmentDetailSerializer,
+    AssignmentListSerializer,
+    AssignmentSerializer,
+    DraftSavedSerializer,
+    RoundAssignmentsSerializer,
+    StageAgreementSerializer,
+)
 from .views import reviews_csv_response
 
 
@@ -76,71 +80,6 @@ class AgreementApi(APIView):
         return Response(StageAgreementSerializer(result).data)
 
 
-def _assignment_data(request: Request, assignment: Assignment, *, detail: bool = False) -> dict:
-    review = selectors.review_of_assignment(assignment)
-    submitted = selectors.identity_visible(assignment=assignment, review=review)
-    paper_url = request.build_absolute_uri(
-        reverse("reviews:paper", kwargs={"code": assignment.code})
-    )
-    data: dict[str, Any] = {
-        "code": assignment.code,
-        "stage": assignment.review_round.stage,
-        "task": {
-            "slug": assignment.submission.task.slug,
-            "title": assignment.submission.task.title,
-        },
-        "due_at": assignment.due_at,
-        "status": assignment.status,
-        "closed": assignment.is_closed,
-        "paper_url": paper_url,
-        "review": None,
-        "revealed": None,
-    }
-    if review is not None:
-        data["review"] = {
-            "status": review.status,
-            "scores": {s.dimension: s.score for s in review.scores.all()},
-            "confidence": review.confidence,
-            "strengths": review.strengths,
-            "weaknesses": review.weaknesses,
-            "comments": review.comments,
-            "submitted_at": review.submitted_at,
-            "draft": review.draft,
-            "draft_saved_at": review.draft_saved_at,
-            "revisions": review.revisions.count(),
-        }
-    if submitted:
-        reveal = selectors.assignment_reveal(assignment=assignment)
-        data["revealed"] = {
-            "agent": reveal.agent_name,
-            "agent_display_name": reveal.agent_display_name,
-            "team": reveal.team,
-            "base_model": reveal.base_model,
-            "llm_scores": reveal.llm_scores,
-            "other_reviews": [
-                {"reviewer": label, "scores": scores} for label, scores in reveal.other_reviews
-            ],
-        }
-    if detail:
-        rubric = (
-            review.rubric
-            if review and review.rubric_id
-            else selectors.rubric_for_stage(assignment.review_round.stage)
-        )
-        data["rubric"] = rubric.dimensions if rubric else []
-        blind = submission_blind(assignment.submission)
-        data["artifacts"] = [
-            {
-                "path": artifact.path,
-                "kind": artifact.kind,
-                "size": artifact.size,
-                "url": paper_url + artifact.path,
-            }
-            for artifact in blind.artifacts.all()
-        ]
-    return data
-
-
 def _own(request: Request, code: str) -> Assignment:
     try:
         return selectors.assignment_of_reviewer(user=signed_in_user(request.user), code=code)
@@ -153,10 +92,15 @@ class MyAssignmentsApi(APIView):
 
     permission_classes = [permissions.IsAuthenticated, IsReviewer]
 
-    @extend_schema(operation_id="reviews_assignments_list", responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        operation_id="reviews_assignments_list", responses={200: AssignmentListSerializer}
+    )
     def get(self, request: Request) -> Response:
         assignments = selectors.reviewer_assignments(user=signed_in_user(request.user))
-        return Response({"results": [_assignment_data(request, a) for a in assignments]})
+        states = [selectors.assignment_state(assignment=a) for a in assignments]
+        return Response(
+            AssignmentListSerializer({"results": states}, context={"request": request}).data
+        )
 
 
 class MyAssignmentApi(APIView):
@@ -164,9 +108,10 @@ class MyAssignmentApi(APIView):
 
     permission_classes = [permissions.IsAuthenticated, IsReviewer]
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(responses={200: AssignmentDetailSerializer})
     def get(self, request: Request, code: str) -> Response:
-        return Response(_assignment_data(request, _own(request, code), detail=True))
+        state = selectors.assignment_state(assignment=_own(request, code), detail=True)
+        return Response(AssignmentDetailSerializer(state, context={"request": request}).data)
 
 
 _REVIEW_INPUT = inline_serializer(
@@ -239,16 +184,15 @@ class ReviewDraftApi(APIView):
 
     permission_classes = [permissions.IsAuthenticated, IsReviewer]
 
-    @extend_schema(request=_REVIEW_INPUT, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(request=_REVIEW_INPUT, responses={200: DraftSavedSerializer})
     def put(self, request: Request, code: str) -> Response:
         assignment = _own(request, code)
         data, _errors = _form_data(request, _rubric_keys(assignment))
         review = services.review_draft_save(
             assignment=assignment, data={k: v for k, v in data.items() if v != ""}
         )
-        return Response(
-            {"saved_at": review.draft_saved_at or review.updated_at, "draft": review.draft}
-        )
+        saved = {"saved_at": review.draft_saved_at or review.updated_at, "draft": review.draft}
+        return Response(DraftSavedSerializer(saved).data)
 
     post = put
 
@@ -258,7 +202,9 @@ class ReviewSubmitApi(APIView):
 
     permission_classes = [permissions.IsAuthenticated, IsReviewer]
 
-    @extend_schema(request=_REVIEW_INPUT, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=_REVIEW_INPUT, responses={200: AssignmentSerializer, 201: AssignmentSerializer}
+    )
     def post(self, request: Request, code: str) -> Response:
         assignment = _own(request, code)
         data, errors = _form_data(request, _rubric_keys(assignment))
@@ -273,8 +219,9 @@ class ReviewSubmitApi(APIView):
         except services.ReviewInvalid as exc:
             raise _api_fields(exc) from None
         assignment.refresh_from_db()
+        state = selectors.assignment_state(assignment=assignment)
         return Response(
-            _assignment_data(request, assignment),
+            AssignmentSerializer(state, context={"request": request}).data,
             status=status.HTTP_201_CREATED if first else status.HTTP_200_OK,
         )
 
@@ -286,38 +233,17 @@ class RoundAssignmentsApi(APIView):
 
     permission_classes = [permissions.IsAuthenticated, IsOrganiser]
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(responses={200: RoundAssignmentsSerializer})
     def get(self, request: Request, pk: int) -> Response:
         review_round = get_object_or_404(ReviewRound, pk=pk)
         progress = selectors.round_progress(review_round=review_round)
-        return Response(
-            {
-                "round": {
-                    "id": review_round.pk,
-                    "name": review_round.name,
-                    "stage": review_round.stage,
-                    "reviewers_per_paper": review_round.reviewers_per_paper,
-                    "due_at": review_round.due_at,
-                    "closed": review_round.is_closed,
-                },
-                "submitted": progress.n_submitted,
-                "total": progress.n_total,
-                "results": [
-                    {
-                        "code": a.code,
-                        "reviewer": a.reviewer.get_username(),
-                        "submission": a.submission_id,
-                        "agent": a.submission.agent.name,
-                        "task": a.submission.task.slug,
-                        "status": a.status,
-                        "due_at": a.due_at,
-                        "closed": a.is_closed,
-                        "reminded_at": a.reminded_at,
-                    }
-                    for a in progress.assignments
-                ],
-            }
-        )
+        answer = {
+            "round": review_round,
+            "n_submitted": progress.n_submitted,
+            "n_total": progress.n_total,
+            "assignments": progress.assignments,
+        }
+        return Response(RoundAssignmentsSerializer(answer).data)
 
 
 class _CsvRenderer(renderers.BaseRenderer):

@@ -12,13 +12,14 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import Avg, Count, F, Max, Prefetch, Q, QuerySet
 
-from benchmark.models import Stage, Submission
+from benchmark.models import Artifact, Stage, Submission
 from common.errors import ValidationFailed
 from judging.models import Judge, Judgment, JudgmentKind, JudgmentStatus, Rubric
 from judging.selectors import stage_scores
 
 from .agreement import DimensionAgreement, DimensionPlot, agreement_compute
 from .agreement_cache import AGREEMENT_GENERATION, ENTRY_TIMEOUT_SECONDS
+from .blind import submission_blind
 from .models import (
     Assignment,
     AssignmentStatus,
@@ -479,3 +480,39 @@ def hallucination_checks_export() -> tuple[list[str], list[list[object]]]:
         for check in checks
     ]
     return header, rows
+
+
+@dataclass(frozen=True)
+class AssignmentState:
+    """What a reviewer's API answer about one assignment rests on: their
+    review so far, what they may now see (once submitted), and for the
+    detail view the rubric and the paper's files (blind paths)."""
+
+    assignment: Assignment
+    review: HumanReview | None
+    reveal: Reveal | None
+    rubric: list[dict] | None = None
+    artifacts: list[Artifact] | None = None
+
+
+def assignment_state(*, assignment: Assignment, detail: bool = False) -> AssignmentState:
+    review = review_of_assignment(assignment)
+    reveal = (
+        assignment_reveal(assignment=assignment)
+        if identity_visible(assignment=assignment, review=review)
+        else None
+    )
+    if not detail:
+        return AssignmentState(assignment=assignment, review=review, reveal=reveal)
+    rubric = (
+        review.rubric
+        if review and review.rubric_id
+        else rubric_for_stage(assignment.review_round.stage)
+    )
+    return AssignmentState(
+        assignment=assignment,
+        review=review,
+        reveal=reveal,
+        rubric=rubric.dimensions if rubric else [],
+        artifacts=list(submission_blind(assignment.submission).artifacts.all()),
+    )

@@ -34,7 +34,7 @@ from benchmark.models import ArtifactKind, Stage
 from benchmark.submission_selectors import trace_page
 from common.csv_cells import csv_row
 from common.errors import form_add_errors
-from common.http import AuthenticatedHttpRequest
+from common.http import AuthenticatedHttpRequest, json_error
 
 from . import selectors, services
 from .agreement import DimensionAgreement, Interval
@@ -250,7 +250,7 @@ def draft_view(request: AuthenticatedHttpRequest, code: str) -> JsonResponse:
     try:
         review = services.review_draft_save(assignment=assignment, data=request.POST)
     except services.AssignmentClosed as exc:
-        return JsonResponse(exc.body(), status=exc.status_code)
+        return json_error(exc)
     saved_at = review.draft_saved_at or review.updated_at
     return JsonResponse({"saved_at": saved_at.isoformat(), "pending_edits": bool(review.draft)})
 
