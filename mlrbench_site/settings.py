@@ -11,6 +11,7 @@ from typing import Any
 
 import environ
 from csp import constants as csp_constants
+from django.conf import global_settings
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
 
@@ -76,6 +77,10 @@ MIDDLEWARE = [
     # Last, as django-axes asks: it turns a locked-out login into its answer.
     "axes.middleware.AxesMiddleware",
 ]
+
+# Django's own hashers unless the environment names others: the test suite names
+# a fast one for itself and the processes it starts (tests/conftest.py).
+PASSWORD_HASHERS = env.list("PASSWORD_HASHERS", default=global_settings.PASSWORD_HASHERS)
 
 # Repeated failed sign-ins lock the account out from that address (django-axes).
 AUTHENTICATION_BACKENDS = [
