@@ -18,6 +18,7 @@ import base64
 import contextlib
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass
 from decimal import Decimal
@@ -340,16 +341,23 @@ def error_classify(exc: Exception, *, config: ModelConfig, timeout: float) -> LL
 
 
 _warm = False
+_warm_lock = threading.Lock()
 
 
 def warm_up() -> None:
-    """Pay litellm's lazy imports once, when a worker starts, rather than inside the
-    first judgments: the first call otherwise imports ~100 modules while holding the
-    import lock every other judge thread then waits on. No network is used."""
+    """Pay litellm's imports once per process, when a worker starts, rather than inside
+    the first judgments: the first call otherwise imports ~100 modules while holding
+    the import lock every other judge thread then waits on. A caller that comes while
+    another thread warms up waits until it is done (a judgment's time limit starts
+    after it). No network is used."""
     global _warm
-    if _warm:
-        return
-    _warm = True
+    with _warm_lock:
+        if not _warm:
+            _warm_up_once()
+            _warm = True
+
+
+def _warm_up_once() -> None:
     import importlib
 
     import httpx

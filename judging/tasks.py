@@ -81,6 +81,9 @@ def judgment_run_task(self, judgment_id: int) -> None:
     in_worker = not self.request.is_eager
     if in_worker:
         close_old_connections()
+        # A worker answers as soon as it starts, while litellm is still being
+        # imported beside it: the judgment's clock starts once that is done.
+        gateway.warm_up()
     try:
         services.judgment_run(judgment_id=judgment_id)
     except DATABASE_ERRORS as exc:
