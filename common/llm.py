@@ -18,17 +18,24 @@ import base64
 import contextlib
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from types import ModuleType
+from typing import Any, cast
 
-import httpx
-import litellm
-import openai
+# litellm (with openai and httpx under it) takes seconds to import, so it is
+# imported on the first call, not when the apps load: every command, worker and
+# page that never calls a model starts without it (tests/common/test_startup.py).
 
-# litellm prints a help banner on every exception; our errors carry their own message.
-litellm.suppress_debug_info = True
+
+def _litellm() -> ModuleType:
+    import litellm
+
+    # litellm prints a help banner on every exception; our errors carry their own message.
+    litellm.suppress_debug_info = True
+    return cast(ModuleType, litellm)  # an Any to mypy, which skips litellm (pyproject.toml)
 
 
 class LLMError(Exception):
@@ -175,6 +182,7 @@ def chat(
         if own_price is not None
         else {}
     )
+    litellm = _litellm()
     started = time.monotonic()
     try:
         response = litellm.completion(
@@ -239,7 +247,7 @@ def cost_of(response: Any, *, model: str) -> Decimal | None:
         cost = hidden["response_cost"]  # None: litellm found no price either
     else:
         try:
-            cost = litellm.completion_cost(completion_response=response, model=model)
+            cost = _litellm().completion_cost(completion_response=response, model=model)
         except Exception:  # litellm raises for models it has no price for
             return None
     if cost is None:
@@ -254,7 +262,7 @@ def cost_of(response: Any, *, model: str) -> Decimal | None:
 
 def _has_price(model: str) -> bool:
     try:
-        info = litellm.get_model_info(model)
+        info = _litellm().get_model_info(model)
     except Exception:
         return False
     return bool(info.get("input_cost_per_token") or info.get("output_cost_per_token"))
@@ -288,6 +296,10 @@ def error_classify(exc: Exception, *, config: ModelConfig, timeout: float) -> LL
     what happened in the organiser's terms."""
     if isinstance(exc, LLMError):
         return exc
+    import httpx
+    import openai
+
+    litellm = _litellm()
     where = config.api_base or config.model
     detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
     retry_after = _retry_after(exc)
@@ -329,17 +341,28 @@ def error_classify(exc: Exception, *, config: ModelConfig, timeout: float) -> LL
 
 
 _warm = False
+_warm_lock = threading.Lock()
 
 
 def warm_up() -> None:
-    """Pay litellm's lazy imports once, when a worker starts, rather than inside the
-    first judgments: the first call otherwise imports ~100 modules while holding the
-    import lock every other judge thread then waits on. No network is used."""
+    """Pay litellm's imports once per process, when a worker starts, rather than inside
+    the first judgments: the first call otherwise imports ~100 modules while holding
+    the import lock every other judge thread then waits on. A caller that comes while
+    another thread warms up waits until it is done (a judgment's time limit starts
+    after it). No network is used."""
     global _warm
-    if _warm:
-        return
-    _warm = True
+    with _warm_lock:
+        if not _warm:
+            _warm_up_once()
+            _warm = True
+
+
+def _warm_up_once() -> None:
     import importlib
+
+    import httpx
+
+    litellm = _litellm()
 
     for module in (
         "httpcore._sync.http11",
@@ -373,6 +396,7 @@ def model_problem(model: str, *, api_base: str = "") -> str | None:
     name = model.strip()
     if not name:
         return "no model given"
+    litellm = _litellm()
     try:
         litellm.get_llm_provider(name, api_base=api_base or None)
     except Exception as exc:  # litellm raises for a name it cannot route

@@ -14,7 +14,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from benchmark.models import Stage
 from experiments.models import ExperimentStatus, ObjectiveResult
@@ -70,6 +69,8 @@ def _judge_means(submission_ids: list[int]) -> dict[tuple[str, str], dict[int, f
 def _rho(x: np.ndarray, y: np.ndarray) -> float | None:
     if len(x) < MIN_METHODS or np.ptp(x) == 0 or np.ptp(y) == 0:
         return None
+    from scipy import stats
+
     return float(stats.spearmanr(x, y).statistic)
 
 
@@ -81,6 +82,8 @@ def spearman_interval(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | Non
         return None
     rng = np.random.default_rng([SEED, n])
     draws = rng.integers(0, n, size=(RESAMPLES, n))
+    from scipy import stats
+
     rx = stats.rankdata(x[draws], axis=1)
     ry = stats.rankdata(y[draws], axis=1)
     rx -= rx.mean(axis=1, keepdims=True)

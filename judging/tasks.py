@@ -10,6 +10,8 @@ more than the process's calls (judging/callslots.py):
 `JUDGE_CALLS_PER_PROCESS=8 celery -A mlrbench_site worker -Q judge --pool threads --concurrency 12`.
 """
 
+import threading
+
 from celery import shared_task
 from celery.signals import worker_init, worker_process_init, worker_ready
 from django.conf import settings
@@ -38,9 +40,25 @@ def _check_settings(**kwargs) -> None:
 
 
 @worker_ready.connect
+def _warm_up_llm_client(sender=None, **kwargs) -> None:
+    # A prefork parent runs no task: its children warm up (worker_process_init).
+    from celery.concurrency.prefork import TaskPool
+
+    if isinstance(getattr(sender, "pool", None), TaskPool):
+        return
+    _warm_up_in_background()
+
+
 @worker_process_init.connect
-def _warm_up_llm_client(**kwargs) -> None:
-    gateway.warm_up()
+def _warm_up_pool_process(**kwargs) -> None:
+    _warm_up_in_background()
+
+
+def _warm_up_in_background() -> None:
+    # Beside the worker, not before it: the worker answers pings and takes tasks
+    # at once, and a task that calls a model while the warm-up still imports
+    # litellm waits on that import's lock, no longer than it would have anyway.
+    threading.Thread(target=gateway.warm_up, name="llm-warm-up", daemon=True).start()
 
 
 @shared_task(
@@ -63,6 +81,9 @@ def judgment_run_task(self, judgment_id: int) -> None:
     in_worker = not self.request.is_eager
     if in_worker:
         close_old_connections()
+        # A worker answers as soon as it starts, while litellm is still being
+        # imported beside it: the judgment's clock starts once that is done.
+        gateway.warm_up()
     try:
         services.judgment_run(judgment_id=judgment_id)
     except DATABASE_ERRORS as exc:

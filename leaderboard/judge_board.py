@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 from django.db.models import Count, Q, Sum
-from scipy import stats
 
 from benchmark.models import Artifact, ArtifactKind, ModelFamily, Stage, Submission
 from common.bootstrap import resampled_means
@@ -207,6 +206,8 @@ def spearman_cell(x: Sequence[float], y: Sequence[float]) -> Cell:
         return _empty(f"needs at least {MIN_FOR_SPEARMAN} papers with a length (has {n})", n)
     if len(set(x)) < 2 or len(set(y)) < 2:
         return _empty("no variation to correlate", n)
+    from scipy import stats
+
     rho = stats.spearmanr(x, y).statistic
     if not np.isfinite(rho):
         return _empty("no variation to correlate", n)
@@ -238,6 +239,8 @@ def length_scores(lengths: Mapping[int, int]) -> dict[int, float]:
     ids = list(lengths)
     if len(ids) == 1:
         return {ids[0]: 5.5}
+    from scipy import stats
+
     ranks = stats.rankdata([lengths[i] for i in ids])
     return {i: 1 + 9 * (float(r) - 1) / (len(ids) - 1) for i, r in zip(ids, ranks, strict=True)}
 

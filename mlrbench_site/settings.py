@@ -11,6 +11,7 @@ from typing import Any
 
 import environ
 from csp import constants as csp_constants
+from django.conf import global_settings
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
 
@@ -77,6 +78,10 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
+# Django's own hashers unless the environment names others: the test suite names
+# a fast one for itself and the processes it starts (tests/conftest.py).
+PASSWORD_HASHERS = env.list("PASSWORD_HASHERS", default=global_settings.PASSWORD_HASHERS)
+
 # Repeated failed sign-ins lock the account out from that address (django-axes).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
@@ -125,6 +130,11 @@ if DATABASE_POOL_SIZE and DATABASES["default"]["ENGINE"].endswith("postgresql"):
         "timeout": env.float("DATABASE_POOL_TIMEOUT", default=60.0),
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps connections; Django wants 0
+# A migrated PostgreSQL database the test database is copied from (CREATE
+# DATABASE ... TEMPLATE) instead of running every migration again; CI makes one
+# for its test legs and perf scripts (scripts/database_template.py).
+if env.str("TEST_DATABASE_TEMPLATE", default=""):
+    DATABASES["default"]["TEST"] = {"TEMPLATE": env.str("TEST_DATABASE_TEMPLATE")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Redis serves the shared cache and, unless CELERY_BROKER_URL names another

@@ -117,7 +117,7 @@ def _databases_create(admin: str, base_url: str, names: list[str]) -> None:
 
     first, *others = names
     with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{first}"')
+        conn.execute(f'CREATE DATABASE "{first}"' + board_perf.template_clause())
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
         cwd=ROOT,

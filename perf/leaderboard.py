@@ -74,6 +74,13 @@ def admin_conninfo(url: str) -> tuple[str, str]:
     return admin, f"mlrbench_perf_leaderboard_{os.getpid()}"
 
 
+def template_clause() -> str:
+    """Copy a migrated database when CI made one (TEST_DATABASE_TEMPLATE): the
+    migrations then have nothing left to do."""
+    template = os.environ.get("TEST_DATABASE_TEMPLATE")
+    return f' TEMPLATE "{template}"' if template else ""
+
+
 def database_url(url: str, name: str) -> str:
     return urllib.parse.urlsplit(url)._replace(path=f"/{name}").geturl()
 
@@ -482,7 +489,7 @@ def main() -> None:
         name, args.keep = args.reuse, True
     else:
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"' + template_clause())
     static_root = tempfile.mkdtemp(prefix="mlrbench-perf-static-")
     env = {
         **os.environ,

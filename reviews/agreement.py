@@ -27,11 +27,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
 from math import isfinite
+from types import ModuleType
 from typing import NamedTuple, SupportsFloat
 
-import krippendorff
 import numpy as np
-from scipy import stats
 
 from common.bootstrap import resample_counts
 
@@ -103,6 +102,20 @@ class HumanScore(NamedTuple):
     score: float
 
 
+# scipy and krippendorff take about a second to import: loaded on the first
+# agreement computed, not when the app (its admin, its services) loads.
+def _stats() -> ModuleType:
+    from scipy import stats
+
+    return stats
+
+
+def _krippendorff() -> ModuleType:
+    import krippendorff
+
+    return krippendorff
+
+
 def holm_adjust(p_values: Sequence[float]) -> list[float]:
     """Holm's step-down adjustment (family-wise error), in the input order."""
     m = len(p_values)
@@ -130,7 +143,7 @@ def _pairable_alpha(value_counts: np.ndarray, domain: np.ndarray) -> tuple[float
     if np.count_nonzero(pairable.sum(axis=0)) < 2:
         return None, "every compared score is the same value, so alpha is undefined"
     alpha = _number(
-        krippendorff.alpha(
+        _krippendorff().alpha(
             value_counts=pairable, value_domain=domain, level_of_measurement="ordinal"
         )
     )
@@ -272,7 +285,7 @@ def _mann_whitney(hh: np.ndarray, hl: np.ndarray) -> _Test:
             f"the test needs at least {MIN_GAPS_FOR_TEST} gaps in each group "
             f"(human-human {len(hh)}, human-LLM {len(hl)})",
         )
-    test = stats.mannwhitneyu(hh, hl, alternative="two-sided")
+    test = _stats().mannwhitneyu(hh, hl, alternative="two-sided")
     u, p = _number(test.statistic), _number(test.pvalue)
     if u is None or p is None:
         return _Test(None, None, None, "the test is undefined on these gaps")
@@ -333,7 +346,7 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> _Correlation:
         return _Correlation(
             None, None, "the human means or the LLM scores are all the same, so rho is undefined"
         )
-    rho = stats.spearmanr(x, y)
+    rho = _stats().spearmanr(x, y)
     return _Correlation(_number(rho.statistic), _number(rho.pvalue), "")
 
 

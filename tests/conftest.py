@@ -4,10 +4,12 @@ The suite runs against the services named by the environment (see
 scripts/test.sh): PostgreSQL through DATABASE_URL and Redis through REDIS_URL.
 """
 
+import io
 import os
 import socket
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,19 @@ from tests.s3_server import S3Server
 S3_BACKEND = "storages.backends.s3.S3Storage"
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+# Test accounts need no slow password hashing: this process (the session fixture
+# below) and every process a test starts (settings read PASSWORD_HASHERS).
+FAST_PASSWORD_HASHER = "django.contrib.auth.hashers.MD5PasswordHasher"
+os.environ["PASSWORD_HASHERS"] = FAST_PASSWORD_HASHER
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hasher():
+    from django.test.utils import override_settings
+
+    with override_settings(PASSWORD_HASHERS=[FAST_PASSWORD_HASHER]):
+        yield
 
 
 @pytest.fixture(autouse=True)
@@ -276,3 +291,172 @@ def celery_worker_process(transactional_db, settings):
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+# CI's second leg (S3 storage, RabbitMQ) runs only the tests marked `backends`
+# (.ci/run); a test that uses one of these fixtures touches storage objects, the
+# broker or worker processes and must carry the marker, or that leg never runs
+# it (tests/test_backends_marker.py checks).
+BACKEND_FIXTURES = frozenset({"celery_worker_process", "s3_storage", "s3_server", "store"})
+UNMARKED_BACKEND_TESTS = pytest.StashKey[dict[str, list[str]]]()
+AUDIT_ENV = "MLRBENCH_BACKENDS_AUDIT"
+
+
+def unmarked_backend_tests(items: list[pytest.Item]) -> dict[str, list[str]]:
+    """Each collected test that uses a backend fixture but is not marked `backends`,
+    with the fixtures it uses."""
+    found = {}
+    for item in items:
+        used = sorted(BACKEND_FIXTURES.intersection(getattr(item, "fixturenames", ())))
+        if used and item.get_closest_marker("backends") is None:
+            found[item.nodeid] = used
+    return found
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # First, before `-m` deselects anything: the audit sees every collected test.
+    found = unmarked_backend_tests(items)
+    config.stash[UNMARKED_BACKEND_TESTS] = found
+    if os.environ.get(AUDIT_ENV):
+        import json
+
+        Path(os.environ[AUDIT_ENV]).write_text(
+            json.dumps({"collected": len(items), "unmarked": found})
+        )
+
+
+# The MLR-Bench sample, imported once per session. Tests that only read it run
+# against a database that holds it (a copy of the test database, imported
+# into once), each inside its own transaction as usual, so what a test writes
+# is rolled back; a transactional test (a live server, a worker) gets a copy of
+# that database of its own, dropped at its end.
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The imported sample: its database's name, its artifact store (a folder, or
+    on S3 a prefix) and the folder it was imported from."""
+
+    database: str
+    media_root: Path
+    storage_prefix: str
+    path: Path
+
+
+def _database_copy(source: str, target: str) -> None:
+    """CREATE DATABASE target from source (PostgreSQL's template copy)."""
+    from django.db import connection
+
+    quote = connection.ops.quote_name
+    connection.close()
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {quote(target)} WITH (FORCE)")
+        # A template must have no other session: an earlier test's worker or
+        # live-server thread may have left one behind.
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            [source],
+        )
+        cursor.execute(f"CREATE DATABASE {quote(target)} TEMPLATE {quote(source)}")
+
+
+def _database_drop(name: str) -> None:
+    from django.db import connection
+
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {connection.ops.quote_name(name)} WITH (FORCE)")
+
+
+@contextmanager
+def _database_used(name: str) -> Iterator[None]:
+    """The default connection (and every connection opened meanwhile, a live
+    server's too: they share its settings) on the database `name`."""
+    from django.db import connection
+
+    previous = connection.settings_dict["NAME"]
+    connection.close()
+    connection.settings_dict["NAME"] = name
+    try:
+        yield
+    finally:
+        connection.close()
+        connection.settings_dict["NAME"] = previous
+
+
+def _storage_settings(media: Path, prefix: str) -> dict:
+    if settings.STORAGE_BACKEND != "s3":
+        return {"MEDIA_ROOT": media}
+    return {
+        "AWS_LOCATION": prefix,
+        "STORAGES": {**settings.STORAGES, "default": {"BACKEND": S3_BACKEND}},
+    }
+
+
+@pytest.fixture(scope="session")
+def sample_database(
+    django_db_setup, django_db_blocker, tmp_path_factory, mlrbench_data, _s3_suite_storage
+) -> Iterator[Sample]:
+    """`import_mlrbench` of the sample, once per session, into a copy of the test
+    database; as in a test, the tasks the import queues after commit are dropped."""
+    from django.core.management import call_command
+    from django.db import connection, transaction
+    from django.test.utils import override_settings
+
+    if connection.vendor != "postgresql":
+        pytest.fail("the shared sample database needs PostgreSQL (scripts/test.sh)")
+    test_database = connection.settings_dict["NAME"]
+    sample = Sample(
+        database=f"{test_database}_sample",
+        media_root=tmp_path_factory.mktemp("sample-media"),
+        storage_prefix=f"tests/sample-{uuid.uuid4().hex}",
+        path=mlrbench_data,
+    )
+    storage = _storage_settings(sample.media_root, sample.storage_prefix)
+    with django_db_blocker.unblock():
+        _database_copy(test_database, sample.database)
+        with (
+            _database_used(sample.database),
+            override_settings(LEADERBOARD_STALE_SECONDS=0, **storage),
+            transaction.atomic(),
+        ):
+            out = io.StringIO()
+            call_command("import_mlrbench", str(mlrbench_data), stdout=out, stderr=out)
+            connection.run_on_commit = []
+    yield sample
+    with django_db_blocker.unblock():
+        _database_drop(sample.database)
+
+
+@pytest.fixture(scope="class")
+def _on_sample_database(request, sample_database: Sample, django_db_blocker) -> Iterator[Sample]:
+    # Class-scoped so that pytest sets it up before the test's transaction opens
+    # (a test outside a class gets it for itself alone).
+    marker = request.node.get_closest_marker("django_db")
+    transactional = bool(marker and marker.kwargs.get("transaction"))
+    if not transactional:
+        with _database_used(sample_database.database):
+            yield sample_database
+        return
+    # Its rows are committed and flushed at its end: a copy of its own.
+    copy = f"{sample_database.database}_{uuid.uuid4().hex[:8]}"
+    with django_db_blocker.unblock():
+        _database_copy(sample_database.database, copy)
+    try:
+        with _database_used(copy):
+            yield sample_database
+    finally:
+        with django_db_blocker.unblock():
+            _database_drop(copy)
+
+
+@pytest.fixture
+def sample(_on_sample_database: Sample, media_root, settings) -> Sample:
+    """The MLR-Bench sample, imported: this test's database and artifact store hold
+    it (imported once per session; what the test writes is its own)."""
+    for name, value in _storage_settings(
+        _on_sample_database.media_root, _on_sample_database.storage_prefix
+    ).items():
+        setattr(settings, name, value)
+    return _on_sample_database

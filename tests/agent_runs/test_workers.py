@@ -17,7 +17,7 @@ from tests.waiting import wait_for
 from .conftest import run_options
 from .scripted_agent import scripted_agent
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backends]
 
 
 def final(run: AgentRun, timeout=120) -> AgentRun:

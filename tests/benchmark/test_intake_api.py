@@ -15,7 +15,7 @@ from tests.errors import error_messages
 from .factories import AgentFactory, TeamFactory, UserFactory
 from .runs import PAPER, PNG, SAMPLE_TASK, sample_run, tar_entries, zip_entries, zip_folder
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.backends]
 
 
 def upload(client, path: Path, *, token: str | None, agent="my-agent", stage="end2end", **extra):

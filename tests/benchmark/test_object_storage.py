@@ -22,7 +22,7 @@ from tests.s3_server import StorageCut
 from .factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
 from .runs import PAPER, PNG, SAMPLE_TASK, sample_run, zip_entries, zip_folder
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.backends]
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from tests.errors import error_messages
 from .factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
 from .runs import SAMPLE_TASK, zip_entries
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.backends]
 
 SCIENTIST = "ai_scientist_v2_papers/o4-mini/iclr2025_bi_align"
 

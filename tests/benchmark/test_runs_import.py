@@ -29,6 +29,7 @@ def store_files(store) -> list[str]:
     return store.names()
 
 
+@pytest.mark.backends
 def test_the_sample_imports_every_run_and_a_second_import_changes_nothing(mlrbench_data, store):
     output = run_import(mlrbench_data)
 

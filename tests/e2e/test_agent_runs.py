@@ -33,6 +33,7 @@ def _sign_in(page, next_url: str) -> None:
     page.get_by_role("button", name="Sign in").click()
 
 
+@pytest.mark.backends
 def test_a_run_started_from_the_form_is_followed_live_on_its_page(
     page,
     agent_settings,  # noqa: F811

@@ -12,7 +12,11 @@ from tests.experiments.conftest import (  # noqa: F401 - the experiment fixtures
 )
 from tests.experiments.factories import submission_with_files
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.backends,
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def test_the_log_tail_streams_into_the_run_page(experiment_settings, celery_worker_process, page):  # noqa: F811

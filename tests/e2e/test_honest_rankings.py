@@ -11,11 +11,7 @@ from django.core.management import call_command
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_the_sample_data_ranks_honestly_charts_cost_and_lists_the_judges(
-    page, mlrbench_data, media_root
-):
-    call_command("import_mlrbench", str(mlrbench_data), stdout=StringIO())
-
+def test_the_sample_data_ranks_honestly_charts_cost_and_lists_the_judges(page, sample):
     page.goto("/leaderboard/?stage=idea")
     ranks = page.locator('tr[data-agent] td[data-column="rank"]').evaluate_all(
         "cells => cells.map(c => c.firstChild.textContent.trim())"
@@ -48,7 +44,7 @@ def test_the_sample_data_ranks_honestly_charts_cost_and_lists_the_judges(
 
     call_command("release", "create", "sample-1", stdout=StringIO())
     before = page.request.get("/api/releases/sample-1/").body()
-    call_command("import_mlrbench", str(mlrbench_data), stdout=StringIO())
+    call_command("import_mlrbench", str(sample.path), stdout=StringIO())
     assert page.request.get("/api/releases/sample-1/").body() == before
     page.goto("/releases/sample-1/")
     assert "@misc{mlrbench_sample_1" in page.get_by_test_id("release-bibtex").inner_text()

@@ -17,6 +17,7 @@ from .factories import submission_with_files
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
+    pytest.mark.backends,
     pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="no nvidia-smi: no GPU here"),
 ]
 

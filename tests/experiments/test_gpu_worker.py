@@ -17,7 +17,7 @@ from tests.waiting import wait_for
 
 from .factories import submission_with_files
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backends]
 
 
 def finished(run: ExperimentRun, timeout=90) -> ExperimentRun:

@@ -464,6 +464,7 @@ def finished(run: ExperimentRun, timeout=120) -> ExperimentRun:
     pytest.fail(f"run {run.pk} did not finish")
 
 
+@pytest.mark.backends
 @pytest.mark.django_db(transaction=True)
 def test_an_uploaded_method_runs_on_a_gpu_worker_and_reaches_the_leaderboard(
     experiment_settings, celery_worker_process, task_folder, tmp_path, client

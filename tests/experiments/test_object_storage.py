@@ -18,6 +18,8 @@ from experiments.selectors import experiment_log_chunk
 
 from .factories import submission_with_files
 
+pytestmark = pytest.mark.backends
+
 RUN_SH = """for i in 1 2 3; do echo step $i; sleep 0.3; done
 mkdir -p results
 echo '{"score": 0.625}' > results/results.json

@@ -8,7 +8,7 @@ import pytest
 
 from .fault_drill import DrillOptions, FaultDrill
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backends]
 
 
 def test_after_a_killed_worker_a_broker_restart_and_dropped_connections_every_judgment_is_done_once(

@@ -212,6 +212,7 @@ def test_judges_of_pdf_reading_providers_get_the_pdf_and_self_hosted_ones_do_not
     assert not reads_pdf(Judge(model="openai/test-judge", api_base="http://127.0.0.1:9/v1"))
 
 
+@pytest.mark.backends
 @pytest.mark.django_db(transaction=True)
 def test_a_new_upload_is_hallucination_reviewed_by_the_loopback_judges_through_a_worker(
     celery_worker_process, worker_env, fake_llm, hallucination_rubrics, settings

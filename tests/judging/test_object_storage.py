@@ -12,7 +12,7 @@ from .conftest import end2end_submission
 from .fake_llm import answer
 from .helpers import review_answer
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.backends]
 
 
 def test_a_judge_reads_the_code_and_the_log_from_the_bucket(

@@ -28,7 +28,7 @@ from .factories import JudgeFactory
 from .fake_llm import answer
 from .helpers import review_answer
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backends]
 
 
 def statuses(submission) -> list[str]:

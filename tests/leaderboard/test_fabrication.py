@@ -4,10 +4,8 @@ importer: Claude Code's experiment rate under `any` and `majority` as the
 published reviews give it, and the experts' per-type rates end to end."""
 
 import json
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 
 from common.proportions import binary_agreement, wilson_interval
 from judging.selectors import JudgeVerdict
@@ -118,8 +116,9 @@ def test_wilson_intervals():
 
 
 @pytest.fixture
-def imported(db, mlrbench_data):
-    call_command("import_mlrbench", str(mlrbench_data), stdout=StringIO(), stderr=StringIO())
+def imported(db, sample):
+    """The published sample, imported (once per session: tests/conftest.py)."""
+    return sample
 
 
 def experiment_flags(mlrbench_data, agent: str) -> list[bool]:

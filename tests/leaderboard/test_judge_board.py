@@ -4,10 +4,8 @@ empty ones."""
 
 import json
 from decimal import Decimal
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 
 from benchmark.models import ArtifactKind, ModelFamily, Stage
 from common.proportions import wilson_interval
@@ -245,13 +243,11 @@ def test_cost_latency_and_failures_count_only_the_scoring_judgments(checked_boar
     )
 
 
-def test_the_sample_datas_judges_catch_what_the_experts_found(client, db, mlrbench_data):
+def test_the_sample_datas_judges_catch_what_the_experts_found(client, sample):
     """On the sample the experts checked two end-to-end papers (AI Scientist v2's and
     MLR-Agent's) and flag both; only AI Scientist v2's has the judges' hallucination
     reviews, and both judges flag it: recall 1 of 1, precision 1 of 1 each. The
     fabrication page's detection table says the same."""
-    call_command("import_mlrbench", str(mlrbench_data), stdout=StringIO(), stderr=StringIO())
-
     board = client.get("/api/judges/leaderboard/?stage=end2end").json()
     fabrication = client.get("/api/fabrication/?stage=end2end").json()
 

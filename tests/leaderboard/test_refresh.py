@@ -148,6 +148,7 @@ def test_without_a_broker_readers_compute_at_once(
     assert [r["agent"] for r in answer.json()["rows"]] == ["beta", "alpha"]
 
 
+@pytest.mark.backends
 def test_a_judgment_landing_is_brought_to_the_board_by_a_real_worker(
     live_server, settings, celery_worker_process
 ):

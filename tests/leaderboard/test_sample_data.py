@@ -8,12 +8,9 @@ import csv
 import io
 import json
 import re
-from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.core.management import call_command
 
 from benchmark.models import Agent, Stage, Submission
 from judging.models import JudgingCondition, Judgment, JudgmentStatus
@@ -80,15 +77,14 @@ def page_rows(html: str) -> dict[str, dict[str, float]]:
 
 
 @pytest.mark.parametrize("condition", [JudgingCondition.WITH_CODE, JudgingCondition.NO_CODE])
-def test_end_to_end_rows_equal_the_published_judge_means(client, condition):
-    call_command("import_mlrbench", settings.MLRBENCH_DATA, stdout=StringIO())
+def test_end_to_end_rows_equal_the_published_judge_means(client, sample, condition):
     submissions = Submission.objects.filter(stage=Stage.END2END, task__slug=TASK)
     judged = Judgment.objects.filter(
         submission__in=submissions, status=JudgmentStatus.DONE, condition=condition
     )
     assert judged.exists(), f"no {condition} judgment after import"
 
-    expected_by_folder = published_means(Path(settings.MLRBENCH_DATA), condition)
+    expected_by_folder = published_means(sample.path, condition)
     agents = Agent.objects.filter(submissions__in=judged.values("submission_id")).distinct()
     expected = {
         agent.name: expected_by_folder[review_key(agent, set(expected_by_folder))]

@@ -6,7 +6,7 @@ import pytest
 
 from mlrbench_site.celery import app
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backends]
 
 
 @pytest.mark.parametrize("queue", ["judge", "gpu"])

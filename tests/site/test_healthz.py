@@ -4,6 +4,7 @@ from django.db import OperationalError, connection
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.backends  # the real broker: Redis, then RabbitMQ on the second leg
 def test_healthz_is_200_with_database_and_broker_up(client, settings):
     # CI's legs: Redis, then RabbitMQ; both are real servers.
     assert settings.CELERY_BROKER_URL.startswith(("redis://", "amqp://")), "a real broker"

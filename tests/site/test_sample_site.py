@@ -3,19 +3,14 @@ MLR-Bench sample, every public page a visitor can reach from the navigation
 answers, for every stage, agent, task with results and submission (agent
 names such as `o4-mini-2025-04-16` carry dots)."""
 
-from io import StringIO
-
 import pytest
-from django.conf import settings
-from django.core.management import call_command
 
 from benchmark.models import Agent, Stage, Submission
 
 pytestmark = pytest.mark.django_db
 
 
-def test_every_public_page_of_the_imported_sample_answers(client, media_root):
-    call_command("import_mlrbench", settings.MLRBENCH_DATA, stdout=StringIO(), stderr=StringIO())
+def test_every_public_page_of_the_imported_sample_answers(client, sample):
     agents = list(Agent.objects.values_list("name", flat=True))
     assert any("." in name for name in agents)
     submissions = list(Submission.objects.values_list("pk", flat=True))
