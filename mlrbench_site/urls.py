@@ -5,9 +5,9 @@ from rest_framework.routers import APIRootView
 from rest_framework.urlpatterns import format_suffix_patterns
 
 from benchmark import api_urls as benchmark_api
-from reviews.views import SignInView
 from experiments import api_urls as experiments_api
 from leaderboard import api_urls as leaderboard_api
+from reviews.views import SignInView
 
 from . import views
 

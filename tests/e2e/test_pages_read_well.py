@@ -76,12 +76,8 @@ class Walk:
         problems += page.evaluate(PAGE_PROBLEMS)
         # Chromium logs a page answered 403 or 404 as a failed resource: asked for here.
         expected = f"status of {status}" if status != 200 else None
-        problems += [
-            f"console: {e}" for e in self.errors if not (expected and expected in e)
-        ]
-        page.screenshot(
-            path=str(SCREENSHOTS / f"{name}.png"), full_page=True, timeout=120_000
-        )
+        problems += [f"console: {e}" for e in self.errors if not (expected and expected in e)]
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True, timeout=120_000)
         if problems:
             self.found[f"{name} {url}"] = problems
 
@@ -173,7 +169,10 @@ def public_pages(cast: Cast) -> dict[str, str]:
         "task-results": f"/tasks/{cast.task}/results/",
         **{f"leaderboard-{s}": f"/leaderboard/?stage={s}" for s in [*stages, "objective"]},
         "compare": "/leaderboard/compare/?stage=end2end",
-        **{f"fabrication-{s}": f"/fabrication/?stage={s}" for s in ["experiment", "paper", "end2end"]},
+        **{
+            f"fabrication-{s}": f"/fabrication/?stage={s}"
+            for s in ["experiment", "paper", "end2end"]
+        },
         "fabrication-majority": "/fabrication/?stage=end2end&rule=majority",
         **{f"agreement-{s}": f"/agreement/?stage={s}" for s in stages},
         **{f"judges-{s}": f"/judges/?stage={s}" for s in ["idea", "end2end"]},
