@@ -506,7 +506,15 @@ def agents_compare_view(request: HttpRequest) -> HttpResponse:
     comparison = None
     status = 200
     query = LeaderboardQuery()
-    if form.is_valid():
+    # The board's "Compare two agents" link names the stage, not the agents yet:
+    # the form to pick them, not an error.
+    picking = not (request.GET.get("a") or request.GET.get("b"))
+    if picking:
+        form = AgentCompareForm(initial=request.GET.dict())
+        stage = request.GET.get("stage")
+        if stage in dict(STAGE_CHOICES):
+            query = LeaderboardQuery(stage=stage)
+    elif form.is_valid():
         query = form.leaderboard_query()
         try:
             comparison = agents_compare(

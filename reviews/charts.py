@@ -27,8 +27,8 @@ def _frame(title: str, x_label: str, y_label: str, body: list[str], test_id: str
         *body,
         f'<text x="{PAD_LEFT + plot_w / 2}" y="{HEIGHT - 4}" text-anchor="middle" '
         f'font-size="11">{escape(x_label)}</text>',
-        f'<text x="10" y="{PAD_TOP + plot_h / 2}" text-anchor="middle" font-size="11" '
-        f'transform="rotate(-90 10 {PAD_TOP + plot_h / 2})">{escape(y_label)}</text>',
+        f'<text x="14" y="{PAD_TOP + plot_h / 2}" text-anchor="middle" font-size="11" '
+        f'transform="rotate(-90 14 {PAD_TOP + plot_h / 2})">{escape(y_label)}</text>',
         "</svg>",
     ]
     return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped

@@ -10,6 +10,7 @@ One test, one import, one browser with a context per role: the visitor, a
 reviewer and a staff organiser."""
 
 import os
+import re
 from dataclasses import dataclass, field
 from datetime import timedelta
 from io import StringIO
@@ -39,9 +40,10 @@ PAGE_PROBLEMS = """() => {
     for (const text of svg.querySelectorAll('text')) {
       const box = text.getBBox();
       if (!box.width) continue;
-      const outside = vb && vb.width ? (box.x < vb.x - 1 || box.y < vb.y - 1 || box.x + box.width > vb.x + vb.width + 1 || box.y + box.height > vb.y + vb.height + 1) : false;
+      // A rotated label's box is in its own coordinates: the screen check covers it.
+      const outside = vb && vb.width && !text.closest('[transform]') ? (box.x < vb.x - 1 || box.y < vb.y - 1 || box.x + box.width > vb.x + vb.width + 1 || box.y + box.height > vb.y + vb.height + 1) : false;
       const shown = text.getBoundingClientRect();
-      if (outside || shown.left < frame.left - 1 || shown.right > frame.right + 1) problems.push('clipped chart label: ' + text.textContent.trim().slice(0, 40));
+      if (outside || shown.left < frame.left - 1 || shown.right > frame.right + 1 || shown.top < frame.top - 1 || shown.bottom > frame.bottom + 1) problems.push('clipped chart label: ' + text.textContent.trim().slice(0, 40));
     }
     const parent = svg.parentElement.getBoundingClientRect();
     if (frame.right > parent.right + 1) problems.push('chart wider than its box: ' + svg.dataset.testid);
@@ -80,6 +82,11 @@ class Walk:
         page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True, timeout=120_000)
         if problems:
             self.found[f"{name} {url}"] = problems
+
+    def expect(self, what: str, holds: bool) -> None:
+        """A behaviour the issue names, checked on the page just visited."""
+        if not holds:
+            self.found[what] = ["does not hold"]
 
     def context(self, browser, base_url: str):
         context = browser.new_context(base_url=base_url, viewport=VIEWPORT)
@@ -123,9 +130,11 @@ def cast_build(data: Path) -> Cast:
     objective_tasks_install()
     release_create(name="sample-1")
     release_create(name="sample-2")
-    organiser = UserFactory(username="organiser", is_staff=True, is_superuser=True)
+    organiser = UserFactory(
+        username="organiser", password=PASSWORD, is_staff=True, is_superuser=True
+    )
     organiser_register(user=organiser)
-    reviewer = UserFactory(username="reviewer")
+    reviewer = UserFactory(username="reviewer", password=PASSWORD)
     reviewer_register(user=reviewer)
     paper = Submission.objects.filter(stage=Stage.END2END).order_by("pk").first()
     review_round = review_round_create(
@@ -168,6 +177,7 @@ def public_pages(cast: Cast) -> dict[str, str]:
         "task": f"/tasks/{cast.task}/",
         "task-results": f"/tasks/{cast.task}/results/",
         **{f"leaderboard-{s}": f"/leaderboard/?stage={s}" for s in [*stages, "objective"]},
+        "leaderboard-majority": "/leaderboard/?stage=end2end&fabrication_rule=majority",
         "compare": "/leaderboard/compare/?stage=end2end",
         **{
             f"fabrication-{s}": f"/fabrication/?stage={s}"
@@ -182,17 +192,108 @@ def public_pages(cast: Cast) -> dict[str, str]:
         "agent": f"/agents/{cast.agent}/",
         "agent-submissions": f"/agents/{cast.agent}/submissions/",
         "submissions": "/submissions/",
-        "experiments": "/experiments/",
         "api-docs": "/api/docs/",
         "sign-in": "/accounts/login/",
     }
     for stage, pk in cast.submissions.items():
         pages[f"submission-{stage}"] = f"/submissions/{pk}/"
     pages["submission-pdf"] = f"/submissions/{cast.pdf_submission}/"
+    if "method" in cast.submissions:
+        pages["experiment-runs"] = f"/experiments/?submission={cast.submissions['method']}"
     end2end = cast.submissions["end2end"]
     pages["submission-scores"] = f"/submissions/{end2end}/scores/"
     pages["submission-judgments"] = f"/submissions/{end2end}/judgments/"
     return pages
+
+
+def _home(walk: Walk, page) -> None:
+    walk.expect(
+        "home: the 201 MLR-Bench tasks", page.get_by_test_id("task-count").inner_text() == "201"
+    )
+    walk.expect(
+        "home: objective tasks apart", page.get_by_test_id("objective-task-count").count() == 1
+    )
+
+
+def _tabs(walk: Walk, page) -> None:
+    current = page.locator('[role="tablist"] [role="tab"][aria-selected="true"]')
+    walk.expect("tabs: one current tab, marked", current.count() == 1)
+
+
+def _idea_board(walk: Walk, page) -> None:
+    _tabs(walk, page)
+    walk.expect(
+        "idea board: no Pareto chart without costs", page.get_by_test_id("cost-chart").count() == 0
+    )
+    walk.expect("idea board: one line why", page.get_by_test_id("no-cost-chart").count() == 1)
+
+
+def _footnote(rule_words: str):
+    def check(walk: Walk, page) -> None:
+        note = page.get_by_test_id("fabrication-footnote")
+        walk.expect(
+            f"footnote: the rule applied ({rule_words})",
+            note.count() == 1 and rule_words in note.inner_text(),
+        )
+
+    return check
+
+
+def _idea_page(walk: Walk, page) -> None:
+    height = page.evaluate("document.documentElement.scrollHeight")
+    walk.expect(
+        f"imported idea: <= 3 screens before a fold ({height} px)", height <= 3 * VIEWPORT["height"]
+    )
+    text = page.locator("main").inner_text()
+    for absent in ("No execution log", "No run yet", "Coding agent", "No judge is active"):
+        walk.expect(f"idea page: no {absent!r}", absent not in text)
+
+
+def _pdf_page(walk: Walk, page) -> None:
+    text = page.get_by_test_id("pdf-text").inner_text()
+    walk.expect("PDF text: no margin line numbers", not re.match(r"\s*000\s", text))
+
+
+def _api_docs(walk: Walk, page) -> None:
+    walk.expect(
+        "API docs: a way back",
+        page.locator('[data-testid="api-docs-header"] a[href="/"]').count() > 0,
+    )
+
+
+PUBLIC_CHECKS = {
+    "home": _home,
+    "leaderboard-idea": _idea_board,
+    "leaderboard-end2end": _footnote("any judge flagged"),
+    "leaderboard-majority": _footnote("a majority of the judges flagged"),
+    "fabrication-end2end": _tabs,
+    "judges-end2end": _tabs,
+    "submission-idea": _idea_page,
+    "submission-pdf": _pdf_page,
+    "api-docs": _api_docs,
+}
+
+
+def review_keys_check(walk: Walk, page) -> None:
+    """A score key scores the highlighted dimension and stays there; with
+    "advance after scoring" on, it moves on."""
+    if page.get_by_test_id("advance-after-scoring").count() == 0:
+        walk.expect("review form: an 'advance after scoring' switch", False)
+        return
+    current = "() => [...document.querySelectorAll('fieldset[data-shortcut-group]')].findIndex(g => g.classList.contains('current'))"
+    page.locator("main h1").first.click()
+    start = page.evaluate(current)
+    page.keyboard.press("7")
+    walk.expect("review keys: a score stays on the dimension", page.evaluate(current) == start)
+    page.keyboard.press("]")
+    walk.expect("review keys: ] moves on", page.evaluate(current) == start + 1)
+    page.get_by_test_id("advance-after-scoring").check()
+    page.keyboard.press("6")
+    walk.expect("review keys: advance after scoring", page.evaluate(current) == start + 2)
+    walk.expect(
+        "review keys: the hint says so",
+        "move to the next one" in page.get_by_test_id("key-hint").inner_text(),
+    )
 
 
 def sign_in(page, username: str, url: str = "/accounts/login/") -> None:
@@ -210,6 +311,8 @@ def pages_walk(browser, base_url: str, cast: Cast) -> Walk:
     context, page = walk.context(browser, base_url)
     for name, url in public_pages(cast).items():
         walk.visit(page, name, url)
+        if name in PUBLIC_CHECKS:
+            PUBLIC_CHECKS[name](walk, page)
     walk.visit(page, "not-found", "/no-such-page/", status=404)
     if page.locator('main a[href="/"]').count() == 0:
         walk.found["not-found way back"] = ["the site's own page, with a link home"]
@@ -223,7 +326,11 @@ def pages_walk(browser, base_url: str, cast: Cast) -> Walk:
     if page.locator("header a", has_text="Upload").count():
         walk.found["review-queue upload"] = ["a reviewer sees an Upload link"]
     walk.visit(page, "review-paper", f"/reviews/papers/{cast.code}/")
+    review_keys_check(walk, page)
     walk.visit(page, "review-forbidden", "/reviews/rounds/", status=403)
+    walk.expect(
+        "403: the site's page with a way back", page.locator('main a[href="/"]').count() > 0
+    )
     context.close()
 
     context, page = walk.context(browser, base_url)
