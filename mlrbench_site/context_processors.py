@@ -11,7 +11,5 @@ def navigation(request: HttpRequest) -> dict[str, bool]:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {"reviewer_only": False}
-    reviewer_only = (
-        is_reviewer(user) and not user.is_staff and not user.teams.exists()  # type: ignore[union-attr]
-    )
+    reviewer_only = is_reviewer(user) and not user.is_staff and not user.teams.exists()
     return {"reviewer_only": reviewer_only}

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
 from typing import Concatenate, ParamSpec, cast
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -559,7 +560,11 @@ def agreement_view(request: HttpRequest) -> HttpResponse:
         {
             "stage": stage,
             "judge": judge or "",
-            "stages": Stage.choices,
+            "stage_tabs": [
+                (value, label, "?" + urlencode({"stage": value, "judge": judge or ""}))
+                for value, label in Stage.choices
+                if value != Stage.METHOD
+            ],
             "judges": selectors.agreement_judges(),
             "result": result,
             "charts": agreement_charts(result) if result else [],
