@@ -298,7 +298,7 @@ def review_keys_check(walk: Walk, page) -> None:
 
 def sign_in(page, username: str, url: str = "/accounts/login/") -> None:
     page.goto(url)
-    page.get_by_label("Username").fill(username)
+    page.locator("#id_username").fill(username)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_load_state("networkidle")
