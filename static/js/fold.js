@@ -5,8 +5,9 @@
   "use strict";
   var SCREEN = window.innerHeight || 900;
   document.querySelectorAll("[data-fold]").forEach(function (box) {
-    // Folded to 75% of the screen; anything under 25% longer is left whole.
-    if (box.scrollHeight <= SCREEN) return;
+    // Folded to 75% of the screen; anything under 25% longer is left whole. A PDF
+    // paper is not folded: its viewer is one screen, its text scrolls in its own box.
+    if (box.scrollHeight <= SCREEN || box.querySelector(".pdf-viewer")) return;
     box.classList.add("folded");
     var button = document.createElement("button");
     button.type = "button";
