@@ -4,7 +4,36 @@ its own, so that the intake can bound an untrusted PDF's time and memory (see
 `benchmark.pdf_text`); imports nothing of Django."""
 
 import json
+import re
 import sys
+
+# Conference templates (ICLR, ICML, NeurIPS review copies) number the margin's
+# lines: the reader gives them as a run of lines holding only 000, 001, 002, ...
+# A run this long of consecutive numbers is the margin, never the paper's text.
+MARGIN_RUN = 8
+_NUMBER_LINE = re.compile(r"\s*(\d{1,4})\s*")
+
+
+def margin_numbers_drop(text: str) -> str:
+    """`text` without its runs of consecutive line numbers (the PDF keeps them)."""
+    lines = text.split("\n")
+    keep = [True] * len(lines)
+    start = 0
+    while start < len(lines):
+        first = _NUMBER_LINE.fullmatch(lines[start])
+        if first is None:
+            start += 1
+            continue
+        end, expected = start + 1, int(first.group(1)) + 1
+        while end < len(lines):
+            number = _NUMBER_LINE.fullmatch(lines[end])
+            if number is None or int(number.group(1)) != expected:
+                break
+            end, expected = end + 1, expected + 1
+        if end - start >= MARGIN_RUN:
+            keep[start:end] = [False] * (end - start)
+        start = end
+    return "\n".join(line for line, kept in zip(lines, keep, strict=True) if kept)
 
 
 def extract(path: str, max_pages: int, max_chars: int) -> dict[str, object]:
@@ -28,7 +57,7 @@ def extract(path: str, max_pages: int, max_chars: int) -> dict[str, object]:
         used = 0
         truncated = False
         for page in reader.pages:
-            text = page.extract_text() or ""
+            text = margin_numbers_drop(page.extract_text() or "")
             if used + len(text) > max_chars:
                 parts.append(text[: max_chars - used])
                 truncated = True

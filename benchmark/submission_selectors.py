@@ -14,7 +14,7 @@ from common.storage import object_read, storage_errors
 
 from .costs import StepCost, steps_cost, steps_priced_total
 from .derived import artifact_html, html_with_figures
-from .models import Agent, Artifact, ArtifactKind, Submission
+from .models import Agent, Artifact, ArtifactKind, Stage, Submission
 from .pdf_text import is_pdf_path, pdf_text_of
 from .run_layout import TEXT_SUFFIXES, primary_path
 from .submission_states import submissions_with_state
@@ -254,6 +254,40 @@ def submission_page(submission: Submission) -> SubmissionPage:
         costs=submission_costs(submission, artifacts),
         traces=trace_artifacts(artifacts),
     )
+
+
+# The submission page's sections after the summary, in the order a reader of
+# the stage wants them: the stage's own output first. "panels" are the other
+# apps' panels (the judges, the experiment runs).
+_STAGE_SECTIONS = {
+    Stage.IDEA: ("documents", "panels", "files", "cost"),
+    Stage.PROPOSAL: ("documents", "panels", "files", "cost"),
+    Stage.EXPERIMENT: ("documents", "panels", "log", "paper", "files", "cost"),
+    Stage.PAPER: ("paper", "panels", "documents", "files", "cost"),
+    Stage.END2END: ("paper", "panels", "log", "documents", "files", "cost"),
+    Stage.METHOD: ("panels", "log", "documents", "files", "cost"),
+}
+# Stages whose runs execute code: a coding agent's cost belongs to them.
+CODE_STAGES = frozenset({Stage.EXPERIMENT, Stage.END2END, Stage.METHOD})
+
+
+def submission_sections(page: SubmissionPage) -> list[str]:
+    """The sections the page shows, in order: only those with something in them."""
+    costs = page.costs
+    has = {
+        "paper": page.paper is not None,
+        "documents": bool(page.documents),
+        "panels": True,  # each panel decides for itself (an empty one renders nothing)
+        "log": bool(page.log or page.traces or page.other_logs),
+        "files": bool(page.artifacts),
+        "cost": bool(
+            costs.steps
+            or costs.agent_cost_usd is not None
+            or costs.agent_duration_seconds is not None
+        ),
+    }
+    order = _STAGE_SECTIONS.get(Stage(page.submission.stage), _STAGE_SECTIONS[Stage.END2END])
+    return [key for key in order if has[key]]
 
 
 def artifact_get(*, submission_id: int, path: str) -> Artifact | None:

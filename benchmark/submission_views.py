@@ -40,6 +40,7 @@ from .lineage import submission_lineage
 from .models import Agent, Stage, Submission, SubmissionSource, Task
 from .page_panels import submission_page_panels, submission_summary
 from .submission_selectors import (
+    CODE_STAGES,
     PDF_TYPE,
     artifact_delivery,
     artifact_get,
@@ -48,6 +49,7 @@ from .submission_selectors import (
     pdf_viewer_html,
     submission_list,
     submission_page,
+    submission_sections,
     trace_page,
 )
 from .uploads import upload_refusal
@@ -148,12 +150,20 @@ def _visible_submissions(request: HttpRequest):
 
 def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResponse:
     submission = get_object_or_404(_visible_submissions(request), pk=submission_id)
+    page = submission_page(submission)
     response = render(
         request,
         "benchmark/submission_detail.html",
         {
-            "page": submission_page(submission),
-            "panels": submission_page_panels(request=request, submission=submission),
+            "page": page,
+            "sections": submission_sections(page),
+            "code_stage": submission.stage in CODE_STAGES,
+            # Panels with nothing to show for this stage render nothing, and are left out.
+            "panels": [
+                panel
+                for panel in submission_page_panels(request=request, submission=submission)
+                if panel.strip()
+            ],
             "summary": submission_summary(submission=submission),
             "lineage": submission_lineage(submission=submission, user=request.user),
         },

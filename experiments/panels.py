@@ -6,15 +6,22 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
-from benchmark.models import Submission, Task, TaskKind
+from benchmark.models import Stage, Submission, Task, TaskKind
 
 from .selectors import experiment_runs, objective_task_results
 
+# The stages whose submissions carry code to run; the others show runs only if
+# an organiser started one anyway.
+_RUN_STAGES = frozenset({Stage.EXPERIMENT, Stage.END2END, Stage.METHOD})
+
 
 def experiment_runs_panel(*, request: HttpRequest, submission: Submission) -> SafeString:
+    runs = experiment_runs(submission_id=submission.pk)
+    if not runs and submission.stage not in _RUN_STAGES:
+        return SafeString("")
     html = render_to_string(
         "experiments/_experiment_runs.html",
-        {"runs": experiment_runs(submission_id=submission.pk), "submission": submission},
+        {"runs": runs, "submission": submission},
         request=request,
     )
     return mark_safe(html)  # noqa: S308 - a template rendered with autoescaping

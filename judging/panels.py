@@ -90,7 +90,8 @@ def judging_summary(*, submission: Submission) -> list[SummaryItem]:
         if fabrication:
             items.append(fabrication)
     elif submission.stage in DEFAULT_RUBRICS:
-        value = "not judged yet" if context["active_judges"] else "not judged: no judge is active"
+        # Why (no judge is active) is the organisers' business: the panel tells staff.
+        value = "not judged yet"
         items.append(
             SummaryItem(
                 key="stage-score", label="Stage score", value=value, href="#judgments-panel"

@@ -10,10 +10,30 @@ from dataclasses import dataclass
 SCALE_MIN = 1.0
 SCALE_MAX = 10.0
 
+# The content width of a data page at 1366 px, in SVG user units: the charts are
+# drawn at it and scaled to the box (CSS width: 100%), so 1 unit is about 1 px.
+CHART_WIDTH = 1280
+# The mean width of a 12 px system-ui character, rounded up: labels are laid out
+# by it, and one that would not fit is shortened (its full text on hover).
+CHAR_PX = 7.2
+
+
+def label_width(labels: list[str], *, most: int = 360, least: int = 80) -> int:
+    """Room for the longest label (up to `most`) plus a gap to the plot."""
+    longest = max((len(label) for label in labels), default=0)
+    return min(max(math.ceil(longest * CHAR_PX) + 16, least), most)
+
+
+def label_fit(label: str, width: float) -> str:
+    """`label` shortened with an ellipsis to fit `width` units (a gap of 16 kept)."""
+    room = max(int((width - 16) / CHAR_PX), 4)
+    return label if len(label) <= room else label[: room - 1].rstrip() + "…"
+
 
 @dataclass(frozen=True)
 class IntervalPoint:
     label: str
+    short: str  # the label as drawn, shortened to its column
     href: str
     y: float
     x: float
@@ -54,18 +74,18 @@ def interval_chart(
     items: list[tuple[str, str, float, tuple[float, float] | None]],
     *,
     line: float | None = None,
-    width: int = 720,
+    width: int = CHART_WIDTH,
     row_height: int = 22,
-    label_width: int = 200,
 ) -> IntervalChart:
     """One row per `(label, href, value, interval)`: a dot at the value and
     whiskers over the interval, with an optional vertical line (6.0)."""
-    left, right = label_width, width - 20
+    left, right = label_width([label for label, *_rest in items]), width - 20
     points = []
     for i, (label, href, value, interval) in enumerate(items):
         points.append(
             IntervalPoint(
                 label=label,
+                short=label_fit(label, left),
                 href=href,
                 y=10 + i * row_height + row_height / 2,
                 x=_x(value, left, right),
@@ -113,8 +133,8 @@ class HeatCell:
 class Heatmap:
     width: int
     height: int
-    columns: list[tuple[float, str]]
-    rows: list[tuple[float, str, str]]
+    columns: list[tuple[float, str, str]]  # (x, label, label as drawn)
+    rows: list[tuple[float, str, str, str]]  # (y, label, href, label as drawn)
     cells: list[HeatCell]
     cell_width: int
     cell_height: int
@@ -145,19 +165,21 @@ def heatmap(
     column_labels: list[str],
     values: list[list[float | None]],
     *,
-    label_width: int = 200,
-    cell_width: int = 84,
+    width: int = CHART_WIDTH,
     cell_height: int = 24,
     header_height: int = 28,
 ) -> Heatmap:
-    """Rows (e.g. agents, with a link) by columns (dimensions), coloured by score."""
+    """Rows (e.g. agents, with a link) by columns (dimensions), coloured by score;
+    the columns share the width the row labels leave."""
+    left = label_width([label for label, _href in row_labels])
+    cell_width = min(max((width - 4 - left) // max(len(column_labels), 1), 48), 240)
     cells = []
     for r, row in enumerate(values):
         for c, value in enumerate(row):
             fill, text = heat_colour(value)
             cells.append(
                 HeatCell(
-                    x=label_width + c * cell_width,
+                    x=left + c * cell_width,
                     y=header_height + r * cell_height,
                     width=cell_width - 2,
                     height=cell_height - 2,
@@ -167,20 +189,20 @@ def heatmap(
                 )
             )
     return Heatmap(
-        width=label_width + len(column_labels) * cell_width + 4,
+        width=left + len(column_labels) * cell_width + 4,
         height=header_height + len(row_labels) * cell_height + 4,
         columns=[
-            (label_width + c * cell_width + cell_width / 2, label)
+            (left + c * cell_width + cell_width / 2, label, label_fit(label, cell_width + 8))
             for c, label in enumerate(column_labels)
         ],
         rows=[
-            (header_height + r * cell_height + cell_height / 2, label, href)
+            (header_height + r * cell_height + cell_height / 2, label, href, label_fit(label, left))
             for r, (label, href) in enumerate(row_labels)
         ],
         cells=cells,
         cell_width=cell_width,
         cell_height=cell_height,
-        label_width=label_width,
+        label_width=left,
     )
 
 
@@ -203,6 +225,7 @@ class ShareBar:
 @dataclass(frozen=True)
 class ShareGroup:
     label: str
+    short: str
     label_y: float
     bars: list[ShareBar]
 
@@ -230,14 +253,13 @@ class ShareChart:
 def share_chart(
     groups: list[tuple[str, list[tuple[str, str, float | None, tuple[float, float] | None]]]],
     *,
-    width: int = 720,
+    width: int = CHART_WIDTH,
     bar_height: int = 10,
-    label_width: int = 200,
 ) -> ShareChart:
     """One group per `(label, [(type key, type label, share, interval), ...])`: a bar
     per type from 0 to its share (0-1), with its interval as a whisker; a type with
     no share (nothing checked) has no bar."""
-    left, right = label_width, width - 24
+    left, right = label_width([label for label, _bars in groups], most=420), width - 24
     top = 8
     result: list[ShareGroup] = []
     y = top
@@ -263,7 +285,11 @@ def share_chart(
                 )
             )
         span = len(bars) * (bar_height + 2)
-        result.append(ShareGroup(label=label, label_y=y + span / 2 + 4, bars=drawn))
+        result.append(
+            ShareGroup(
+                label=label, short=label_fit(label, left), label_y=y + span / 2 + 4, bars=drawn
+            )
+        )
         y += span + 12
     axis_y = y
     ticks = [
@@ -277,6 +303,10 @@ def share_chart(
 @dataclass(frozen=True)
 class CostPoint:
     label: str
+    short: str
+    # Where the label goes: right of the point, or left of it near the right edge.
+    label_x: float
+    anchor: str
     href: str
     x: float
     y: float
@@ -319,12 +349,12 @@ def cost_chart(
     items: list[tuple[str, str, float, float, tuple[float, float] | None, bool, bool]],
     *,
     line: float | None = None,
-    width: int = 720,
-    height: int = 360,
+    width: int = CHART_WIDTH,
+    height: int = 420,
 ) -> CostChart:
     """One point per `(label, href, cost, score, interval, pareto, lower_bound)`
     (costs > 0); the frontier joins the Pareto points from cheapest to dearest."""
-    left, right, top, bottom = 56, width - 20, 12, height - 36
+    left, right, top, bottom = 56, width - 20, 24, height - 36
     costs = [cost for _l, _h, cost, *_rest in items] or [1.0]
     low, high = min(costs) / 1.5, max(costs) * 1.5
     span = math.log10(high) - math.log10(low)
@@ -336,9 +366,18 @@ def cost_chart(
         clamped = min(max(score, SCALE_MIN), SCALE_MAX)
         return round(bottom - (clamped - SCALE_MIN) / (SCALE_MAX - SCALE_MIN) * (bottom - top), 1)
 
+    def placed(label: str, x: float) -> tuple[str, float, str]:
+        short = label_fit(label, 34 * CHAR_PX)
+        if x + 8 + len(short) * CHAR_PX <= width - 4:
+            return short, x + 8, "start"
+        return short, x - 8, "end"
+
     points = [
         CostPoint(
             label=label,
+            short=(where := placed(label, x_of(cost)))[0],
+            label_x=where[1],
+            anchor=where[2],
             href=href,
             x=x_of(cost),
             y=y_of(score),

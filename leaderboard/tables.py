@@ -130,7 +130,7 @@ STAGE_COLUMNS = (
         ("rank", "rank_strict", "n_better"),
         numeric=False,
         ascending_first=True,
-        note="shared where not told apart",
+        note="ties shared",
     ),
     PageColumn(
         "agent",

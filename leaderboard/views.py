@@ -209,6 +209,7 @@ def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str
             "columns": columns,
             "dimension_columns": dimension_columns,
             "line_index": _acceptance_index(rows, sort, board.overall_key),
+            "shows_fabrication": any(c["key"] == "fabrication" for c in columns),
             "csv_url": f"{api}?{download}&format=csv",
             "json_url": f"{api}?{download}&format=json",
         }
@@ -476,19 +477,25 @@ def fabrication_view(request: HttpRequest) -> HttpResponse:
         "query": query,
         "report": report,
         "error": error,
-        "stages": [(s, Stage(s).label) for s in FABRICATION_STAGES],
+        "stage_tabs": [
+            (s, Stage(s).label, f"?stage={s}&rule={query.rule}") for s in FABRICATION_STAGES
+        ],
         "rules": RULES,
         "type_names": [(kind, names[kind]) for kind in (report.types if report else ())],
         "chart": _fabrication_chart(report) if report else None,
         "colours": _TYPE_COLOURS,
-        "detection_human": [d for d in report.detection if d.reference == SOURCE_HUMAN]
-        if report
-        else [],
-        "detection_reproduction": [
-            d for d in report.detection if d.reference == SOURCE_REPRODUCTION
+        # Only the comparisons with papers in them: an all-empty table says nothing.
+        "detection_human": [
+            d for d in report.detection if d.reference == SOURCE_HUMAN and d.agreement.n
         ]
         if report
         else [],
+        "detection_reproduction": [
+            d for d in report.detection if d.reference == SOURCE_REPRODUCTION and d.agreement.n
+        ]
+        if report
+        else [],
+        "type_labels": {**names, "any": "any type"},
     }
     return render(request, "leaderboard/fabrication.html", context, status=status)
 
@@ -499,7 +506,15 @@ def agents_compare_view(request: HttpRequest) -> HttpResponse:
     comparison = None
     status = 200
     query = LeaderboardQuery()
-    if form.is_valid():
+    # The board's "Compare two agents" link names the stage, not the agents yet:
+    # the form to pick them, not an error.
+    picking = not (request.GET.get("a") or request.GET.get("b"))
+    if picking:
+        form = AgentCompareForm(initial=request.GET.dict())
+        stage = request.GET.get("stage")
+        if stage in dict(STAGE_CHOICES):
+            query = LeaderboardQuery(stage=stage)
+    elif form.is_valid():
         query = form.leaderboard_query()
         try:
             comparison = agents_compare(

@@ -1,8 +1,10 @@
+from csp.decorators import csp_update
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.views.decorators.cache import never_cache
 from django.views.defaults import page_not_found
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from benchmark.selectors import catalogue_counts
 from common.errors import NotFound
@@ -10,6 +12,12 @@ from common.http import json_error
 from judging.selectors import active_judge_count
 
 from .health import health_report
+
+# Swagger UI (from the sidecar package, served by the site) draws its icons as
+# data: SVGs in its stylesheet; the docs page allows those images and no more.
+api_docs_view = csp_update({"img-src": ["data:"]})(
+    SpectacularSwaggerSplitView.as_view(url_name="api:schema")
+)
 
 
 def home_view(request: HttpRequest) -> HttpResponse:

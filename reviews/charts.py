@@ -27,15 +27,23 @@ def _frame(title: str, x_label: str, y_label: str, body: list[str], test_id: str
         *body,
         f'<text x="{PAD_LEFT + plot_w / 2}" y="{HEIGHT - 4}" text-anchor="middle" '
         f'font-size="11">{escape(x_label)}</text>',
-        f'<text x="10" y="{PAD_TOP + plot_h / 2}" text-anchor="middle" font-size="11" '
-        f'transform="rotate(-90 10 {PAD_TOP + plot_h / 2})">{escape(y_label)}</text>',
+        f'<text x="14" y="{PAD_TOP + plot_h / 2}" text-anchor="middle" font-size="11" '
+        f'transform="rotate(-90 14 {PAD_TOP + plot_h / 2})">{escape(y_label)}</text>',
         "</svg>",
     ]
     return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
 
 
+NOT_ENOUGH_DATA = mark_safe(  # noqa: S308 - a constant
+    '<p class="muted not-enough-data" data-testid="chart-not-enough-data">'
+    "Not enough data for this chart.</p>"
+)
+
+
 def gap_histogram_svg(dimension: str, histogram: GapHistogram) -> SafeString:
     edges, hh, hl = histogram.edges, histogram.human_human, histogram.human_llm
+    if not any(hh) and not any(hl):
+        return NOT_ENOUGH_DATA
     n_bins = len(edges) - 1
     plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM
     top = max([*hh, *hl, 0.01])
@@ -70,6 +78,8 @@ def gap_histogram_svg(dimension: str, histogram: GapHistogram) -> SafeString:
 def scatter_svg(
     dimension: str, points: Sequence[tuple[float, float, int]], low: float = 1, high: float = 10
 ) -> SafeString:
+    if not points:
+        return NOT_ENOUGH_DATA
     plot_w, plot_h = WIDTH - PAD_LEFT - PAD_RIGHT, HEIGHT - PAD_TOP - PAD_BOTTOM
     if points:
         low = min(low, *(p[0] for p in points), *(p[1] for p in points))

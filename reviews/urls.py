@@ -9,7 +9,7 @@ urlpatterns = [
     path("reviews/", views.queue_view, name="queue"),
     path(
         "reviews/login/",
-        auth_views.LoginView.as_view(template_name="reviews/login.html", next_page="reviews:queue"),
+        views.SignInView.as_view(template_name="reviews/login.html", next_page="reviews:queue"),
         name="login",
     ),
     path("reviews/logout/", auth_views.LogoutView.as_view(next_page="home"), name="logout"),

@@ -9,10 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
 from typing import Concatenate, ParamSpec, cast
+from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import LoginView
 from django.core.exceptions import PermissionDenied
 from django.http import (
     FileResponse,
@@ -22,7 +25,7 @@ from django.http import (
     JsonResponse,
 )
 from django.http.response import HttpResponseBase
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 from django.utils.timezone import make_aware
@@ -63,13 +66,13 @@ LOGIN_URL = "reviews:login"
 _INLINE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"}
 
 
-def _role_required(check):
+def _role_required(check, refusal: str):
     def decorator(view):
         @wraps(view)
         @login_required(login_url=LOGIN_URL)
         def wrapped(request, *args, **kwargs):
             if not check(request.user):
-                raise PermissionDenied("This page is for reviewers and organisers.")
+                raise PermissionDenied(refusal)
             return view(request, *args, **kwargs)
 
         return wrapped
@@ -77,8 +80,13 @@ def _role_required(check):
     return decorator
 
 
-reviewer_required = _role_required(lambda user: is_reviewer(user) or is_organiser(user))
-organiser_required = _role_required(is_organiser)
+reviewer_required = _role_required(
+    lambda user: is_reviewer(user) or is_organiser(user),
+    "This page is for reviewers and organisers.",
+)
+organiser_required = _role_required(
+    is_organiser, "This page is for the review organisers; your papers are in your review queue."
+)
 
 
 def _own_assignment(request: AuthenticatedHttpRequest, code: str) -> Assignment:
@@ -552,7 +560,11 @@ def agreement_view(request: HttpRequest) -> HttpResponse:
         {
             "stage": stage,
             "judge": judge or "",
-            "stages": Stage.choices,
+            "stage_tabs": [
+                (value, label, "?" + urlencode({"stage": value, "judge": judge or ""}))
+                for value, label in Stage.choices
+                if value != Stage.METHOD
+            ],
             "judges": selectors.agreement_judges(),
             "result": result,
             "charts": agreement_charts(result) if result else [],
@@ -562,3 +574,16 @@ def agreement_view(request: HttpRequest) -> HttpResponse:
         },
         status=400 if error else 200,
     )
+
+
+class SignInView(LoginView):
+    """Every sign-in form of the site: a reviewer lands on their queue (or the
+    review page they were sent from), everyone else where they were going."""
+
+    def get_success_url(self) -> str:
+        user = self.request.user
+        wanted = self.get_redirect_url()
+        if is_reviewer(user) and not user.is_staff and not is_organiser(user):
+            queue = reverse("reviews:queue")
+            return wanted if wanted.startswith(queue) else queue
+        return wanted or resolve_url(self.next_page or settings.LOGIN_REDIRECT_URL)

@@ -50,8 +50,11 @@
     timer = setTimeout(save, DELAY_MS);
   }
 
-  form.addEventListener("input", schedule);
-  form.addEventListener("change", schedule);
+  // The "advance after scoring" switch is the reviewer's preference, not a field.
+  var advance = document.getElementById("advance-after-scoring");
+  function isField(event) { return event.target !== advance; }
+  form.addEventListener("input", function (event) { if (isField(event)) schedule(); });
+  form.addEventListener("change", function (event) { if (isField(event)) schedule(); });
   form.addEventListener("submit", function () {
     submitting = true;
     if (timer) clearTimeout(timer);
@@ -64,14 +67,37 @@
   });
 
   // Shortcuts: [ and ] move between score groups, 1-9 and 0 (=10) score the
-  // current group and move on, Ctrl/Cmd+Enter submits from anywhere.
+  // current group (and move on only with "advance after scoring", kept in this
+  // browser), Ctrl/Cmd+Enter submits from anywhere.
+  var ADVANCE_KEY = "mlrbench.review.advance";
+  function advancing() { return Boolean(advance && advance.checked); }
+  function hintShow() {
+    form.querySelectorAll("[data-hint]").forEach(function (part) {
+      part.hidden = (part.dataset.hint === "advance") !== advancing();
+    });
+  }
+  if (advance) {
+    try { advance.checked = window.localStorage.getItem(ADVANCE_KEY) === "1"; } catch (e) { /* no storage */ }
+    advance.addEventListener("change", function () {
+      try { window.localStorage.setItem(ADVANCE_KEY, advance.checked ? "1" : "0"); } catch (e) { /* no storage */ }
+      hintShow();
+    });
+  }
+  hintShow();
   var groups = Array.prototype.slice.call(form.querySelectorAll("fieldset[data-shortcut-group]"));
   var current = 0;
 
   function focusGroup(index) {
     if (!groups.length) return;
     current = Math.max(0, Math.min(groups.length - 1, index));
-    groups.forEach(function (group, i) { group.classList.toggle("current", i === current); });
+    // The keyboard focus goes with the highlight: the group's chosen score, else its first.
+  function focusChoice() {
+    var group = groups[current];
+    var box = group && (group.querySelector('input[type="radio"]:checked') || group.querySelector('input[type="radio"]:not([disabled])'));
+    if (box && document.activeElement !== box) box.focus({ preventScroll: true });
+  }
+
+  groups.forEach(function (group, i) { group.classList.toggle("current", i === current); });
     groups[current].scrollIntoView({ block: "nearest" });
   }
 
@@ -100,15 +126,20 @@
     var target = event.target;
     if (target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text"))) return;
     if (event.altKey || event.ctrlKey || event.metaKey) return;
-    if (event.key === "]") { focusGroup(current + 1); event.preventDefault(); return; }
-    if (event.key === "[") { focusGroup(current - 1); event.preventDefault(); return; }
+    if (event.key === "]" || event.key === "[") {
+      focusGroup(current + (event.key === "]" ? 1 : -1));
+      focusChoice();
+      event.preventDefault();
+      return;
+    }
     if (/^[0-9]$/.test(event.key) && groups.length) {
       var value = event.key === "0" ? "10" : event.key;
       var input = groups[current].querySelector('input[type="radio"][value="' + value + '"]');
       if (input && !input.disabled) {
         input.checked = true;
         input.dispatchEvent(new Event("change", { bubbles: true }));
-        focusGroup(current + 1);
+        focusGroup(advancing() ? current + 1 : current);
+        focusChoice();
         event.preventDefault();
       }
     }

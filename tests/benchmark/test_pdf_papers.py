@@ -3,12 +3,14 @@ extracted once at intake into a stored derived artifact; the artifact page shows
 the browser's viewer and that text; a PDF that cannot be read is refused at
 intake with its name and why, leaving nothing behind."""
 
+import re
 from pathlib import Path
 
 import pytest
 
 from benchmark.models import Artifact, ArtifactKind, DerivedArtifact, Submission
 from benchmark.pdf_text import pdf_text_of
+from benchmark.pdf_worker import margin_numbers_drop
 from tests.errors import error_messages
 
 from .factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
@@ -53,7 +55,13 @@ def test_a_pdf_paper_is_read_once_at_intake_and_shown_with_its_text(
     assert paper.kind == ArtifactKind.PAPER
     derived = DerivedArtifact.objects.get(artifact=paper)
     assert derived.pages == 4 and not derived.truncated
-    assert "CO-ADAPTIVE EXPLANATION INTERFACES" in pdf_text_of(paper)
+    text = pdf_text_of(paper)
+    assert "CO-ADAPTIVE EXPLANATION INTERFACES" in text
+    # The ICLR template's margin line numbers (000, 001, ...) are dropped from the
+    # text; the stored PDF keeps them.
+    assert text.startswith("Under review as a workshop paper at ICLR 2025")
+    assert not re.search(r"(?m)^0[0-9]{2}$", text)
+    assert paper.size == len(pdf)
     # Stored outside the run's folder: never one of the agent's files.
     assert not store.exists(f"submissions/{submission.pk}/results/paper.pdf.txt")
     assert store.exists(f"derived/{submission.pk}/results/paper.pdf.txt")
@@ -89,3 +97,9 @@ def test_a_bad_pdf_is_refused_at_intake_with_a_clear_message(
     assert message.startswith("results/paper.pdf: ") and reason in message
     assert not Submission.objects.exists() and not DerivedArtifact.objects.exists()
     assert store.names() == []
+
+
+def test_only_a_run_of_consecutive_numbers_is_taken_for_the_margin():
+    margin = "\n".join(f"{n:03d}" for n in range(54, 70))
+    text = f"{margin}\nResults\nTable 1\n1\n2\n3\nAccuracy 0.91"
+    assert margin_numbers_drop(text) == "Results\nTable 1\n1\n2\n3\nAccuracy 0.91"

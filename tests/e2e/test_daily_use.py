@@ -232,6 +232,7 @@ def test_after_a_reload_the_focus_is_on_the_first_unscored_dimension(page):
     page.goto(f"/reviews/papers/{assignment.code}/")
     groups = page.locator("fieldset[data-shortcut-group]")
     page.keyboard.press("7")
+    page.keyboard.press("]")
     page.keyboard.press("6")
     page.wait_for_timeout(2500)  # the draft is saved as one types
     page.reload()

@@ -44,7 +44,7 @@ def test_a_visitor_changes_stage_and_filter_sorts_and_downloads_the_csv(page):
     page.goto("/leaderboard/")
     assert rows_on_page(page) == ["alpha", "beta"]
 
-    page.get_by_role("navigation", name="Stage").get_by_role("link", name="Paper").click()
+    page.get_by_role("tablist", name="Stage").get_by_role("tab", name="Paper").click()
     page.wait_for_url("**stage=paper**")
     # alpha (9+3)/2=6, gamma 7, beta 5.
     assert rows_on_page(page) == ["gamma", "alpha", "beta"]

@@ -106,9 +106,9 @@ def test_reviewer_drafts_reloads_submits_and_the_dashboard_changes(page, world):
     assert page.get_by_label("Strengths").input_value() == "Careful ablations of the drift model."
     assert page.locator('input[name="score_Novelty"][value="8"]').is_checked()
 
-    # Keyboard: the first score group is current; each digit scores it and moves on.
+    # Keyboard: the first score group is current; a digit scores it, "]" moves on.
     page.locator("main > h1").click()
-    for key in ["7", "6", "5", "4", "6", "4"]:  # five dimensions, then confidence
+    for key in "7]6]5]4]6]4":  # five dimensions, then confidence
         page.keyboard.press(key)
     assert page.locator('input[name="score_Clarity"][value="7"]').is_checked()
     assert page.locator('input[name="score_Overall"][value="6"]').is_checked()

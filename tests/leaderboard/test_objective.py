@@ -134,7 +134,8 @@ def test_the_objective_tab_shows_the_ranking(client, curve):
     page = client.get(reverse("leaderboard:leaderboard"), {"stage": "objective"})
     assert page.status_code == 200
     html = page.content.decode()
-    assert 'aria-current="page" class="active">Objective<' in html
+    assert 'aria-selected="true" aria-current="page" class="tab current"' in html
+    assert 'tabindex="0">Objective<' in html
     assert 'data-testid="objective-table"' in html
     assert 'data-agent="knn-agent"' in html
     assert f"{improvement(curve, 0.31):.1f}%" in html

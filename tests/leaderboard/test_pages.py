@@ -63,7 +63,7 @@ def test_the_leaderboard_page_ranks_agents_with_interval_charts_and_the_acceptan
     assert agents_in_order(response) == ["claude", "gemini", "o4-mini"]
     line = html.index('data-testid="acceptance-line"')
     assert html.index('data-agent="gemini"') < line < html.index('data-agent="o4-mini"')
-    assert 'aria-current="page" class="active">End to end</a>' in html
+    assert 'class="tab current" tabindex="0">End to end</a>' in html
     assert "Claude Code" in html
     assert 'data-testid="same-family"' in html
     assert 'data-testid="overall-chart"' in html

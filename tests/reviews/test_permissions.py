@@ -293,3 +293,34 @@ def test_the_organiser_sees_who_reviews_what(client, scenario):
         ("reviewer-b", "submitted"),
         ("reviewer-d", "submitted"),
     }
+
+
+def test_every_sign_in_lands_a_reviewer_on_their_queue_without_upload_links(client, scenario):
+    queue = reverse("reviews:queue")
+    paper = reverse("reviews:paper", args=[scenario.assignment_a.code])
+    for login, wanted, lands in (
+        ("/accounts/login/", "/", queue),  # the nav's "Sign in" on the home page
+        ("/accounts/login/", "/leaderboard/", queue),
+        ("/reviews/login/", "", queue),
+        ("/accounts/login/", paper, paper),  # sent to sign in from a review page
+    ):
+        client.logout()
+        answer = client.post(
+            login, {"username": "reviewer-a", "password": "pw-for-tests", "next": wanted}
+        )
+        assert answer.status_code == 302 and answer["Location"] == lands, (login, wanted)
+    html = client.get(queue).content.decode()
+    assert reverse("benchmark:submission-upload") not in html
+    # Not the organisers' page: the site's own 403, with a way back.
+    refused = client.get(reverse("reviews:rounds"))
+    assert refused.status_code == 403
+    assert 'data-testid="error-403"' in refused.content.decode()
+    assert 'href="/"' in refused.content.decode()
+
+    # Anyone else goes where they were going.
+    client.logout()
+    answer = client.post(
+        "/accounts/login/",
+        {"username": "organiser", "password": "pw-for-tests", "next": "/leaderboard/"},
+    )
+    assert answer["Location"] == "/leaderboard/"

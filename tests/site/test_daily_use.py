@@ -46,9 +46,14 @@ def test_healthz_reports_the_number_of_active_judges(client):
     assert client.get("/healthz").json()["active_judges"] == 1
 
 
-def test_without_an_active_judge_the_submission_page_says_how_to_add_one(client):
+def test_without_an_active_judge_the_submission_page_tells_staff_how_to_add_one(client):
     JudgeFactory(name="claude-3-7-sonnet-20250219", is_active=False)
     submission = SubmissionFactory(stage="end2end")
+    # A visitor reads that it is not judged yet, and no organiser's instructions.
+    html = client.get(submission.get_absolute_url()).content.decode()
+    assert 'data-testid="not-judged-yet"' in html and "No judge is active" not in html
+    assert "not judged yet" in html
+    client.force_login(UserFactory(is_staff=True))
     html = client.get(submission.get_absolute_url()).content.decode()
     hint = html[html.index('data-testid="no-active-judge"') :][:3000]
     assert "No judge is active" in hint
@@ -56,7 +61,6 @@ def test_without_an_active_judge_the_submission_page_says_how_to_add_one(client)
     assert "--api-base http://127.0.0.1:11434/v1" in hint  # Ollama or vLLM
     assert "judges enable NAME" in hint
     assert 'data-testid="summary-stage-score"' in html
-    assert "not judged: no judge is active" in html
 
 
 def test_staff_get_judge_now_once_a_judge_is_active_and_it_queues_the_judges(client):
