@@ -268,6 +268,16 @@ def main() -> None:
             f"  {len(first_runs)} runs; parts of the first import: "
             + ", ".join(f"{name} {sum(f.values()):.1f} s" for name, f in first.items())
         )
+        by_stage: dict[str, list[float]] = defaultdict(list)
+        for stage, _spent, seconds in first_runs:
+            by_stage[stage].append(seconds)
+        print(
+            "  a first import's run, mean: "
+            + ", ".join(
+                f"{stage} {1000 * sum(times) / len(times):.0f} ms ({len(times)})"
+                for stage, times in sorted(by_stage.items())
+            )
+        )
         print_side_by_side(
             "measured",
             [
