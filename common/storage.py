@@ -78,8 +78,10 @@ def object_copy(source: str, target: str) -> None:
             storage._normalize_name(clean_name(name))  # type: ignore[attr-defined]
             for name in (source, target)
         )
-        # `connection` is the storage's S3 resource of this thread.
-        storage.connection.meta.client.copy_object(  # type: ignore[attr-defined]
+        # The bucket's client, which the storage's own uploads share across
+        # threads (a client is thread-safe; a resource of its own per thread
+        # would cost each thread half a second to build).
+        storage.bucket.meta.client.copy_object(  # type: ignore[attr-defined]
             Bucket=storage.bucket_name,  # type: ignore[attr-defined]
             Key=target_key,
             CopySource={"Bucket": storage.bucket_name, "Key": source_key},  # type: ignore[attr-defined]
@@ -101,8 +103,7 @@ _executor_lock = threading.Lock()
 
 
 def _threads() -> ThreadPoolExecutor:
-    """The process's threads for object requests; kept, so that each keeps its
-    connection to the store (an S3 client per thread) from one upload to the next."""
+    """The process's threads for object requests, kept from one intake to the next."""
     global _executor, _executor_pid
     with _executor_lock:
         if _executor is None or _executor_pid != os.getpid():
@@ -130,6 +131,10 @@ def objects_each(
                 return done, exc
             done.append(item)
         return done, None
+    if _is_s3():
+        # Built here, once: threads that all found no bucket yet would each
+        # build an S3 resource of their own (half a second apiece).
+        default_storage.bucket  # noqa: B018 - the property builds and keeps it
     futures = {_threads().submit(function, item): item for item in pending}
     wait(futures)
     errors = [future.exception() for future in futures if future.exception() is not None]
@@ -169,7 +174,7 @@ def _s3_delete(names: list[str]) -> None:
 
     storage = default_storage
     keys = [storage._normalize_name(clean_name(name)) for name in names]  # type: ignore[attr-defined]
-    answer = storage.connection.meta.client.delete_objects(  # type: ignore[attr-defined]
+    answer = storage.bucket.meta.client.delete_objects(  # type: ignore[attr-defined]
         Bucket=storage.bucket_name,  # type: ignore[attr-defined]
         Delete={"Objects": [{"Key": key} for key in keys], "Quiet": True},
     )

@@ -219,21 +219,22 @@ print(json.dumps({"seconds": time.perf_counter() - began,
 
 
 # The reference: a plain boto3 upload of the same files, one after another, to
-# the same server, in a fresh process like the intake's.
+# the same server, in a fresh process like the intake's (whose figure includes
+# making its S3 client too).
 _BOTO3_CODE = """
 import json, os, sys, time, uuid
 from pathlib import Path
 import boto3
 from botocore.config import Config
 folder, bucket = Path(sys.argv[1]), sys.argv[2]
+files = sorted(p for p in folder.rglob("*") if p.is_file())
+began = time.perf_counter()  # the client's making counts, as the intake's does
 client = boto3.client(
     "s3", endpoint_url=os.environ["AWS_S3_ENDPOINT_URL"],
     region_name=os.environ.get("AWS_S3_REGION_NAME", "us-east-1"),
     config=Config(s3={"addressing_style": "path"}),
 )
 prefix = f"reference/{uuid.uuid4().hex}"
-files = sorted(p for p in folder.rglob("*") if p.is_file())
-began = time.perf_counter()
 for path in files:
     client.upload_file(str(path), bucket, f"{prefix}/{path.relative_to(folder).as_posix()}")
 print(json.dumps({"seconds": time.perf_counter() - began, "files": len(files)}))

@@ -1,0 +1,29 @@
+"""The boards a visitor lands on, computed ahead of the visitor: after a write
+(the worker's `leaderboard.boards_refresh`, for the stages it changed) and at
+the end of `import_mlrbench` (every stage). Each stage's board is computed
+once and every answer made of it is stored: the API's payload, the page's
+board and the judges' board, so that the first request costs a cache read."""
+
+from collections.abc import Iterable
+
+from common.cache_generation import fresh_reads
+
+from .payloads import judge_board_payload, leaderboard_payload
+from .selectors import LeaderboardQuery, leaderboard_compute
+
+
+def boards_warm(stages: Iterable[str]) -> int:
+    """Compute and store the default answers of `stages` for the data as it
+    is now; returns how many stages."""
+    from .views import board_page_html
+
+    done = 0
+    with fresh_reads():
+        for stage in stages:
+            query = LeaderboardQuery(stage=stage)
+            board = leaderboard_compute(query)
+            leaderboard_payload(query, board=board)
+            board_page_html(query, "", board=board)
+            judge_board_payload(stage=stage)
+            done += 1
+    return done
