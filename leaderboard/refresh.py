@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from common.cache_generation import fresh_reads
 
+from .caching import generations_bump, stages_or_all
 from .payloads import judge_board_payload, leaderboard_payload
 from .selectors import LeaderboardQuery, leaderboard_compute
 
@@ -20,10 +21,17 @@ def boards_warm(stages: Iterable[str]) -> int:
     done = 0
     with fresh_reads():
         for stage in stages:
+            judge_board_payload(stage=stage)
             query = LeaderboardQuery(stage=stage)
             board = leaderboard_compute(query)
             leaderboard_payload(query, board=board)
             board_page_html(query, "", board=board)
-            judge_board_payload(stage=stage)
             done += 1
     return done
+
+
+def boards_after_import() -> int:
+    """After a bulk write that sent no signals (an import): every answer made
+    stale at once and every stage's boards computed now; returns how many."""
+    generations_bump()
+    return boards_warm(stages_or_all(None))
