@@ -48,6 +48,7 @@ def pdf_text_extract(path: Path, *, name: str) -> PdfText:
         head = handle.read(1024)
     if PDF_MAGIC not in head:
         raise PdfRefused(f"{name}: not a PDF file (it does not start with %PDF-)")
+    result: object
     try:
         result = child_run(
             extract_budgeted,

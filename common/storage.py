@@ -134,7 +134,7 @@ def objects_each(
     if _is_s3():
         # Built here, once: threads that all found no bucket yet would each
         # build an S3 resource of their own (half a second apiece).
-        default_storage.bucket  # noqa: B018 - the property builds and keeps it
+        default_storage.bucket  # type: ignore[attr-defined]  # noqa: B018 - built and kept
     futures = {_threads().submit(function, item): item for item in pending}
     wait(futures)
     errors = [future.exception() for future in futures if future.exception() is not None]

@@ -18,8 +18,8 @@ def _stages_written(sender, instance) -> set[str] | None:
         return {instance.stage, *getattr(instance, "_leaderboard_stage_before", ())}
     submission_id = getattr(instance, "submission_id", None)
     if submission_id is not None:
-        stage = Submission.objects.filter(pk=submission_id).values_list("stage", flat=True)
-        return set(stage) or None  # gone with a deleted submission: every board
+        stages = Submission.objects.filter(pk=submission_id).values_list("stage", flat=True)
+        return set(stages) or None  # gone with a deleted submission: every board
     judgment_id = getattr(instance, "judgment_id", None)
     if judgment_id is not None:
         stage = Judgment.objects.filter(pk=judgment_id).values_list("submission__stage", flat=True)

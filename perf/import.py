@@ -55,7 +55,7 @@ class Phases:
 
     def __init__(self) -> None:
         self.totals: dict[str, float] = defaultdict(float)
-        self._stack: list[list[Any]] = []
+        self._stack: list[list[float]] = []  # per open phase: time in nested phases
 
     def wrap(self, phase: str, function: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(function)
@@ -68,16 +68,16 @@ class Phases:
     @contextmanager
     def timing(self, phase: str) -> Iterator[None]:
         start = time.perf_counter()
-        frame = [phase, 0.0]
+        frame = [0.0]
         self._stack.append(frame)
         try:
             yield
         finally:
             self._stack.pop()
             elapsed = time.perf_counter() - start
-            self.totals[phase] += elapsed - frame[1]
+            self.totals[phase] += elapsed - frame[0]
             if self._stack:
-                self._stack[-1][1] += elapsed
+                self._stack[-1][0] += elapsed
 
     def snapshot(self) -> dict[str, float]:
         return dict(self.totals)

@@ -43,9 +43,7 @@ def test_a_document_past_its_budget_fails_and_the_next_one_gets_a_fresh_child():
     assert child_run(os.getpid, timeout=60) != child
 
 
-def test_a_pdf_past_its_memory_budget_is_refused_and_the_next_one_is_read(
-    settings, mlrbench_data
-):
+def test_a_pdf_past_its_memory_budget_is_refused_and_the_next_one_is_read(settings, mlrbench_data):
     paper = mlrbench_data / SCIENTIST_PDF
     pool_close()  # a fresh child: the reader is loaded under the limit
     settings.PDF_TEXT_MEMORY_BYTES = 16 * 1024 * 1024
