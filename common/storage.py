@@ -50,12 +50,45 @@ def storage_errors() -> tuple[type[BaseException], ...]:
     return (OSError, BotoCoreError, ClientError)
 
 
+# Up to this size an object goes to S3 in one PutObject (the storage's own
+# upload starts a transfer manager for each; above it, multipart matters).
+S3_PUT_MAX_BYTES = 8 * 1024 * 1024
+
+
 def object_save(name: str, content: bytes | IO[bytes]) -> None:
     """Write one object under exactly `name` (replacing one already there)."""
+    if _is_s3() and _size(content) <= S3_PUT_MAX_BYTES:
+        _s3_put(name, content)
+        return
     wrapped = ContentFile(content) if isinstance(content, bytes) else File(content)
     saved = default_storage.save(name, wrapped)
     if saved != name:
         raise StorageUnavailable(f"the store kept {name!r} as {saved!r}")
+
+
+def _size(content: bytes | IO[bytes]) -> int:
+    if isinstance(content, bytes):
+        return len(content)
+    try:
+        return os.fstat(content.fileno()).st_size - content.tell()
+    except (AttributeError, OSError, ValueError):  # not a file on disk
+        return S3_PUT_MAX_BYTES + 1
+
+
+def _s3_put(name: str, content: bytes | IO[bytes]) -> None:
+    """One PutObject with the parameters the storage's own upload would send
+    (type, encoding, `AWS_S3_OBJECT_PARAMETERS`), on the bucket's shared client."""
+    from storages.utils import clean_name
+
+    storage = default_storage
+    key = storage._normalize_name(clean_name(name))  # type: ignore[attr-defined]
+    parameters = storage._get_write_parameters(key, content)  # type: ignore[attr-defined]
+    storage.bucket.meta.client.put_object(  # type: ignore[attr-defined]
+        Bucket=storage.bucket_name,  # type: ignore[attr-defined]
+        Key=key,
+        Body=content,
+        **parameters,
+    )
 
 
 def object_read(name: str | None, *, limit: int | None = None) -> bytes:
@@ -98,19 +131,20 @@ def _is_s3() -> bool:
 
 
 _executor: ThreadPoolExecutor | None = None
-_executor_pid = 0
+_executor_key: tuple[int, int] = (0, 0)  # (process, threads) it was made for
 _executor_lock = threading.Lock()
 
 
 def _threads() -> ThreadPoolExecutor:
     """The process's threads for object requests, kept from one intake to the next."""
-    global _executor, _executor_pid
+    global _executor, _executor_key
+    key = (os.getpid(), settings.STORAGE_THREADS)
     with _executor_lock:
-        if _executor is None or _executor_pid != os.getpid():
-            _executor = ThreadPoolExecutor(
-                max_workers=settings.STORAGE_THREADS, thread_name_prefix="storage"
-            )
-            _executor_pid = os.getpid()
+        if _executor is None or _executor_key != key:
+            if _executor is not None and _executor_key[0] == key[0]:
+                _executor.shutdown(wait=False)
+            _executor = ThreadPoolExecutor(max_workers=key[1], thread_name_prefix="storage")
+            _executor_key = key
         return _executor
 
 
