@@ -249,6 +249,7 @@ def test_a_reviewers_draft_autosave_touches_no_board_and_queues_no_refresh(
     assert not any("leaderboard" in q["sql"] or "judgment" in q["sql"] for q in queries)
 
 
+@pytest.mark.backends  # the write queues its refresh on the broker
 @pytest.mark.django_db
 def test_a_write_to_one_stage_refreshes_that_stage_only(
     client, settings, django_capture_on_commit_callbacks
