@@ -126,8 +126,12 @@ def object_copy(source: str, target: str) -> None:
 
 def _is_s3() -> bool:
     # A store in use has its module loaded: the disk's never loads boto3 here.
-    module = sys.modules.get("storages.backends.s3")
-    return module is not None and isinstance(default_storage, module.S3Storage)
+    if "storages.backends.s3" not in sys.modules:
+        return False
+    # An import, not the module's attribute: another thread may be loading it.
+    from storages.backends.s3 import S3Storage
+
+    return isinstance(default_storage, S3Storage)
 
 
 _executor: ThreadPoolExecutor | None = None

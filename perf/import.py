@@ -18,8 +18,9 @@ Phases (exclusive: time inside a nested phase counts for that one only):
 Without PATH it imports the shared sample (`MLRBENCH_DATA`, default
 ../shared/mlrbench) and also extrapolates to the full public repository: each
 stage's runs scale by its task count there (ideas and proposals: 201 tasks;
-experiments, papers and end-to-end runs: 10), the reviews part by the number
-of submissions, the tasks part not at all. That is an estimate from the
+experiments, papers and end-to-end runs: 10), the reviews and scores by the
+number of runs, the tasks part (all 201 are in the sample) and the boards'
+refresh not at all (a lower bound for that part). That is an estimate from the
 sample's own costs, printed as one; given the path of a full clone, the
 figures are measured. Process start (Django and the apps loading) is not in
 these figures; `perf/startup.py` measures it.
@@ -46,6 +47,8 @@ sys.path.insert(0, str(ROOT))
 
 PHASES = ("reading", "markdown", "pdf", "traces", "costs", "store", "database", "other")
 # Tasks of each stage in the full public repository (its README and the paper).
+# Parts whose work does not grow with the runs in the sample's proportion.
+UNSCALED_PARTS = frozenset({"tasks", "leaderboard"})
 FULL_TASKS = {"idea": 201, "proposal": 201, "experiment": 10, "paper": 10, "end2end": 10}
 
 
@@ -203,7 +206,8 @@ def extrapolate(parts: dict[str, Figures], runs: Runs, tasks: Counter[str]) -> F
     by_count = full_runs / max(1, len(runs))
     estimate: Figures = defaultdict(float)
     for name, figures in parts.items():
-        scale = 1.0 if name == "tasks" else by_count
+        # The tasks are all in the sample; the boards' refresh is measured as is.
+        scale = 1.0 if name in UNSCALED_PARTS else by_count
         for phase, seconds in figures.items():
             estimate[phase] += seconds * scale
     for stage, spent, _wall in runs:
@@ -292,7 +296,8 @@ def main() -> None:
             print(
                 "\n  scaled: "
                 + ", ".join(f"{stage} runs x{n:.0f}" for stage, n in factor.items())
-                + "; the other parts by the number of runs; the tasks part as measured"
+                + "; reviews and scores by the number of runs;"
+                + " tasks and the boards' refresh as measured"
             )
             print_side_by_side(
                 "full repository, estimated from the sample (goals: 60 s and 10 s)",
