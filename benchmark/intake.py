@@ -30,6 +30,7 @@ from common.storage import (
     StorageUnavailable,
     object_save,
     objects_delete,
+    objects_each,
     objects_move,
     prefix_delete,
     staging_prefix_new,
@@ -417,17 +418,32 @@ def submission_store(
 def _run_stage(run: RunFiles, pdf_texts: dict[str, PdfText]) -> str:
     """Write the run's files and PDF texts under a fresh staging prefix."""
     staged = staging_prefix_new()
+    uploads: list[tuple[str, Path | bytes]] = [
+        (f"{staged}/run/{item.path}", run.folder / item.path) for item in run.files
+    ]
+    uploads += [
+        (f"{staged}/derived/{path}.txt", extracted.text.encode("utf-8"))
+        for path, extracted in pdf_texts.items()
+    ]
     try:
-        for item in run.files:
-            with (run.folder / item.path).open("rb") as handle:
-                object_save(f"{staged}/run/{item.path}", handle)
-        for path, extracted in pdf_texts.items():
-            object_save(f"{staged}/derived/{path}.txt", extracted.text.encode("utf-8"))
+        # Concurrently: to an object store each object is a round trip.
+        _done, error = objects_each(_upload, uploads)
+        if error is not None:
+            raise error
     except storage_errors() as exc:
         logger.warning("the artifact store refused a staged upload: %s", exc)
         prefix_delete(staged)
         raise StorageUnavailable() from None
     return staged
+
+
+def _upload(item: tuple[str, Path | bytes]) -> None:
+    name, content = item
+    if isinstance(content, bytes):
+        object_save(name, content)
+        return
+    with content.open("rb") as handle:
+        object_save(name, handle)
 
 
 def _staged_move(
@@ -442,8 +458,7 @@ def _staged_move(
     ]
     written: list[str] = []
     try:
-        for pair in moves:
-            written += objects_move([pair])
+        objects_move(moves, written=written)
     except storage_errors() as exc:
         logger.warning("the artifact store failed while moving an upload in place: %s", exc)
         _intake_undo(staged, written)

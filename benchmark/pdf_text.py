@@ -3,24 +3,24 @@ size and memory budget, and stored as a derived artifact (`DerivedArtifact`,
 kind `pdf_text`) beside the submission's files. Pages, search and judges read
 what was stored; nothing parses an untrusted PDF per request.
 
-The extraction runs in a child process (`benchmark.pdf_worker`, pypdf) with a
-wall-clock timeout and an address-space limit, so that a PDF built to make a
-parser loop or balloon costs the intake a refusal, not a worker.
+The extraction runs in a child process (`benchmark.pdf_worker`, pypdf, in the
+pool of `common.child_pool`) with a wall-clock timeout and an address-space
+limit, so that a PDF built to make a parser loop or balloon costs the intake a
+refusal, not a worker.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 
+from common.child_pool import ChildFailed, ChildTimeout, child_run
 from common.storage import object_read, object_save, storage_errors
 
 from .models import Artifact, DerivedArtifact, DerivedKind
+from .pdf_worker import extract_budgeted
 
 DERIVED_FOLDER = "derived"
 PDF_MAGIC = b"%PDF-"
@@ -48,30 +48,21 @@ def pdf_text_extract(path: Path, *, name: str) -> PdfText:
         head = handle.read(1024)
     if PDF_MAGIC not in head:
         raise PdfRefused(f"{name}: not a PDF file (it does not start with %PDF-)")
-    command = [
-        sys.executable,
-        "-m",
-        "benchmark.pdf_worker",
-        str(path),
-        str(settings.PDF_MAX_PAGES),
-        str(settings.PDF_TEXT_MAX_CHARS),
-        str(settings.PDF_TEXT_MEMORY_BYTES),
-    ]
+    result: object
     try:
-        done = subprocess.run(  # noqa: S603 - our own module, arguments we built
-            command,
-            capture_output=True,
+        result = child_run(
+            extract_budgeted,
+            str(path),
+            settings.PDF_MAX_PAGES,
+            settings.PDF_TEXT_MAX_CHARS,
+            settings.PDF_TEXT_MEMORY_BYTES,
             timeout=settings.PDF_TEXT_SECONDS,
-            cwd=Path(__file__).resolve().parent.parent,
-            check=False,
         )
-    except subprocess.TimeoutExpired:
+    except ChildTimeout:
         raise PdfRefused(
             f"{name}: reading the PDF's text took longer than {settings.PDF_TEXT_SECONDS:g} s"
         ) from None
-    try:
-        result = json.loads(done.stdout or b"{}")
-    except json.JSONDecodeError:
+    except ChildFailed:
         result = {}
     if not isinstance(result, dict) or ("text" not in result and "error" not in result):
         raise PdfRefused(f"{name}: the PDF could not be read (the reader stopped)")

@@ -1,7 +1,8 @@
-"""Run as `python -m benchmark.pdf_worker PATH MAX_PAGES MAX_CHARS MAX_MEMORY`: print the PDF's
-text as JSON (`{"text", "pages", "truncated"}` or `{"error"}`). A child process of
-its own, so that the intake can bound an untrusted PDF's time and memory (see
-`benchmark.pdf_text`); imports nothing of Django."""
+"""A PDF's text as `{"text", "pages", "truncated"}` or `{"error"}`, read in a child
+process (`extract_budgeted`, run by `common.child_pool`), so that the intake can bound
+an untrusted PDF's time and memory (see `benchmark.pdf_text`); imports nothing of
+Django. `python -m benchmark.pdf_worker PATH MAX_PAGES MAX_CHARS MAX_MEMORY` prints the
+same as JSON."""
 
 import json
 import re
@@ -73,18 +74,31 @@ def extract(path: str, max_pages: int, max_chars: int) -> dict[str, object]:
     return {"text": "\n\n".join(parts), "pages": pages, "truncated": truncated}
 
 
-def main(argv: list[str]) -> None:
+def extract_budgeted(
+    path: str, max_pages: int, max_chars: int, max_memory: int
+) -> dict[str, object]:
+    """`extract` under an address-space limit of `max_memory` bytes (in a child
+    of `common.child_pool`; the limit is lifted again once it is done)."""
     import resource
 
-    # Before pypdf is imported: a PDF that makes the reader balloon fails here.
-    memory = int(argv[4])
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = max_memory if hard == resource.RLIM_INFINITY else min(max_memory, hard)
+    # Before pypdf is imported (the child's first PDF): a PDF that makes the reader
+    # balloon fails here.
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     try:
-        result = extract(argv[1], int(argv[2]), int(argv[3]))
+        return extract(path, max_pages, max_chars)
     except MemoryError:
-        result = {"error": "reading the PDF needed more memory than the site allows"}
+        failure = "reading the PDF needed more memory than the site allows"
     except RecursionError:
-        result = {"error": "the PDF cannot be read (its structure nests too deeply)"}
+        failure = "the PDF cannot be read (its structure nests too deeply)"
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    return {"error": failure}
+
+
+def main(argv: list[str]) -> None:
+    result = extract_budgeted(argv[1], int(argv[2]), int(argv[3]), int(argv[4]))
     sys.stdout.write(json.dumps(result))
 
 

@@ -7,8 +7,9 @@ strikethrough, so a table or a list right after a paragraph line renders as
 GitHub shows it), then `nh3`, so no script, event handler or
 `javascript:`/`data:` URL survives. markdown-it is linear on adversarial input,
 and a document past `INLINE_RENDER_BYTES` is rendered in a child process
-under a hard time budget as well: past the budget, or past the size limit,
-the document is kept as escaped preformatted text with a note.
+(the pool of `common.child_pool`) under a hard time budget as well: past the
+budget, or past the size limit, the document is kept as escaped preformatted
+text with a note.
 
 Images: only relative ones that name a figure of the same submission are
 kept, with `src` pointing at `ARTIFACT_SRC_PREFIX` + the figure's path; each
@@ -18,14 +19,10 @@ browser fetches anything from elsewhere.
 """
 
 import html as html_lib
-import json
 import posixpath
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 import nh3
@@ -36,6 +33,8 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from mdit_py_plugins.footnote import footnote_plugin
+
+from common.child_pool import ChildFailed, ChildTimeout, child_run
 
 _ALLOWED_TAGS = nh3.ALLOWED_TAGS | {"img", "span", "div", "pre", "code", "sup", "sub", "hr", "del"}
 _ALLOWED_ATTRIBUTES = {
@@ -126,18 +125,12 @@ def _plain(text: str, note: str) -> RenderedHtml:
 
 
 def _render_in_child(text: str, *, timeout: float) -> str | None:
-    """markdown-it's HTML from a child process, or None past the time budget."""
+    """markdown-it's HTML from a child of the pool (`common.child_pool`), or
+    None past the time budget."""
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "benchmark.rendering"],
-            input=json.dumps({"text": text}).encode(),
-            capture_output=True,
-            timeout=timeout,
-            check=True,
-        )
-    except (subprocess.TimeoutExpired, subprocess.CalledProcessError):
+        return child_run(markdown_html, text, timeout=timeout)
+    except (ChildTimeout, ChildFailed):
         return None
-    return done.stdout.decode("utf-8")
 
 
 def markdown_render_budgeted(
@@ -227,12 +220,3 @@ def _math_protect(text: str, formulas: list[tuple[str, bool]]) -> str:
 def _math_html(formula: str, display: bool) -> str:
     kind = "display" if display else "inline"
     return f'<span class="math math-{kind}">{html_lib.escape(formula, quote=False)}</span>'
-
-
-def _child_main() -> None:
-    request: dict[str, Any] = json.loads(sys.stdin.buffer.read())
-    sys.stdout.write(markdown_html(request["text"]))
-
-
-if __name__ == "__main__":
-    _child_main()

@@ -317,14 +317,6 @@ class _Agents:
         self.cache: dict[str, Agent] = {}
         self.team: Team | None = None
 
-    def existing(self, name: str) -> Agent | None:
-        if name not in self.cache:
-            agent = Agent.objects.filter(name=name).first()
-            if agent is None:
-                return None
-            self.cache[name] = agent
-        return self.cache[name]
-
     def get(self, name: str, base_model: str = "") -> Agent:
         if name not in self.cache:
             agent = Agent.objects.filter(name=name).first()
@@ -353,19 +345,30 @@ class _Agents:
         return self.cache[name]
 
 
+StoredDigests = set[tuple[str, str, str, str]]
+
+
+def stored_digests() -> StoredDigests:
+    """(agent, task, stage, digest) of every stored submission, read in one query,
+    so that a run already stored costs reading its files and nothing else."""
+    return set(
+        Submission.objects.values_list("agent__name", "task__slug", "stage", "archive_sha256")
+    )
+
+
 def run_import(
-    *, run: PublishedRun, agents: _Agents, task: Task, limits: IntakeLimits, problems: list[str]
+    *,
+    run: PublishedRun,
+    agents: _Agents,
+    task: Task,
+    limits: IntakeLimits,
+    problems: list[str],
+    stored: StoredDigests,
 ) -> str:
-    """Store one published run: `created`, `unchanged` or `skipped`."""
+    """Store one published run: `created`, `unchanged` or `skipped`. A run whose
+    digest is `stored` is `unchanged` before any parsing, rendering or PDF work."""
     quick = _quick_digest(run.files)
-    agent = agents.existing(run.agent)
-    if (
-        quick is not None
-        and agent is not None
-        and Submission.objects.filter(
-            agent=agent, task=task, stage=run.stage, archive_sha256=quick
-        ).exists()
-    ):
+    if quick is not None and (run.agent, task.slug, str(run.stage), quick) in stored:
         return "unchanged"
     staging = incoming_folder()
     try:
@@ -408,6 +411,7 @@ def runs_part(path: Path, options: ImportOptions) -> ImportPartReport:
     tasks = {task.slug: task for task in Task.objects.filter(slug__in={r.task for r in runs})}
     agents = _Agents(report)
     limits = IntakeLimits.from_settings()
+    stored = stored_digests()
     for stage in Stage.values:
         if any(run.stage == stage for run in runs):
             report.counts.setdefault(f"{stage} created", 0)
@@ -425,6 +429,7 @@ def runs_part(path: Path, options: ImportOptions) -> ImportPartReport:
                 task=task,
                 limits=limits,
                 problems=report.problems,
+                stored=stored,
             )
         except Exception as exc:  # one broken run must not stop the other thousands
             report.problems.append(f"{run.label}: {exc}")

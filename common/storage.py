@@ -10,12 +10,17 @@ crash before that leaves staged objects no row points at, which
 """
 
 import logging
+import os
 import posixpath
+import sys
+import threading
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import datetime, timedelta
-from typing import IO
+from typing import IO, TypeVar
 
+from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
@@ -24,6 +29,7 @@ from django.utils import timezone
 from .errors import ApplicationError
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 STAGED_PREFIX = "staged"
 COPY_CHUNK_BYTES = 1024 * 1024
@@ -44,12 +50,45 @@ def storage_errors() -> tuple[type[BaseException], ...]:
     return (OSError, BotoCoreError, ClientError)
 
 
+# Up to this size an object goes to S3 in one PutObject (the storage's own
+# upload starts a transfer manager for each; above it, multipart matters).
+S3_PUT_MAX_BYTES = 8 * 1024 * 1024
+
+
 def object_save(name: str, content: bytes | IO[bytes]) -> None:
     """Write one object under exactly `name` (replacing one already there)."""
+    if _is_s3() and _size(content) <= S3_PUT_MAX_BYTES:
+        _s3_put(name, content)
+        return
     wrapped = ContentFile(content) if isinstance(content, bytes) else File(content)
     saved = default_storage.save(name, wrapped)
     if saved != name:
         raise StorageUnavailable(f"the store kept {name!r} as {saved!r}")
+
+
+def _size(content: bytes | IO[bytes]) -> int:
+    if isinstance(content, bytes):
+        return len(content)
+    try:
+        return os.fstat(content.fileno()).st_size - content.tell()
+    except (AttributeError, OSError, ValueError):  # not a file on disk
+        return S3_PUT_MAX_BYTES + 1
+
+
+def _s3_put(name: str, content: bytes | IO[bytes]) -> None:
+    """One PutObject with the parameters the storage's own upload would send
+    (type, encoding, `AWS_S3_OBJECT_PARAMETERS`), on the bucket's shared client."""
+    from storages.utils import clean_name
+
+    storage = default_storage
+    key = storage._normalize_name(clean_name(name))  # type: ignore[attr-defined]
+    parameters = storage._get_write_parameters(key, content)  # type: ignore[attr-defined]
+    storage.bucket.meta.client.put_object(  # type: ignore[attr-defined]
+        Bucket=storage.bucket_name,  # type: ignore[attr-defined]
+        Key=key,
+        Body=content,
+        **parameters,
+    )
 
 
 def object_read(name: str | None, *, limit: int | None = None) -> bytes:
@@ -62,8 +101,83 @@ def object_read(name: str | None, *, limit: int | None = None) -> bytes:
 
 
 def object_copy(source: str, target: str) -> None:
+    """Copy one object; inside an S3 bucket the server copies it (type and
+    all), so the bytes do not travel twice."""
+    if _is_s3():
+        from storages.utils import clean_name
+
+        storage = default_storage
+        source_key, target_key = (
+            storage._normalize_name(clean_name(name))  # type: ignore[attr-defined]
+            for name in (source, target)
+        )
+        # The bucket's client, which the storage's own uploads share across
+        # threads (a client is thread-safe; a resource of its own per thread
+        # would cost each thread half a second to build).
+        storage.bucket.meta.client.copy_object(  # type: ignore[attr-defined]
+            Bucket=storage.bucket_name,  # type: ignore[attr-defined]
+            Key=target_key,
+            CopySource={"Bucket": storage.bucket_name, "Key": source_key},  # type: ignore[attr-defined]
+        )
+        return
     with default_storage.open(source, "rb") as handle:
         object_save(target, handle)
+
+
+def _is_s3() -> bool:
+    # A store in use has its module loaded: the disk's never loads boto3 here.
+    if "storages.backends.s3" not in sys.modules:
+        return False
+    # An import, not the module's attribute: another thread may be loading it.
+    from storages.backends.s3 import S3Storage
+
+    return isinstance(default_storage, S3Storage)
+
+
+_executor: ThreadPoolExecutor | None = None
+_executor_key: tuple[int, int] = (0, 0)  # (process, threads) it was made for
+_executor_lock = threading.Lock()
+
+
+def _threads() -> ThreadPoolExecutor:
+    """The process's threads for object requests, kept from one intake to the next."""
+    global _executor, _executor_key
+    key = (os.getpid(), settings.STORAGE_THREADS)
+    with _executor_lock:
+        if _executor is None or _executor_key != key:
+            if _executor is not None and _executor_key[0] == key[0]:
+                _executor.shutdown(wait=False)
+            _executor = ThreadPoolExecutor(max_workers=key[1], thread_name_prefix="storage")
+            _executor_key = key
+        return _executor
+
+
+def objects_each(
+    function: Callable[[T], object], items: Iterable[T]
+) -> tuple[list[T], BaseException | None]:
+    """`function(item)` for every item, `STORAGE_THREADS` at a time (an object
+    store answers each request after a round trip; a disk does not mind).
+    Returns the items done and the first error, once every request in flight
+    has ended, so that the caller knows what to undo."""
+    pending = list(items)
+    if settings.STORAGE_THREADS <= 1 or len(pending) <= 1:
+        done: list[T] = []
+        for item in pending:
+            try:
+                function(item)
+            except Exception as exc:
+                return done, exc
+            done.append(item)
+        return done, None
+    if _is_s3():
+        # Built here, once: threads that all found no bucket yet would each
+        # build an S3 resource of their own (half a second apiece).
+        default_storage.bucket  # type: ignore[attr-defined]  # noqa: B018 - built and kept
+    futures = {_threads().submit(function, item): item for item in pending}
+    wait(futures)
+    errors = [future.exception() for future in futures if future.exception() is not None]
+    done = [item for future, item in futures.items() if future.exception() is None]
+    return done, (errors[0] if errors else None)
 
 
 def objects_under(prefix: str) -> Iterator[str]:
@@ -78,9 +192,36 @@ def objects_under(prefix: str) -> Iterator[str]:
         yield from objects_under(posixpath.join(prefix, folder))
 
 
+S3_DELETE_BATCH = 1000  # the most keys one S3 DeleteObjects request takes
+
+
 def objects_delete(names: Iterable[str]) -> None:
-    for name in names:
-        default_storage.delete(name)
+    pending = list(names)
+    if _is_s3() and len(pending) > 1:
+        # One request per thousand objects rather than one each.
+        for start in range(0, len(pending), S3_DELETE_BATCH):
+            _s3_delete(pending[start : start + S3_DELETE_BATCH])
+        return
+    _done, error = objects_each(default_storage.delete, pending)
+    if error is not None:
+        raise error
+
+
+def _s3_delete(names: list[str]) -> None:
+    from storages.utils import clean_name
+
+    storage = default_storage
+    keys = [storage._normalize_name(clean_name(name)) for name in names]  # type: ignore[attr-defined]
+    answer = storage.bucket.meta.client.delete_objects(  # type: ignore[attr-defined]
+        Bucket=storage.bucket_name,  # type: ignore[attr-defined]
+        Delete={"Objects": [{"Key": key} for key in keys], "Quiet": True},
+    )
+    if answer.get("Errors"):
+        first = answer["Errors"][0]
+        raise OSError(
+            f"the store kept {len(answer['Errors'])} of {len(keys)} objects it was asked to "
+            f"remove ({first.get('Key')}: {first.get('Code')} {first.get('Message')})"
+        )
 
 
 def prefix_delete(prefix: str) -> None:
@@ -96,16 +237,16 @@ def staging_prefix_new() -> str:
     return f"{STAGED_PREFIX}/{uuid.uuid4().hex}"
 
 
-def objects_move(moves: Iterable[tuple[str, str]]) -> list[str]:
+def objects_move(moves: Iterable[tuple[str, str]], *, written: list[str]) -> None:
     """Copy each staged object to its final name, then drop the staged ones;
-    returns the final names written (to remove them again on a rollback)."""
-    written: list[str] = []
+    adds each final name written to `written` (to remove them again on a
+    rollback), also when a copy fails and its error is raised."""
     pairs = list(moves)
-    for source, target in pairs:
-        object_copy(source, target)
-        written.append(target)
+    copied, error = objects_each(lambda pair: object_copy(*pair), pairs)
+    written.extend(target for _, target in copied)
+    if error is not None:
+        raise error
     objects_delete(source for source, _ in pairs)
-    return written
 
 
 def staged_sweep(*, older_than: timedelta, now: datetime | None = None) -> int:

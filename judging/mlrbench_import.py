@@ -32,6 +32,7 @@ experiment review's yes/no verdict is kept as a finding without a type.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -280,22 +281,45 @@ def _review_files(root: Path, report: ImportPartReport) -> list[ReviewFile]:
     return found
 
 
+def _latest_submissions() -> dict[tuple[str, str, str], int]:
+    """The newest version's id of every (agent, task, stage), in one query."""
+    latest: dict[tuple[str, str, str], tuple[int, int]] = {}
+    rows = Submission.objects.values_list("pk", "agent__name", "task__slug", "stage", "version")
+    for pk, agent, task, stage, version in rows.iterator():
+        key = (agent, task, stage)
+        if key not in latest or version > latest[key][1]:
+            latest[key] = (pk, version)
+    return {key: pk for key, (pk, _version) in latest.items()}
+
+
+def _imported_digests() -> set[tuple[int, str, int, str, str]]:
+    """(submission, judge, rubric, condition, digest of the file) of every
+    imported judgment: a review file already stored is skipped unread."""
+    rows = Judgment.objects.filter(imported=True).values_list(
+        "submission_id", "judge__name", "rubric_id", "condition", "raw_response"
+    )
+    return {
+        (submission, judge, rubric, condition, _digest(raw))
+        for submission, judge, rubric, condition, raw in rows.iterator()
+    }
+
+
+def _digest(raw: str) -> str:
+    return hashlib.sha256(raw.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
 def reviews_part(path: Path, options: ImportOptions) -> ImportPartReport:
     report = ImportPartReport()
     judges: dict[str, Judge] = {}
     rubrics: dict[tuple[str, str], Rubric] = {}
     reviews = _review_files(Path(path), report)
+    latest = _latest_submissions()
+    stored = _imported_digests()
     for number, review in enumerate(reviews, 1):
         options.progress(f"reviews: {number}/{len(reviews)}")
         file = review.path
-        submission = (
-            Submission.objects.filter(
-                agent__name=review.agent, task__slug=review.task, stage=review.stage
-            )
-            .order_by("-version")
-            .first()
-        )
-        if submission is None:
+        submission_id = latest.get((review.agent, review.task, review.stage))
+        if submission_id is None:
             report.problems.append(
                 f"{review.relative}: no {review.stage} submission of agent {review.agent!r} for "
                 f"task {review.task!r} (import the agent runs first)"
@@ -303,14 +327,21 @@ def reviews_part(path: Path, options: ImportOptions) -> ImportPartReport:
             continue
         try:
             raw = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            report.problems.append(f"{review.relative}: not a JSON file ({exc})")
+            continue
+        rubric = _rubric_for(review.stage, Path(path), rubrics, review.kind)
+        if (submission_id, review.judge, rubric.pk, review.condition, _digest(raw)) in stored:
+            report.add("unchanged")
+            continue
+        try:
             data = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except json.JSONDecodeError as exc:
             report.problems.append(f"{review.relative}: not a JSON file ({exc})")
             continue
         if not isinstance(data, dict):
             report.problems.append(f"{review.relative}: not a JSON object")
             continue
-        rubric = _rubric_for(review.stage, Path(path), rubrics, review.kind)
         try:
             parsed = answer_parse(data, rubric=rubric)
         except ReviewFormatError as exc:
@@ -319,7 +350,7 @@ def reviews_part(path: Path, options: ImportOptions) -> ImportPartReport:
         with transaction.atomic():
             judge = _judge_for(review.judge, report, judges)
             key = {
-                "submission": submission,
+                "submission_id": submission_id,
                 "judge": judge,
                 "rubric": rubric,
                 "condition": review.condition,

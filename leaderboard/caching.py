@@ -1,22 +1,26 @@
-"""Cached public results, invalidated by a data generation.
+"""Cached public results, invalidated by data generations.
 
-Every cached leaderboard answer, page or chart is stored under a key that
-carries the current generation (`common.cache_generation`); any write to a
-judgment, a score, a submission or a review moves it on (after its
-transaction commits), so the next request computes afresh. A time limit backs
-this up for writes that send no signal (`QuerySet.update`, `bulk_create`);
-bulk writers call `data_changed()` themselves (the `import_mlrbench` command
-does, through the leaderboard's import part).
+Every cached answer (an API payload, a page's board, a chart) is stored once,
+under a key that carries a generation (`common.cache_generation`): one per
+stage for what a stage's board shows (its ranking, its page, its judges'
+board), and one for the answers that span stages (judgment lists, agents'
+pages, the export). A write moves on the generation of the stage it changes
+and the cross-stage one (after its transaction commits), so the other stages'
+boards stay cached; a write that no stage owns (a task, an agent, a judge)
+moves every one. A time limit backs this up for writes that send no signal
+(`QuerySet.update`, `bulk_create`); bulk writers call `data_changed()`
+themselves (the `import_mlrbench` command does, through the leaderboard's
+import part, which also computes the boards there and then).
 
-The boards that take seconds at full scale (a stage's ranking, the judges'
-board) are `cached_recent`: for `stale_seconds()` after a write, a reader gets
-the board as it was while a worker recomputes it (`leaderboard.boards_refresh`,
-queued by the write), so the first request after a judgment lands costs no
-more than any other; pages and answers built on such a board say so.
+A stage's answers are `cached_stage(..., recent=True)`: for `stale_seconds()`
+after a write, a reader gets the answer as it was while a worker recomputes
+that stage (`leaderboard.boards_refresh`, queued by the write), so the first
+request after a judgment lands costs no more than any other; pages and
+answers built on such an answer say so.
 """
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from django.conf import settings
@@ -28,8 +32,23 @@ from common.cache_generation import CacheGeneration
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
+# The answers that span stages (and, for what is not a stage's, everything).
 DATA_GENERATION = CacheGeneration("leaderboard")
 REFRESH_QUEUED_KEY = "leaderboard:refresh-queued"
+
+
+def stage_generation(stage: str) -> CacheGeneration:
+    """The generation of what one stage's board shows."""
+    return CacheGeneration(f"leaderboard:stage:{stage}")
+
+
+def stages_or_all(stages: Iterable[str] | None) -> tuple[str, ...]:
+    """`stages`, or every stage with a board when None."""
+    if stages is not None:
+        return tuple(str(stage) for stage in stages)
+    from .selectors import LEADERBOARD_STAGES
+
+    return tuple(str(stage) for stage in LEADERBOARD_STAGES)
 
 
 def cache_seconds() -> int:
@@ -49,40 +68,69 @@ def stale_seconds() -> float:
     return float(settings.LEADERBOARD_STALE_SECONDS)
 
 
-def refresh_soon() -> None:
-    """Queue one recompute of the boards readers land on; one at a time (the
-    task clears the mark as it starts, so a write during it queues the next).
-    A broker that refuses costs nothing but freshness: after `stale_seconds()`
-    readers compute for themselves."""
-    if stale_seconds() <= 0 or not cache.add(REFRESH_QUEUED_KEY, 1, int(stale_seconds())):
+def refresh_soon(stages: Iterable[str] | None = None) -> None:
+    """Queue one recompute of the boards of `stages` (default: all); one at a
+    time per stage (the task clears a stage's mark as it starts, so a write
+    during it queues the next). A broker that refuses costs nothing but
+    freshness: after `stale_seconds()` readers compute for themselves."""
+    if stale_seconds() <= 0:
+        return
+    marked = [
+        stage
+        for stage in stages_or_all(stages)
+        if cache.add(f"{REFRESH_QUEUED_KEY}:{stage}", 1, int(stale_seconds()))
+    ]
+    if not marked:
         return
     from .tasks import boards_refresh
 
     try:
-        boards_refresh.delay()
+        boards_refresh.delay(stages=marked)
     except Exception as exc:  # any broker's outage; readers compute after the grace
-        cache.delete(REFRESH_QUEUED_KEY)
+        cache.delete_many([f"{REFRESH_QUEUED_KEY}:{stage}" for stage in marked])
         logger.warning("leaderboard refresh not queued (%r): readers will compute", exc)
 
 
-def data_changed() -> None:
-    """Invalidate every cached result once the current transaction commits,
-    and have a worker recompute the boards."""
-    DATA_GENERATION.bump_on_commit()
-    transaction.on_commit(refresh_soon, robust=True)
+def refresh_marks_clear(stages: Iterable[str]) -> None:
+    cache.delete_many([f"{REFRESH_QUEUED_KEY}:{stage}" for stage in stages])
+
+
+def generations_bump(stages: Iterable[str] | None = None) -> None:
+    """Make stale, at once, the answers of `stages` (default: all) and those
+    that span stages."""
+    DATA_GENERATION.bump()
+    for stage in stages_or_all(stages):
+        stage_generation(stage).bump()
+
+
+def data_changed(stages: Iterable[str] | None = None) -> None:
+    """Invalidate what a write to `stages` (None: to no stage in particular,
+    so to all) makes stale once the current transaction commits, and have a
+    worker recompute those stages' boards."""
+    changed = None if stages is None else tuple(stages)
+    transaction.on_commit(lambda: generations_bump(changed), robust=True)
+    transaction.on_commit(lambda: refresh_soon(changed), robust=True)
 
 
 def cached(namespace: str, parts: tuple[object, ...], compute: Callable[[], T]) -> T:
+    """An answer that spans stages."""
     return DATA_GENERATION.cached((namespace, *parts), compute, timeout=cache_seconds())
 
 
-def cached_recent(namespace: str, parts: tuple[object, ...], compute: Callable[[], T]) -> T:
-    """`cached`, or for `stale_seconds()` after a write the value as it was,
-    while a worker recomputes it (see the module docstring)."""
-    return DATA_GENERATION.cached(
+def cached_stage(
+    stage: str,
+    namespace: str,
+    parts: tuple[object, ...],
+    compute: Callable[[], T],
+    *,
+    recent: bool = False,
+) -> T:
+    """An answer about one stage. `recent`: for `stale_seconds()` after a write
+    the answer as it was, while a worker recomputes it (see the module docstring)."""
+    return stage_generation(stage).cached(
         (namespace, *parts),
         compute,
         timeout=cache_seconds(),
-        stale_for=stale_seconds(),
-        refresh=refresh_soon,
+        stale_for=stale_seconds() if recent else 0,
+        refresh=(lambda: refresh_soon([stage])) if recent else None,
     )

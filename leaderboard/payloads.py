@@ -1,14 +1,13 @@
 """The leaderboard's answers: the serializers' output for a view, computed by
 the selectors and cached once per view and data version (the one cache layer
-of the API's answer, which the CSV download and the agent pages read too)."""
+of the API's answer, which the CSV download and the agent pages read too; a
+stage's answers are kept by that stage's generation, `caching.cached_stage`)."""
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from benchmark.models import Agent, Stage
-from common.cache_generation import fresh_reads
 
-from .caching import cached, cached_recent
+from .caching import cached, cached_stage
 from .selectors import (
     ACCEPTANCE_LINE,
     LEADERBOARD_STAGES,
@@ -26,9 +25,6 @@ from .serializers import (
     LeaderboardSerializer,
     ObjectiveLeaderboardSerializer,
 )
-
-if TYPE_CHECKING:
-    from .judge_board import JudgeBoard
 
 
 @dataclass(frozen=True)
@@ -48,41 +44,24 @@ def leaderboard_view_of(board: Leaderboard, sort: str = "") -> LeaderboardView:
     )
 
 
-def leaderboard_board(query: LeaderboardQuery) -> Leaderboard:
-    """The computed board of a view, which the API's answer and the page share
-    (shortly after a write, as it was: `caching.cached_recent`)."""
-    return cached_recent("board", (query,), lambda: leaderboard_compute(query))
-
-
-def judge_board(*, stage: str) -> "JudgeBoard":
-    """The judges' board of a stage; raises UnknownBoardStage."""
-    from .judge_board import judge_board_compute
-
-    return cached_recent("judge-board", (str(stage),), lambda: judge_board_compute(stage=stage))
-
-
-def boards_warm() -> None:
-    """Compute, for the data as it is now, what a visitor lands on: each
-    stage's board and its API answer, and each stage's judges' board."""
-    with fresh_reads():
-        for stage in LEADERBOARD_STAGES:
-            leaderboard_payload(LeaderboardQuery(stage=stage))
-            judge_board_payload(stage=stage)
-
-
-def leaderboard_payload(query: LeaderboardQuery, *, sort: str = "") -> dict:
-    """The API's answer; raises UnknownSort for a column it cannot sort by."""
+def leaderboard_payload(
+    query: LeaderboardQuery, *, sort: str = "", board: Leaderboard | None = None
+) -> dict:
+    """The API's answer (shortly after a write, as it was); raises UnknownSort
+    for a column it cannot sort by. `board`: the board of `query`, computed
+    already (the refresh computes it once for every answer made of it)."""
 
     def compute() -> dict:
-        view = leaderboard_view_of(leaderboard_board(query), sort)
+        view = leaderboard_view_of(board or leaderboard_compute(query), sort)
         return dict(LeaderboardSerializer(view).data)
 
-    return cached("leaderboard", (query, sort), compute)
+    return cached_stage(query.stage, "leaderboard", (query, sort), compute, recent=True)
 
 
 def agents_compare_payload(query: LeaderboardQuery, *, a: str, b: str) -> dict:
     """Two agents side by side; raises UnknownAgent for one the board lacks."""
-    return cached(
+    return cached_stage(
+        query.stage,
         "compare",
         (query, a, b),
         lambda: dict(AgentComparisonSerializer(agents_compare(query=query, a=a, b=b)).data),
@@ -90,15 +69,19 @@ def agents_compare_payload(query: LeaderboardQuery, *, a: str, b: str) -> dict:
 
 
 def judge_board_payload(*, stage: str, sort: str = "") -> dict:
-    """The judges' leaderboard of a stage as the API answers it; raises
-    UnknownBoardStage or UnknownJudgeSort."""
-    from .judge_board import judge_board_sort
+    """The judges' leaderboard of a stage as the API answers it (shortly after
+    a write, as it was); raises UnknownBoardStage or UnknownJudgeSort."""
+    from .judge_board import UnknownBoardStage, judge_board_compute, judge_board_sort
 
     def compute() -> dict:
-        board = judge_board(stage=stage)
+        board = judge_board_compute(stage=stage)
         return dict(JudgeBoardSerializer(judge_board_sort(board, sort) if sort else board).data)
 
-    return cached("judges", (str(stage), sort), compute)
+    if stage not in LEADERBOARD_STAGES:  # no generation for a stage that is not one
+        raise UnknownBoardStage(
+            f"unknown stage {stage!r}; one of {', '.join(LEADERBOARD_STAGES)}", field="stage"
+        )
+    return cached_stage(str(stage), "judges", (str(stage), sort), compute, recent=True)
 
 
 def objective_payload() -> dict:

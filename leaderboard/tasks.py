@@ -1,17 +1,16 @@
 """The leaderboard's one background job: recompute the boards after a write."""
 
 from celery import shared_task
-from django.core.cache import cache
-
-from .caching import REFRESH_QUEUED_KEY
 
 
 @shared_task(name="leaderboard.boards_refresh", ignore_result=True)
-def boards_refresh() -> None:
-    """Recompute every stage's default board and judges' board of the data as
-    it is now. The queued mark goes first: a write from here on queues the
-    next run rather than being missed by this one."""
-    from .payloads import boards_warm
+def boards_refresh(stages: list[str] | None = None) -> None:
+    """Recompute the default boards of `stages` (default: every stage) for
+    the data as it is now. The queued marks go first: a write from here on
+    queues the next run rather than being missed by this one."""
+    from .caching import refresh_marks_clear, stages_or_all
+    from .refresh import boards_warm
 
-    cache.delete(REFRESH_QUEUED_KEY)
-    boards_warm()
+    chosen = stages_or_all(stages)
+    refresh_marks_clear(chosen)
+    boards_warm(chosen)

@@ -14,7 +14,7 @@ from judging.models import HallucinationType, JudgingCondition
 from judging.selectors import stage_scores
 from judging.subjective_objective import Correlation
 
-from .caching import cached
+from .caching import cached, cached_stage
 from .charts import ShareChart, cost_chart, heatmap, interval_chart, share_chart
 from .fabrication import (
     FABRICATION_STAGES,
@@ -28,7 +28,7 @@ from .fabrication import (
     fabrication_report,
 )
 from .forms import BOARD_CHOICES, STAGE_CHOICES, AgentCompareForm, LeaderboardQueryForm
-from .payloads import agent_stage_summaries, judge_board_payload, leaderboard_board
+from .payloads import agent_stage_summaries, judge_board_payload, leaderboard_payload
 from .releases import (
     UnknownRelease,
     release_bibtex,
@@ -46,6 +46,7 @@ from .selectors import (
     UnknownAgent,
     agent_task_results,
     agents_compare,
+    leaderboard_compute,
     leaderboard_sort,
     objective_board_compute,
     submission_judgments,
@@ -179,22 +180,24 @@ def _header_columns(
     return headings, dimensions
 
 
-def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str:
+def board_page_html(query: LeaderboardQuery, sort: str, *, board: Leaderboard | None = None) -> str:
     """The ranking, its summary and its charts, rendered once per view and data
     version: the page's one cache layer (rendering a hundred rows and two
-    charts costs more than ranking them). The table shows the rows as the API
-    serializes them. Raises UnknownSort for a column it cannot sort by."""
+    charts costs more than ranking them), shortly after a write as it was.
+    The same for every visitor (no request in it), so the worker's refresh
+    renders it too, from the `board` it computed. The table shows the rows as
+    the API serializes them. Raises UnknownSort for a column it cannot sort by."""
 
     def render_board() -> str:
-        board = leaderboard_board(query)
-        rows = leaderboard_sort(board, sort) if sort else board.rows
+        computed = board or leaderboard_compute(query)
+        rows = leaderboard_sort(computed, sort) if sort else computed.rows
         params = canonical_params(query, sort)
         download = _query_string(params, format=None)
         api = reverse("api:leaderboard")
-        columns, dimension_columns = _header_columns(board, params, sort)
+        columns, dimension_columns = _header_columns(computed, params, sort)
         serialized = LeaderboardRowSerializer(rows, many=True).data
         context = {
-            "board": board,
+            "board": computed,
             # Each serialized row with whether it is at or above the acceptance line.
             "rows": [
                 (data, row.overall >= ACCEPTANCE_LINE)
@@ -208,18 +211,18 @@ def _board_html(request: HttpRequest, query: LeaderboardQuery, sort: str) -> str
             "acceptance_line": ACCEPTANCE_LINE,
             "columns": columns,
             "dimension_columns": dimension_columns,
-            "line_index": _acceptance_index(rows, sort, board.overall_key),
+            "line_index": _acceptance_index(rows, sort, computed.overall_key),
             "shows_fabrication": any(c["key"] == "fabrication" for c in columns),
             "csv_url": f"{api}?{download}&format=csv",
             "json_url": f"{api}?{download}&format=json",
         }
         if rows:
-            context["overall_chart"], context["heatmap"] = _charts(board, rows)
+            context["overall_chart"], context["heatmap"] = _charts(computed, rows)
             context["cost_chart"], context["without_cost"] = _cost_chart(rows)
             context["compare_url"] = reverse("leaderboard:compare") + "?" + download
-        return render_to_string("leaderboard/_board.html", context, request=request)
+        return render_to_string("leaderboard/_board.html", context)
 
-    return cached("page", (query, sort), render_board)
+    return cached_stage(query.stage, "page", (query, sort), render_board, recent=True)
 
 
 def subjective_objective_panel(correlations: list[Correlation]) -> list[dict]:
@@ -294,7 +297,7 @@ def leaderboard_view(request: HttpRequest) -> HttpResponse:
             if query.stage == OBJECTIVE_STAGE:
                 board_html = _objective_board_html(request)
             else:
-                board_html = _board_html(request, query, sort)
+                board_html = board_page_html(query, sort)
         except ValueError as exc:
             form.add_error(None, str(exc))
             status = 400
@@ -525,7 +528,7 @@ def agents_compare_view(request: HttpRequest) -> HttpResponse:
             status = 400
     elif request.GET:
         status = 400
-    agents = [row.agent for row in leaderboard_board(query).rows]
+    agents = [row["agent"] for row in leaderboard_payload(query)["rows"]]
     return render(
         request,
         "leaderboard/compare.html",

@@ -117,6 +117,14 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0))
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The quick start's database: write-ahead logging lets pages read while an
+    # import writes, and `synchronous=NORMAL` (with WAL, a crash of the site
+    # loses no committed transaction; a power cut or an OS crash at most the
+    # last ones) spares each commit an fsync, most of an import's time there.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    )
 # A pool of PostgreSQL connections per process (Django's psycopg pool), for
 # worker processes with many threads: a thread takes a connection only while
 # it uses the database (a judge run gives its own back while it waits on the
@@ -238,6 +246,10 @@ WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
 # can share an S3-compatible bucket instead of one folder. django-storages'
 # own setting names, read from the environment.
 STORAGE_BACKEND = env.str("STORAGE_BACKEND", default="filesystem")
+# Object requests in flight at once per process (an intake's uploads and moves).
+STORAGE_THREADS = env.int("STORAGE_THREADS", default=8)
+if STORAGE_THREADS < 1:
+    raise ImproperlyConfigured("STORAGE_THREADS must be 1 or more.")
 if STORAGE_BACKEND not in {"filesystem", "s3"}:
     raise ImproperlyConfigured("STORAGE_BACKEND must be 'filesystem' or 's3'.")
 AWS_STORAGE_BUCKET_NAME = env.str("AWS_STORAGE_BUCKET_NAME", default="mlrbench")
@@ -257,6 +269,21 @@ AWS_S3_SIGNATURE_VERSION = "s3v4"
 # size, then in a temporary file: a large artifact never fills a worker's RAM.
 AWS_S3_MAX_MEMORY_SIZE = env.int("AWS_S3_MAX_MEMORY_SIZE", default=8 * 1024 * 1024)
 AWS_LOCATION = env.str("AWS_LOCATION", default="")
+if STORAGE_BACKEND == "s3":
+    from botocore.config import Config
+
+    # django-storages' own client settings, with a connection for each storage
+    # thread (`common.storage.objects_each`), whatever their number.
+    AWS_S3_CLIENT_CONFIG = Config(
+        s3={"addressing_style": AWS_S3_ADDRESSING_STYLE},
+        signature_version=AWS_S3_SIGNATURE_VERSION,
+        max_pool_connections=STORAGE_THREADS + 4,
+    )
+    from boto3.s3.transfer import TransferConfig
+
+    # The storage threads already send objects side by side: one upload needs
+    # no thread pool of its own (s3transfer starts one per object otherwise).
+    AWS_S3_TRANSFER_CONFIG = TransferConfig(use_threads=False)
 _DEFAULT_STORAGE: dict[str, Any] = (
     {"BACKEND": "storages.backends.s3.S3Storage"}
     if STORAGE_BACKEND == "s3"

@@ -68,6 +68,11 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--tasks", type=int, default=201)
     parser.add_argument("--repeat", type=int, default=5, help="uncached requests per stage")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: does the script run?")
+    parser.add_argument(
+        "--parts",
+        default="judges,intake,leaderboard",
+        help="which figures to measure, comma-separated (default: all three)",
+    )
     args = parser.parse_args()
     if args.smoke:
         args.judgments, args.concurrency, args.time_scale = 16, 8, min(args.time_scale, 0.005)
@@ -76,6 +81,9 @@ def _arguments() -> argparse.Namespace:
     args.spare_threads, args.unpriced = 4, False
     if not os.environ.get("REDIS_URL"):
         sys.exit("set REDIS_URL (the cache and the queue) and DATABASE_URL (PostgreSQL)")
+    args.parts = {part.strip() for part in args.parts.split(",") if part.strip()}
+    if not args.parts or not args.parts <= {"judges", "intake", "leaderboard"}:
+        parser.error("--parts: a comma-separated subset of judges,intake,leaderboard")
     if args.judgments < 2 or not 1 <= args.processes <= args.concurrency:
         parser.error("--judgments must be 2 or more, --processes between 1 and --concurrency")
     return args
@@ -96,10 +104,11 @@ def main() -> None:
         from tests.s3_server import S3Server
 
         s3 = S3Server(bucket="mlrbench-perf-capacity").start()
-        board = _leaderboard_part(args)
+        board = _leaderboard_part(args) if "leaderboard" in args.parts else None
         _database_use(names["work"])
-        intake = _intake_part(args, board_perf.database_url(base_url, names["work"]), s3)
-        judging = _judges_part(args)
+        work_url = board_perf.database_url(base_url, names["work"])
+        intake = _intake_part(args, work_url, s3) if "intake" in args.parts else None
+        judging = _judges_part(args) if "judges" in args.parts else None
         _report(args, judging, intake, board)
     finally:
         if s3 is not None:
@@ -209,6 +218,29 @@ print(json.dumps({"seconds": time.perf_counter() - began,
 """
 
 
+# The reference: a plain boto3 upload of the same files, one after another, to
+# the same server, in a fresh process like the intake's (whose figure includes
+# making its S3 client too).
+_BOTO3_CODE = """
+import json, os, sys, time, uuid
+from pathlib import Path
+import boto3
+from botocore.config import Config
+folder, bucket = Path(sys.argv[1]), sys.argv[2]
+files = sorted(p for p in folder.rglob("*") if p.is_file())
+began = time.perf_counter()  # the client's making counts, as the intake's does
+client = boto3.client(
+    "s3", endpoint_url=os.environ["AWS_S3_ENDPOINT_URL"],
+    region_name=os.environ.get("AWS_S3_REGION_NAME", "us-east-1"),
+    config=Config(s3={"addressing_style": "path"}),
+)
+prefix = f"reference/{uuid.uuid4().hex}"
+for path in files:
+    client.upload_file(str(path), bucket, f"{prefix}/{path.relative_to(folder).as_posix()}")
+print(json.dumps({"seconds": time.perf_counter() - began, "files": len(files)}))
+"""
+
+
 def _intake_part(args, database_url: str, s3) -> dict[str, object]:
     work = Path(tempfile.mkdtemp(prefix="mlrbench-perf-capacity-"))
     intake_perf.build_run(work / "run", args.intake_mb)
@@ -218,13 +250,18 @@ def _intake_part(args, database_url: str, s3) -> dict[str, object]:
     media = work / "media"
     media.mkdir()
     base = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "0", "MEDIA_ROOT": str(media)}
-    targets = {"disk": {"STORAGE_BACKEND": "filesystem"}, "s3": s3.env()}
+    targets = {"disk": {"STORAGE_BACKEND": "filesystem"}, "s3": s3.env(), "boto3": s3.env()}
     best = {target: float("inf") for target in targets}
-    storage = {}
-    for _ in range(args.intake_rounds):  # taking turns: a busy machine slows both alike
+    storage = {"boto3": "boto3 upload_file, one file after another"}
+    for _ in range(args.intake_rounds):  # taking turns: a busy machine slows all alike
         for target, env in targets.items():
+            code = (
+                [_BOTO3_CODE, str(work / "run"), s3.bucket]
+                if target == "boto3"
+                else [_INTAKE_CODE, str(ROOT), str(archive)]
+            )
             result = subprocess.run(
-                [sys.executable, "-c", _INTAKE_CODE, str(ROOT), str(archive)],
+                [sys.executable, "-c", *code],
                 cwd=ROOT,
                 env={**base, **env},
                 capture_output=True,
@@ -234,8 +271,8 @@ def _intake_part(args, database_url: str, s3) -> dict[str, object]:
                 raise SystemExit(f"intake to {target} failed:\n{result.stderr[-3000:]}")
             answer = json.loads(result.stdout.strip().splitlines()[-1])
             best[target] = min(best[target], answer["seconds"])
-            storage[target] = answer["storage"]
-    objects = len(s3.keys())
+            storage.setdefault(target, answer.get("storage", ""))
+    objects = len(s3.keys("submissions/"))
     if not objects:
         raise SystemExit("the S3 intake stored nothing in the bucket")
     print(f"(b) intake of {megabytes:.1f} MB: {best}, {objects} objects in S3", flush=True)
@@ -267,9 +304,18 @@ def _judges_part(args) -> dict[str, float]:
 # ---------------------------------------------------------------- the report
 
 
-def _report(args, judging: dict, intake: dict, board: dict) -> None:
-    per_process = judging["rate"] / args.processes
+def _report(args, judging: dict | None, intake: dict | None, board: dict | None) -> None:
     print("\ncapacity figures (this machine:", os.cpu_count(), "cores)")
+    if judging is not None:
+        _judges_report(args, judging)
+    if intake is not None:
+        _intake_report(intake)
+    if board is not None:
+        _board_report(board)
+
+
+def _judges_report(args, judging: dict) -> None:
+    per_process = judging["rate"] / args.processes
     print(
         f"(a) judges: {per_process:.2f} judgments/s per worker process at "
         f"{args.concurrency // args.processes} calls in flight (zero-overhead machine: "
@@ -277,12 +323,20 @@ def _report(args, judging: dict, intake: dict, board: dict) -> None:
         f"worker CPU {judging['cpu_ms']:.1f} ms per judgment "
         f"(one core: {1000 / max(judging['cpu_ms'], 1e-9):.0f} judgments/s)"
     )
-    disk, s3 = (intake["megabytes"] / intake["best"][t] for t in ("disk", "s3"))
+
+
+def _intake_report(intake: dict) -> None:
+    disk, s3, boto3 = (intake["megabytes"] / intake["best"][t] for t in ("disk", "s3", "boto3"))
     print(
         f"(b) intake of a {intake['megabytes']:.1f} MB archive: {disk:.1f} MB/s to the local disk "
         f"({intake['storage']['disk']}), {s3:.1f} MB/s to S3 ({intake['storage']['s3']}, "
-        f"{intake['objects']} objects), S3/disk = {s3 / disk:.2f}"
+        f"{intake['objects']} objects), S3/disk = {s3 / disk:.2f}; a plain boto3 upload of the "
+        f"same files to the same server: {boto3:.1f} MB/s ({intake['storage']['boto3']}), "
+        f"intake/boto3 = {s3 / boto3:.2f} (goal at least 0.5)"
     )
+
+
+def _board_report(board: dict) -> None:
     print(
         f"(c) leaderboard at {board['judgments']:,} judgments, uncached: median "
         f"{board['median'] * 1000:.0f} ms, worst stage {board['worst'] * 1000:.0f} ms "

@@ -8,10 +8,11 @@ the same run, over HTTP:
 
 - the median latency of `/healthz` (the reference);
 - for each stage, the leaderboard page, `/api/leaderboard/` (the tie-aware
-  ranking), the judges' leaderboard and its page: the first request ever
-  (computed by the reader) and the median of repeated requests (cached until
-  a judgment lands); goals: within 10x of /healthz, the ranking and the
-  judges' board within 5x;
+  ranking), the judges' leaderboard and its page: the first request ever,
+  after the refresh that ends an import (`import_mlrbench` computes every
+  stage's boards; goal within 1 s), and the median of repeated requests
+  (cached until a judgment lands); goals: within 10x of /healthz, the ranking
+  and the judges' board within 5x;
 - after a write (what a landing judgment does): the first request to each of
   them (the board as it was, while the worker recomputes; goal within 1 s) and
   the seconds until the answer is fresh;
@@ -311,12 +312,12 @@ def bump_cache(*, refresh: bool = True) -> None:
     """Invalidate the cached leaderboards as a landing judgment would (which
     also queues the worker's recompute); without `refresh`, only invalidate.
     This process has the server's settings (the same Redis and key prefix)."""
-    from leaderboard.caching import DATA_GENERATION, data_changed
+    from leaderboard.caching import data_changed, generations_bump
 
     if refresh:
         data_changed()  # outside a transaction: at once
     else:
-        DATA_GENERATION.bump()
+        generations_bump()
 
 
 def wait_fresh(base: str, path: str, *, limit: float = 900) -> None:
@@ -357,13 +358,18 @@ def measure(base: str, *, repeat: int, export_repeat: int) -> None:
     """The measurements, printed: pages and API against /healthz, CSV against JSON Lines."""
     healthz = median_of(base, "/healthz", repeat)
     print(f"\n/healthz median: {healthz * 1000:.1f} ms ({repeat} requests)\n")
-    print("cold: the first request ever, computed by the reader; median: the next ones")
-    print(f"{'stage':<11} {'what':<12} {'cold ms':>9} {'median ms':>10} {'x healthz':>10}")
+    print(
+        "first: the first request ever, after the import's refresh computed the boards "
+        "(goal: within 1 s); median: the next ones"
+    )
+    print(f"{'stage':<11} {'what':<12} {'first ms':>9} {'median ms':>10} {'x healthz':>10}")
     worst = {"leaderboard": 0.0, "ranks and judges": 0.0}
+    worst_first = 0.0
     for stage in STAGES:
         for what, path in board_paths(stage):
             cold, status, _, _ = fetch(base, path)
             assert status == 200, (path, status)
+            worst_first = max(worst_first, cold)
             median = median_of(base, path, repeat)
             # The API answer is the tie-aware ranking; the pages are held to 10x.
             for kind in ("leaderboard",) if what == "page" else ("leaderboard", "ranks and judges"):
@@ -372,6 +378,7 @@ def measure(base: str, *, repeat: int, export_repeat: int) -> None:
                 f"{stage:<11} {what:<12} {cold * 1000:>9.0f} {median * 1000:>10.1f} "
                 f"{median / healthz:>10.1f}"
             )
+    print(f"worst first request after an import: {worst_first:.2f} s (goal: within 1 s)")
     variant = "/api/leaderboard/?stage=end2end&judge=gemini-judge&exclude_same_family=1"
     first, _, _, _ = fetch(base, variant + "&common_tasks=1&conference=iclr")
     print(f"\nend2end, one judge, same family out, common tasks, cold: {first * 1000:.0f} ms")
@@ -534,6 +541,15 @@ def main() -> None:
                     ", ".join(f"{v:,} {k}" for k, v in counts.items()),
                 )
             )
+        # What `import_mlrbench` ends with: the boards computed for the new data.
+        from leaderboard.refresh import boards_after_import
+
+        started = time.perf_counter()
+        stages = boards_after_import()
+        print(
+            f"the import's refresh: {stages} stages' boards computed in "
+            f"{time.perf_counter() - started:.1f} s"
+        )
         from django.db import connection
 
         connection.close()

@@ -83,7 +83,9 @@ def test_past_the_time_budget_a_document_is_shown_as_escaped_text_with_a_note(
     client, media_root, tmp_path, settings
 ):
     settings.MARKDOWN_RENDER_TIMEOUT_SECONDS = 0.001
-    text = b"<b>bold</b> " + b"x " * rendering.INLINE_RENDER_BYTES
+    # Past the inline size and seconds of work (emphasis on every word): the
+    # pool's child, already started, would render a small document within 1 ms.
+    text = b"<b>bold</b> " + b"*x* " * 20_000
     submission = _intake(tmp_path, {"results/paper.md": text})
 
     paper = _paper(client.get(f"/submissions/{submission.pk}/").content.decode())

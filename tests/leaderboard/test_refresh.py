@@ -1,16 +1,17 @@
 """Right after a write, the boards that take seconds are answered as they were
-while a worker recomputes them (leaderboard.caching.cached_recent): the first
+while a worker recomputes them (leaderboard.caching.cached_stage): the first
 request after a judgment lands costs no more than any other, says it is
 stale, and nothing built on the stale board is kept."""
 
 import time
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from common.cache_generation import CacheGeneration, fresh_reads, staleness
-from leaderboard.caching import DATA_GENERATION
+from leaderboard.caching import DATA_GENERATION, REFRESH_QUEUED_KEY, stage_generation
 from leaderboard.releases import release_create, release_data
 from leaderboard.selectors import LeaderboardQuery
 from leaderboard.tasks import boards_refresh
@@ -102,6 +103,8 @@ def test_pages_and_answers_say_they_are_stale_until_the_refresh_ran(
     judge_submission(SubmissionFactory(agent=AgentFactory(name="alpha")), judge, {"Overall": 6})
     first = client.get(API)
     assert first.status_code == 200 and "X-Data-Stale" not in first
+    # Each answer is cached once, on its own: the page too has been seen before.
+    client.get(reverse("leaderboard:leaderboard") + "?stage=end2end")
     client.get("/judges/?stage=end2end")
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -181,9 +184,106 @@ def test_a_judgment_landing_is_brought_to_the_board_by_a_real_worker(
         pytest.fail("a reader had to compute what the worker should have")
 
     # Both boards of the new data are in the cache, put there by the worker.
-    board = DATA_GENERATION.cached(
-        ("board", LeaderboardQuery(stage="end2end")), computed_here, timeout=60
+    end2end = stage_generation("end2end")
+    board = end2end.cached(
+        ("leaderboard", LeaderboardQuery(stage="end2end"), ""), computed_here, timeout=60
     )
-    assert [r.agent for r in board.rows] == ["beta", "alpha"]
-    judges = DATA_GENERATION.cached(("judge-board", "end2end"), computed_here, timeout=60)
-    assert "claude-judge" in {r.name for r in judges.rows}
+    assert [r["agent"] for r in board["rows"]] == ["beta", "alpha"]
+    judges = end2end.cached(("judges", "end2end", ""), computed_here, timeout=60)
+    assert "claude-judge" in {r["name"] for r in judges["rows"]}
+
+
+def _generations() -> dict[str, int]:
+    stages = ("idea", "proposal", "experiment", "paper", "end2end")
+    return {
+        "all": DATA_GENERATION.current(),
+        **{stage: stage_generation(stage).current() for stage in stages},
+    }
+
+
+def _refresh_queued() -> set[str]:
+    from django.core.cache import cache
+
+    stages = ("idea", "proposal", "experiment", "paper", "end2end")
+    return {stage for stage in stages if cache.get(f"{REFRESH_QUEUED_KEY}:{stage}")}
+
+
+@pytest.mark.django_db
+def test_a_reviewers_draft_autosave_touches_no_board_and_queues_no_refresh(
+    client, settings, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from reviews.services import (
+        assignment_add,
+        review_draft_save,
+        review_round_create,
+        reviewer_register,
+    )
+    from tests.benchmark.factories import UserFactory
+
+    settings.LEADERBOARD_STALE_SECONDS = 60
+    judge = JudgeFactory(name="claude-judge")
+    submission = SubmissionFactory(agent=AgentFactory(name="alpha"))
+    judge_submission(submission, judge, {"Overall": 6})
+    assert client.get(API).status_code == 200
+    reviewer = UserFactory(username="rev")
+    reviewer_register(user=reviewer)
+    review_round = review_round_create(
+        name="r", stage="end2end", due_at=timezone.now() + timedelta(days=3),
+        submissions=[submission],
+    )  # fmt: skip
+    assignment = assignment_add(review_round=review_round, reviewer=reviewer, submission=submission)
+    generations = _generations()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        review_draft_save(assignment=assignment, data={"score_Overall": "3"})
+    with django_capture_on_commit_callbacks(execute=True):
+        review_draft_save(assignment=assignment, data={"score_Overall": "4"})
+
+    assert _generations() == generations
+    assert _refresh_queued() == set()
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(API).status_code == 200
+    assert not any("leaderboard" in q["sql"] or "judgment" in q["sql"] for q in queries)
+
+
+@pytest.mark.backends  # the write queues its refresh on the broker
+@pytest.mark.django_db
+def test_a_write_to_one_stage_refreshes_that_stage_only(
+    client, settings, django_capture_on_commit_callbacks
+):
+    settings.LEADERBOARD_STALE_SECONDS = 60
+    judge = JudgeFactory(name="claude-judge")
+    judge_submission(SubmissionFactory(agent=AgentFactory(name="alpha")), judge, {"Overall": 6})
+    idea = SubmissionFactory(agent=AgentFactory(name="beta"), stage="idea")
+    judge_submission(idea, judge, {"Overall": 5})
+    gamma = AgentFactory(name="gamma")  # a new agent is every stage's news
+    boards_refresh()  # every stage's boards, as after an import
+    generations = _generations()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        submission = SubmissionFactory(agent=gamma, task=idea.task, stage="idea")
+        judge_submission(submission, judge, {"Overall": 8})
+
+    now = _generations()
+    assert now["idea"] > generations["idea"] and now["all"] > generations["all"]
+    assert {stage: now[stage] for stage in now if stage not in ("idea", "all")} == {
+        stage: generations[stage] for stage in generations if stage not in ("idea", "all")
+    }
+    assert _refresh_queued() == {"idea"}
+    # The other stages' answers are still the cached ones: no query computes them.
+    with CaptureQueriesContext(connection) as queries:
+        end2end = client.get(API)
+    assert "X-Data-Stale" not in end2end and len(queries) == 0
+    stale = client.get("/api/leaderboard/?stage=idea")
+    assert stale["X-Data-Stale"] == "true"
+
+    boards_refresh(stages=["idea"])  # what the queued task does
+
+    assert _refresh_queued() == set()
+    fresh = client.get("/api/leaderboard/?stage=idea")
+    assert "X-Data-Stale" not in fresh
+    assert [r["agent"] for r in fresh.json()["rows"]] == ["gamma", "beta"]
