@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from benchmark.models import Submission
 from benchmark.visibility import hidden_submission_ids
@@ -267,7 +267,7 @@ class ObjectiveCell:
     relative_improvement: float
     runtime_seconds: float | None
     lloc: int
-    test_run_id: int
+    test_run_id: int | None  # None: the test phase was scored elsewhere
     submission_id: int
     trials: int = 1
     best_relative_improvement: float = 0.0
@@ -276,6 +276,13 @@ class ObjectiveCell:
     task_version: int = 1
     runtime_change_percent: float | None = None
     lloc_change_percent: float | None = None
+    # Where an external test score comes from ('' for a test run here).
+    test_score_source: str = ""
+    # Beside relative improvement to human, as MLRC-Bench also reports: the
+    # score's absolute and percentage improvement over the baseline.
+    baseline_score: float | None = None
+    absolute_improvement: float | None = None
+    percent_improvement: float | None = None
 
 
 @dataclass
@@ -324,7 +331,7 @@ def _cell(trials: list[ObjectiveResult]) -> ObjectiveCell | None:
         runtime_seconds=best.runtime_seconds,
         lloc=best.lloc,
         test_run_id=best.test_run_id,
-        submission_id=best.test_run.submission_id,
+        submission_id=best.dev_run.submission_id,
         trials=len(trials),
         best_relative_improvement=best.relative_improvement,
         mean_relative_improvement_of_trials=sum(improvements) / len(improvements),
@@ -332,7 +339,22 @@ def _cell(trials: list[ObjectiveResult]) -> ObjectiveCell | None:
         task_version=best.task_version,
         runtime_change_percent=best.runtime_change_percent,
         lloc_change_percent=best.lloc_change_percent,
+        test_score_source=best.test_score_source,
+        **_improvement_over_baseline(objective, best.test_score),
     )
+
+
+def _improvement_over_baseline(objective, score: float) -> dict[str, float | None]:
+    """In the metric's direction: positive is better than the baseline."""
+    sign = 1 if objective.higher_is_better else -1
+    gain = sign * (score - objective.baseline_score)
+    return {
+        "baseline_score": objective.baseline_score,
+        "absolute_improvement": gain,
+        "percent_improvement": (
+            gain / abs(objective.baseline_score) * 100 if objective.baseline_score else None
+        ),
+    }
 
 
 def objective_leaderboard_rows() -> list[ObjectiveRow]:
@@ -340,8 +362,11 @@ def objective_leaderboard_rows() -> list[ObjectiveRow]:
     tasks they were evaluated on (their best trial per task), with the raw
     score, runtime and logical lines of code per task, and how their trials did."""
     results = (
-        ObjectiveResult.objects.filter(test_run__status__in=_TRIAL_ENDED)
-        .select_related("agent", "objective__task", "test_run")
+        ObjectiveResult.objects.filter(
+            Q(test_run__status__in=_TRIAL_ENDED)
+            | Q(test_run__isnull=True, test_score__isnull=False)
+        )
+        .select_related("agent", "objective__task", "test_run", "dev_run")
         .order_by("agent__name", "objective__task__slug", "task_version", "trial")
     )
     groups: dict[tuple[int, int], list[ObjectiveResult]] = {}

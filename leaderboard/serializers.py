@@ -242,6 +242,16 @@ class ObjectiveTaskResultSerializer(serializers.Serializer):
     )
     beat_baseline_share = RoundedFloatField(help_text="Share of trials above 0%.")
     task_version = serializers.IntegerField(help_text="The task version of the results.")
+    test_score_source = serializers.CharField(
+        help_text="Where a test score obtained elsewhere comes from ('' for a test run here)."
+    )
+    baseline_score = serializers.FloatField(allow_null=True)
+    absolute_improvement = RoundedFloatField(
+        allow_null=True, help_text="score - baseline, in the metric's direction."
+    )
+    percent_improvement = RoundedFloatField(
+        allow_null=True, help_text="(score - baseline) / |baseline| x 100, in its direction."
+    )
 
     class Meta:
         # The CSV names the task by its slug; the title is for people.

@@ -119,8 +119,9 @@ TASK_FILES = {
     "scripts/read_only_files.txt": "main.py\nevaluation.py\nconstants.py\nmethods/BaseMethod.py\n"
     "methods/MyMethod.py\ndata/*\n",
     # Test: max(inputs) = 8 against 20 gives the baseline 88.
-    "scripts/test_data/data/test.json": '{"inputs": [2, 4, 6, 8]}',
-    "scripts/test_data/data/test_target.json": '{"target": 20}',
+    # MLRC-Bench copies scripts/test_data/* into data/ for the test phase.
+    "scripts/test_data/test.json": '{"inputs": [2, 4, 6, 8]}',
+    "scripts/test_data/test_target.json": '{"target": 20}',
     "scripts/prepare.py": "# The data ship with the folder; nothing to download.\n",
     "scripts/environment.yml": "name: tiny\ndependencies:\n  - python>=3.10\n",
 }
@@ -168,6 +169,8 @@ def import_mlrc(folder: Path, *extra: str, human: float = HUMAN) -> str:
         f"--human={human}",
         "--baseline-runtime=0.5",
         "--title=Tiny MLRC-Bench task",
+        # Its label files: only the scoring step sees them.
+        "--labels=data/*_target.json",
         *extra,
         stdout=out,
     )
@@ -241,7 +244,7 @@ def test_a_task_folder_imports_once_and_a_changed_one_is_a_new_version(
     assert (objective.baseline_runtime_seconds, objective.version) == (0.5, 1)
     env, test_data = Path(objective.dev_data_dir), Path(objective.test_data_dir)
     assert (env / "main.py").read_text() == MAIN
-    assert (test_data / "data" / "test_target.json").is_file()
+    assert (test_data / "test_target.json").is_file()
     # The test data are kept apart from env/, which every run copies.
     assert not (env / "data" / "test_target.json").exists()
     digest, updated = objective.source_sha256, objective.updated_at
@@ -354,7 +357,9 @@ def test_a_dev_run_scores_the_method_and_a_test_run_evaluates_it_once(tiny):
     assert (ours.status, ours.score) == (ExperimentStatus.SUCCEEDED, 98.0), ours.reason
     assert ours.metrics["method_complexity"] == 3 and ours.metrics["base_complexity"] == 3
     log = ours.log.read().decode()
-    assert "baseline as MLAgentBench.constants has it: {'neurips2025_tiny_mlrc'" in log
+    # main.py's two halves, each in its own sandbox.
+    assert "$ python /opt/mlrc/mlrc_method.py -m double_max -p dev" in log
+    assert "$ python /opt/mlrc/mlrc_score.py -m double_max -p dev" in log
 
     test = experiment_execute(run_id=objective_test_queue(agent=agent, objective=tiny).pk)
 
@@ -415,18 +420,62 @@ def test_a_run_without_a_usable_score_says_why_and_gets_none(tiny, body, status,
     assert not ObjectiveResult.objects.exists()
 
 
-@pytest.mark.django_db
-def test_a_score_that_is_not_a_number_is_not_a_score(tiny):
-    # A method's module can reach into main.py, which saves whatever score it has.
-    files = method_archive_files("text", DOUBLE_MAX, method_name="text")
-    files["methods/__init__.py"] = (
-        "import sys\nsys.modules['__main__'].get_score = lambda method, phase: 'great'\n"
-    ) + files["methods/__init__.py"]
+# A method's own process is not trusted with its score (issue 32, item 11): each
+# forgery below gave the method the score it wanted before the two-step runs.
+APPEND_TO_READ_ONLY = """\
+changed = 0
+for path in ("evaluation.py", "main.py", "constants.py", "methods/BaseMethod.py"):
+    try:
+        with open(path, "a") as handle:
+            handle.write("\\nget_score = lambda method, phase: 1000.0\\n")
+        changed += 1
+    except OSError:
+        pass
+return 2 * max(inputs) + 1000 * changed"""
+READ_THE_LABELS = """\
+import json, os
+for path in ("data/dev_target.json", "/work/data/dev_target.json"):
+    if os.path.exists(path):
+        with open(path) as handle:
+            return json.load(handle)["target"]
+return 2 * max(inputs)"""
+SAVE_A_FORGED_SCORE = """\
+import json, os, sys
+main = sys.modules.get("__main__")
+for module in (main, sys.modules.get("evaluation")):
+    if module is not None:
+        module.get_score = lambda method, phase: 1000.0
+os.makedirs("output", exist_ok=True)
+with open("output/idea_evals.json", "w") as handle:
+    json.dump({"implementations": [{"phase": "dev", "performance": 1000.0}]}, handle)
+return 2 * max(inputs)"""
 
-    run = dev_run(tiny, files)
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "body",
+    [APPEND_TO_READ_ONLY, READ_THE_LABELS, SAVE_A_FORGED_SCORE],
+    ids=["append-to-read-only-files", "read-the-labels", "forge-the-saved-score"],
+)
+def test_a_method_cannot_forge_its_score(tiny, body):
+    run = dev_run(tiny, method_archive_files("forger", body, method_name="forger"))
+
+    # The honest score of 2 * max(inputs): 98 (the labels would give 100, a
+    # changed evaluation or saved score 1000).
+    assert (run.status, run.score) == (ExperimentStatus.SUCCEEDED, 98.0), run.reason
+
+
+@pytest.mark.django_db
+def test_a_score_outside_the_metrics_range_is_refused_with_the_reason(
+    experiment_settings, task_folder
+):
+    import_mlrc(task_folder, "--metric-max=99.5")
+    objective = ObjectiveTask.objects.get(task__slug=SLUG)
+
+    run = dev_run(objective, method_archive_files("exact", "return 10", method_name="exact"))
 
     assert run.status == ExperimentStatus.COULD_NOT_RUN and run.score is None
-    assert "('great') is not a finite number" in run.reason
+    assert "the score 100 is above the highest possible closeness (99.5): refused" in run.reason
 
 
 @pytest.mark.django_db
