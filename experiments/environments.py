@@ -67,6 +67,10 @@ CONDA_ONLY = frozenset(
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _CONDA_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:(==?|>=|<=|>|<|!=)\s*([^=\s]+))?")
 PIP_TIMEOUT_SECONDS = 1800
+# Written last into a built environment: its hash and `pip freeze`. A folder
+# with it is a finished build this host already has (another database, a
+# reinstalled site): adopted as it is, never built twice.
+BUILT_MARKER = ".mlrbench-environment.json"
 
 
 # ---------------------------------------------------------------- what a folder asks for
@@ -294,11 +298,28 @@ def environment_build(*, requirements: list[str]) -> TaskEnvironment | None:
     return _build_claimed(environment, requirements)
 
 
+def _built_packages(target: Path, digest: str) -> list[str] | None:
+    """`pip freeze` of a finished build of this hash in `target`, or None."""
+    try:
+        marker = json.loads((target / BUILT_MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(marker, dict) or marker.get("spec_sha256") != digest:
+        return None
+    packages = marker.get("packages")
+    if not isinstance(packages, list) or not (target / "bin" / "python").exists():
+        return None
+    return [str(package) for package in packages]
+
+
 def _build_claimed(environment: TaskEnvironment, requirements: list[str]) -> TaskEnvironment:
     target = Path(environment.path)
     target.parent.mkdir(parents=True, exist_ok=True)
     os.chmod(target.parent, 0o755)
     started = time.monotonic()
+    adopted = _built_packages(target, environment.spec_sha256)
+    if adopted is not None:
+        return _ready(environment, adopted, target, started)
     try:
         # A venv's scripts name its own path, so it is built where it stays;
         # the claim keeps any other build of this spec away meanwhile.
@@ -314,6 +335,17 @@ def _build_claimed(environment: TaskEnvironment, requirements: list[str]) -> Tas
         environment.refresh_from_db()
         raise EnvironmentInvalid([message]) from exc
     _readable_by_all(target)
+    (target / BUILT_MARKER).write_text(
+        json.dumps({"spec_sha256": environment.spec_sha256, "packages": packages}),
+        encoding="utf-8",
+    )
+    os.chmod(target / BUILT_MARKER, 0o644)
+    return _ready(environment, packages, target, started)
+
+
+def _ready(
+    environment: TaskEnvironment, packages: list[str], target: Path, started: float
+) -> TaskEnvironment:
     with transaction.atomic():
         TaskEnvironment.objects.filter(pk=environment.pk).update(
             status=EnvironmentStatus.READY,
