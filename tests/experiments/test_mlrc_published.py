@@ -104,7 +104,7 @@ def mlrc_bench_score(objective: ObjectiveTask, method: str, phase: str, work: Pa
 
 
 @pytest.mark.django_db
-def test_the_published_task_imports_under_its_venue_and_builds_its_environment(published):
+def test_the_published_task_imports_under_its_venue_and_builds_its_environment(published, client):
     assert "created (version 1)" in import_published()
     objective = ObjectiveTask.objects.select_related("task").get(task__slug=SLUG)
     assert (objective.task.conference, objective.task.year, objective.task.venue) == (
@@ -121,6 +121,11 @@ def test_the_published_task_imports_under_its_venue_and_builds_its_environment(p
 
     # Not built: the page, the API and a run say so.
     assert environment_state(objective.environment_requirements)["status"] == "missing"
+    answer = client.get(f"/api/objective/tasks/{SLUG}/").json()
+    assert answer["environment"]["status"] == "missing"
+    assert answer["environment"]["requirements"] == ["numpy", "pandas", "tqdm"]
+    page = client.get(f"/tasks/{SLUG}/").content.decode()
+    assert "KDD 2023" in page and "objective_task env-build kdd2023_product_recommendation" in page
     submission = submission_with_files(
         {"method_name.txt": "my_method\n", "methods/README.md": "baseline"},
         agent=AgentFactory(),
@@ -134,6 +139,8 @@ def test_the_published_task_imports_under_its_venue_and_builds_its_environment(p
     environment = TaskEnvironment.objects.get()
     assert environment.status == EnvironmentStatus.READY
     assert any(line.lower().startswith("pandas==") for line in environment.packages)
+    answer = client.get(f"/api/objective/tasks/{SLUG}/").json()["environment"]
+    assert answer["status"] == "ready" and answer["packages"] == environment.packages
     env_build()  # the same spec again: reused, not rebuilt (its time: perf/mlrc_environments.py)
     assert TaskEnvironment.objects.get().built_at == environment.built_at
     assert experiment_queue(submission=submission, phase="dev").status == ExperimentStatus.QUEUED
@@ -282,7 +289,7 @@ def finished(run: ExperimentRun, timeout=400) -> ExperimentRun:
 @pytest.mark.backends
 @pytest.mark.django_db(transaction=True)
 def test_the_published_task_runs_on_dev_and_test_as_mlrc_bench_scores_it(
-    published, celery_worker_process, tmp_path
+    published, celery_worker_process, tmp_path, client
 ):
     import_published()
     env_build()
@@ -310,5 +317,12 @@ def test_the_published_task_runs_on_dev_and_test_as_mlrc_bench_scores_it(
     assert result.relative_improvement == pytest.approx(
         (expected_test - BASELINE) / (HUMAN - BASELINE) * 100
     )
+    analyses = client.get("/api/objective/analyses/", {"task": SLUG}).json()
+    (row,) = analyses["agents"]
+    assert row["best_of_k"] == [
+        {"k": 1, "n": 1, "share": 1.0 if expected_test > BASELINE else 0.0, "why_empty": ""}
+    ]
+    assert row["absolute_improvement"] == pytest.approx(expected_test - BASELINE)
+    assert client.get("/api/objective/analyses/").status_code == 400
     # It ran with the task's environment, not the host's Python.
     assert f"(python: {TaskEnvironment.objects.get().python};" in dev.log.read().decode()
