@@ -16,8 +16,8 @@ from experiments.models import ExperimentStatus, ObjectiveResult, ObjectiveTask
 from .environments import environment_state
 
 
-def _best_of_k(improvements: list[float | None], k_max: int) -> list[dict]:
-    rows = []
+def _best_of_k(improvements: list[float | None], k_max: int) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
     for k in range(1, k_max + 1):
         first = improvements[:k]
         if len(first) < k:

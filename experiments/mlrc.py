@@ -401,9 +401,36 @@ def work_prepare(
     return copied, restored
 
 
+# A folder whose every file is read-only and that holds more files than this is
+# mounted read-only as one (a data folder of images would otherwise take one
+# mount per file); new files cannot be made in it either.
+READ_ONLY_FOLDER_AT = 64
+
+
 def read_only_paths(work: Path, patterns: list[str]) -> list[str]:
-    """The files of a prepared work folder that the sandbox mounts read-only."""
-    return [path for path in _files_under(work) if read_only_match(path, patterns) is not None]
+    """The paths of a prepared work folder that the sandbox mounts read-only:
+    the files read_only_files.txt matches, whole folders where they are many."""
+    files = _files_under(work)
+    matched = {path for path in files if read_only_match(path, patterns) is not None}
+    by_folder: dict[str, list[str]] = {}
+    for path in files:
+        for parent in PurePosixPath(path).parents:
+            if str(parent) != ".":
+                by_folder.setdefault(str(parent), []).append(path)
+    folders = sorted(
+        (
+            folder
+            for folder, under in by_folder.items()
+            if len(under) > READ_ONLY_FOLDER_AT and all(p in matched for p in under)
+        ),
+        key=len,
+    )
+    chosen: list[str] = []
+    for folder in folders:
+        if not any(folder.startswith(f"{outer}/") for outer in chosen):
+            chosen.append(folder)
+    covered = tuple(f"{folder}/" for folder in chosen)
+    return chosen + sorted(path for path in matched if not path.startswith(covered))
 
 
 def outputs_copy(source: Path, target: Path, read: Callable[[Path, int], bytes | None]) -> int:

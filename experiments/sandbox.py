@@ -642,7 +642,7 @@ def _bwrap_command(
         if not parts or PurePosixPath(relative).is_absolute() or ".." in parts:
             raise SandboxError(f"read-only path {relative!r} leaves the work folder")
         source = Path(work).joinpath(*parts)
-        if source.is_file() and not source.is_symlink():
+        if (source.is_file() or source.is_dir()) and not source.is_symlink():
             args += ["--ro-bind", str(source), f"{INSIDE_WORKDIR}/{'/'.join(parts)}"]
     for mount in spec.mounts:
         args += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.target]

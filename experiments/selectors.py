@@ -283,6 +283,8 @@ class ObjectiveCell:
     baseline_score: float | None = None
     absolute_improvement: float | None = None
     percent_improvement: float | None = None
+    # Each trial's test relative improvement in trial order (0 for no score).
+    trial_relative_improvements: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -296,6 +298,23 @@ class ObjectiveRow:
     @property
     def task_count(self) -> int:
         return len(self.tasks)
+
+    @property
+    def best_of_k(self) -> list[dict[str, object]]:
+        """MLRC-Bench's Pass@k: for k = 1..K, the share of the agent's tasks (those
+        with at least k trials, n) where the best of its first k trials beats the
+        baseline (relative improvement above 0)."""
+        k_max = max((len(c.trial_relative_improvements) for c in self.tasks), default=0)
+        answer: list[dict[str, object]] = []
+        for k in range(1, k_max + 1):
+            firsts = [
+                c.trial_relative_improvements[:k]
+                for c in self.tasks
+                if len(c.trial_relative_improvements) >= k
+            ]
+            beat = sum(1 for first in firsts if max(first) > 0)
+            answer.append({"k": k, "n": len(firsts), "share": beat / len(firsts)})
+        return answer
 
 
 # A test evaluation that ended: a trial, whether or not it gave a score.
@@ -340,11 +359,12 @@ def _cell(trials: list[ObjectiveResult]) -> ObjectiveCell | None:
         runtime_change_percent=best.runtime_change_percent,
         lloc_change_percent=best.lloc_change_percent,
         test_score_source=best.test_score_source,
+        trial_relative_improvements=improvements,
         **_improvement_over_baseline(objective, best.test_score),
     )
 
 
-def _improvement_over_baseline(objective, score: float) -> dict[str, float | None]:
+def _improvement_over_baseline(objective: ObjectiveTask, score: float) -> dict[str, float | None]:
     """In the metric's direction: positive is better than the baseline."""
     sign = 1 if objective.higher_is_better else -1
     gain = sign * (score - objective.baseline_score)

@@ -278,13 +278,20 @@ class ObjectiveLeaderboardRowSerializer(serializers.Serializer):
     display_name = serializers.CharField(source="row.agent_display_name")
     n_tasks = serializers.IntegerField(source="row.task_count")
     mean_relative_improvement = RoundedFloatField(source="row.mean_relative_improvement")
+    best_of_k = serializers.ListField(
+        source="row.best_of_k",
+        child=serializers.DictField(),
+        help_text="MLRC-Bench's Pass@k: for k = 1..K, `share` of the agent's `n` tasks with "
+        "at least k trials where the best of its first k trials beats the baseline.",
+    )
     tasks = ObjectiveTaskResultSerializer(
         many=True, source="row.tasks", help_text="A CSV has one row per agent and task."
     )
     url = AgentPageField(source="row.agent_name", help_text="The agent's page.")
 
     class Meta:
-        csv_exclude = ("url",)
+        # best_of_k is a table of its own (k x share), not a column.
+        csv_exclude = ("url", "best_of_k")
 
 
 class ObjectiveLeaderboardSerializer(serializers.Serializer):

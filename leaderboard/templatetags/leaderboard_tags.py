@@ -36,3 +36,12 @@ def usd(value) -> str:
 @register.filter
 def zip_lists(first, second):
     return zip(first, second, strict=False)
+
+
+@register.filter
+def slice_k(points, k):
+    """`{{ row.best_of_k|slice_k:k }}`: the best-of-k point for this k, or None."""
+    for point in points or []:
+        if point.get("k") == k:
+            return point
+    return None

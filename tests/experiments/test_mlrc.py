@@ -479,7 +479,7 @@ def test_a_score_outside_the_metrics_range_is_refused_with_the_reason(
 
 
 @pytest.mark.django_db
-def test_trials_are_grouped_best_and_mean_and_share_beating_the_baseline(tiny):
+def test_trials_are_grouped_best_and_mean_and_share_beating_the_baseline(tiny, client):
     from experiments.selectors import objective_leaderboard_rows
 
     agent = AgentFactory(name="eight-trial-agent")
@@ -498,6 +498,15 @@ def test_trials_are_grouped_best_and_mean_and_share_beating_the_baseline(tiny):
     assert cell.relative_improvement == cell.best_relative_improvement == improvement(96.0)
     assert cell.mean_relative_improvement_of_trials == (improvement(96.0) + 0.0 + 0.0) / 3
     assert cell.beat_baseline_share == 1 / 3
+    # Best of k trials (MLRC-Bench's Pass@k): trial 1 beats the baseline already.
+    assert row.best_of_k == [{"k": k, "n": 1, "share": 1.0} for k in (1, 2, 3)]
+    answer = client.get("/api/leaderboard/", {"stage": "objective"}).json()
+    assert answer["rows"][0]["best_of_k"][2] == {"k": 3, "n": 1, "share": 1.0}
+    cell_answer = answer["rows"][0]["tasks"][0]
+    assert cell_answer["absolute_improvement"] == 96.0 - BASELINE
+    assert cell_answer["percent_improvement"] == round((96.0 - BASELINE) / BASELINE * 100, 4)
+    page = client.get("/leaderboard/", {"stage": "objective"}).content.decode()
+    assert 'data-testid="best-of-k-table"' in page and "100% <span" in page
 
 
 # --- through the worker --------------------------------------------------------
@@ -551,3 +560,18 @@ def test_an_uploaded_method_runs_on_a_gpu_worker_and_reaches_the_leaderboard(
     assert cell["best_relative_improvement"] == cell["mean_relative_improvement_of_trials"]
     page = client.get(f"/tasks/{SLUG}/").content.decode()
     assert "MLRC-Bench task folder, version 1" in page and f"{improvement(96.0):.1f}%" in page
+
+
+def test_read_only_files_are_mounted_one_by_one_and_many_as_their_folder(tmp_path):
+    from experiments.mlrc import READ_ONLY_FOLDER_AT, read_only_paths
+
+    build_task(tmp_path, {"main.py": "", "methods/BaseMethod.py": "", "methods/Mine.py": ""})
+    for i in range(READ_ONLY_FOLDER_AT + 1):
+        (tmp_path / "data" / "images").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "data" / "images" / f"{i}.png").write_text("")
+    (tmp_path / "data" / "dev.csv").write_text("")
+
+    paths = read_only_paths(tmp_path, ["main.py", "methods/BaseMethod.py", "data/*"])
+
+    # methods/Mine.py stays writable; data/ (66 read-only files) is one mount.
+    assert paths == ["data", "main.py", "methods/BaseMethod.py"]
