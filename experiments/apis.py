@@ -135,7 +135,9 @@ class ObjectiveTaskViewSet(viewsets.ReadOnlyModelViewSet):
 
 class ObjectiveAnalysesView(APIView):
     """`GET /api/objective/analyses/?task=SLUG`: MLRC-Bench's analyses of one
-    task (best of k trials per agent, improvement over the baseline), each with n."""
+    task per agent and configuration (best of k trials, improvement over the
+    baseline, cost per trial and gain per dollar), each with n; `idea_source`
+    keeps one configuration (none, human, agent, coi, ...)."""
 
     def get(self, request: Request) -> Response:
         slug = request.query_params.get("task", "").strip()
@@ -144,4 +146,5 @@ class ObjectiveAnalysesView(APIView):
         objective = ObjectiveTask.objects.select_related("task").filter(task__slug=slug).first()
         if objective is None:
             raise NotFound(f"there is no objective task {slug}")
-        return Response(objective_analyses(objective=objective))
+        source = request.query_params.get("idea_source", "").strip().lower() or None
+        return Response(objective_analyses(objective=objective, idea_source=source))

@@ -60,6 +60,10 @@ SKIPPED_ENV_TOPS = frozenset({"output"})
 METHODS_FOLDER = "methods"
 METHOD_NAME_FILE = "method_name.txt"
 TRIAL_FILE = "trial.txt"
+# MLRC-Bench's configurations: where the method's idea came from.
+IDEA_SOURCE_FILE = "idea_source.txt"
+IDEA_SOURCE_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,39}$")
+IDEA_SOURCE_DEFAULT = "none"
 EVALS_FILE = "output/idea_evals.json"
 # A method name goes on a command line: a Python-ish identifier only.
 METHOD_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,99}$")
@@ -255,6 +259,20 @@ class MethodChoice:
     name: str | None
     trial: int
     problem: str | None
+    idea_source: str = IDEA_SOURCE_DEFAULT
+
+
+def idea_source_read(paths: list[str], read: Callable[[str], bytes | None]) -> tuple[str, str]:
+    """(idea source, problem): `none`, `human`, `agent` or a free label such as `coi`."""
+    if IDEA_SOURCE_FILE not in paths:
+        return IDEA_SOURCE_DEFAULT, ""
+    text = (_text(read, IDEA_SOURCE_FILE) or "").lower()
+    if not IDEA_SOURCE_RE.match(text):
+        return IDEA_SOURCE_DEFAULT, (
+            f"{IDEA_SOURCE_FILE} must hold one label: none, human, agent or a short name "
+            "such as coi (lowercase letters, digits, _ . -)"
+        )
+    return text, ""
 
 
 def _text(read: Callable[[str], bytes | None], path: str) -> str | None:
@@ -267,6 +285,9 @@ def method_choose(
 ) -> MethodChoice:
     """The method an archive asks to run (method_name.txt, else the one handler
     its methods/__init__.py adds to the task's) and its trial."""
+    idea_source, idea_problem = idea_source_read(paths, read)
+    if idea_problem:
+        return MethodChoice(None, 1, idea_problem)
     trial_text = _text(read, TRIAL_FILE) if TRIAL_FILE in paths else None
     trial = 1
     if trial_text is not None:
@@ -279,7 +300,7 @@ def method_choose(
         name = _text(read, METHOD_NAME_FILE) or ""
         if not METHOD_NAME_RE.match(name):
             return MethodChoice(None, trial, f"{METHOD_NAME_FILE} must hold one method name")
-        return MethodChoice(name, trial, None)
+        return MethodChoice(name, trial, None, idea_source)
     new = sorted(handlers - method_names(task_init) - {baseline})
     if len(new) != 1:
         found = ", ".join(new) or "none"
@@ -289,7 +310,7 @@ def method_choose(
             f"the archive has no {METHOD_NAME_FILE} and all_method_handlers() does not add "
             f"exactly one method to the task's (found: {found}); name it in {METHOD_NAME_FILE}",
         )
-    return MethodChoice(new[0], trial, None)
+    return MethodChoice(new[0], trial, None, idea_source)
 
 
 def archive_problems(*, paths: list[str], patterns: list[str]) -> list[str]:

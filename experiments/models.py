@@ -316,6 +316,9 @@ class ObjectiveResult(models.Model):
     )
     test_score = models.FloatField(null=True, blank=True)
     test_score_source = models.CharField(max_length=500, blank=True)
+    # MLRC-Bench's configuration: where the method's idea came from (none,
+    # human, agent, or a label such as coi), from the archive's idea_source.txt.
+    idea_source = models.CharField(max_length=40, default="none")
     relative_improvement = models.FloatField(null=True, blank=True)
     runtime_seconds = models.FloatField(null=True, blank=True)
     lloc = models.PositiveIntegerField(help_text="Logical lines of code of the method.")

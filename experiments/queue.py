@@ -30,7 +30,7 @@ from . import mlrc
 from .environments import run_environment
 from .errors import ExperimentRefused
 from .results import submission_lloc
-from .selectors import method_choice_of, objective_best_dev_run, trial_of
+from .selectors import idea_source_of, method_choice_of, objective_best_dev_run, trial_of
 from .slots import gpu_capacity
 from .tasks import experiment_run_task
 
@@ -314,6 +314,7 @@ def objective_test_queue(
                 agent=agent,
                 dev_run=best,
                 test_run=run,
+                idea_source=idea_source_of(submission=best.submission),
                 lloc=lloc,
                 baseline_lloc=baseline_lloc,
                 trial=trial,

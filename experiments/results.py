@@ -31,6 +31,7 @@ from . import claims as claims_module
 from . import mlrc
 from .errors import ExperimentRefused
 from .lloc import file_lloc
+from .selectors import idea_source_of
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +132,7 @@ def objective_test_score_record(
                 "test_run": None,
                 "test_score": score,
                 "test_score_source": source.strip()[:500],
+                "idea_source": idea_source_of(submission=submission),
                 "relative_improvement": objective.relative_improvement(score),
                 "lloc": lines if isinstance(lines, int) and lines >= 0 else 0,
                 "baseline_lloc": base if isinstance(base, int) and base >= 0 else None,

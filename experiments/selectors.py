@@ -125,6 +125,12 @@ def method_choice_of(*, submission: Submission, objective: ObjectiveTask) -> mlr
     )
 
 
+def idea_source_of(*, submission: Submission) -> str:
+    """Where a method submission's idea came from (idea_source.txt; `none` without one)."""
+    paths, read = _artifact_reader(submission)
+    return mlrc.idea_source_read(paths, read)[0]
+
+
 def trial_of(*, submission: Submission) -> int:
     """The agent's trial a method submission belongs to (trial.txt; 1 without one)."""
     paths, read = _artifact_reader(submission)
@@ -285,6 +291,7 @@ class ObjectiveCell:
     percent_improvement: float | None = None
     # Each trial's test relative improvement in trial order (0 for no score).
     trial_relative_improvements: list[float] = field(default_factory=list)
+    idea_source: str = "none"
 
 
 @dataclass
@@ -360,6 +367,7 @@ def _cell(trials: list[ObjectiveResult]) -> ObjectiveCell | None:
         lloc_change_percent=best.lloc_change_percent,
         test_score_source=best.test_score_source,
         trial_relative_improvements=improvements,
+        idea_source=best.idea_source,
         **_improvement_over_baseline(objective, best.test_score),
     )
 

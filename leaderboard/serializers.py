@@ -245,6 +245,9 @@ class ObjectiveTaskResultSerializer(serializers.Serializer):
     test_score_source = serializers.CharField(
         help_text="Where a test score obtained elsewhere comes from ('' for a test run here)."
     )
+    idea_source = serializers.CharField(
+        help_text="The best trial's configuration: none, human, agent, or a label such as coi."
+    )
     baseline_score = serializers.FloatField(allow_null=True)
     absolute_improvement = RoundedFloatField(
         allow_null=True, help_text="score - baseline, in the metric's direction."

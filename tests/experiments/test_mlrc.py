@@ -5,6 +5,7 @@ test, and every bad input says what went wrong instead of giving a score."""
 
 import time
 import zipfile
+from decimal import Decimal
 from io import StringIO
 from pathlib import Path
 
@@ -30,6 +31,7 @@ BASELINE, HUMAN = 88.0, 99.0  # the baseline's and the top human's test scores
 MAIN = """\
 import argparse
 import time
+from decimal import Decimal
 
 from MLAgentBench.constants import ALL_BASE_PERFORMANCE
 from MLAgentBench.utils import save_evals
@@ -575,3 +577,29 @@ def test_read_only_files_are_mounted_one_by_one_and_many_as_their_folder(tmp_pat
 
     # methods/Mine.py stays writable; data/ (66 read-only files) is one mount.
     assert paths == ["data", "main.py", "methods/BaseMethod.py"]
+
+
+@pytest.mark.django_db
+def test_the_analyses_show_the_configuration_cost_and_best_of_k(tiny, client):
+    agent = AgentFactory(name="coi-agent")
+    files = method_archive_files("double_max", DOUBLE_MAX, method_name="double_max")
+    files["idea_source.txt"] = "CoI\n"
+    dev = dev_run(tiny, files, agent=agent)
+    dev.submission.llm_cost_usd, dev.submission.llm_unpriced_steps = Decimal("0.25"), 1
+    dev.submission.save()
+    experiment_execute(run_id=objective_test_queue(agent=agent, objective=tiny).pk)
+
+    answer = client.get("/api/objective/analyses/", {"task": SLUG}).json()
+
+    (row,) = answer["agents"]
+    assert (row["agent"], row["idea_source"], row["trials"]) == ("coi-agent", "coi", 1)
+    assert row["best_of_k"] == [{"k": 1, "n": 1, "share": 1.0, "why_empty": ""}]
+    assert row["absolute_improvement"] == 96.0 - BASELINE
+    # One step had no price: the cost is a lower bound.
+    assert row["cost"]["n"] == 1 and row["cost"]["is_lower_bound"] is True
+    assert row["cost"]["relative_improvement_per_usd"] == pytest.approx(improvement(96.0) / 0.25)
+    filtered = client.get("/api/objective/analyses/", {"task": SLUG, "idea_source": "human"})
+    assert filtered.json()["agents"] == []
+    board = client.get("/api/leaderboard/", {"stage": "objective"}).json()
+    assert board["rows"][0]["tasks"][0]["idea_source"] == "coi"
+    assert client.get("/api/objective/analyses/", {"task": "kdd2023_none"}).status_code == 404
