@@ -133,25 +133,25 @@ def _trace_figures(trials: list[ObjectiveResult]) -> dict:
         "argument_error_share": argument_errors / len(calls) if calls else None,
         "n_execution_errors": execution_errors,
         "repaired_share": repaired / execution_errors if execution_errors else None,
-        "why_empty": (
-            "no trial has a trace"
-            if not traced
-            else "the traces hold no tool call"
-            if not calls
-            else ""
-            if execution_errors
-            else "no code execution failed"
-        ),
+        "why_empty": _trace_why_empty(traced, calls, execution_errors),
     }
+
+
+def _trace_why_empty(traced: list, calls: list, execution_errors: int) -> str:
+    if not traced:
+        return "no trial has a trace"
+    if not calls:
+        return "the traces hold no tool call"
+    return "" if execution_errors else "no code execution failed (nothing to repair)"
 
 
 def objective_analyses(*, objective: ObjectiveTask, idea_source: str | None = None) -> dict:
     """The analyses of the task's current version, per agent and configuration."""
-    results = ObjectiveResult.objects.filter(objective=objective, task_version=objective.version)
+    query = ObjectiveResult.objects.filter(objective=objective, task_version=objective.version)
     if idea_source:
-        results = results.filter(idea_source=idea_source)
+        query = query.filter(idea_source=idea_source)
     results = list(
-        results.filter(
+        query.filter(
             Q(test_run__isnull=True, test_score__isnull=False)
             | ~Q(test_run__status__in=[ExperimentStatus.QUEUED, ExperimentStatus.RUNNING])
         )

@@ -3,6 +3,7 @@ that exact layout (its main.py imports MLAgentBench.utils) is imported with
 `objective_task import-mlrc`, method archives are refused or run on dev and
 test, and every bad input says what went wrong instead of giving a score."""
 
+import json
 import time
 import zipfile
 from decimal import Decimal
@@ -13,7 +14,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from benchmark.intake import IntakeRefused, submission_intake
-from benchmark.models import Stage, SubmissionSource
+from benchmark.models import ArtifactKind, Stage, SubmissionSource
 from experiments.models import (
     ExperimentRun,
     ExperimentStatus,
@@ -603,3 +604,59 @@ def test_the_analyses_show_the_configuration_cost_and_best_of_k(tiny, client):
     board = client.get("/api/leaderboard/", {"stage": "objective"}).json()
     assert board["rows"][0]["tasks"][0]["idea_source"] == "coi"
     assert client.get("/api/objective/analyses/", {"task": "kdd2023_none"}).status_code == 404
+
+
+CLAUDE_TRACE = [
+    {"role": "user", "content": "Improve the method."},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "python x.py"}},
+            {"type": "tool_use", "id": "b", "name": "Edit", "input": {"path": "m.py"}},
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "a", "content": "Traceback", "is_error": True},
+            {
+                "type": "tool_result",
+                "tool_use_id": "b",
+                "content": "missing required parameter old_string",
+                "is_error": True,
+            },
+        ],
+    },
+    {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "c", "name": "Bash", "input": {"command": "x"}}],
+    },
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": "ok"}]},
+]
+
+
+@pytest.mark.django_db
+def test_the_analyses_read_argument_errors_and_self_repairs_from_the_trace(tiny, client):
+    agent = AgentFactory(name="traced-agent")
+    files = method_archive_files("double_max", DOUBLE_MAX, method_name="double_max")
+    files["claude_output.json"] = json.dumps(CLAUDE_TRACE)
+    submission = submission_with_files(
+        files,
+        kinds={"claude_output.json": ArtifactKind.TRACE},
+        agent=agent,
+        task=tiny.task,
+        stage=Stage.METHOD,
+    )
+    experiment_execute(run_id=experiment_queue(submission=submission, phase="dev").pk)
+    experiment_execute(run_id=objective_test_queue(agent=agent, objective=tiny).pk)
+
+    (row,) = client.get("/api/objective/analyses/", {"task": SLUG}).json()["agents"]
+
+    assert row["trace"] == {
+        "n_traced_trials": 1,
+        "n_tool_calls": 3,
+        "argument_error_share": 1 / 3,
+        "n_execution_errors": 1,
+        "repaired_share": 1.0,
+        "why_empty": "",
+    }
