@@ -18,11 +18,13 @@ import re
 import shutil
 import subprocess
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import yaml
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from experiments.models import EnvironmentStatus, ObjectiveTask, TaskEnvironment
@@ -209,9 +211,16 @@ def _claim(requirements: list[str]) -> TaskEnvironment | None:
             "path": str(_root() / digest[:32]),
         },
     )
-    claimed = TaskEnvironment.objects.filter(
-        pk=environment.pk, status__in=[EnvironmentStatus.MISSING, EnvironmentStatus.FAILED]
-    ).update(status=EnvironmentStatus.BUILDING, error="", updated_at=timezone.now())
+    # A build that has held its claim past pip's time limit died with its process.
+    stale = timezone.now() - timedelta(seconds=PIP_TIMEOUT_SECONDS + 60)
+    claimed = (
+        TaskEnvironment.objects.filter(pk=environment.pk)
+        .filter(
+            Q(status__in=[EnvironmentStatus.MISSING, EnvironmentStatus.FAILED])
+            | Q(status=EnvironmentStatus.BUILDING, updated_at__lt=stale)
+        )
+        .update(status=EnvironmentStatus.BUILDING, error="", updated_at=timezone.now())
+    )
     environment.refresh_from_db()
     return environment if claimed else None
 
