@@ -326,3 +326,41 @@ def test_the_published_task_runs_on_dev_and_test_as_mlrc_bench_scores_it(
     assert client.get("/api/objective/analyses/").status_code == 400
     # It ran with the task's environment, not the host's Python.
     assert f"(python: {TaskEnvironment.objects.get().python};" in dev.log.read().decode()
+
+
+@pytest.mark.django_db
+def test_venues_are_for_objective_tasks_and_a_bad_slug_says_the_rule(published):
+    from django.db import IntegrityError, transaction
+
+    from benchmark.models import Task, TaskKind
+
+    with pytest.raises(CommandError, match=r"slug 'KDD2023_x' is not <venue><year>_<name>"):
+        call_command(
+            "objective_task",
+            "import-mlrc",
+            str(PUBLISHED),
+            "--slug=KDD2023_x",
+            "--metric=MRR",
+            "--higher-is-better",
+            f"--baseline={BASELINE}",
+            f"--human={HUMAN}",
+            stdout=StringIO(),
+        )
+    # MLR-Bench's workshop tasks keep their rule: a venue slug is an objective task's only.
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Task.objects.create(
+            slug="kdd2023_workshop",
+            title="x",
+            conference="kdd",
+            year=2023,
+            description="# x\n",
+            kind=TaskKind.OPEN_ENDED,
+        )
+    Task.objects.create(
+        slug="cvpr2024_challenge",
+        title="x",
+        conference="cvpr",
+        year=2024,
+        description="# x\n",
+        kind=TaskKind.OBJECTIVE,
+    )
