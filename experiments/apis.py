@@ -1,12 +1,25 @@
-"""Read-only API of experiment runs: `GET /api/experiments/?submission=ID`."""
+"""Read-only API of experiment runs (`GET /api/experiments/?submission=ID`), objective
+tasks with their environment (`/api/objective/tasks/`) and their analyses."""
 
 import django_filters
 from django.urls import reverse
 from rest_framework import serializers, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
+from common.errors import NotFound, ValidationFailed
 from common.filters import WholeNumberFilter
-from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus, ReproductionCheck
+from experiments.models import (
+    ExperimentPhase,
+    ExperimentRun,
+    ExperimentStatus,
+    ObjectiveTask,
+    ReproductionCheck,
+)
 
+from .analyses import objective_analyses
+from .environments import environment_state
 from .selectors import experiment_runs
 
 
@@ -75,3 +88,63 @@ class ExperimentRunViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         return experiment_runs(user=self.request.user)
+
+
+class EnvironmentSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["missing", "building", "ready", "failed"])
+    packages = serializers.ListField(child=serializers.CharField(), help_text="`pip freeze`.")
+    error = serializers.CharField(allow_blank=True)
+    requirements = serializers.ListField(child=serializers.CharField())
+    python = serializers.CharField(allow_blank=True, help_text="`host`: no packages asked for.")
+
+
+class ObjectiveTaskSerializer(serializers.ModelSerializer):
+    task = serializers.CharField(source="task.slug")
+    environment = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ObjectiveTask
+        fields = [
+            "task",
+            "format",
+            "version",
+            "metric",
+            "higher_is_better",
+            "metric_min",
+            "metric_max",
+            "baseline_score",
+            "human_score",
+            "test_phase",
+            "environment",
+        ]
+
+    def get_environment(self, objective: ObjectiveTask) -> dict:
+        state = environment_state(list(objective.environment_requirements or []))
+        return dict(EnvironmentSerializer(state).data)
+
+
+class ObjectiveTaskViewSet(viewsets.ReadOnlyModelViewSet):
+    """Objective tasks with their metric, scores, test phase and the Python
+    environment of their current version (`environment.status`)."""
+
+    serializer_class = ObjectiveTaskSerializer
+    lookup_field = "task__slug"
+    lookup_url_kwarg = "slug"
+    queryset = ObjectiveTask.objects.select_related("task").order_by("task__slug")
+
+
+class ObjectiveAnalysesView(APIView):
+    """`GET /api/objective/analyses/?task=SLUG`: MLRC-Bench's analyses of one
+    task per agent and configuration (best of k trials, improvement over the
+    baseline, cost per trial and gain per dollar), each with n; `idea_source`
+    keeps one configuration (none, human, agent, coi, ...)."""
+
+    def get(self, request: Request) -> Response:
+        slug = request.query_params.get("task", "").strip()
+        if not slug:
+            raise ValidationFailed(field="task", message="name the task: ?task=SLUG")
+        objective = ObjectiveTask.objects.select_related("task").filter(task__slug=slug).first()
+        if objective is None:
+            raise NotFound(f"there is no objective task {slug}")
+        source = request.query_params.get("idea_source", "").strip().lower() or None
+        return Response(objective_analyses(objective=objective, idea_source=source))

@@ -17,3 +17,11 @@ class ObjectiveTaskInvalid(ValidationFailed):
         super().__init__(
             items=[ErrorItem(code="invalid_objective_task", message=p) for p in problems]
         )
+
+
+class EnvironmentInvalid(ValidationFailed):
+    """A task's environment file cannot be read, or its build failed; `problems` says why."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__(items=[ErrorItem(code="invalid_environment", message=p) for p in problems])

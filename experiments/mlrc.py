@@ -9,7 +9,9 @@ A task folder, as MLRC-Bench publishes one::
     env/...                       the task's code and its dev data
     scripts/research_problem.txt  the task statement
     scripts/read_only_files.txt   paths under env/ (globs) methods may not change
-    scripts/test_data/...         laid over env/ for the test phase only
+    scripts/test_data/...         copied into env/data/ for the test phase only
+    scripts/test_constants.py     env/constants.py for the test phase (when present)
+    scripts/environment.yml       the task's environment (or scripts/requirements.txt)
 
 A method archive holds `methods/` (laid over env/methods/), `method_name.txt`
 (what to pass to -m) and, optionally, `trial.txt` (which of the agent's trials
@@ -39,32 +41,74 @@ REQUIRED_PARTS: tuple[tuple[str, bool], ...] = (
     ("scripts/read_only_files.txt", False),
     ("scripts/test_data", True),
 )
+TEST_DATA_PART = "scripts/test_data"
+TEST_CONSTANTS = "scripts/test_constants.py"
+# The environment files an import reads, the first found wins.
+ENVIRONMENT_FILES = (
+    "scripts/environment.yml",
+    "scripts/environment.yaml",
+    "scripts/requirements.txt",
+)
+# The evaluation functions main.py calls: the site calls them in two processes.
+EVALUATION_FUNCTIONS = ("evaluate_model", "get_score")
+# Files under env/ (after the test data joined data/) only the scoring step sees:
+# MLRC-Bench names its label files so (dev_labels.csv, test_labels.csv).
+DEFAULT_LABEL_PATTERNS = ("data/*label*", "data/*labels*/*")
 # Never part of a task version: caches and what earlier runs left.
 SKIPPED_PARTS = frozenset({"__pycache__", ".git", ".ipynb_checkpoints"})
 SKIPPED_ENV_TOPS = frozenset({"output"})
 METHODS_FOLDER = "methods"
 METHOD_NAME_FILE = "method_name.txt"
 TRIAL_FILE = "trial.txt"
+# MLRC-Bench's configurations: where the method's idea came from.
+IDEA_SOURCE_FILE = "idea_source.txt"
+IDEA_SOURCE_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,39}$")
+IDEA_SOURCE_DEFAULT = "none"
 EVALS_FILE = "output/idea_evals.json"
 # A method name goes on a command line: a Python-ish identifier only.
 METHOD_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,99}$")
 COMMAND = "python main.py -m {method} -p {phase}"
 SHIM_ROOT = Path(__file__).resolve().parent / "mlrc_shim"
 SHIM_INSIDE = "/opt/mlrc"
+# The two steps of main.py the site runs apart (see mlrc_shim/mlrc_method.py).
+METHOD_STEP = "python " + SHIM_INSIDE + "/mlrc_method.py -m {method} -p {phase}"
+SCORE_STEP = "python " + SHIM_INSIDE + "/mlrc_score.py -m {method} -p {phase}"
+# What the method step reports (runtime and lines), beside the method's outputs.
+METHOD_REPORT = "output/.mlrc_method_run.json"
+VERSION_ENVIRONMENT_FILE = "environment.json"
 LOG_TAIL_CHARS = 2000
 
 
-def missing_parts(root: Path) -> list[str]:
-    """Every required part the folder lacks, named (empty when it is complete)."""
+def missing_parts(root: Path, *, test_phase_local: bool = True) -> list[str]:
+    """Every required part the folder lacks, named (empty when it is complete).
+
+    A task whose test phase is scored elsewhere (`test_phase_local=False`)
+    needs no scripts/test_data/."""
     if not root.is_dir():
         return [f"{root} is not a folder"]
     missing = []
     for relative, is_folder in REQUIRED_PARTS:
+        if relative == TEST_DATA_PART and not test_phase_local:
+            continue
         path = root / relative
         if not (path.is_dir() if is_folder else path.is_file()):
             kind = "folder" if is_folder else "file"
             missing.append(f"the task folder has no {relative} {kind}")
+    evaluation = root / "env" / "evaluation.py"
+    if evaluation.is_file():
+        defined = _functions_defined(evaluation.read_text(encoding="utf-8", errors="replace"))
+        for name in EVALUATION_FUNCTIONS:
+            if name not in defined:
+                missing.append(f"env/evaluation.py defines no {name}(Method, phase)")
     return missing
+
+
+def _functions_defined(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
 def _files_under(root: Path, *, skip_tops: frozenset[str] = frozenset()) -> list[str]:
@@ -95,6 +139,12 @@ def _task_files(root: Path) -> list[tuple[str, Path]]:
     files += [
         (f"scripts/{name}", root / "scripts" / name)
         for name in ("research_problem.txt", "read_only_files.txt")
+    ]
+    # A changed test constants file or environment is a changed task.
+    files += [
+        (relative, root / relative)
+        for relative in (TEST_CONSTANTS, *ENVIRONMENT_FILES)
+        if (root / relative).is_file()
     ]
     return sorted(files)
 
@@ -145,8 +195,9 @@ def _readable(root: Path) -> None:
                 os.chmod(path, 0o644)
 
 
-def snapshot_write(root: Path, target: Path) -> None:
-    """Copy a task version's env/ and test data to `target` (env/, test_data/)."""
+def snapshot_write(root: Path, target: Path, *, environment: list[str] | None = None) -> None:
+    """Copy a task version's env/ and test data to `target` (env/, test_data/,
+    test_constants.py) with its environment's requirements (environment.json)."""
     staging = target.with_name(f".{target.name}-staging")
     if staging.exists():
         shutil.rmtree(staging)
@@ -155,11 +206,16 @@ def snapshot_write(root: Path, target: Path) -> None:
             copy = staging / relative
         elif relative.startswith("scripts/test_data/"):
             copy = staging / "test_data" / relative.removeprefix("scripts/test_data/")
+        elif relative == TEST_CONSTANTS:
+            copy = staging / "test_constants.py"
         else:
             continue
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, copy)
     (staging / "test_data").mkdir(parents=True, exist_ok=True)
+    (staging / VERSION_ENVIRONMENT_FILE).write_text(
+        json.dumps({"requirements": environment or []}, indent=2) + "\n", encoding="utf-8"
+    )
     _readable(staging)
     if target.exists():
         shutil.rmtree(target)
@@ -203,6 +259,20 @@ class MethodChoice:
     name: str | None
     trial: int
     problem: str | None
+    idea_source: str = IDEA_SOURCE_DEFAULT
+
+
+def idea_source_read(paths: list[str], read: Callable[[str], bytes | None]) -> tuple[str, str]:
+    """(idea source, problem): `none`, `human`, `agent` or a free label such as `coi`."""
+    if IDEA_SOURCE_FILE not in paths:
+        return IDEA_SOURCE_DEFAULT, ""
+    text = (_text(read, IDEA_SOURCE_FILE) or "").lower()
+    if not IDEA_SOURCE_RE.match(text):
+        return IDEA_SOURCE_DEFAULT, (
+            f"{IDEA_SOURCE_FILE} must hold one label: none, human, agent or a short name "
+            "such as coi (lowercase letters, digits, _ . -)"
+        )
+    return text, ""
 
 
 def _text(read: Callable[[str], bytes | None], path: str) -> str | None:
@@ -215,6 +285,9 @@ def method_choose(
 ) -> MethodChoice:
     """The method an archive asks to run (method_name.txt, else the one handler
     its methods/__init__.py adds to the task's) and its trial."""
+    idea_source, idea_problem = idea_source_read(paths, read)
+    if idea_problem:
+        return MethodChoice(None, 1, idea_problem)
     trial_text = _text(read, TRIAL_FILE) if TRIAL_FILE in paths else None
     trial = 1
     if trial_text is not None:
@@ -227,7 +300,7 @@ def method_choose(
         name = _text(read, METHOD_NAME_FILE) or ""
         if not METHOD_NAME_RE.match(name):
             return MethodChoice(None, trial, f"{METHOD_NAME_FILE} must hold one method name")
-        return MethodChoice(name, trial, None)
+        return MethodChoice(name, trial, None, idea_source)
     new = sorted(handlers - method_names(task_init) - {baseline})
     if len(new) != 1:
         found = ", ".join(new) or "none"
@@ -237,7 +310,7 @@ def method_choose(
             f"the archive has no {METHOD_NAME_FILE} and all_method_handlers() does not add "
             f"exactly one method to the task's (found: {found}); name it in {METHOD_NAME_FILE}",
         )
-    return MethodChoice(new[0], trial, None)
+    return MethodChoice(new[0], trial, None, idea_source)
 
 
 def archive_problems(*, paths: list[str], patterns: list[str]) -> list[str]:
@@ -274,9 +347,15 @@ def method_of_command(command: str) -> str | None:
 # ---------------------------------------------------------------- runs
 
 
-def _copy_tree(source: Path, target: Path) -> int:
+def _copy_tree(
+    source: Path, target: Path, *, prefix: str = "", skip: Callable[[str], bool] | None = None
+) -> int:
+    """Copy `source` into `target`; `skip` gets each file's path as it will be
+    under the work folder (`prefix` + its path under `source`)."""
     copied = 0
     for relative in _files_under(source):
+        if skip is not None and skip(prefix + relative):
+            continue
         copy = target / relative
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source / relative, copy)
@@ -284,21 +363,20 @@ def _copy_tree(source: Path, target: Path) -> int:
     return copied
 
 
-def work_prepare(
-    *,
-    env_dir: Path,
-    test_data_dir: Path | None,
-    method_files: list[tuple[str, bytes]],
-    patterns: list[str],
-    work: Path,
-) -> tuple[int, list[str]]:
-    """A fresh copy of the task's env/ in `work`, the method's methods/ laid over
-    it, and the test data laid over that for the test phase (never for dev).
+@dataclass(frozen=True)
+class TaskCopy:
+    """What a work folder is made of: a task version's files and a phase."""
 
-    Read-only files are the task's: the archive's are not laid. Returns the
-    bytes copied in and the read-only paths that were restored."""
-    copied = _copy_tree(env_dir, work)
-    restored = []
+    env_dir: Path
+    patterns: list[str]
+    labels: list[str]
+    # The test phase only: scripts/test_data/ (into data/) and test_constants.py.
+    test_data_dir: Path | None = None
+    test_constants: Path | None = None
+
+
+def _lay_methods(work: Path, method_files: list[tuple[str, bytes]], patterns: list[str]):
+    copied, restored = 0, []
     for path, content in method_files:
         relative = PurePosixPath(path)
         if relative.is_absolute() or ".." in relative.parts or relative.parts[0] != METHODS_FOLDER:
@@ -310,10 +388,87 @@ def work_prepare(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)
         copied += len(content)
-    if test_data_dir is not None:
-        copied += _copy_tree(test_data_dir, work)
+    return copied, restored
+
+
+def work_prepare(
+    *,
+    task: TaskCopy,
+    method_files: list[tuple[str, bytes]],
+    work: Path,
+    with_labels: bool = False,
+) -> tuple[int, list[str]]:
+    """A fresh copy of the task's env/ in `work`, as MLRC-Bench makes it: the
+    method's methods/ laid over it and, for the test phase only (never for
+    dev), `test_data/*` copied into data/ and test_constants.py as constants.py.
+
+    Read-only files are the task's: the archive's are not laid. The label files
+    are left out unless `with_labels` (the scoring step's copy, which gets no
+    method code). Returns the bytes copied in and the read-only paths restored."""
+
+    def skip(path: str) -> bool:
+        return not with_labels and read_only_match(path, task.labels) is not None
+
+    copied = _copy_tree(task.env_dir, work, skip=skip)
+    copied_methods, restored = _lay_methods(work, method_files, task.patterns)
+    copied += copied_methods
+    if task.test_data_dir is not None:
+        # MLRC-Bench: `cp -r ../scripts/test_data/* data/`, overlaying.
+        copied += _copy_tree(task.test_data_dir, work / "data", prefix="data/", skip=skip)
+    if task.test_constants is not None and task.test_constants.is_file():
+        shutil.copyfile(task.test_constants, work / "constants.py")
+        copied += (work / "constants.py").stat().st_size
     (work / "output").mkdir(exist_ok=True)
     return copied, restored
+
+
+# A folder whose every file is read-only and that holds more files than this is
+# mounted read-only as one (a data folder of images would otherwise take one
+# mount per file); new files cannot be made in it either.
+READ_ONLY_FOLDER_AT = 64
+
+
+def read_only_paths(work: Path, patterns: list[str]) -> list[str]:
+    """The paths of a prepared work folder that the sandbox mounts read-only:
+    the files read_only_files.txt matches, whole folders where they are many."""
+    files = _files_under(work)
+    matched = {path for path in files if read_only_match(path, patterns) is not None}
+    by_folder: dict[str, list[str]] = {}
+    for path in files:
+        for parent in PurePosixPath(path).parents:
+            if str(parent) != ".":
+                by_folder.setdefault(str(parent), []).append(path)
+    folders = sorted(
+        (
+            folder
+            for folder, under in by_folder.items()
+            if len(under) > READ_ONLY_FOLDER_AT and all(p in matched for p in under)
+        ),
+        key=len,
+    )
+    chosen: list[str] = []
+    for folder in folders:
+        if not any(folder.startswith(f"{outer}/") for outer in chosen):
+            chosen.append(folder)
+    covered = tuple(f"{folder}/" for folder in chosen)
+    return chosen + sorted(path for path in matched if not path.startswith(covered))
+
+
+def outputs_copy(source: Path, target: Path, read: Callable[[Path, int], bytes | None]) -> int:
+    """The method's output/ files (plain files only, read with `read`) into the
+    scoring step's output/, less any idea_evals.json the method wrote."""
+    copied = 0
+    for relative in _files_under(source):
+        if relative in (Path(EVALS_FILE).name, Path(METHOD_REPORT).name):
+            continue
+        content = read(source / relative, 1 << 30)
+        if content is None:
+            continue
+        copy = target / relative
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(content)
+        copied += len(content)
+    return copied
 
 
 def shim_install(target: Path, python: str) -> Path:
@@ -371,3 +526,44 @@ def evaluation_read(raw: bytes | None, phase: str) -> Evaluation:
 def log_tail(text: str) -> str:
     tail = text[-LOG_TAIL_CHARS:]
     return tail if len(text) <= LOG_TAIL_CHARS else "…" + tail
+
+
+def method_report_read(raw: bytes | None) -> dict[str, float]:
+    """Runtime and logical lines as the method step reported them (numbers only)."""
+    if raw is None:
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        key: data[key]
+        for key in ("runtime", "method_complexity", "base_complexity")
+        if _finite(data.get(key)) and data[key] >= 0
+    }
+
+
+# Metrics whose scores have bounds, by the names tasks give them (lowercase):
+# a score outside is a forged or broken one, never a result.
+KNOWN_METRIC_RANGES: dict[str, tuple[float | None, float | None]] = {
+    **dict.fromkeys(
+        ("accuracy", "acc", "mrr", "auc", "roc_auc", "f1", "precision", "recall", "map", "ndcg"),
+        (0.0, 1.0),
+    ),
+    **dict.fromkeys(("rmse", "mse", "mae", "loss", "log_loss", "perplexity"), (0.0, None)),
+}
+
+
+def metric_range(metric: str) -> tuple[float | None, float | None]:
+    return KNOWN_METRIC_RANGES.get(metric.strip().lower(), (None, None))
+
+
+def score_range_problem(score: float, low: float | None, high: float | None, metric: str) -> str:
+    """Why a score is outside its metric's range ('' when it is inside)."""
+    if low is not None and score < low:
+        return f"the score {score:g} is below the lowest possible {metric} ({low:g}): refused"
+    if high is not None and score > high:
+        return f"the score {score:g} is above the highest possible {metric} ({high:g}): refused"
+    return ""

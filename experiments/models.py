@@ -139,6 +139,63 @@ class ObjectiveFormat(models.TextChoices):
     MLRC = "mlrc", "MLRC-Bench task folder"
 
 
+class TestPhase(models.TextChoices):
+    LOCAL = "local", "Local (scripts/test_data, run on a gpu worker)"
+    # MLRC-Bench tasks whose test set is scored elsewhere (machine_unlearning):
+    # organisers record the score with its source.
+    EXTERNAL = "external", "External (scored elsewhere, recorded by organisers)"
+
+
+class EnvironmentStatus(models.TextChoices):
+    MISSING = "missing", "Missing"
+    BUILDING = "building", "Building"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+
+
+class TaskEnvironment(models.Model):
+    """A Python virtual environment for objective task versions, one per
+    requirements hash (versions with the same requirements share it), built on
+    the host with pip and mounted read-only in the sandbox."""
+
+    spec_sha256 = models.CharField(max_length=64, unique=True)
+    requirements = models.JSONField(default=list)
+    base_python = models.CharField(max_length=300)
+    path = models.CharField(max_length=500, help_text="The virtual environment's folder.")
+    status = models.CharField(
+        max_length=16, choices=EnvironmentStatus.choices, default=EnvironmentStatus.MISSING
+    )
+    # `pip freeze` of the built environment.
+    packages = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+    build_seconds = models.FloatField(null=True, blank=True)
+    size_bytes = models.PositiveBigIntegerField(null=True, blank=True)
+    built_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=EnvironmentStatus.values),
+                name="task_environment_status_valid",
+            ),
+            # A ready environment says what it holds and when it was built.
+            models.CheckConstraint(
+                condition=~Q(status=EnvironmentStatus.READY) | Q(built_at__isnull=False),
+                name="task_environment_ready_is_built",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"environment {self.spec_sha256[:12]} ({self.status})"
+
+    @property
+    def python(self) -> str:
+        return f"{self.path}/bin/python"
+
+
 class ObjectiveTask(models.Model):
     """What makes a task of kind `objective` scoreable: MLRC-Bench's protocol.
 
@@ -179,6 +236,16 @@ class ObjectiveTask(models.Model):
     )
     baseline_method = models.CharField(max_length=100, default="my_method")
     baseline_runtime_seconds = models.FloatField(null=True, blank=True)
+    # Files (globs under env/, the test data once in data/) only the scoring
+    # step sees: a method never reads its phase's labels.
+    label_files = models.JSONField(default=list, blank=True)
+    # The metric's possible range: a score outside it is refused.
+    metric_min = models.FloatField(null=True, blank=True)
+    metric_max = models.FloatField(null=True, blank=True)
+    test_phase = models.CharField(max_length=8, choices=TestPhase.choices, default=TestPhase.LOCAL)
+    # The current version's requirements (each version's are also kept in its
+    # folder's environment.json); empty: the host's Python, no packages.
+    environment_requirements = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -201,6 +268,15 @@ class ObjectiveTask(models.Model):
             models.CheckConstraint(
                 condition=Q(format__in=ObjectiveFormat.values), name="objective_format_valid"
             ),
+            models.CheckConstraint(
+                condition=Q(test_phase__in=TestPhase.values), name="objective_test_phase_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(metric_min__isnull=True)
+                | Q(metric_max__isnull=True)
+                | Q(metric_min__lt=F("metric_max")),
+                name="objective_metric_range_ordered",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -218,6 +294,10 @@ class ObjectiveTask(models.Model):
     def is_mlrc(self) -> bool:
         return self.format == ObjectiveFormat.MLRC
 
+    @property
+    def test_phase_is_external(self) -> bool:
+        return self.test_phase == TestPhase.EXTERNAL
+
 
 class ObjectiveResult(models.Model):
     """One trial of an agent on one version of an objective task: its best dev
@@ -226,10 +306,19 @@ class ObjectiveResult(models.Model):
     objective = models.ForeignKey(ObjectiveTask, on_delete=models.CASCADE, related_name="results")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="objective_results")
     dev_run = models.ForeignKey(ExperimentRun, on_delete=models.PROTECT, related_name="+")
+    # None for a test phase scored elsewhere (`test_score_source` says where).
     test_run = models.OneToOneField(
-        ExperimentRun, on_delete=models.PROTECT, related_name="objective_result"
+        ExperimentRun,
+        on_delete=models.PROTECT,
+        related_name="objective_result",
+        null=True,
+        blank=True,
     )
     test_score = models.FloatField(null=True, blank=True)
+    test_score_source = models.CharField(max_length=500, blank=True)
+    # MLRC-Bench's configuration: where the method's idea came from (none,
+    # human, agent, or a label such as coi), from the archive's idea_source.txt.
+    idea_source = models.CharField(max_length=40, default="none")
     relative_improvement = models.FloatField(null=True, blank=True)
     runtime_seconds = models.FloatField(null=True, blank=True)
     lloc = models.PositiveIntegerField(help_text="Logical lines of code of the method.")
@@ -250,6 +339,11 @@ class ObjectiveResult(models.Model):
             models.UniqueConstraint(
                 fields=["objective", "agent", "trial", "task_version"],
                 name="objective_result_once",
+            ),
+            # A score comes from a test run here, or from a named source elsewhere.
+            models.CheckConstraint(
+                condition=Q(test_run__isnull=False) | ~Q(test_score_source=""),
+                name="objective_result_has_test_source",
             ),
         ]
 

@@ -12,23 +12,54 @@ from django.conf import settings
 from django.db import transaction
 
 from benchmark.models import (
-    TASK_SLUG_PATTERN,
+    OBJECTIVE_SLUG_PATTERN,
     Task,
     TaskKind,
 )
 from experiments.models import (
     ObjectiveFormat,
     ObjectiveTask,
+    TestPhase,
 )
 
 from . import mlrc
-from .errors import ExperimentRefused, ObjectiveTaskInvalid
+from .environments import task_requirements
+from .errors import EnvironmentInvalid, ExperimentRefused, ObjectiveTaskInvalid
 from .queue import gpu_check
 
 logger = logging.getLogger(__name__)
 
 
-_SLUG_RE = re.compile(TASK_SLUG_PATTERN)
+_SLUG_RE = re.compile(OBJECTIVE_SLUG_PATTERN)
+SLUG_RULE = "<venue><year>_<name> (a lowercase venue: neurips2024_x, kdd2023_y)"
+
+
+def _slug_problems(slug: str) -> list[str]:
+    return [] if _SLUG_RE.match(slug) else [f"slug {slug!r} is not {SLUG_RULE}"]
+
+
+def _range_of(
+    metric: str, metric_min: float | None, metric_max: float | None
+) -> tuple[float | None, float | None]:
+    """The metric's range as given, else as the metric's name implies (RMSE >= 0)."""
+    known_min, known_max = mlrc.metric_range(metric)
+    return (
+        known_min if metric_min is None else metric_min,
+        known_max if metric_max is None else metric_max,
+    )
+
+
+def _range_problems(
+    low: float | None, high: float | None, baseline: float, human: float
+) -> list[str]:
+    if low is not None and high is not None and not low < high:
+        return [f"the metric's range is empty ({low:g} to {high:g})"]
+    problems = []
+    for label, score in (("baseline", baseline), ("human", human)):
+        problem = mlrc.score_range_problem(score, low, high, "score")
+        if problem:
+            problems.append(f"the {label} score is outside the metric's range: {problem}")
+    return problems
 
 
 def objective_task_define(
@@ -47,6 +78,8 @@ def objective_task_define(
     method_command: str = "sh run.sh",
     time_limit_seconds: int = 600,
     gpu_count: int = 0,
+    metric_min: float | None = None,
+    metric_max: float | None = None,
 ) -> tuple[ObjectiveTask, bool]:
     """Create or update an objective task (and its catalogue task); returns (it, created).
 
@@ -54,13 +87,15 @@ def objective_task_define(
     (seen by the evaluation only); dev and test must be different folders.
     """
     match = _SLUG_RE.match(slug)
-    problems = [] if match else [f"slug {slug!r} is not <iclr|icml|neurips><year>_<name>"]
+    problems = _slug_problems(slug)
     problems += _definition_problems(
         metric=metric,
         higher_is_better=higher_is_better,
         baseline_score=baseline_score,
         human_score=human_score,
     )
+    low, high = _range_of(metric, metric_min, metric_max)
+    problems += _range_problems(low, high, baseline_score, human_score)
     if not eval_command.strip():
         problems.append("the evaluation command is empty")
     problems += _folder_problems(
@@ -89,6 +124,8 @@ def objective_task_define(
                 "method_command": method_command,
                 "time_limit_seconds": time_limit_seconds,
                 "gpu_count": gpu_count,
+                "metric_min": low,
+                "metric_max": high,
             },
         )
     return objective, created
@@ -186,17 +223,24 @@ def objective_task_import_mlrc(
     time_limit_seconds: int = 600,
     gpu_count: int = 0,
     data_root: Path | None = None,
+    labels: list[str] | None = None,
+    metric_min: float | None = None,
+    metric_max: float | None = None,
+    test_phase: str = TestPhase.LOCAL,
 ) -> tuple[ObjectiveTask, ImportOutcome]:
     """Import an MLRC-Bench task folder as it is published (see experiments/mlrc.py).
 
     The statement comes from scripts/research_problem.txt; env/ and
     scripts/test_data/ are copied into the data root as this task version's,
     apart, so a dev run is never given the test data. The same folder again
-    changes nothing; a changed folder becomes the next version.
+    changes nothing; a changed folder becomes the next version. A task whose
+    test phase is `external` (scored elsewhere) needs no scripts/test_data/.
     """
     path = Path(path)
     match = _SLUG_RE.match(slug)
-    problems = [] if match else [f"slug {slug!r} is not <iclr|icml|neurips><year>_<name>"]
+    problems = _slug_problems(slug)
+    if test_phase not in TestPhase.values:
+        problems.append(f"the test phase must be one of {', '.join(TestPhase.values)}")
     problems += _definition_problems(
         metric=metric,
         higher_is_better=higher_is_better,
@@ -205,7 +249,15 @@ def objective_task_import_mlrc(
     )
     if baseline_runtime_seconds is not None and not baseline_runtime_seconds > 0:
         problems.append("the baseline's runtime must be a positive number of seconds")
-    problems += mlrc.missing_parts(path)
+    low, high = _range_of(metric, metric_min, metric_max)
+    problems += _range_problems(low, high, baseline_score, human_score)
+    problems += mlrc.missing_parts(path, test_phase_local=test_phase != TestPhase.EXTERNAL)
+    requirements: list[str] = []
+    if path.is_dir():
+        try:
+            requirements = task_requirements(path)
+        except EnvironmentInvalid as exc:
+            problems += exc.problems
     problems += _gpu_problems(gpu_count)
     existing = ObjectiveTask.objects.select_related("task").filter(task__slug=slug).first()
     if existing is not None and not existing.is_mlrc:
@@ -218,7 +270,7 @@ def objective_task_import_mlrc(
     target = Path(data_root or settings.EXPERIMENT_DATA_ROOT) / slug / f"v{version}"
     if existing is None or version != existing.version or not target.is_dir():
         target.parent.mkdir(parents=True, exist_ok=True)
-        mlrc.snapshot_write(path, target)
+        mlrc.snapshot_write(path, target, environment=requirements)
     scripts = path / "scripts"
     fields = {
         "format": ObjectiveFormat.MLRC,
@@ -239,6 +291,11 @@ def objective_task_import_mlrc(
         "read_only_files": mlrc.read_only_patterns(
             (scripts / "read_only_files.txt").read_text(encoding="utf-8")
         ),
+        "label_files": list(labels or mlrc.DEFAULT_LABEL_PATTERNS),
+        "metric_min": low,
+        "metric_max": high,
+        "test_phase": test_phase,
+        "environment_requirements": requirements,
     }
     description = (scripts / "research_problem.txt").read_text(encoding="utf-8")
     return _mlrc_put(

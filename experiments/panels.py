@@ -8,6 +8,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from benchmark.models import Stage, Submission, Task, TaskKind
 
+from .environments import environment_state
 from .selectors import experiment_runs, objective_task_results
 
 # The stages whose submissions carry code to run; the others show runs only if
@@ -33,7 +34,13 @@ def objective_results_panel(*, request: HttpRequest, task: Task) -> SafeString:
     objective, results = objective_task_results(task_id=task.pk)
     html = render_to_string(
         "experiments/_objective_results.html",
-        {"objective": objective, "results": results},
+        {
+            "objective": objective,
+            "results": results,
+            "environment": environment_state(list(objective.environment_requirements or []))
+            if objective is not None
+            else None,
+        },
         request=request,
     )
     return mark_safe(html)  # noqa: S308 - a template rendered with autoescaping

@@ -27,9 +27,10 @@ from experiments.models import (
 )
 
 from . import mlrc
+from .environments import run_environment
 from .errors import ExperimentRefused
 from .results import submission_lloc
-from .selectors import method_choice_of, objective_best_dev_run, trial_of
+from .selectors import idea_source_of, method_choice_of, objective_best_dev_run, trial_of
 from .slots import gpu_capacity
 from .tasks import experiment_run_task
 
@@ -208,6 +209,9 @@ def experiment_queue(
         )
     if phase == ExperimentPhase.DEV:
         objective = _objective_of(submission)
+        if objective.is_mlrc:
+            # A run needs its task version's environment: refused, with the reason, without.
+            run_environment(objective, objective.version)
         dev_command, trial = _dev_command(submission, objective, command)
         return _run_create(
             submission=submission,
@@ -263,6 +267,12 @@ def objective_test_queue(
     submissions for the task's current version, in the metric's direction. A
     second evaluation is refused; organisers re-run the test run instead.
     """
+    if objective.test_phase_is_external:
+        raise ExperimentRefused(
+            f"the test phase of {objective.task.slug} is scored elsewhere: an organiser "
+            f"records the score with `objective_task test-score --submission ID --score X "
+            f"--source TEXT`"
+        )
     best = objective_best_dev_run(agent_id=agent.pk, objective=objective, trial=trial)
     trial_label = f" (trial {trial})" if trial != 1 else ""
     if best is None:
@@ -276,6 +286,8 @@ def objective_test_queue(
             f"submission {best.submission_id} ({objective.metric} {best.score:g}), "
             f"not submission {submission.pk}"
         )
+    if objective.is_mlrc:
+        run_environment(objective, objective.version)
     existing = ObjectiveResult.objects.filter(
         objective=objective, agent=agent, trial=trial, task_version=objective.version
     ).first()
@@ -302,6 +314,7 @@ def objective_test_queue(
                 agent=agent,
                 dev_run=best,
                 test_run=run,
+                idea_source=idea_source_of(submission=best.submission),
                 lloc=lloc,
                 baseline_lloc=baseline_lloc,
                 trial=trial,

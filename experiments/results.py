@@ -6,8 +6,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 
 from benchmark.derived import artifact_trace, trace_number_sources_store
 from benchmark.models import (
@@ -16,6 +18,7 @@ from benchmark.models import (
 )
 from benchmark.submission_selectors import trace_artifacts, trace_step_page
 from experiments.models import (
+    ExperimentPhase,
     ExperimentRun,
     ExperimentStatus,
     ObjectiveResult,
@@ -25,7 +28,10 @@ from experiments.models import (
 )
 
 from . import claims as claims_module
+from . import mlrc
+from .errors import ExperimentRefused
 from .lloc import file_lloc
+from .selectors import idea_source_of
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +76,68 @@ def objective_result_record(*, run: ExperimentRun) -> ObjectiveResult | None:
         result.baseline_lloc = base if isinstance(base, int) and base >= 0 else None
         fields += ["lloc", "baseline_lloc"]
     result.save(update_fields=[*fields, "updated_at"])
+    return result
+
+
+def objective_test_score_record(
+    *, submission: Submission, score: float, source: str
+) -> ObjectiveResult:
+    """An organiser's record of a test score obtained elsewhere (a task whose test
+    phase is external), for the trial of the submission's dev run, with its source."""
+    objective = ObjectiveTask.objects.filter(task_id=submission.task_id).first()
+    if objective is None or not objective.test_phase_is_external:
+        where = "is not an objective task" if objective is None else "runs its test phase here"
+        raise ExperimentRefused(f"task {submission.task.slug} {where}: no external score")
+    if not source.strip():
+        raise ExperimentRefused("say where the score comes from (--source)")
+    if not math.isfinite(score):
+        raise ExperimentRefused(f"the score {score!r} is not a finite number")
+    problem = mlrc.score_range_problem(
+        score, objective.metric_min, objective.metric_max, objective.metric
+    )
+    if problem:
+        raise ExperimentRefused(problem)
+    dev_run = (
+        submission.experiment_runs.filter(
+            phase=ExperimentPhase.DEV,
+            status=ExperimentStatus.SUCCEEDED,
+            task_version=objective.version,
+        )
+        .order_by("-finished_at", "-id")
+        .first()
+    )
+    if dev_run is None:
+        raise ExperimentRefused(
+            f"submission {submission.pk} has no succeeded dev run on version "
+            f"{objective.version} of {objective.task.slug}"
+        )
+    lines = (dev_run.metrics or {}).get("method_complexity")
+    base = (dev_run.metrics or {}).get("base_complexity")
+    key: dict[str, Any] = {
+        "objective": objective,
+        "agent_id": submission.agent_id,
+        "trial": dev_run.trial,
+        "task_version": objective.version,
+    }
+    with transaction.atomic():
+        existing = ObjectiveResult.objects.select_for_update().filter(**key).first()
+        if existing is not None and existing.test_run_id is not None:
+            raise ExperimentRefused(
+                f"this trial was evaluated on the test data here (run {existing.test_run_id})"
+            )
+        result, _ = ObjectiveResult.objects.update_or_create(
+            **key,
+            defaults={
+                "dev_run": dev_run,
+                "test_run": None,
+                "test_score": score,
+                "test_score_source": source.strip()[:500],
+                "idea_source": idea_source_of(submission=submission),
+                "relative_improvement": objective.relative_improvement(score),
+                "lloc": lines if isinstance(lines, int) and lines >= 0 else 0,
+                "baseline_lloc": base if isinstance(base, int) and base >= 0 else None,
+            },
+        )
     return result
 
 

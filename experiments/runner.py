@@ -29,10 +29,12 @@ from experiments.models import (
     ExperimentRun,
     ExperimentStatus,
     ObjectiveTask,
+    TaskEnvironment,
 )
 
 from . import claims as claims_module
 from . import mlrc
+from .environments import run_environment
 from .queue import code_artifacts, code_root_of
 from .results import OUTPUT_FILE_MAX_BYTES, objective_result_record, reproduction_check_record
 from .slots import HostTooSmall, Slots, SlotsBusy, gpu_capacity, gpu_host_announce, host_name
@@ -61,6 +63,12 @@ class _RunContext:
     # not count as bytes the run wrote), and read-only files the archive had.
     copied_bytes: int = 0
     restored: tuple[str, ...] = ()
+    # MLRC-Bench tasks: the task version's files for this phase (the scoring
+    # step copies them again, with the labels), the files mounted read-only,
+    # and the task version's environment (None: the host's Python).
+    task_copy: mlrc.TaskCopy | None = None
+    read_only: tuple[str, ...] = ()
+    environment: TaskEnvironment | None = None
 
 
 def experiment_execute(*, run_id: int) -> ExperimentRun | None:
@@ -208,24 +216,34 @@ def _task_version_folders(run: ExperimentRun, objective: ObjectiveTask) -> tuple
     return env_dir, test_dir
 
 
-def _prepare_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
-    """A fresh copy of the task's env/, the archive's methods/ over it, and for the
-    test phase only, the test data."""
-    run = context.run
+def _task_copy(run: ExperimentRun, objective: ObjectiveTask) -> mlrc.TaskCopy:
     env_dir, test_dir = _task_version_folders(run, objective)
+    test = run.phase == ExperimentPhase.TEST
+    return mlrc.TaskCopy(
+        env_dir=env_dir,
+        patterns=list(objective.read_only_files or []),
+        labels=list(objective.label_files or []),
+        test_data_dir=test_dir if test else None,
+        test_constants=test_dir.parent / "test_constants.py" if test else None,
+    )
+
+
+def _prepare_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
+    """A fresh copy of the task's env/ without its label files, the archive's
+    methods/ over it, and for the test phase only, the test data and constants."""
+    run = context.run
+    context.environment = run_environment(objective, run.task_version or objective.version)
     method_files = []
     for artifact in run.submission.artifacts.all():
         if artifact.path.startswith(f"{mlrc.METHODS_FOLDER}/"):
             with artifact.file.open("rb") as handle:
                 method_files.append((artifact.path, handle.read()))
+    context.task_copy = _task_copy(run, objective)
     copied, restored = mlrc.work_prepare(
-        env_dir=env_dir,
-        test_data_dir=test_dir if run.phase == ExperimentPhase.TEST else None,
-        method_files=method_files,
-        patterns=list(objective.read_only_files or []),
-        work=context.work,
+        task=context.task_copy, method_files=method_files, work=context.work
     )
     context.copied_bytes, context.restored = copied, tuple(restored)
+    context.read_only = tuple(mlrc.read_only_paths(context.work, context.task_copy.patterns))
 
 
 def _limits(seconds: float, copied_bytes: int = 0) -> sandbox.Limits:
@@ -280,12 +298,16 @@ def _sandbox(
     env: dict[str, str],
     seconds: float,
     log: sandbox.LogSink,
+    read_only: tuple[str, ...] = (),
+    copied_bytes: int | None = None,
 ) -> sandbox.SandboxResult:
     uid = context.slots.uid if os.geteuid() == 0 else None
+    if copied_bytes is None:
+        copied_bytes = context.copied_bytes if workdir == context.work else 0
     spec = sandbox.SandboxSpec(
         command=command,
         workdir=workdir,
-        limits=_limits(seconds, context.copied_bytes if workdir == context.work else 0),
+        limits=_limits(seconds, copied_bytes),
         mounts=[*mounts, *_extra_mounts()],
         env=env,
         gpus=context.slots.gpus,
@@ -293,6 +315,7 @@ def _sandbox(
         cwd=cwd,
         cgroups=settings.SANDBOX_CGROUPS,
         scratch=context.run_dir,
+        read_only=list(read_only),
     )
     return sandbox.sandbox_run(
         spec,
@@ -375,11 +398,23 @@ def _execute(context: _RunContext) -> None:
         objective_result_record(run=run)
 
 
-def _mlrc_env(context: _RunContext, objective: ObjectiveTask) -> tuple[sandbox.Mount, dict]:
-    """The MLAgentBench stand-in at /opt/mlrc, on the Python path, with a `python`."""
-    python = shutil.which("python3", path=_passthrough().get("PATH", sandbox.SANDBOX_PATH))
-    shim = mlrc.shim_install(context.run_dir / "mlrc", python or "/usr/bin/python3")
+def _mlrc_env(
+    context: _RunContext, objective: ObjectiveTask
+) -> tuple[list[sandbox.Mount], dict[str, str]]:
+    """The MLAgentBench stand-in at /opt/mlrc, on the Python path, with a `python`:
+    the task version's environment (mounted read-only where it is on the host),
+    or the host's Python for a task that asks for no packages."""
     path = _passthrough().get("PATH", sandbox.SANDBOX_PATH)
+    mounts = []
+    environment = context.environment
+    if environment is not None:
+        python = environment.python
+        mounts.append(sandbox.Mount(Path(environment.path), environment.path))
+        path = f"{environment.path}/bin:{path}"
+    else:
+        python = shutil.which("python3", path=path) or "/usr/bin/python3"
+    shim = mlrc.shim_install(context.run_dir / "mlrc", python)
+    mounts.append(sandbox.Mount(shim, mlrc.SHIM_INSIDE))
     env = {
         "PYTHONPATH": mlrc.SHIM_INSIDE,
         # Last, so a `python` the organiser provides comes first.
@@ -388,44 +423,69 @@ def _mlrc_env(context: _RunContext, objective: ObjectiveTask) -> tuple[sandbox.M
         "MLRC_BASELINE_SCORE": repr(objective.baseline_score),
         "MLRC_HUMAN_SCORE": repr(objective.human_score),
         "MLRC_BASELINE_RUNTIME": repr(objective.baseline_runtime_seconds or ""),
+        "MLRC_BASELINE_METHOD": objective.baseline_method,
         "EXPERIMENT_PHASE": context.run.phase,
         "EXPERIMENT_RUN_ID": str(context.run.pk),
     }
-    return sandbox.Mount(shim, mlrc.SHIM_INSIDE), env
+    return mounts, env
+
+
+@dataclass
+class _Steps:
+    """The two sandboxed steps of an MLRC-Bench run and what each gave."""
+
+    method: sandbox.SandboxResult
+    report: dict[str, float]
+    score: sandbox.SandboxResult | None = None
+    evaluation: mlrc.Evaluation = mlrc.Evaluation(None, {}, "")
 
 
 def _execute_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
-    """Run the task's own main.py on the method; its score is the last one it saved
-    for the phase in output/idea_evals.json."""
+    """MLRC-Bench's main.py in two sandboxed processes: the method's step (no
+    label files in its folder, read-only files mounted read-only) runs
+    `evaluate_model`; the scoring step, in a fresh copy of the task version with
+    the labels and the method's output/ but none of its code, runs the task's
+    own `get_score`. The score is the one the scoring step saved."""
     run = context.run
-    mount, env = _mlrc_env(context, objective)
+    method = mlrc.method_of_command(run.command) or objective.baseline_method
+    mounts, env = _mlrc_env(context, objective)
     before = _manifest(context.work)
     with _log_open(context) as log:
         for path in context.restored:
             log.write(f"read-only {path}: the task's own copy is used\n".encode())
-        log.write(f"$ {run.command}\n".encode())
+        python = context.environment.python if context.environment else "the host's Python"
+        log.write(
+            f"$ {run.command}\n(python: {python}; the method, then its scoring apart)\n".encode()
+        )
+        command = mlrc.METHOD_STEP.format(method=method, phase=run.phase)
+        log.write(f"$ {command}\n".encode())
         log.flush()
         result = _sandbox(
             context,
-            command=run.command,
+            command=command,
             workdir=context.work,
             cwd=sandbox.INSIDE_WORKDIR,
-            mounts=[mount],
+            mounts=mounts,
             env=env,
             seconds=run.time_limit_seconds,
             log=log,
+            read_only=context.read_only,
         )
-        _log_footer(log, "run", result)
-    evaluation = mlrc.evaluation_read(
-        _safe_read(context.work / mlrc.EVALS_FILE, 1024 * 1024), run.phase
-    )
-    status, reason = _mlrc_status(run, result, evaluation)
+        _log_footer(log, "method", result)
+        report = mlrc.method_report_read(_safe_read(context.work / mlrc.METHOD_REPORT, 1024 * 1024))
+        steps = _Steps(method=result, report=report)
+        if result.outcome == sandbox.Outcome.SUCCEEDED and "runtime" in report:
+            _score_step(context, objective, steps, mounts=mounts, env=env, log=log)
+    status, reason = _mlrc_status(run, steps, objective)
+    evaluation = steps.evaluation
     outputs = _outputs_collect(run, context.work, before)
     finished = _finish(
         run,
         status=status,
         exit_code=result.exit_code,
-        limit_hit=result.limit or ExperimentLimit.NONE,
+        limit_hit=(steps.score.limit if steps.score else "")
+        or result.limit
+        or ExperimentLimit.NONE,
         reason=reason,
         outputs=outputs,
         metrics=evaluation.entry,
@@ -437,17 +497,90 @@ def _execute_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
         objective_result_record(run=run)
 
 
-def _mlrc_status(
-    run: ExperimentRun, result: sandbox.SandboxResult, evaluation: mlrc.Evaluation
-) -> tuple[str, str]:
+def _score_step(
+    context: _RunContext,
+    objective: ObjectiveTask,
+    steps: _Steps,
+    *,
+    mounts: list[sandbox.Mount],
+    env: dict[str, str],
+    log: sandbox.LogSink,
+) -> None:
+    """The scoring step: a fresh copy of the task version (labels included, the
+    task's own methods/), the method's output/ files, the task's get_score."""
+    run, task_copy = context.run, context.task_copy
+    assert task_copy is not None  # set by _prepare_mlrc
+    score_work = context.run_dir / "score"
+    score_work.mkdir()
+    copied, _ = mlrc.work_prepare(
+        task=task_copy, method_files=[], work=score_work, with_labels=True
+    )
+    copied += mlrc.outputs_copy(context.work / "output", score_work / "output", _safe_read)
+    uid = context.slots.uid if os.geteuid() == 0 else None
+    for current, dirs, files in os.walk(score_work):
+        os.chmod(current, 0o755)
+        for name in files:
+            os.chmod(os.path.join(current, name), 0o644)
+        if uid is not None:
+            os.chown(current, uid, uid)
+            for name in dirs + files:
+                os.chown(os.path.join(current, name), uid, uid, follow_symlinks=False)
+    method = mlrc.method_of_command(run.command) or objective.baseline_method
+    command = mlrc.SCORE_STEP.format(method=method, phase=run.phase)
+    report = steps.report
+    score_env = {
+        **env,
+        "MLRC_METHOD_RUNTIME": repr(report.get("runtime", "")),
+        "MLRC_METHOD_COMPLEXITY": repr(report.get("method_complexity", "")),
+        "MLRC_BASE_COMPLEXITY": repr(report.get("base_complexity", "")),
+    }
+    log.write(
+        f"\n== scoring (the task's get_score, apart from the method) ==\n$ {command}\n".encode()
+    )
+    log.flush()
+    seconds = max(run.time_limit_seconds - steps.method.wall_seconds, 30.0)
+    steps.score = _sandbox(
+        context,
+        command=command,
+        workdir=score_work,
+        cwd=sandbox.INSIDE_WORKDIR,
+        mounts=mounts,
+        env=score_env,
+        seconds=seconds,
+        log=log,
+        read_only=tuple(mlrc.read_only_paths(score_work, [*task_copy.patterns, *task_copy.labels])),
+        copied_bytes=copied,
+    )
+    _log_footer(log, "scoring", steps.score)
+    evaluation = mlrc.evaluation_read(
+        _safe_read(score_work / mlrc.EVALS_FILE, 1024 * 1024), run.phase
+    )
+    if evaluation.score is not None:
+        problem = mlrc.score_range_problem(
+            evaluation.score, objective.metric_min, objective.metric_max, objective.metric
+        )
+        if problem:
+            evaluation = mlrc.Evaluation(None, evaluation.entry, problem)
+    steps.evaluation = evaluation
+
+
+def _mlrc_status(run: ExperimentRun, steps: _Steps, objective: ObjectiveTask) -> tuple[str, str]:
     """A crash, a time-out or no usable score says so, with the log's tail."""
-    status = _status_of(result)
-    if status == ExperimentStatus.SUCCEEDED and evaluation.score is not None:
-        return status, ""
-    if status == ExperimentStatus.SUCCEEDED:
-        status, why = ExperimentStatus.COULD_NOT_RUN, evaluation.problem
+    method = _status_of(steps.method)
+    if method != ExperimentStatus.SUCCEEDED:
+        status, why = method, steps.method.reason or f"the method's run {method}"
+    elif "runtime" not in steps.report:
+        status = ExperimentStatus.COULD_NOT_RUN
+        why = "the run saved no score: the method's step ended before evaluate_model returned"
+    elif steps.score is None or _status_of(steps.score) != ExperimentStatus.SUCCEEDED:
+        scored = _status_of(steps.score) if steps.score else ExperimentStatus.FAILED
+        status = ExperimentStatus.FAILED if scored == ExperimentStatus.SUCCEEDED else scored
+        detail = steps.score.reason if steps.score else ""
+        why = f"the scoring step (get_score) failed{': ' + detail if detail else ''}"
+    elif steps.evaluation.score is None:
+        status, why = ExperimentStatus.COULD_NOT_RUN, steps.evaluation.problem
     else:
-        why = result.reason or f"the run {status}"
+        return ExperimentStatus.SUCCEEDED, ""
     if status == ExperimentStatus.CANCELLED:
         return status, why
     return status, f"{why}; the log ends:\n{mlrc.log_tail(_log_text(run))}"
@@ -519,6 +652,11 @@ def _evaluate(
             ExperimentStatus.FAILED,
             f"the evaluation wrote no number for the metric {objective.metric!r} in metrics.json",
         )
+    problem = mlrc.score_range_problem(
+        float(score), objective.metric_min, objective.metric_max, objective.metric
+    )
+    if problem:
+        return metrics, None, ExperimentStatus.COULD_NOT_RUN, problem
     return metrics, float(score), ExperimentStatus.SUCCEEDED, ""
 
 

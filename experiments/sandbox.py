@@ -50,7 +50,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 # The uid and gid the code sees inside the sandbox (mapped to the slot's uid outside).
@@ -121,6 +121,9 @@ class SandboxSpec:
     cgroups: str = "auto"  # auto | v2 | v1 | off
     # Where the per-run passwd/group files go (not visible as a writable folder inside).
     scratch: Path | None = None
+    # Files under the work folder (relative paths) mounted read-only over /work:
+    # the run cannot change them, whatever it runs.
+    read_only: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -632,7 +635,15 @@ def _bwrap_command(
         args += ["--ro-bind", str(etc_dir / "group"), "/etc/group"]
     size = str(spec.limits.disk_bytes)
     args += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
-    args += ["--bind", str(disk.path if disk else spec.workdir), INSIDE_WORKDIR]
+    work = disk.path if disk else spec.workdir
+    args += ["--bind", str(work), INSIDE_WORKDIR]
+    for relative in spec.read_only:
+        parts = PurePosixPath(relative).parts
+        if not parts or PurePosixPath(relative).is_absolute() or ".." in parts:
+            raise SandboxError(f"read-only path {relative!r} leaves the work folder")
+        source = Path(work).joinpath(*parts)
+        if (source.is_file() or source.is_dir()) and not source.is_symlink():
+            args += ["--ro-bind", str(source), f"{INSIDE_WORKDIR}/{'/'.join(parts)}"]
     for mount in spec.mounts:
         args += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.target]
     if spec.gpus:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from benchmark.models import Submission
 from benchmark.visibility import hidden_submission_ids
@@ -123,6 +123,12 @@ def method_choice_of(*, submission: Submission, objective: ObjectiveTask) -> mlr
     return mlrc.method_choose(
         paths=paths, read=read, task_init=init_source, baseline=objective.baseline_method
     )
+
+
+def idea_source_of(*, submission: Submission) -> str:
+    """Where a method submission's idea came from (idea_source.txt; `none` without one)."""
+    paths, read = _artifact_reader(submission)
+    return mlrc.idea_source_read(paths, read)[0]
 
 
 def trial_of(*, submission: Submission) -> int:
@@ -267,7 +273,7 @@ class ObjectiveCell:
     relative_improvement: float
     runtime_seconds: float | None
     lloc: int
-    test_run_id: int
+    test_run_id: int | None  # None: the test phase was scored elsewhere
     submission_id: int
     trials: int = 1
     best_relative_improvement: float = 0.0
@@ -276,6 +282,16 @@ class ObjectiveCell:
     task_version: int = 1
     runtime_change_percent: float | None = None
     lloc_change_percent: float | None = None
+    # Where an external test score comes from ('' for a test run here).
+    test_score_source: str = ""
+    # Beside relative improvement to human, as MLRC-Bench also reports: the
+    # score's absolute and percentage improvement over the baseline.
+    baseline_score: float | None = None
+    absolute_improvement: float | None = None
+    percent_improvement: float | None = None
+    # Each trial's test relative improvement in trial order (0 for no score).
+    trial_relative_improvements: list[float] = field(default_factory=list)
+    idea_source: str = "none"
 
 
 @dataclass
@@ -289,6 +305,23 @@ class ObjectiveRow:
     @property
     def task_count(self) -> int:
         return len(self.tasks)
+
+    @property
+    def best_of_k(self) -> list[dict[str, object]]:
+        """MLRC-Bench's Pass@k: for k = 1..K, the share of the agent's tasks (those
+        with at least k trials, n) where the best of its first k trials beats the
+        baseline (relative improvement above 0)."""
+        k_max = max((len(c.trial_relative_improvements) for c in self.tasks), default=0)
+        answer: list[dict[str, object]] = []
+        for k in range(1, k_max + 1):
+            firsts = [
+                c.trial_relative_improvements[:k]
+                for c in self.tasks
+                if len(c.trial_relative_improvements) >= k
+            ]
+            beat = sum(1 for first in firsts if max(first) > 0)
+            answer.append({"k": k, "n": len(firsts), "share": beat / len(firsts)})
+        return answer
 
 
 # A test evaluation that ended: a trial, whether or not it gave a score.
@@ -324,7 +357,7 @@ def _cell(trials: list[ObjectiveResult]) -> ObjectiveCell | None:
         runtime_seconds=best.runtime_seconds,
         lloc=best.lloc,
         test_run_id=best.test_run_id,
-        submission_id=best.test_run.submission_id,
+        submission_id=best.dev_run.submission_id,
         trials=len(trials),
         best_relative_improvement=best.relative_improvement,
         mean_relative_improvement_of_trials=sum(improvements) / len(improvements),
@@ -332,7 +365,24 @@ def _cell(trials: list[ObjectiveResult]) -> ObjectiveCell | None:
         task_version=best.task_version,
         runtime_change_percent=best.runtime_change_percent,
         lloc_change_percent=best.lloc_change_percent,
+        test_score_source=best.test_score_source,
+        trial_relative_improvements=improvements,
+        idea_source=best.idea_source,
+        **_improvement_over_baseline(objective, best.test_score),
     )
+
+
+def _improvement_over_baseline(objective: ObjectiveTask, score: float) -> dict[str, float | None]:
+    """In the metric's direction: positive is better than the baseline."""
+    sign = 1 if objective.higher_is_better else -1
+    gain = sign * (score - objective.baseline_score)
+    return {
+        "baseline_score": objective.baseline_score,
+        "absolute_improvement": gain,
+        "percent_improvement": (
+            gain / abs(objective.baseline_score) * 100 if objective.baseline_score else None
+        ),
+    }
 
 
 def objective_leaderboard_rows() -> list[ObjectiveRow]:
@@ -340,8 +390,11 @@ def objective_leaderboard_rows() -> list[ObjectiveRow]:
     tasks they were evaluated on (their best trial per task), with the raw
     score, runtime and logical lines of code per task, and how their trials did."""
     results = (
-        ObjectiveResult.objects.filter(test_run__status__in=_TRIAL_ENDED)
-        .select_related("agent", "objective__task", "test_run")
+        ObjectiveResult.objects.filter(
+            Q(test_run__status__in=_TRIAL_ENDED)
+            | Q(test_run__isnull=True, test_score__isnull=False)
+        )
+        .select_related("agent", "objective__task", "test_run", "dev_run")
         .order_by("agent__name", "objective__task__slug", "task_version", "trial")
     )
     groups: dict[tuple[int, int], list[ObjectiveResult]] = {}

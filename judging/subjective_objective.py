@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
+from django.db.models import Q
 
 from benchmark.models import Stage
 from experiments.models import ExperimentStatus, ObjectiveResult
@@ -43,9 +44,16 @@ class Correlation:
 
 def _improvements() -> dict[int, float]:
     """Each evaluated method (submission) and its test relative improvement."""
-    results = ObjectiveResult.objects.filter(
-        relative_improvement__isnull=False, test_run__status=ExperimentStatus.SUCCEEDED
-    ).values_list("test_run__submission_id", "relative_improvement")
+    # A test run here, or a test score recorded from elsewhere (an external test phase);
+    # the dev run and the test run are of the same submission.
+    results = (
+        ObjectiveResult.objects.filter(relative_improvement__isnull=False)
+        .filter(
+            Q(test_run__status=ExperimentStatus.SUCCEEDED)
+            | Q(test_run__isnull=True, test_score__isnull=False)
+        )
+        .values_list("dev_run__submission_id", "relative_improvement")
+    )
     return {submission_id: float(value) for submission_id, value in results if value is not None}
 
 

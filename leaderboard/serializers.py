@@ -242,6 +242,19 @@ class ObjectiveTaskResultSerializer(serializers.Serializer):
     )
     beat_baseline_share = RoundedFloatField(help_text="Share of trials above 0%.")
     task_version = serializers.IntegerField(help_text="The task version of the results.")
+    test_score_source = serializers.CharField(
+        help_text="Where a test score obtained elsewhere comes from ('' for a test run here)."
+    )
+    idea_source = serializers.CharField(
+        help_text="The best trial's configuration: none, human, agent, or a label such as coi."
+    )
+    baseline_score = serializers.FloatField(allow_null=True)
+    absolute_improvement = RoundedFloatField(
+        allow_null=True, help_text="score - baseline, in the metric's direction."
+    )
+    percent_improvement = RoundedFloatField(
+        allow_null=True, help_text="(score - baseline) / |baseline| x 100, in its direction."
+    )
 
     class Meta:
         # The CSV names the task by its slug; the title is for people.
@@ -268,13 +281,20 @@ class ObjectiveLeaderboardRowSerializer(serializers.Serializer):
     display_name = serializers.CharField(source="row.agent_display_name")
     n_tasks = serializers.IntegerField(source="row.task_count")
     mean_relative_improvement = RoundedFloatField(source="row.mean_relative_improvement")
+    best_of_k = serializers.ListField(
+        source="row.best_of_k",
+        child=serializers.DictField(),
+        help_text="MLRC-Bench's Pass@k: for k = 1..K, `share` of the agent's `n` tasks with "
+        "at least k trials where the best of its first k trials beats the baseline.",
+    )
     tasks = ObjectiveTaskResultSerializer(
         many=True, source="row.tasks", help_text="A CSV has one row per agent and task."
     )
     url = AgentPageField(source="row.agent_name", help_text="The agent's page.")
 
     class Meta:
-        csv_exclude = ("url",)
+        # best_of_k is a table of its own (k x share), not a column.
+        csv_exclude = ("url", "best_of_k")
 
 
 class ObjectiveLeaderboardSerializer(serializers.Serializer):

@@ -263,7 +263,11 @@ def _objective_board_html(request: HttpRequest) -> str:
             {
                 "board": board,
                 "tasks": tasks,
-                "columns": page_columns(ObjectiveLeaderboardRowSerializer(), OBJECTIVE_COLUMNS),
+                "columns": page_columns(
+                    ObjectiveLeaderboardRowSerializer(),
+                    OBJECTIVE_COLUMNS,
+                    hidden=frozenset({"best_of_k"}),
+                ),
                 "task_columns": task_columns,
                 "rows": [
                     (row, [{c["task"]: c for c in row["tasks"]}.get(t[0]) for t in tasks])
@@ -272,6 +276,9 @@ def _objective_board_html(request: HttpRequest) -> str:
                 "csv_url": f"{api}?stage={OBJECTIVE_STAGE}&format=csv",
                 "json_url": f"{api}?stage={OBJECTIVE_STAGE}&format=json",
                 "correlations": subjective_objective_panel(board.subjective_objective),
+                "best_of_k_ks": list(
+                    range(1, max((len(r["best_of_k"]) for r in rows), default=0) + 1)
+                ),
             },
             request=request,
         )

@@ -543,6 +543,10 @@ EXPERIMENT_WORK_ROOT = env.path(
 # Where installed objective tasks keep their data and evaluation program
 # (never under MEDIA_ROOT, which may be served: test labels are secret).
 EXPERIMENT_DATA_ROOT = env.path("EXPERIMENT_DATA_ROOT", default=BASE_DIR / "var" / "objective")
+# Objective tasks' Python environments (experiments/environments.py): one
+# virtual environment per requirements hash, built with TASK_ENV_PYTHON.
+TASK_ENV_ROOT = env.path("TASK_ENV_ROOT", default=BASE_DIR / "var" / "task-envs")
+TASK_ENV_PYTHON = env.str("TASK_ENV_PYTHON", default="/usr/bin/python3")
 EXPERIMENT_TIME_LIMIT_SECONDS = env.int("EXPERIMENT_TIME_LIMIT_SECONDS", default=3600)
 EXPERIMENT_MAX_TIME_LIMIT_SECONDS = env.int("EXPERIMENT_MAX_TIME_LIMIT_SECONDS", default=6 * 3600)
 EXPERIMENT_LOG_MAX_BYTES = env.int("EXPERIMENT_LOG_MAX_BYTES", default=10 * 1024 * 1024)

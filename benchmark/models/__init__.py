@@ -3,7 +3,7 @@ agents with their submissions and artifacts, and users' API tokens.
 Experiment runs live in the `experiments` app."""
 
 from .accounts import ApiToken
-from .catalogue import TASK_SLUG_PATTERN, Conference, Task, TaskKind, Topic
+from .catalogue import OBJECTIVE_SLUG_PATTERN, TASK_SLUG_PATTERN, Conference, Task, TaskKind, Topic
 from .prices import ModelPrice
 from .submissions import (
     Agent,
@@ -21,6 +21,7 @@ from .submissions import (
 )
 
 __all__ = [
+    "OBJECTIVE_SLUG_PATTERN",
     "TASK_SLUG_PATTERN",
     "ApiToken",
     "Agent",

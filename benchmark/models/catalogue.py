@@ -31,6 +31,10 @@ class TaskKind(models.TextChoices):
 # Slugs are `<conference><year>_<workshop>`; the workshop part keeps the
 # repository's own case (e.g. `icml2024_FoRLaC`).
 TASK_SLUG_PATTERN = r"^(iclr|icml|neurips)(20[0-9]{2})_([A-Za-z0-9][A-Za-z0-9_-]*)$"
+# Objective tasks (MLRC-Bench's competitions) come from any venue: KDD Cup,
+# CVPR, ... `<venue><year>_<name>` with a lowercase venue.
+OBJECTIVE_SLUG_PATTERN = r"^([a-z]{2,16})(20[0-9]{2})_([A-Za-z0-9][A-Za-z0-9_-]*)$"
+VENUE_PATTERN = r"^[a-z]{2,16}$"
 
 
 class Task(models.Model):
@@ -54,7 +58,9 @@ class Task(models.Model):
         ordering = ["-year", "conference", "slug"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(conference__in=Conference.values), name="task_conference_valid"
+                condition=Q(conference__in=Conference.values)
+                | Q(kind=TaskKind.OBJECTIVE, conference__regex=VENUE_PATTERN),
+                name="task_conference_valid",
             ),
             models.CheckConstraint(
                 condition=Q(topic__in=[*Topic.values, ""]), name="task_topic_valid"
@@ -64,7 +70,9 @@ class Task(models.Model):
                 condition=Q(year__gte=2000, year__lte=2100), name="task_year_plausible"
             ),
             models.CheckConstraint(
-                condition=Q(slug__regex=TASK_SLUG_PATTERN), name="task_slug_format"
+                condition=Q(slug__regex=TASK_SLUG_PATTERN)
+                | Q(kind=TaskKind.OBJECTIVE, slug__regex=OBJECTIVE_SLUG_PATTERN),
+                name="task_slug_format",
             ),
             models.CheckConstraint(condition=~Q(title=""), name="task_title_not_empty"),
         ]
@@ -75,3 +83,10 @@ class Task(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("benchmark:task-detail", kwargs={"slug": self.slug})
+
+    @property
+    def venue(self) -> str:
+        """The conference's name, or an objective task's venue as its slug has it (KDD)."""
+        if self.conference in Conference.values:
+            return Conference(self.conference).label
+        return self.conference.upper()

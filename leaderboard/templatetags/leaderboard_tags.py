@@ -31,3 +31,12 @@ def usd(value) -> str:
     if value is None:
         return "—"
     return f"${float(value):,.2f}"
+
+
+@register.filter
+def slice_k(points, k):
+    """`{{ row.best_of_k|slice_k:k }}`: the best-of-k point for this k, or None."""
+    for point in points or []:
+        if point.get("k") == k:
+            return point
+    return None

@@ -3,8 +3,10 @@ that exact layout (its main.py imports MLAgentBench.utils) is imported with
 `objective_task import-mlrc`, method archives are refused or run on dev and
 test, and every bad input says what went wrong instead of giving a score."""
 
+import json
 import time
 import zipfile
+from decimal import Decimal
 from io import StringIO
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from benchmark.intake import IntakeRefused, submission_intake
-from benchmark.models import Stage, SubmissionSource
+from benchmark.models import ArtifactKind, Stage, SubmissionSource
 from experiments.models import (
     ExperimentRun,
     ExperimentStatus,
@@ -30,6 +32,7 @@ BASELINE, HUMAN = 88.0, 99.0  # the baseline's and the top human's test scores
 MAIN = """\
 import argparse
 import time
+from decimal import Decimal
 
 from MLAgentBench.constants import ALL_BASE_PERFORMANCE
 from MLAgentBench.utils import save_evals
@@ -119,8 +122,9 @@ TASK_FILES = {
     "scripts/read_only_files.txt": "main.py\nevaluation.py\nconstants.py\nmethods/BaseMethod.py\n"
     "methods/MyMethod.py\ndata/*\n",
     # Test: max(inputs) = 8 against 20 gives the baseline 88.
-    "scripts/test_data/data/test.json": '{"inputs": [2, 4, 6, 8]}',
-    "scripts/test_data/data/test_target.json": '{"target": 20}',
+    # MLRC-Bench copies scripts/test_data/* into data/ for the test phase.
+    "scripts/test_data/test.json": '{"inputs": [2, 4, 6, 8]}',
+    "scripts/test_data/test_target.json": '{"target": 20}',
     "scripts/prepare.py": "# The data ship with the folder; nothing to download.\n",
     "scripts/environment.yml": "name: tiny\ndependencies:\n  - python>=3.10\n",
 }
@@ -168,6 +172,8 @@ def import_mlrc(folder: Path, *extra: str, human: float = HUMAN) -> str:
         f"--human={human}",
         "--baseline-runtime=0.5",
         "--title=Tiny MLRC-Bench task",
+        # Its label files: only the scoring step sees them.
+        "--labels=data/*_target.json",
         *extra,
         stdout=out,
     )
@@ -241,7 +247,7 @@ def test_a_task_folder_imports_once_and_a_changed_one_is_a_new_version(
     assert (objective.baseline_runtime_seconds, objective.version) == (0.5, 1)
     env, test_data = Path(objective.dev_data_dir), Path(objective.test_data_dir)
     assert (env / "main.py").read_text() == MAIN
-    assert (test_data / "data" / "test_target.json").is_file()
+    assert (test_data / "test_target.json").is_file()
     # The test data are kept apart from env/, which every run copies.
     assert not (env / "data" / "test_target.json").exists()
     digest, updated = objective.source_sha256, objective.updated_at
@@ -354,7 +360,9 @@ def test_a_dev_run_scores_the_method_and_a_test_run_evaluates_it_once(tiny):
     assert (ours.status, ours.score) == (ExperimentStatus.SUCCEEDED, 98.0), ours.reason
     assert ours.metrics["method_complexity"] == 3 and ours.metrics["base_complexity"] == 3
     log = ours.log.read().decode()
-    assert "baseline as MLAgentBench.constants has it: {'neurips2025_tiny_mlrc'" in log
+    # main.py's two halves, each in its own sandbox.
+    assert "$ python /opt/mlrc/mlrc_method.py -m double_max -p dev" in log
+    assert "$ python /opt/mlrc/mlrc_score.py -m double_max -p dev" in log
 
     test = experiment_execute(run_id=objective_test_queue(agent=agent, objective=tiny).pk)
 
@@ -415,22 +423,66 @@ def test_a_run_without_a_usable_score_says_why_and_gets_none(tiny, body, status,
     assert not ObjectiveResult.objects.exists()
 
 
-@pytest.mark.django_db
-def test_a_score_that_is_not_a_number_is_not_a_score(tiny):
-    # A method's module can reach into main.py, which saves whatever score it has.
-    files = method_archive_files("text", DOUBLE_MAX, method_name="text")
-    files["methods/__init__.py"] = (
-        "import sys\nsys.modules['__main__'].get_score = lambda method, phase: 'great'\n"
-    ) + files["methods/__init__.py"]
+# A method's own process is not trusted with its score (issue 32, item 11): each
+# forgery below gave the method the score it wanted before the two-step runs.
+APPEND_TO_READ_ONLY = """\
+changed = 0
+for path in ("evaluation.py", "main.py", "constants.py", "methods/BaseMethod.py"):
+    try:
+        with open(path, "a") as handle:
+            handle.write("\\nget_score = lambda method, phase: 1000.0\\n")
+        changed += 1
+    except OSError:
+        pass
+return 2 * max(inputs) + 1000 * changed"""
+READ_THE_LABELS = """\
+import json, os
+for path in ("data/dev_target.json", "/work/data/dev_target.json"):
+    if os.path.exists(path):
+        with open(path) as handle:
+            return json.load(handle)["target"]
+return 2 * max(inputs)"""
+SAVE_A_FORGED_SCORE = """\
+import json, os, sys
+main = sys.modules.get("__main__")
+for module in (main, sys.modules.get("evaluation")):
+    if module is not None:
+        module.get_score = lambda method, phase: 1000.0
+os.makedirs("output", exist_ok=True)
+with open("output/idea_evals.json", "w") as handle:
+    json.dump({"implementations": [{"phase": "dev", "performance": 1000.0}]}, handle)
+return 2 * max(inputs)"""
 
-    run = dev_run(tiny, files)
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "body",
+    [APPEND_TO_READ_ONLY, READ_THE_LABELS, SAVE_A_FORGED_SCORE],
+    ids=["append-to-read-only-files", "read-the-labels", "forge-the-saved-score"],
+)
+def test_a_method_cannot_forge_its_score(tiny, body):
+    run = dev_run(tiny, method_archive_files("forger", body, method_name="forger"))
+
+    # The honest score of 2 * max(inputs): 98 (the labels would give 100, a
+    # changed evaluation or saved score 1000).
+    assert (run.status, run.score) == (ExperimentStatus.SUCCEEDED, 98.0), run.reason
+
+
+@pytest.mark.django_db
+def test_a_score_outside_the_metrics_range_is_refused_with_the_reason(
+    experiment_settings, task_folder
+):
+    import_mlrc(task_folder, "--metric-max=99.5")
+    objective = ObjectiveTask.objects.get(task__slug=SLUG)
+
+    run = dev_run(objective, method_archive_files("exact", "return 10", method_name="exact"))
 
     assert run.status == ExperimentStatus.COULD_NOT_RUN and run.score is None
-    assert "('great') is not a finite number" in run.reason
+    assert "the score 100 is above the highest possible closeness (99.5): refused" in run.reason
 
 
 @pytest.mark.django_db
-def test_trials_are_grouped_best_and_mean_and_share_beating_the_baseline(tiny):
+def test_trials_are_grouped_best_and_mean_and_share_beating_the_baseline(tiny, client):
     from experiments.selectors import objective_leaderboard_rows
 
     agent = AgentFactory(name="eight-trial-agent")
@@ -449,6 +501,15 @@ def test_trials_are_grouped_best_and_mean_and_share_beating_the_baseline(tiny):
     assert cell.relative_improvement == cell.best_relative_improvement == improvement(96.0)
     assert cell.mean_relative_improvement_of_trials == (improvement(96.0) + 0.0 + 0.0) / 3
     assert cell.beat_baseline_share == 1 / 3
+    # Best of k trials (MLRC-Bench's Pass@k): trial 1 beats the baseline already.
+    assert row.best_of_k == [{"k": k, "n": 1, "share": 1.0} for k in (1, 2, 3)]
+    answer = client.get("/api/leaderboard/", {"stage": "objective"}).json()
+    assert answer["rows"][0]["best_of_k"][2] == {"k": 3, "n": 1, "share": 1.0}
+    cell_answer = answer["rows"][0]["tasks"][0]
+    assert cell_answer["absolute_improvement"] == 96.0 - BASELINE
+    assert cell_answer["percent_improvement"] == round((96.0 - BASELINE) / BASELINE * 100, 4)
+    page = client.get("/leaderboard/", {"stage": "objective"}).content.decode()
+    assert 'data-testid="best-of-k-table"' in page and "100% <span" in page
 
 
 # --- through the worker --------------------------------------------------------
@@ -503,3 +564,100 @@ def test_an_uploaded_method_runs_on_a_gpu_worker_and_reaches_the_leaderboard(
     assert cell["best_relative_improvement"] == cell["mean_relative_improvement_of_trials"]
     page = client.get(f"/tasks/{SLUG}/").content.decode()
     assert "MLRC-Bench task folder, version 1" in page and f"{improvement(96.0):.1f}%" in page
+
+
+def test_read_only_files_are_mounted_one_by_one_and_many_as_their_folder(tmp_path):
+    from experiments.mlrc import READ_ONLY_FOLDER_AT, read_only_paths
+
+    build_task(tmp_path, {"main.py": "", "methods/BaseMethod.py": "", "methods/Mine.py": ""})
+    for i in range(READ_ONLY_FOLDER_AT + 1):
+        (tmp_path / "data" / "images").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "data" / "images" / f"{i}.png").write_text("")
+    (tmp_path / "data" / "dev.csv").write_text("")
+
+    paths = read_only_paths(tmp_path, ["main.py", "methods/BaseMethod.py", "data/*"])
+
+    # methods/Mine.py stays writable; data/ (66 read-only files) is one mount.
+    assert paths == ["data", "main.py", "methods/BaseMethod.py"]
+
+
+@pytest.mark.django_db
+def test_the_analyses_show_the_configuration_cost_and_best_of_k(tiny, client):
+    agent = AgentFactory(name="coi-agent")
+    files = method_archive_files("double_max", DOUBLE_MAX, method_name="double_max")
+    files["idea_source.txt"] = "CoI\n"
+    dev = dev_run(tiny, files, agent=agent)
+    dev.submission.llm_cost_usd, dev.submission.llm_unpriced_steps = Decimal("0.25"), 1
+    dev.submission.save()
+    experiment_execute(run_id=objective_test_queue(agent=agent, objective=tiny).pk)
+
+    answer = client.get("/api/objective/analyses/", {"task": SLUG}).json()
+
+    (row,) = answer["agents"]
+    assert (row["agent"], row["idea_source"], row["trials"]) == ("coi-agent", "coi", 1)
+    assert row["best_of_k"] == [{"k": 1, "n": 1, "share": 1.0, "why_empty": ""}]
+    assert row["absolute_improvement"] == 96.0 - BASELINE
+    # One step had no price: the cost is a lower bound.
+    assert row["cost"]["n"] == 1 and row["cost"]["is_lower_bound"] is True
+    assert row["cost"]["relative_improvement_per_usd"] == pytest.approx(improvement(96.0) / 0.25)
+    filtered = client.get("/api/objective/analyses/", {"task": SLUG, "idea_source": "human"})
+    assert filtered.json()["agents"] == []
+    board = client.get("/api/leaderboard/", {"stage": "objective"}).json()
+    assert board["rows"][0]["tasks"][0]["idea_source"] == "coi"
+    assert client.get("/api/objective/analyses/", {"task": "kdd2023_none"}).status_code == 404
+
+
+CLAUDE_TRACE = [
+    {"role": "user", "content": "Improve the method."},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "python x.py"}},
+            {"type": "tool_use", "id": "b", "name": "Edit", "input": {"path": "m.py"}},
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "a", "content": "Traceback", "is_error": True},
+            {
+                "type": "tool_result",
+                "tool_use_id": "b",
+                "content": "missing required parameter old_string",
+                "is_error": True,
+            },
+        ],
+    },
+    {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "c", "name": "Bash", "input": {"command": "x"}}],
+    },
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": "ok"}]},
+]
+
+
+@pytest.mark.django_db
+def test_the_analyses_read_argument_errors_and_self_repairs_from_the_trace(tiny, client):
+    agent = AgentFactory(name="traced-agent")
+    files = method_archive_files("double_max", DOUBLE_MAX, method_name="double_max")
+    files["claude_output.json"] = json.dumps(CLAUDE_TRACE)
+    submission = submission_with_files(
+        files,
+        kinds={"claude_output.json": ArtifactKind.TRACE},
+        agent=agent,
+        task=tiny.task,
+        stage=Stage.METHOD,
+    )
+    experiment_execute(run_id=experiment_queue(submission=submission, phase="dev").pk)
+    experiment_execute(run_id=objective_test_queue(agent=agent, objective=tiny).pk)
+
+    (row,) = client.get("/api/objective/analyses/", {"task": SLUG}).json()["agents"]
+
+    assert row["trace"] == {
+        "n_traced_trials": 1,
+        "n_tool_calls": 3,
+        "argument_error_share": 1 / 3,
+        "n_execution_errors": 1,
+        "repaired_share": 1.0,
+        "why_empty": "",
+    }

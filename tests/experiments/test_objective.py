@@ -106,7 +106,7 @@ def test_the_shipped_task_is_installed_as_an_mlrc_task(curve):
     assert "methods/BaseMethod.py" in curve.read_only_files
     env, test_data = Path(curve.dev_data_dir), Path(curve.test_data_dir)
     assert (env / "main.py").is_file() and (env / "data" / "dev_labels.csv").is_file()
-    assert (test_data / "data" / "test_labels.csv").is_file()
+    assert (test_data / "test_labels.csv").is_file()
     assert not (env / "data" / "test_labels.csv").exists()
     # Installing again changes nothing.
     again = objective_tasks_install()
@@ -115,7 +115,7 @@ def test_the_shipped_task_is_installed_as_an_mlrc_task(curve):
 
 
 def test_dev_runs_never_see_test_data(curve):
-    test_data = Path(curve.test_data_dir) / "data"
+    test_data = Path(curve.test_data_dir)
     env = Path(curve.dev_data_dir)
     tries = ["/work/data/test_inputs.csv", "/work/data/test_labels.csv", str(test_data)]
     files = example_files("knn")

@@ -141,6 +141,11 @@ def test_the_objective_csv_columns_are_its_serializers_fields():
         "mean_relative_improvement_of_trials",
         "beat_baseline_share",
         "task_version",
+        "test_score_source",
+        "idea_source",
+        "baseline_score",
+        "absolute_improvement",
+        "percent_improvement",
     ]
 
 

@@ -2,13 +2,26 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmark.models import Agent
-from experiments.errors import ExperimentRefused, ObjectiveTaskInvalid
-from experiments.models import ObjectiveResult, ObjectiveTask
+from benchmark.models import Agent, Submission
+from experiments.environments import environment_state, objective_environment_build
+from experiments.errors import EnvironmentInvalid, ExperimentRefused, ObjectiveTaskInvalid
+from experiments.models import ObjectiveResult, ObjectiveTask, TestPhase
 from experiments.objective_tasks import objective_task_define, objective_task_import_mlrc
 from experiments.queue import objective_test_queue
+from experiments.results import objective_test_score_record
 from experiments.selectors import objective_trials_to_test
 from experiments.shipped import objective_tasks_install
+
+SLUG_HELP = "<venue><year>_<name>, e.g. kdd2023_product_recommendation"
+
+
+def _range_arguments(parser) -> None:
+    parser.add_argument(
+        "--metric-min", type=float, help="the lowest possible score (default: by metric name)"
+    )
+    parser.add_argument(
+        "--metric-max", type=float, help="the highest possible score (default: by metric name)"
+    )
 
 
 class Command(BaseCommand):
@@ -17,13 +30,14 @@ class Command(BaseCommand):
         "MLRC-Bench task folder as it is published, `list` shows them, `evaluate` runs "
         "the best dev run of each agent's trial once on the test data, `install` "
         "installs the tasks shipped with the site (and with --examples runs their "
-        "example methods)."
+        "example methods), `env-build` builds a task version's Python environment, "
+        "`test-score` records a test score obtained elsewhere."
     )
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="action", required=True)
         add = sub.add_parser("add", help="define or update an objective task")
-        add.add_argument("--slug", required=True, help="<iclr|icml|neurips><year>_<name>")
+        add.add_argument("--slug", required=True, help=SLUG_HELP)
         add.add_argument("--title")
         add.add_argument("--description-file", type=Path, help="the task as markdown")
         add.add_argument("--metric", required=True, help="key of metrics.json")
@@ -41,11 +55,12 @@ class Command(BaseCommand):
         add.add_argument("--method-command", default="sh run.sh")
         add.add_argument("--time-limit", type=int, default=600, metavar="SECONDS")
         add.add_argument("--gpus", type=int, default=0)
+        _range_arguments(add)
         mlrc = sub.add_parser(
             "import-mlrc", help="import an MLRC-Bench task folder (env/ and scripts/)"
         )
         mlrc.add_argument("path", type=Path, help="the task folder, holding env/ and scripts/")
-        mlrc.add_argument("--slug", required=True, help="<iclr|icml|neurips><year>_<name>")
+        mlrc.add_argument("--slug", required=True, help=SLUG_HELP)
         mlrc.add_argument("--title")
         mlrc.add_argument("--metric", required=True, help="the name of the score main.py saves")
         direction = mlrc.add_mutually_exclusive_group(required=True)
@@ -58,6 +73,27 @@ class Command(BaseCommand):
         )
         mlrc.add_argument("--time-limit", type=int, default=600, metavar="SECONDS")
         mlrc.add_argument("--gpus", type=int, default=0)
+        _range_arguments(mlrc)
+        mlrc.add_argument(
+            "--labels",
+            action="append",
+            metavar="GLOB",
+            help="label files under env/ (the test data once in data/) that only the scoring "
+            "step sees; repeatable (default: data/*label*)",
+        )
+        mlrc.add_argument(
+            "--test-phase",
+            choices=TestPhase.values,
+            default=TestPhase.LOCAL,
+            help="external: the test set is scored elsewhere (no scripts/test_data needed)",
+        )
+        build = sub.add_parser("env-build", help="build a task version's Python environment")
+        build.add_argument("slug")
+        build.add_argument("--version", type=int, help="the task version (default: the current)")
+        score = sub.add_parser("test-score", help="record a test score obtained elsewhere")
+        score.add_argument("--submission", type=int, required=True, help="the method submission")
+        score.add_argument("--score", type=float, required=True)
+        score.add_argument("--source", required=True, help="where the score comes from")
         sub.add_parser("list", help="list the objective tasks")
         evaluate = sub.add_parser("evaluate", help="evaluate best dev runs on the test data")
         evaluate.add_argument("--slug", required=True)
@@ -95,6 +131,8 @@ class Command(BaseCommand):
                 method_command=o["method_command"],
                 time_limit_seconds=o["time_limit"],
                 gpu_count=o["gpus"],
+                metric_min=o["metric_min"],
+                metric_max=o["metric_max"],
             )
         except ObjectiveTaskInvalid as exc:
             lines = "\n".join(f"  - {problem}" for problem in exc.problems)
@@ -115,6 +153,10 @@ class Command(BaseCommand):
                 baseline_runtime_seconds=o["baseline_runtime"],
                 time_limit_seconds=o["time_limit"],
                 gpu_count=o["gpus"],
+                metric_min=o["metric_min"],
+                metric_max=o["metric_max"],
+                labels=o["labels"],
+                test_phase=o["test_phase"],
             )
         except ObjectiveTaskInvalid as exc:
             lines = "\n".join(f"  - {problem}" for problem in exc.problems)
@@ -125,6 +167,51 @@ class Command(BaseCommand):
             )
         )
 
+    def _env_build(self, **o):
+        objective = (
+            ObjectiveTask.objects.select_related("task").filter(task__slug=o["slug"]).first()
+        )
+        if objective is None:
+            raise CommandError(f"there is no objective task {o['slug']}")
+        version = o["version"] or objective.version
+        try:
+            environment = objective_environment_build(objective=objective, version=version)
+        except (EnvironmentInvalid, ExperimentRefused) as exc:
+            problems = getattr(exc, "problems", None) or [str(exc)]
+            lines = "\n".join(f"  - {problem}" for problem in problems)
+            raise CommandError(f"the environment was not built:\n{lines}") from exc
+        label = f"{objective.task.slug} version {version}"
+        if environment is None:
+            self.stdout.write(f"{label} asks for no packages: runs use the host's Python")
+            return
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{label}: environment {environment.spec_sha256[:12]} ready at "
+                f"{environment.path} ({len(environment.packages)} packages, built in "
+                f"{environment.build_seconds or 0:.1f} s)"
+            )
+        )
+
+    def _test_score(self, **o):
+        submission = (
+            Submission.objects.select_related("task", "agent").filter(pk=o["submission"]).first()
+        )
+        if submission is None:
+            raise CommandError(f"there is no submission {o['submission']}")
+        try:
+            result = objective_test_score_record(
+                submission=submission, score=o["score"], source=o["source"]
+            )
+        except ExperimentRefused as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{submission.agent.name} (trial {result.trial}) on {submission.task.slug}: "
+                f"test score {result.test_score:g} from {result.test_score_source}, "
+                f"{result.relative_improvement:.2f}% relative improvement to human"
+            )
+        )
+
     def _list(self, **o):
         for objective in ObjectiveTask.objects.select_related("task"):
             direction = "higher" if objective.higher_is_better else "lower"
@@ -132,7 +219,8 @@ class Command(BaseCommand):
                 f"{objective.task.slug} ({objective.format} v{objective.version}): "
                 f"{objective.metric} ({direction} is better), baseline "
                 f"{objective.baseline_score:g}, human {objective.human_score:g}, "
-                f"{objective.results.count()} agent(s) evaluated"
+                f"{objective.results.count()} agent(s) evaluated, environment "
+                f"{environment_state(list(objective.environment_requirements or []))['status']}"
             )
 
     def _evaluate(self, **o):

@@ -3,8 +3,8 @@
     python3 scripts/prepare.py        (from the task folder)
 
 writes env/data/ (train.csv, dev_inputs.csv, dev_labels.csv: what every run
-sees) and scripts/test_data/data/ (test_inputs.csv, test_labels.csv: laid over
-env/ for the test phase only).
+sees) and scripts/test_data/ (test_inputs.csv, test_labels.csv: copied into
+env/data/ for the test phase only, as MLRC-Bench does).
 """
 
 import csv
@@ -43,7 +43,7 @@ def main(task: Path) -> None:
     train = sample(rng, TRAIN)
     splits = {
         "dev": (sample(rng, DEV), task / "env" / "data"),
-        "test": (sample(rng, TEST), task / "scripts" / "test_data" / "data"),
+        "test": (sample(rng, TEST), task / "scripts" / "test_data"),
     }
     write(
         task / "env" / "data" / "train.csv",
