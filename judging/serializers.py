@@ -10,8 +10,19 @@ class ScoreSerializer(serializers.Serializer):
     justification = serializers.CharField(allow_blank=True)
 
 
+class FindingSerializer(serializers.Serializer):
+    type = serializers.CharField(allow_blank=True, help_text="empty: an untyped yes/no verdict")
+    description = serializers.CharField(allow_blank=True)
+    evidence = serializers.CharField(allow_blank=True)
+
+
 class JudgmentStatusSerializer(serializers.Serializer):
+    """A scoring judgment carries `scores`, `strengths`, `weaknesses` and
+    `hallucination_details`; a hallucination review (`kind`) carries `findings`
+    and `overall_assessment` instead."""
+
     id = serializers.IntegerField(allow_null=True, help_text="null: the judge has not been queued")
+    kind = serializers.CharField(help_text="score or hallucination")
     judge = serializers.CharField()
     model = serializers.CharField()
     condition = serializers.CharField(help_text="with_code or no_code")
@@ -20,12 +31,16 @@ class JudgmentStatusSerializer(serializers.Serializer):
     error = serializers.CharField(allow_blank=True)
     imported = serializers.BooleanField()
     rubric_version = serializers.IntegerField(allow_null=True)
-    scores = serializers.DictField(child=ScoreSerializer())
-    strengths = serializers.ListField(child=serializers.CharField())
-    weaknesses = serializers.ListField(child=serializers.CharField())
+    # Only a scoring judgment has these (required=False: left out of a review's answer).
+    scores = serializers.DictField(child=ScoreSerializer(), required=False)
+    strengths = serializers.ListField(child=serializers.CharField(), required=False)
+    weaknesses = serializers.ListField(child=serializers.CharField(), required=False)
+    hallucination_details = serializers.CharField(allow_blank=True, required=False)
+    # Only a hallucination review has these.
+    findings = FindingSerializer(many=True, required=False)
+    overall_assessment = serializers.CharField(allow_blank=True, required=False)
     confidence = serializers.IntegerField(allow_null=True)
     has_hallucination = serializers.BooleanField(allow_null=True)
-    hallucination_details = serializers.CharField(allow_blank=True)
     input_tokens = serializers.IntegerField(allow_null=True)
     output_tokens = serializers.IntegerField(allow_null=True)
     cost_usd = serializers.FloatField(allow_null=True, help_text="null: unknown price")
