@@ -37,15 +37,18 @@ from django.db.models.expressions import Combinable
 from django.urls import reverse
 
 from benchmark.models import ModelFamily, Submission, SubmissionStatus
+from common.errors import ValidationFailed
 
 from .models import (
     DimensionScore,
     HallucinationFinding,
     Judge,
+    JudgePanel,
     JudgingCondition,
     Judgment,
     JudgmentKind,
     JudgmentStatus,
+    StagePanel,
     SubmissionJudgingState,
 )
 from .rubrics import DEFAULT_RUBRICS, OVERALL
@@ -105,12 +108,15 @@ def done_scores(
     judge: str | None = None,
     exclude_family: str | None = None,
     exclude_same_family: bool = False,
+    judge_ids: Iterable[int] | None = None,
 ) -> QuerySet[DimensionScore]:
     """Dimension scores of finished judgments (each judge's newest), filtered as the
-    caller asks."""
+    caller asks (`judge_ids`: a panel's judges)."""
     scores = DimensionScore.objects.filter(
         judgment__status=JudgmentStatus.DONE, judgment__condition=condition
     ).filter(_newest_done_per_judge())
+    if judge_ids is not None:
+        scores = scores.filter(judgment__judge_id__in=list(judge_ids))
     if submission_ids is not None:
         scores = scores.filter(judgment__submission_id__in=_ids(submission_ids))
     if judge:
@@ -129,9 +135,11 @@ def dimension_means(
     judge: str | None = None,
     exclude_family: str | None = None,
     exclude_same_family: bool = False,
+    judge_ids: Iterable[int] | None = None,
 ) -> QuerySet[Any]:
     """The stage score of each submission on each dimension, as a grouped
-    queryset of `{"submission_id", "dimension", "mean", "n_judges"}`.
+    queryset of `{"submission_id", "dimension", "mean", "n_judges"}`
+    (`judge_ids`: only a panel's judges).
 
     It stays a queryset so that callers can filter it further, add
     aggregates over the same judgments, or wrap it in a larger query (the
@@ -143,6 +151,7 @@ def dimension_means(
             judge=judge,
             exclude_family=exclude_family,
             exclude_same_family=exclude_same_family,
+            judge_ids=judge_ids,
         )
         .values("dimension", submission_id=F("judgment__submission_id"))
         .annotate(mean=Avg("score"), n_judges=Count("judgment_id"))
@@ -157,6 +166,7 @@ def stage_scores(
     judge: str | None = None,
     exclude_family: str | None = None,
     exclude_same_family: bool = False,
+    judge_ids: Iterable[int] | None = None,
 ) -> dict[int, dict[str, Decimal]]:
     """`{submission_id: {dimension: mean over judges}}`, in one query."""
     rows = dimension_means(
@@ -165,11 +175,171 @@ def stage_scores(
         judge=judge,
         exclude_family=exclude_family,
         exclude_same_family=exclude_same_family,
+        judge_ids=judge_ids,
     )
     result: dict[int, dict[str, Decimal]] = defaultdict(dict)
     for row in rows:
         result[row["submission_id"]][row["dimension"]] = row["mean"]
     return dict(result)
+
+
+# ---------------------------------------------------------------- panels
+
+
+@dataclass(frozen=True)
+class PanelChoice:
+    """A panel as the boards use it: its name and its judges."""
+
+    name: str
+    judge_ids: tuple[int, ...]
+    judge_names: tuple[str, ...]
+    is_default: bool = False
+
+
+class UnknownPanel(ValidationFailed, LookupError):
+    default_code = "unknown_panel"
+
+
+def _panel_choice(panel: JudgePanel, *, is_default: bool) -> PanelChoice:
+    judges = sorted(panel.judges.values_list("pk", "name"), key=lambda pair: pair[1])
+    return PanelChoice(
+        name=panel.name,
+        judge_ids=tuple(pk for pk, _ in judges),
+        judge_names=tuple(name for _, name in judges),
+        is_default=is_default,
+    )
+
+
+def stage_panel(*, stage: str, name: str = "") -> PanelChoice | None:
+    """The panel named (UnknownPanel when there is none), else the stage's
+    default; None when the site has no default for the stage (every judge's
+    mean counts, as on a site without panels)."""
+    default = StagePanel.objects.filter(stage=stage).select_related("panel").first()
+    if name:
+        panel = JudgePanel.objects.filter(name=name).first()
+        if panel is None:
+            raise UnknownPanel(f"no panel named {name!r}", field="panel")
+        return _panel_choice(panel, is_default=default is not None and default.panel_id == panel.pk)
+    return _panel_choice(default.panel, is_default=True) if default is not None else None
+
+
+@dataclass(frozen=True)
+class PanelListing:
+    name: str
+    judges: list[str]
+    default_for: list[str]
+    description: str
+
+
+def panels_list() -> list[PanelListing]:
+    return [
+        PanelListing(
+            name=panel.name,
+            judges=sorted(judge.name for judge in panel.judges.all()),
+            default_for=sorted(default.stage for default in panel.default_for.all()),
+            description=panel.description,
+        )
+        for panel in JudgePanel.objects.prefetch_related("judges", "default_for")
+    ]
+
+
+def panel_judge_names(*, judge: Judge) -> list[str]:
+    return list(judge.panels.values_list("name", flat=True))
+
+
+def not_counted_reasons(
+    *,
+    submission_ids: Iterable[int] | QuerySet[Any],
+    panel: PanelChoice,
+    condition: str = JudgingCondition.WITH_CODE,
+) -> dict[int, str]:
+    """`{submission id: why the panel's board does not count it}` for those that
+    have a judgment of a panel judge but not a finished one of each: which judge
+    failed (with its reason) or is still at work. A submission no panel judge
+    was asked about has no reason here (it waits to be judged)."""
+    newest: dict[tuple[int, int], tuple[str, str]] = {}
+    names = dict(zip(panel.judge_ids, panel.judge_names, strict=True))
+    for submission_id, judge_id, status, error in (
+        Judgment.objects.filter(
+            submission_id__in=_ids(submission_ids),
+            judge_id__in=panel.judge_ids,
+            condition=condition,
+            kind=JudgmentKind.SCORE,
+        )
+        .order_by("pk")
+        .values_list("submission_id", "judge_id", "status", "error")
+    ):
+        previous = newest.get((submission_id, judge_id))
+        # A judge's done judgment counts even while a newer one is at work.
+        if previous is None or previous[0] != JudgmentStatus.DONE:
+            newest[(submission_id, judge_id)] = (status, error)
+    reasons: dict[int, str] = {}
+    for submission_id in {s for s, _ in newest}:
+        parts = []
+        for judge_id in panel.judge_ids:
+            status, error = newest.get((submission_id, judge_id), ("", ""))
+            if status == JudgmentStatus.DONE:
+                continue
+            if status == JudgmentStatus.FAILED:
+                parts.append(f"{names[judge_id]} failed: {error or 'no reason recorded'}")
+            elif status:
+                parts.append(f"{names[judge_id]} has not finished ({status})")
+            else:
+                parts.append(f"{names[judge_id]} has not judged it")
+        if parts:
+            reasons[submission_id] = "; ".join(parts)
+    return reasons
+
+
+def submission_not_counted(*, submission: Submission) -> dict[str, str] | None:
+    """`{"panel", "reason"}` when the stage's default panel does not count the
+    submission because one of its judges failed or is still at work; else None."""
+    panel = stage_panel(stage=submission.stage)
+    if panel is None:
+        return None
+    reason = not_counted_reasons(submission_ids=[submission.pk], panel=panel).get(submission.pk)
+    return {"panel": panel.name, "reason": reason} if reason else None
+
+
+def pending_submissions(
+    submissions: QuerySet[Submission], *, include_imported: bool = False
+) -> QuerySet[Submission]:
+    """What `judge --pending` judges: the ready submissions that their stage's
+    default panel's judges have not each scored (on a stage without a default
+    panel: those ready or judging, as before panels), leaving the imported
+    published ones (any imported judgment) alone unless `include_imported`; and
+    any submission with a judgment left queued (a run the embedded defaults, with
+    no broker, never finished), imported or not."""
+    defaults = {
+        default.stage: _panel_choice(default.panel, is_default=True)
+        for default in StagePanel.objects.select_related("panel")
+    }
+    new = (
+        Q(status=SubmissionStatus.READY)
+        & ~Q(stage__in=list(defaults))
+        & Q(judging_state__in=[SubmissionJudgingState.READY, SubmissionJudgingState.JUDGING])
+    )
+    for stage, panel in defaults.items():
+        scored = (
+            Judgment.objects.filter(
+                condition=JudgingCondition.WITH_CODE,
+                kind=JudgmentKind.SCORE,
+                status=JudgmentStatus.DONE,
+                judge_id__in=panel.judge_ids,
+            )
+            .values("submission_id")
+            .annotate(n=Count("judge_id", distinct=True))
+            .filter(n=len(panel.judge_ids))
+            .values("submission_id")
+        )
+        new |= Q(status=SubmissionStatus.READY, stage=stage) & ~Q(id__in=scored)
+    if not include_imported:
+        new &= ~Q(id__in=Judgment.objects.filter(imported=True).values("submission_id"))
+    left_queued = Q(
+        status=SubmissionStatus.READY,
+        id__in=Judgment.objects.filter(status=JudgmentStatus.QUEUED).values("submission_id"),
+    )
+    return submissions_with_judging_state(submissions).filter(new | left_queued)
 
 
 # ---------------------------------------------------------------- the judging state

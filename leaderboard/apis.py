@@ -96,7 +96,17 @@ LEADERBOARD_PARAMETERS = [
     OpenApiParameter("year", int),
     OpenApiParameter("topic", str, enum=_choices(Topic.choices)),
     OpenApiParameter("task", str, description="Only this task (its slug)."),
-    OpenApiParameter("judge", str, description="One judge by name instead of the mean."),
+    OpenApiParameter(
+        "panel",
+        str,
+        description="A judge panel by name (`judges panel list`); default: the stage's "
+        "default panel. The scores are its judges' mean; `panel` is in every row and answer.",
+    ),
+    OpenApiParameter(
+        "judge",
+        str,
+        description="One judge by name instead of the mean, on the submissions the panel counts.",
+    ),
     OpenApiParameter(
         "condition",
         str,
