@@ -425,7 +425,11 @@ class ConditionPanel:
 
 
 def _panel_for(
-    submission: Submission, judgments: list[Judgment], condition: str, with_active: bool
+    submission: Submission,
+    judgments: list[Judgment],
+    condition: str,
+    with_active: bool,
+    score_panel: PanelChoice | None = None,
 ) -> ConditionPanel | None:
     mine = [j for j in judgments if j.condition == condition and j.kind == JudgmentKind.SCORE]
     # Each judge's newest judgment is the one shown, so a re-judging shows its progress.
@@ -446,7 +450,12 @@ def _panel_for(
         rows.append(JudgeRow(judge=judge, judgment=shown, scores=scores))
     rubric = next((row.judgment.rubric for row in rows if row.judgment), None)
     dimensions = rubric.dimensions if rubric else []
-    means = stage_scores(submission_ids=[submission.pk], condition=condition).get(submission.pk, {})
+    # The published score: the mean of the stage's default panel (every judge without one).
+    means = stage_scores(
+        submission_ids=[submission.pk],
+        condition=condition,
+        judge_ids=score_panel.judge_ids if score_panel is not None else None,
+    ).get(submission.pk, {})
     table = [
         {
             "key": dimension["key"],
@@ -505,12 +514,13 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
         .order_by("pk")
     )
     hallucination = _hallucination_rows(judgments)
+    score_panel = stage_panel(stage=submission.stage)
     panels = []
     for condition, with_active in (
         (JudgingCondition.WITH_CODE, True),
         (JudgingCondition.NO_CODE, False),
     ):
-        panel = _panel_for(submission, judgments, condition, with_active)
+        panel = _panel_for(submission, judgments, condition, with_active, score_panel)
         if panel is not None:
             panels.append(panel)
     shown = [row.judgment for panel in panels for row in panel.rows if row.judgment] + [
@@ -534,6 +544,17 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
         "percent": round(100 * finished / total) if total else 0,
         "complete": total > 0 and finished == total,
         "stage_score": panels[0].stage_score if panels else None,
+        "score_panel": score_panel,
+        "not_counted": submission_not_counted(submission=submission),
+        # The panel judges' failed judgments, for the staff's "Judge again" buttons.
+        "failed_panel_judgments": [
+            row.judgment
+            for row in (panels[0].rows if panels else [])
+            if row.judgment is not None
+            and row.judgment.status == JudgmentStatus.FAILED
+            and score_panel is not None
+            and row.judge.pk in score_panel.judge_ids
+        ],
         "cost_usd": sum(costs) if costs and all(c is not None for c in costs) else None,
         "cost_known": all(c is not None for c in costs),
         # Changes whenever anything the panel shows moves; the page's poller compares it.
@@ -608,6 +629,8 @@ def judgments_status_data(submission: Submission) -> dict[str, Any]:
         "stage_score": _number(context["stage_score"]),
         "stage_scores": stage,
         "cost_usd": _number(context["cost_usd"]),
+        "panel": context["score_panel"].name if context["score_panel"] else None,
+        "not_counted": context["not_counted"],
         "judgments": judgments,
     }
 

@@ -48,6 +48,11 @@ class JudgmentStatusSerializer(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
+class NotCountedSerializer(serializers.Serializer):
+    panel = serializers.CharField()
+    reason = serializers.CharField()
+
+
 class SubmissionJudgmentsSerializer(serializers.Serializer):
     submission = serializers.IntegerField()
     submission_status = serializers.CharField()
@@ -62,6 +67,16 @@ class SubmissionJudgmentsSerializer(serializers.Serializer):
         help_text="per condition, each dimension's mean over the judges",
     )
     cost_usd = serializers.FloatField(allow_null=True)
+    panel = serializers.CharField(
+        allow_null=True,
+        help_text="The judge panel whose mean `stage_score` is (the stage's default); "
+        "null: every judge (no panel)",
+    )
+    not_counted = NotCountedSerializer(
+        allow_null=True,
+        help_text="Set when the panel's boards leave the submission out: a panel judge "
+        "failed on it or has not finished, and why",
+    )
     judgments = JudgmentStatusSerializer(many=True)
 
 

@@ -1195,8 +1195,10 @@ def panel_default_set(*, name: str, stages: Iterable[str] | None = None) -> list
 def panel_published_ensure(*, name: str, judge_names: Iterable[str]) -> JudgePanel | None:
     """The import's panel of the published judges (those of `judge_names` that
     exist), made the default of every judged stage that has none. An existing
-    panel of that name is left as it is."""
+    panel of that name is left as it is. Returns the panel when this call made
+    it or made it a stage's default, else None."""
     panel = JudgePanel.objects.filter(name=name).first()
+    changed = panel is None
     if panel is None:
         judges = list(Judge.objects.filter(name__in=list(judge_names)))
         if not judges:
@@ -1207,8 +1209,8 @@ def panel_published_ensure(*, name: str, judge_names: Iterable[str]) -> JudgePan
             description="MLR-Bench's published judges (MLR-Judge), as imported.",
         )
     taken = set(StagePanel.objects.values_list("stage", flat=True))
+    free = [stage for stage in DEFAULT_RUBRICS if stage not in taken]
     StagePanel.objects.bulk_create(
-        [StagePanel(stage=stage, panel=panel) for stage in DEFAULT_RUBRICS if stage not in taken],
-        ignore_conflicts=True,
+        [StagePanel(stage=stage, panel=panel) for stage in free], ignore_conflicts=True
     )
-    return panel
+    return panel if changed or free else None

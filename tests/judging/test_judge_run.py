@@ -372,7 +372,9 @@ def test_a_local_server_judge_without_a_key_variable_scores_through_litellm(
     # An OpenAI-compatible server that needs no key (Ollama, vLLM, llama.cpp's server).
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     judge = judge_for("local-qwen", model="openai/qwen3:32b", api_key_env="")
-    judgment = Judgment.objects.create(submission=submission, judge=judge, rubric=rubrics["end2end"])
+    judgment = Judgment.objects.create(
+        submission=submission, judge=judge, rubric=rubrics["end2end"]
+    )
     fake_llm.script(answer(review_answer("end2end", overall=7)))
 
     judgment = run(judgment)
@@ -399,7 +401,9 @@ def test_configuration_errors_fail_at_once_with_the_reason(
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     judge = JudgeFactory(**fields)
-    judgment = Judgment.objects.create(submission=submission, judge=judge, rubric=rubrics["end2end"])
+    judgment = Judgment.objects.create(
+        submission=submission, judge=judge, rubric=rubrics["end2end"]
+    )
 
     judgment = run(judgment)
 
