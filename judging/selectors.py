@@ -307,9 +307,8 @@ def pending_submissions(
     """What `judge --pending` judges: the ready submissions that their stage's
     default panel's judges have not each scored (on a stage without a default
     panel: those ready or judging, as before panels), leaving the imported
-    published ones (any imported judgment) alone unless `include_imported`; and
-    any submission with a judgment left queued (a run the embedded defaults, with
-    no broker, never finished), imported or not."""
+    published ones (any imported judgment) alone unless `include_imported`.
+    (Judgments left queued are sent again as they are: `judgments_resend_queued`.)"""
     defaults = {
         default.stage: _panel_choice(default.panel, is_default=True)
         for default in StagePanel.objects.select_related("panel")
@@ -335,11 +334,7 @@ def pending_submissions(
         new |= Q(status=SubmissionStatus.READY, stage=stage) & ~Q(id__in=scored)
     if not include_imported:
         new &= ~Q(id__in=Judgment.objects.filter(imported=True).values("submission_id"))
-    left_queued = Q(
-        status=SubmissionStatus.READY,
-        id__in=Judgment.objects.filter(status=JudgmentStatus.QUEUED).values("submission_id"),
-    )
-    return submissions_with_judging_state(submissions).filter(new | left_queued)
+    return submissions_with_judging_state(submissions).filter(new)
 
 
 # ---------------------------------------------------------------- the judging state

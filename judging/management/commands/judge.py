@@ -1,3 +1,4 @@
+import sys
 import time
 
 from django.core.management.base import BaseCommand, CommandError
@@ -13,6 +14,13 @@ from judging.models import (
     JudgmentStatus,
 )
 from judging.selectors import judgments_pending, pending_submissions
+
+
+def _interactive() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, OSError, ValueError):  # no stdin, or a closed one
+        return False
 
 
 class Command(BaseCommand):
@@ -65,6 +73,15 @@ class Command(BaseCommand):
                 raise CommandError(f"no judge named {', '.join(sorted(unknown))}")
         if options["pending"]:
             self._confirm(submissions, judges, options)
+            # Left queued by a run that stopped (with no broker, nothing else
+            # sends them): sent again as they are, whichever judge and submission.
+            resent = services.judgments_resend_queued(older_than=0)
+            if resent:
+                self.stdout.write(f"sent {len(resent)} judgment(s) left queued again")
+            if not submissions:
+                if not resent:
+                    raise CommandError("no submission to judge")
+                return
         report = services.judgments_queue(
             submissions=submissions,
             judges=judges,
@@ -99,7 +116,8 @@ class Command(BaseCommand):
                 raise CommandError("--agent goes with --stage")
             queryset = pending_submissions(queryset, include_imported=options["include_imported"])
         submissions = list(queryset.order_by("pk"))
-        if not submissions:
+        # --pending may still have judgments left queued to send (handle says).
+        if not submissions and not options["pending"]:
             raise CommandError("no submission to judge")
         return submissions
 
@@ -124,11 +142,16 @@ class Command(BaseCommand):
                 f"(~{plan.input_tokens_each} input + {plan.output_tokens_each} output tokens "
                 f"each, from {basis})"
             )
-        if total == 0 or options["yes"]:
+        left = Judgment.objects.filter(status=JudgmentStatus.QUEUED).count()
+        if left:
+            self.stdout.write(f"  and {left} judgment(s) left queued, to be sent again")
+        if (total == 0 and not left) or options["yes"]:
             return
+        if not _interactive():
+            raise CommandError("nothing queued: no terminal to confirm on (add --yes to queue)")
         try:
             answer = input(f"Queue {total} judgment(s)? [y/N] ")
-        except EOFError:  # no terminal: never a yes
+        except EOFError:
             answer = ""
         if answer.strip().lower() not in ("y", "yes"):
             raise CommandError("nothing queued (run again with --yes to queue without asking)")
