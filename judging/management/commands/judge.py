@@ -80,7 +80,11 @@ class Command(BaseCommand):
                 self.stdout.write(f"sent {len(resent)} judgment(s) left queued again")
             if not submissions:
                 if not resent:
-                    raise CommandError("no submission to judge")
+                    self.stdout.write(
+                        "nothing to judge: every ready submission is scored by its stage's "
+                        "default panel (imported published ones are left alone; "
+                        "--include-imported judges them too)"
+                    )
                 return
         report = services.judgments_queue(
             submissions=submissions,
