@@ -741,18 +741,20 @@ def active_judge_count() -> int:
 
 
 # The two ways to add a judge, word for word as the README gives them.
+# (Not the imported judges' names: those exist already, inactive; `judges enable NAME`.)
 JUDGE_ADD_HOSTED = (
-    "python manage.py judges add --name claude-3-7-sonnet-20250219 "
+    "python manage.py judges add --name claude-3-7-sonnet "
     "--model anthropic/claude-3-7-sonnet-20250219 --api-key-env ANTHROPIC_API_KEY "
     "--family anthropic"
 )
+# The README's "Judging with a local model": llama.cpp's OpenAI-compatible server.
 JUDGE_ADD_LOCAL = (
-    "python manage.py judges add --name local-qwen --model openai/qwen3:32b "
-    "--api-base http://127.0.0.1:11434/v1 --input-price 0 --output-price 0"
+    "python manage.py judges add --name local-qwen --model openai/qwen2.5-1.5b-instruct "
+    "--api-base http://127.0.0.1:8081/v1 --input-price 0 --output-price 0"
 )
 NO_ACTIVE_JUDGE = (
     "No judge is active, so nothing will score this submission. Add one for a hosted model "
-    f"(`{JUDGE_ADD_HOSTED}`) or for a local OpenAI-compatible server such as Ollama or vLLM "
+    f"(`{JUDGE_ADD_HOSTED}`) or for a local OpenAI-compatible server (llama.cpp's, Ollama, vLLM) "
     f"(`{JUDGE_ADD_LOCAL}`), or enable an imported one (`python manage.py judges enable NAME`); "
     "then judge it with `python manage.py judge --pending`."
 )

@@ -53,7 +53,7 @@ def test_without_an_active_judge_the_submission_page_says_how_to_add_one(client)
     hint = html[html.index('data-testid="no-active-judge"') :][:3000]
     assert "No judge is active" in hint
     assert "--api-key-env ANTHROPIC_API_KEY" in hint  # a hosted model
-    assert "--api-base http://127.0.0.1:11434/v1" in hint  # Ollama or vLLM
+    assert "--api-base http://127.0.0.1:8081/v1" in hint  # llama.cpp, Ollama or vLLM
     assert "judges enable NAME" in hint
     assert 'data-testid="summary-stage-score"' in html
     assert "not judged: no judge is active" in html

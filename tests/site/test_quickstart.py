@@ -145,7 +145,7 @@ def assert_hints_run_in_a_new_shell(tmp_path: Path, hint: str) -> None:
     # The local recipe against a running OpenAI-compatible server: checked and added.
     server = FakeLLMServer()
     try:
-        result = in_a_new_shell(tmp_path, local.replace("http://127.0.0.1:11434/v1", server.url))
+        result = in_a_new_shell(tmp_path, local.replace("http://127.0.0.1:8081/v1", server.url))
     finally:
         server.close()
     assert result.returncode == 0, result.stdout + result.stderr
