@@ -259,13 +259,17 @@ def not_counted_reasons(
     was asked about has no reason here (it waits to be judged)."""
     newest: dict[tuple[int, int], tuple[str, str]] = {}
     names = dict(zip(panel.judge_ids, panel.judge_names, strict=True))
+    panel_judgments = Judgment.objects.filter(
+        submission_id__in=_ids(submission_ids),
+        judge_id__in=panel.judge_ids,
+        condition=condition,
+        kind=JudgmentKind.SCORE,
+    )
+    # Only submissions with a panel judgment not done can have a reason: the
+    # board reads this on every compute, and most judgments are done.
+    unfinished = panel_judgments.exclude(status=JudgmentStatus.DONE).values("submission_id")
     for submission_id, judge_id, status, error in (
-        Judgment.objects.filter(
-            submission_id__in=_ids(submission_ids),
-            judge_id__in=panel.judge_ids,
-            condition=condition,
-            kind=JudgmentKind.SCORE,
-        )
+        panel_judgments.filter(submission_id__in=unfinished)
         .order_by("pk")
         .values_list("submission_id", "judge_id", "status", "error")
     ):

@@ -128,7 +128,7 @@ def in_a_new_shell(tmp_path: Path, command: str) -> subprocess.CompletedProcess:
 
 
 def assert_hints_run_in_a_new_shell(tmp_path: Path, hint: str) -> None:
-    from tests.judging.fake_llm import FakeLLMServer
+    from tests.judging.fake_llm import FakeLLMServer, answer
 
     settings_file = (tmp_path / ".env").read_text()
     assert "DEBUG=1" in settings_file and "SECRET_KEY=" in settings_file
@@ -145,7 +145,7 @@ def assert_hints_run_in_a_new_shell(tmp_path: Path, hint: str) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no active judge" in result.stderr and "queued 0 new" in result.stdout
     # The local recipe against a running OpenAI-compatible server: checked and added.
-    server = FakeLLMServer()
+    server = FakeLLMServer(default=answer("ok"))
     try:
         result = in_a_new_shell(tmp_path, local.replace("http://127.0.0.1:8081/v1", server.url))
     finally:
