@@ -135,6 +135,28 @@ def _model_problems(models: dict[str, str], api_base: str, api_key_env: str) -> 
     return problems
 
 
+def agent_run_models_check(
+    *, models: dict[str, str], api_base: str, api_key_env: str
+) -> list[ErrorItem]:
+    """One small call to each distinct model of a run, before anything is queued: a
+    bad key, a server that is not there or a model it does not serve is the
+    form's error, not a run that fails at its first stage."""
+    problems = []
+    checked: set[str] = set()
+    for field, model in models.items():
+        if model in checked:
+            continue
+        checked.add(model)
+        config = gateway.ModelConfig(
+            model=model, caller="the agent run", api_base=api_base, api_key_env=api_key_env
+        )
+        try:
+            gateway.model_check(config)
+        except gateway.LLMError as exc:
+            problems.append(ErrorItem("model_check_failed", f"{model}: {exc}", field))
+    return problems
+
+
 def _mode_problems(mode: str, stage: str) -> list[ErrorItem]:
     if mode not in RunMode.values:
         return [ErrorItem("invalid_choice", f"unknown mode {mode!r} (end2end or stepwise)", "mode")]
@@ -208,11 +230,13 @@ def agent_run_create(
     seed: int = 0,
     input_ids: list[int] | None = None,
     requested_by: User | None = None,
+    check_models: bool = False,
 ) -> list[AgentRun]:
     """One run per task, queued after commit. Everything is checked first: an unknown
     model, a missing key variable, a task that does not exist, budgets that are not
     positive, a stage the mode does not take raise `ValidationFailed` naming every
-    problem, and nothing is created or queued."""
+    problem, and nothing is created or queued. With `check_models` (the command and
+    the form), each model is then called once (`agent_run_models_check`)."""
     coding_model = coding_model.strip() or model.strip()
     lit_model = (lit_model.strip() or model.strip()) if lit_review else ""
     found, problems = _tasks_of(tasks)
@@ -233,6 +257,10 @@ def agent_run_create(
     inputs: dict[int, list[int]] = {}
     if not problems and mode == RunMode.STEPWISE:
         inputs, problems = _stepwise_inputs(found, stage, agent_name, seed, input_ids or [])
+    if not problems and check_models:
+        problems = agent_run_models_check(
+            models=models, api_base=api_base.strip(), api_key_env=api_key_env.strip()
+        )
     if problems:
         raise ValidationFailed(items=problems)
     runs = []

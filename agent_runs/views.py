@@ -57,7 +57,9 @@ def agent_run_new_view(request: AuthenticatedHttpRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 runs = agent_run_create(
-                    **run_arguments(form.cleaned_data), requested_by=request.user
+                    **run_arguments(form.cleaned_data),
+                    requested_by=request.user,
+                    check_models=True,
                 )
             except ValidationFailed as exc:
                 form_add_errors(form, exc)

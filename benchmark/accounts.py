@@ -3,6 +3,7 @@
 import hashlib
 import re
 import secrets
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
@@ -24,6 +25,70 @@ TOKEN_PREFIX = "mlrb_"  # noqa: S105 - a label that makes keys recognisable, not
 
 class AccountError(ValidationFailed):
     """A request about teams, agents or tokens that cannot be done; the message says why."""
+
+
+# Roles another app grants a new user (`accounts user-create --reviewer`): the
+# reviews app registers its own when it loads, so this app never imports it.
+USER_ROLES: dict[str, Callable[[User], object]] = {}
+
+
+def user_role_register(*, name: str, grant: Callable[[User], object]) -> None:
+    USER_ROLES[name] = grant
+
+
+# Django's own checks when the settings name none: a command-line password is
+# still no shorter than 8 characters, not a common one, not the user's name.
+_DEFAULT_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+
+def _password_validators() -> list:
+    from django.conf import settings
+    from django.contrib.auth.password_validation import get_password_validators
+
+    return get_password_validators(
+        settings.AUTH_PASSWORD_VALIDATORS or _DEFAULT_PASSWORD_VALIDATORS
+    )
+
+
+def user_create(
+    *,
+    username: str,
+    password: str,
+    email: str = "",
+    is_staff: bool = False,
+    roles: Iterable[str] = (),
+) -> User:
+    """A new user who can sign in, with the roles named (`USER_ROLES`). The name,
+    the e-mail address and the password are checked (Django's password
+    validators) before anything is written."""
+    from django.contrib.auth.password_validation import validate_password
+    from django.core.exceptions import ValidationError
+    from django.core.validators import validate_email
+
+    if User.objects.filter(username=username).exists():
+        raise AccountError(f"a user {username!r} exists already", field="username")
+    unknown = [role for role in roles if role not in USER_ROLES]
+    if unknown:
+        raise AccountError(f"unknown role(s): {', '.join(unknown)}", field="roles")
+    user = User(username=username, email=email, is_staff=is_staff)
+    try:
+        User.username_validator(username)
+        if email:
+            validate_email(email)
+        validate_password(password, user, password_validators=_password_validators())
+    except ValidationError as exc:
+        raise AccountError(" ".join(exc.messages)) from exc
+    user.set_password(password)
+    with transaction.atomic():
+        user.save()
+        for role in roles:
+            USER_ROLES[role](user)
+    return user
 
 
 def team_create(*, name: str, creator: User) -> Team:

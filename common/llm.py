@@ -18,6 +18,7 @@ import base64
 import contextlib
 import json
 import os
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -123,11 +124,18 @@ class LLMResponse:
         }
 
 
+# What an OpenAI-compatible server that needs no key (Ollama, vLLM, llama.cpp) is
+# sent: the OpenAI SDK refuses to send a request without some key.
+NO_KEY_PLACEHOLDER = "no-key-needed"
+
+
 def api_key_for(config: ModelConfig) -> str | None:
-    """The key from the configured environment variable; None lets litellm use the
-    provider's own variable (e.g. OPENAI_API_KEY)."""
+    """The key from the configured environment variable. Without one: for the
+    provider's own server, None (litellm reads the provider's variable, e.g.
+    ANTHROPIC_API_KEY); for an own `api_base`, a placeholder, so a local server
+    that needs no key answers, and no provider key is sent to another server."""
     if not config.api_key_env:
-        return None
+        return NO_KEY_PLACEHOLDER if config.api_base else None
     key = os.environ.get(config.api_key_env)
     if not key:
         raise PermanentLLMError(
@@ -239,6 +247,28 @@ def own_price_cost(
     return cost.quantize(_MICRODOLLAR)
 
 
+def cost_for_tokens(
+    *,
+    model: str,
+    own_price: tuple[Decimal, Decimal] | None,
+    input_tokens: int,
+    output_tokens: int,
+) -> Decimal | None:
+    """What a call of that many tokens costs: at the own price, else litellm's
+    table's; None when neither prices the model."""
+    if own_price is not None:
+        return own_price_cost(own_price, input_tokens, output_tokens)
+    try:
+        info = _litellm().get_model_info(model)
+    except Exception:  # a model litellm's table does not list
+        return None
+    per_in, per_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if per_in is None or per_out is None:
+        return None
+    cost = Decimal(str(per_in)) * input_tokens + Decimal(str(per_out)) * output_tokens
+    return cost.quantize(_MICRODOLLAR)
+
+
 def cost_of(response: Any, *, model: str) -> Decimal | None:
     """USD from litellm's price table, or None when the model has no price there."""
     # litellm prices every call for its own logging; reuse that rather than price twice.
@@ -291,6 +321,44 @@ def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bo
     return False
 
 
+# A malformed URL, a scheme httpx cannot speak, a host name that does not resolve:
+# configuration, never a passing fault.
+def _bad_url_errors() -> tuple[type[BaseException], ...]:
+    import httpx  # with litellm, on the first failed call only
+
+    return (httpx.UnsupportedProtocol, httpx.InvalidURL, socket.gaierror)
+
+
+def _missing_credentials(exc: BaseException) -> bool:
+    """The OpenAI SDK's refusal to build a client without a key: a plain
+    `OpenAIError` (not an API answer) somewhere in the chain."""
+    import openai
+
+    seen = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if type(current) is openai.OpenAIError or "Missing credentials" in str(current):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _configuration_error(
+    exc: Exception, *, config: ModelConfig, where: str, detail: str
+) -> PermanentLLMError | None:
+    if _caused_by(exc, _bad_url_errors()):
+        return PermanentLLMError(
+            f"{where} is not a URL the site can reach (check the api_base): {detail}"
+        )
+    if _missing_credentials(exc):
+        return PermanentLLMError(
+            f"no API key for {config.model} (give the judge or model an api key variable, "
+            f"or an api_base for a server that needs none): {detail}"
+        )
+    return None
+
+
 def error_classify(exc: Exception, *, config: ModelConfig, timeout: float) -> LLMError:
     """Turn litellm's exception into a transient or permanent error whose message says
     what happened in the organiser's terms."""
@@ -303,7 +371,10 @@ def error_classify(exc: Exception, *, config: ModelConfig, timeout: float) -> LL
     where = config.api_base or config.model
     detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
     retry_after = _retry_after(exc)
-    # Permanent first: ContextWindowExceededError is a BadRequestError.
+    # Permanent first: ContextWindowExceededError is a BadRequestError, and litellm
+    # wraps a missing key or a bad URL as a 500 (InternalServerError).
+    if configuration := _configuration_error(exc, config=config, where=where, detail=detail):
+        return configuration
     if isinstance(exc, litellm.ContextWindowExceededError):
         return PermanentLLMError(
             f"the prompt is longer than {config.model}'s context window; lower the code and "
@@ -410,4 +481,33 @@ def model_problem(model: str, *, api_base: str = "") -> str | None:
     return (
         f"unknown model {name!r}: litellm's model list and price table do not name it "
         "(give --api-base for a model on a self-hosted server)"
+    )
+
+
+# One small call that proves a configuration works: the key, the server, the model.
+CHECK_PROMPT = "This is a connection check. Reply with the single word: ok"
+CHECK_MAX_TOKENS = 16
+CHECK_TIMEOUT_SECONDS = 60.0
+
+
+def model_check(config: ModelConfig) -> LLMResponse:
+    """Call the configured model once with a tiny prompt (a few tokens, at most a
+    minute); raises `LLMError` with the provider's reason when it cannot answer."""
+    from dataclasses import replace
+
+    small = replace(
+        config,
+        max_tokens=CHECK_MAX_TOKENS,
+        timeout_seconds=min(config.timeout_seconds, CHECK_TIMEOUT_SECONDS),
+    )
+    return chat(config=small, messages=[{"role": "user", "content": CHECK_PROMPT}])
+
+
+def usage_line(response: LLMResponse) -> str:
+    """What a check prints: the model that answered, its tokens and cost."""
+    cost = f"${response.cost_usd:.6f}" if response.cost_usd is not None else "unknown cost"
+    return (
+        f"{response.model} answered {response.text.strip()[:40]!r} in "
+        f"{response.latency_seconds:.1f} s: {response.input_tokens} input + "
+        f"{response.output_tokens} output tokens, {cost}"
     )

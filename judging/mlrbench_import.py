@@ -61,6 +61,7 @@ from .services import (
     ensure_default_rubrics,
     judgment_details_write,
     judgment_outcome_fields,
+    panel_published_ensure,
     rubric_current,
     rubric_import,
 )
@@ -71,6 +72,8 @@ JUDGE_ALIASES = {
     "gemini-2.5-pro-preview-05-06": "gemini-2.5-pro-preview",
 }
 AI_SCIENTIST_AGENT = "ai-scientist-v2"
+# The panel of the published judges, every stage's default after an import.
+PUBLISHED_PANEL = "mlr-judge"
 AI_SCIENTIST_FOLDER = "ai_scientist_v2_papers"
 
 # How the published judges are called through litellm, should an organiser
@@ -366,4 +369,8 @@ def reviews_part(path: Path, options: ImportOptions) -> ImportPartReport:
                 judgment=existing, key={**key, "kind": rubric.kind}, parsed=parsed, raw=raw
             )
             report.add(f"judgments {outcome}")
+    # The published judges as every stage's default panel: a judge added later
+    # is in no panel, so the published boards never move (issue 27).
+    if panel_published_ensure(name=PUBLISHED_PANEL, judge_names=KNOWN_JUDGES):
+        report.add(f"panel {PUBLISHED_PANEL}")
     return report

@@ -193,6 +193,37 @@ class Judge(models.Model):
                 raise ValidationError({name: "A price cannot be negative."})
 
 
+class JudgePanel(models.Model):
+    """A named set of judges: a stage's score on a board is the mean of its panel's
+    judges, and a submission counts there once each of them has a finished
+    judgment of it. A panel's judges are fixed when it is made (a judge added
+    later is a new panel), so a published score never changes under a name."""
+
+    name = models.CharField(max_length=100, unique=True, validators=[judge_name_validator])
+    judges = models.ManyToManyField(Judge, related_name="panels")
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class StagePanel(models.Model):
+    """The panel a stage's boards use when none is asked for (`?panel=NAME`)."""
+
+    stage = models.CharField(max_length=16, choices=Stage.choices, unique=True)
+    panel = models.ForeignKey(JudgePanel, on_delete=models.PROTECT, related_name="default_for")
+
+    class Meta:
+        ordering = ["stage"]
+
+    def __str__(self) -> str:
+        return f"{self.stage}: {self.panel}"
+
+
 class JudgingCondition(models.TextChoices):
     WITH_CODE = "with_code", "With code and log"
     NO_CODE = "no_code", "Paper only"

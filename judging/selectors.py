@@ -37,15 +37,18 @@ from django.db.models.expressions import Combinable
 from django.urls import reverse
 
 from benchmark.models import ModelFamily, Submission, SubmissionStatus
+from common.errors import ValidationFailed
 
 from .models import (
     DimensionScore,
     HallucinationFinding,
     Judge,
+    JudgePanel,
     JudgingCondition,
     Judgment,
     JudgmentKind,
     JudgmentStatus,
+    StagePanel,
     SubmissionJudgingState,
 )
 from .rubrics import DEFAULT_RUBRICS, OVERALL
@@ -105,12 +108,15 @@ def done_scores(
     judge: str | None = None,
     exclude_family: str | None = None,
     exclude_same_family: bool = False,
+    judge_ids: Iterable[int] | None = None,
 ) -> QuerySet[DimensionScore]:
     """Dimension scores of finished judgments (each judge's newest), filtered as the
-    caller asks."""
+    caller asks (`judge_ids`: a panel's judges)."""
     scores = DimensionScore.objects.filter(
         judgment__status=JudgmentStatus.DONE, judgment__condition=condition
     ).filter(_newest_done_per_judge())
+    if judge_ids is not None:
+        scores = scores.filter(judgment__judge_id__in=list(judge_ids))
     if submission_ids is not None:
         scores = scores.filter(judgment__submission_id__in=_ids(submission_ids))
     if judge:
@@ -129,9 +135,11 @@ def dimension_means(
     judge: str | None = None,
     exclude_family: str | None = None,
     exclude_same_family: bool = False,
+    judge_ids: Iterable[int] | None = None,
 ) -> QuerySet[Any]:
     """The stage score of each submission on each dimension, as a grouped
-    queryset of `{"submission_id", "dimension", "mean", "n_judges"}`.
+    queryset of `{"submission_id", "dimension", "mean", "n_judges"}`
+    (`judge_ids`: only a panel's judges).
 
     It stays a queryset so that callers can filter it further, add
     aggregates over the same judgments, or wrap it in a larger query (the
@@ -143,6 +151,7 @@ def dimension_means(
             judge=judge,
             exclude_family=exclude_family,
             exclude_same_family=exclude_same_family,
+            judge_ids=judge_ids,
         )
         .values("dimension", submission_id=F("judgment__submission_id"))
         .annotate(mean=Avg("score"), n_judges=Count("judgment_id"))
@@ -157,6 +166,7 @@ def stage_scores(
     judge: str | None = None,
     exclude_family: str | None = None,
     exclude_same_family: bool = False,
+    judge_ids: Iterable[int] | None = None,
 ) -> dict[int, dict[str, Decimal]]:
     """`{submission_id: {dimension: mean over judges}}`, in one query."""
     rows = dimension_means(
@@ -165,11 +175,170 @@ def stage_scores(
         judge=judge,
         exclude_family=exclude_family,
         exclude_same_family=exclude_same_family,
+        judge_ids=judge_ids,
     )
     result: dict[int, dict[str, Decimal]] = defaultdict(dict)
     for row in rows:
         result[row["submission_id"]][row["dimension"]] = row["mean"]
     return dict(result)
+
+
+# ---------------------------------------------------------------- panels
+
+
+@dataclass(frozen=True)
+class PanelChoice:
+    """A panel as the boards use it: its name and its judges."""
+
+    name: str
+    judge_ids: tuple[int, ...]
+    judge_names: tuple[str, ...]
+    is_default: bool = False
+
+
+class UnknownPanel(ValidationFailed, LookupError):
+    default_code = "unknown_panel"
+
+
+def _panel_choice(panel: JudgePanel, *, is_default: bool) -> PanelChoice:
+    judges = sorted(panel.judges.values_list("pk", "name"), key=lambda pair: pair[1])
+    return PanelChoice(
+        name=panel.name,
+        judge_ids=tuple(pk for pk, _ in judges),
+        judge_names=tuple(name for _, name in judges),
+        is_default=is_default,
+    )
+
+
+def stage_panel(*, stage: str, name: str = "") -> PanelChoice | None:
+    """The panel named (UnknownPanel when there is none), else the stage's
+    default; None when the site has no default for the stage (every judge's
+    mean counts, as on a site without panels)."""
+    default = StagePanel.objects.filter(stage=stage).select_related("panel").first()
+    if name:
+        panel = JudgePanel.objects.filter(name=name).first()
+        if panel is None:
+            raise UnknownPanel(f"no panel named {name!r}", field="panel")
+        return _panel_choice(panel, is_default=default is not None and default.panel_id == panel.pk)
+    return _panel_choice(default.panel, is_default=True) if default is not None else None
+
+
+@dataclass(frozen=True)
+class PanelListing:
+    name: str
+    judges: list[str]
+    default_for: list[str]
+    description: str
+
+
+def panels_list() -> list[PanelListing]:
+    return [
+        PanelListing(
+            name=panel.name,
+            judges=sorted(judge.name for judge in panel.judges.all()),
+            default_for=sorted(default.stage for default in panel.default_for.all()),
+            description=panel.description,
+        )
+        for panel in JudgePanel.objects.prefetch_related("judges", "default_for")
+    ]
+
+
+def panel_judge_names(*, judge: Judge) -> list[str]:
+    return list(judge.panels.values_list("name", flat=True))
+
+
+def not_counted_reasons(
+    *,
+    submission_ids: Iterable[int] | QuerySet[Any],
+    panel: PanelChoice,
+    condition: str = JudgingCondition.WITH_CODE,
+) -> dict[int, str]:
+    """`{submission id: why the panel's board does not count it}` for those that
+    have a judgment of a panel judge but not a finished one of each: which judge
+    failed (with its reason) or is still at work. A submission no panel judge
+    was asked about has no reason here (it waits to be judged)."""
+    newest: dict[tuple[int, int], tuple[str, str]] = {}
+    names = dict(zip(panel.judge_ids, panel.judge_names, strict=True))
+    panel_judgments = Judgment.objects.filter(
+        submission_id__in=_ids(submission_ids),
+        judge_id__in=panel.judge_ids,
+        condition=condition,
+        kind=JudgmentKind.SCORE,
+    )
+    # Only submissions with a panel judgment not done can have a reason: the
+    # board reads this on every compute, and most judgments are done.
+    unfinished = panel_judgments.exclude(status=JudgmentStatus.DONE).values("submission_id")
+    for submission_id, judge_id, status, error in (
+        panel_judgments.filter(submission_id__in=unfinished)
+        .order_by("pk")
+        .values_list("submission_id", "judge_id", "status", "error")
+    ):
+        previous = newest.get((submission_id, judge_id))
+        # A judge's done judgment counts even while a newer one is at work.
+        if previous is None or previous[0] != JudgmentStatus.DONE:
+            newest[(submission_id, judge_id)] = (status, error)
+    reasons: dict[int, str] = {}
+    for submission_id in {s for s, _ in newest}:
+        parts = []
+        for judge_id in panel.judge_ids:
+            status, error = newest.get((submission_id, judge_id), ("", ""))
+            if status == JudgmentStatus.DONE:
+                continue
+            if status == JudgmentStatus.FAILED:
+                parts.append(f"{names[judge_id]} failed: {error or 'no reason recorded'}")
+            elif status:
+                parts.append(f"{names[judge_id]} has not finished ({status})")
+            else:
+                parts.append(f"{names[judge_id]} has not judged it")
+        if parts:
+            reasons[submission_id] = "; ".join(parts)
+    return reasons
+
+
+def submission_not_counted(*, submission: Submission) -> dict[str, str] | None:
+    """`{"panel", "reason"}` when the stage's default panel does not count the
+    submission because one of its judges failed or is still at work; else None."""
+    panel = stage_panel(stage=submission.stage)
+    if panel is None:
+        return None
+    reason = not_counted_reasons(submission_ids=[submission.pk], panel=panel).get(submission.pk)
+    return {"panel": panel.name, "reason": reason} if reason else None
+
+
+def pending_submissions(
+    submissions: QuerySet[Submission], *, include_imported: bool = False
+) -> QuerySet[Submission]:
+    """What `judge --pending` judges: the ready submissions that their stage's
+    default panel's judges have not each scored (on a stage without a default
+    panel: those ready or judging, as before panels), leaving the imported
+    published ones (any imported judgment) alone unless `include_imported`.
+    (Judgments left queued are sent again as they are: `judgments_resend_queued`.)"""
+    defaults = {
+        default.stage: _panel_choice(default.panel, is_default=True)
+        for default in StagePanel.objects.select_related("panel")
+    }
+    new = (
+        Q(status=SubmissionStatus.READY)
+        & ~Q(stage__in=list(defaults))
+        & Q(judging_state__in=[SubmissionJudgingState.READY, SubmissionJudgingState.JUDGING])
+    )
+    for stage, panel in defaults.items():
+        scored = (
+            Judgment.objects.filter(
+                condition=JudgingCondition.WITH_CODE,
+                kind=JudgmentKind.SCORE,
+                status=JudgmentStatus.DONE,
+                judge_id__in=panel.judge_ids,
+            )
+            .values("submission_id")
+            .annotate(n=Count("judge_id", distinct=True))
+            .filter(n=len(panel.judge_ids))
+            .values("submission_id")
+        )
+        new |= Q(status=SubmissionStatus.READY, stage=stage) & ~Q(id__in=scored)
+    if not include_imported:
+        new &= ~Q(id__in=Judgment.objects.filter(imported=True).values("submission_id"))
+    return submissions_with_judging_state(submissions).filter(new)
 
 
 # ---------------------------------------------------------------- the judging state
@@ -255,7 +424,11 @@ class ConditionPanel:
 
 
 def _panel_for(
-    submission: Submission, judgments: list[Judgment], condition: str, with_active: bool
+    submission: Submission,
+    judgments: list[Judgment],
+    condition: str,
+    with_active: bool,
+    score_panel: PanelChoice | None = None,
 ) -> ConditionPanel | None:
     mine = [j for j in judgments if j.condition == condition and j.kind == JudgmentKind.SCORE]
     # Each judge's newest judgment is the one shown, so a re-judging shows its progress.
@@ -276,7 +449,12 @@ def _panel_for(
         rows.append(JudgeRow(judge=judge, judgment=shown, scores=scores))
     rubric = next((row.judgment.rubric for row in rows if row.judgment), None)
     dimensions = rubric.dimensions if rubric else []
-    means = stage_scores(submission_ids=[submission.pk], condition=condition).get(submission.pk, {})
+    # The published score: the mean of the stage's default panel (every judge without one).
+    means = stage_scores(
+        submission_ids=[submission.pk],
+        condition=condition,
+        judge_ids=score_panel.judge_ids if score_panel is not None else None,
+    ).get(submission.pk, {})
     table = [
         {
             "key": dimension["key"],
@@ -335,12 +513,13 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
         .order_by("pk")
     )
     hallucination = _hallucination_rows(judgments)
+    score_panel = stage_panel(stage=submission.stage)
     panels = []
     for condition, with_active in (
         (JudgingCondition.WITH_CODE, True),
         (JudgingCondition.NO_CODE, False),
     ):
-        panel = _panel_for(submission, judgments, condition, with_active)
+        panel = _panel_for(submission, judgments, condition, with_active, score_panel)
         if panel is not None:
             panels.append(panel)
     shown = [row.judgment for panel in panels for row in panel.rows if row.judgment] + [
@@ -364,6 +543,17 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
         "percent": round(100 * finished / total) if total else 0,
         "complete": total > 0 and finished == total,
         "stage_score": panels[0].stage_score if panels else None,
+        "score_panel": score_panel,
+        "not_counted": submission_not_counted(submission=submission),
+        # The panel judges' failed judgments, for the staff's "Judge again" buttons.
+        "failed_panel_judgments": [
+            row.judgment
+            for row in (panels[0].rows if panels else [])
+            if row.judgment is not None
+            and row.judgment.status == JudgmentStatus.FAILED
+            and score_panel is not None
+            and row.judge.pk in score_panel.judge_ids
+        ],
         "cost_usd": sum(costs) if costs and all(c is not None for c in costs) else None,
         "cost_known": all(c is not None for c in costs),
         # Changes whenever anything the panel shows moves; the page's poller compares it.
@@ -438,6 +628,8 @@ def judgments_status_data(submission: Submission) -> dict[str, Any]:
         "stage_score": _number(context["stage_score"]),
         "stage_scores": stage,
         "cost_usd": _number(context["cost_usd"]),
+        "panel": context["score_panel"].name if context["score_panel"] else None,
+        "not_counted": context["not_counted"],
         "judgments": judgments,
     }
 
@@ -553,18 +745,20 @@ def active_judge_count() -> int:
 
 
 # The two ways to add a judge, word for word as the README gives them.
+# (Not the imported judges' names: those exist already, inactive; `judges enable NAME`.)
 JUDGE_ADD_HOSTED = (
-    "python manage.py judges add --name claude-3-7-sonnet-20250219 "
+    "python manage.py judges add --name claude-3-7-sonnet "
     "--model anthropic/claude-3-7-sonnet-20250219 --api-key-env ANTHROPIC_API_KEY "
     "--family anthropic"
 )
+# The README's "Judging with a local model": llama.cpp's OpenAI-compatible server.
 JUDGE_ADD_LOCAL = (
-    "python manage.py judges add --name local-qwen --model openai/qwen3:32b "
-    "--api-base http://127.0.0.1:11434/v1 --input-price 0 --output-price 0"
+    "python manage.py judges add --name local-qwen --model openai/qwen2.5-1.5b-instruct "
+    "--api-base http://127.0.0.1:8081/v1 --input-price 0 --output-price 0"
 )
 NO_ACTIVE_JUDGE = (
     "No judge is active, so nothing will score this submission. Add one for a hosted model "
-    f"(`{JUDGE_ADD_HOSTED}`) or for a local OpenAI-compatible server such as Ollama or vLLM "
+    f"(`{JUDGE_ADD_HOSTED}`) or for a local OpenAI-compatible server (llama.cpp's, Ollama, vLLM) "
     f"(`{JUDGE_ADD_LOCAL}`), or enable an imported one (`python manage.py judges enable NAME`); "
     "then judge it with `python manage.py judge --pending`."
 )

@@ -53,11 +53,13 @@ from .models import (
     DimensionScore,
     HallucinationFinding,
     Judge,
+    JudgePanel,
     JudgingCondition,
     Judgment,
     JudgmentKind,
     JudgmentStatus,
     Rubric,
+    StagePanel,
 )
 from .parsing import (
     ParsedFinding,
@@ -244,6 +246,13 @@ class JudgeError(ValidationFailed):
     pass
 
 
+@dataclass(frozen=True)
+class JudgeAdded:
+    judge: Judge
+    # The check call's answer; None when it was not checked.
+    check: LLMResponse | None = None
+
+
 def judge_create(
     *,
     name: str,
@@ -258,7 +267,10 @@ def judge_create(
     input_usd_per_mtok: Decimal | None = None,
     output_usd_per_mtok: Decimal | None = None,
     is_active: bool = True,
-) -> Judge:
+    check: bool = False,
+) -> JudgeAdded:
+    """A new judge, in no panel (so no board's scores move). With `check`, its model
+    is called once first (`judge_check`) and nothing is saved when it fails."""
     from django.core.exceptions import ValidationError
 
     if Judge.objects.filter(name=name).exists():
@@ -288,8 +300,27 @@ def judge_create(
         ) from exc
     if timeout_seconds <= 0:
         raise JudgeError("timeout_seconds: must be positive")
+    answer = judge_check(judge=judge) if check else None
     judge.save()
-    return judge
+    return JudgeAdded(judge=judge, check=answer)
+
+
+class JudgeCheckFailed(JudgeError):
+    default_code = "judge_check_failed"
+
+
+def judge_check(*, judge: Judge) -> LLMResponse:
+    """One small call to the judge's model through the gateway: its answer's usage,
+    or JudgeCheckFailed with the provider's reason (a bad key, no server, an
+    unknown model)."""
+    from common.llm import LLMError, model_check
+
+    from .llm import judge_model_config
+
+    try:
+        return model_check(judge_model_config(judge))
+    except LLMError as exc:
+        raise JudgeCheckFailed(f"judge {judge.name} ({judge.model}) did not answer: {exc}") from exc
 
 
 def judge_set_active(*, name: str, active: bool) -> Judge:
@@ -414,6 +445,84 @@ def judgments_queue(
         _judgments_reset(reset)
         judgments_enqueue_on_commit(report.judgment_ids)
     return report
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """What queueing would send one judge: how many judgments, and what they will
+    cost at its price (an estimate from its own past judgments' tokens, else
+    `PLAN_TOKENS_ASSUMED`; None when no price is known)."""
+
+    judge: str
+    judgments: int
+    input_tokens_each: int
+    output_tokens_each: int
+    tokens_measured: bool
+    cost_usd: Decimal | None
+
+
+# A paper with its code and log, as the site's prompts send them: about what the
+# sample's end-to-end judgments used. Only for a judge with no judgment yet.
+PLAN_TOKENS_ASSUMED = (30_000, 2_000)
+
+
+def judgments_queue_plan(
+    *,
+    submissions: Iterable[Submission],
+    judges: Iterable[Judge] | None = None,
+    condition: str = JudgingCondition.WITH_CODE,
+    kinds: Iterable[str] | None = None,
+) -> list[JudgePlan]:
+    """Per judge, the judgments `judgments_queue` would send (new, failed, or left
+    queued), and their estimated cost; writes nothing."""
+    chosen = list(judges) if judges is not None else list(Judge.objects.filter(is_active=True))
+    pairs = _submissions_with_rubrics(
+        submissions,
+        QueueReport(),
+        kinds=tuple(kinds) if kinds is not None else judgment_kinds_all(),
+        quiet_kinds=() if kinds is not None else (JudgmentKind.HALLUCINATION,),
+    )
+    if not chosen or not pairs:
+        return []
+    done = set(
+        Judgment.objects.filter(
+            submission_id__in={submission.pk for submission, _ in pairs},
+            judge_id__in={judge.pk for judge in chosen},
+            rubric_id__in={rubric.pk for _, rubric in pairs},
+            condition=condition,
+            status__in=[JudgmentStatus.DONE, JudgmentStatus.RUNNING],
+        ).values_list("submission_id", "judge_id", "rubric_id")
+    )
+    return [
+        _judge_plan(
+            judge,
+            sum((sub.pk, judge.pk, rubric.pk) not in done for sub, rubric in pairs),
+        )
+        for judge in chosen
+    ]
+
+
+def _judge_plan(judge: Judge, n: int) -> JudgePlan:
+    from django.db.models import Avg
+
+    from common.llm import cost_for_tokens
+
+    usage = Judgment.objects.filter(
+        judge=judge, status=JudgmentStatus.DONE, imported=False, input_tokens__isnull=False
+    ).aggregate(i=Avg("input_tokens"), o=Avg("output_tokens"))
+    measured = usage["i"] is not None and usage["o"] is not None
+    each_in, each_out = (int(usage["i"]), int(usage["o"])) if measured else PLAN_TOKENS_ASSUMED
+    each = cost_for_tokens(
+        model=judge.model, own_price=judge.own_price, input_tokens=each_in, output_tokens=each_out
+    )
+    return JudgePlan(
+        judge=judge.name,
+        judgments=n,
+        input_tokens_each=each_in,
+        output_tokens_each=each_out,
+        tokens_measured=measured,
+        cost_usd=each * n if each is not None else None,
+    )
 
 
 def _submissions_with_rubrics(
@@ -1033,3 +1142,75 @@ def judgments_reap_stuck(*, older_than: float | None = None) -> list[int]:
     if requeued:
         logger.warning("requeued %d stuck judgment(s): %s", len(requeued), requeued)
     return requeued
+
+
+# ---------------------------------------------------------------- panels
+
+
+class PanelError(ValidationFailed):
+    default_code = "invalid_panel"
+
+
+def panel_create(*, name: str, judges: Iterable[str], description: str = "") -> JudgePanel:
+    """A new panel of the named judges (fixed from now on: a different set of
+    judges is a different panel, so a board's scores never move under a name)."""
+    from django.core.exceptions import ValidationError
+
+    names = list(dict.fromkeys(judges))
+    if not names:
+        raise PanelError("a panel needs at least one judge (--judge NAME)", field="judge")
+    found = list(Judge.objects.filter(name__in=names))
+    unknown = sorted(set(names) - {judge.name for judge in found})
+    if unknown:
+        raise PanelError(f"no judge named {', '.join(unknown)}", field="judge")
+    panel = JudgePanel(name=name, description=description)
+    try:
+        panel.full_clean()
+    except ValidationError as exc:
+        raise PanelError(
+            "; ".join(f"{key}: {' '.join(msgs)}" for key, msgs in exc.message_dict.items())
+        ) from exc
+    with transaction.atomic():
+        panel.save()
+        panel.judges.set(found)
+    return panel
+
+
+def panel_default_set(*, name: str, stages: Iterable[str] | None = None) -> list[StagePanel]:
+    """Make `name` the default panel of `stages` (None: every judged stage)."""
+    panel = JudgePanel.objects.filter(name=name).first()
+    if panel is None:
+        raise PanelError(f"no panel named {name!r}", field="panel")
+    chosen = list(stages) if stages is not None else list(DEFAULT_RUBRICS)
+    unknown = [stage for stage in chosen if stage not in DEFAULT_RUBRICS]
+    if unknown:
+        raise PanelError(f"no judged stage {', '.join(unknown)}", field="stage")
+    with transaction.atomic():
+        return [
+            StagePanel.objects.update_or_create(stage=stage, defaults={"panel": panel})[0]
+            for stage in chosen
+        ]
+
+
+def panel_published_ensure(*, name: str, judge_names: Iterable[str]) -> JudgePanel | None:
+    """The import's panel of the published judges (those of `judge_names` that
+    exist), made the default of every judged stage that has none. An existing
+    panel of that name is left as it is. Returns the panel when this call made
+    it or made it a stage's default, else None."""
+    panel = JudgePanel.objects.filter(name=name).first()
+    changed = panel is None
+    if panel is None:
+        judges = list(Judge.objects.filter(name__in=list(judge_names)))
+        if not judges:
+            return None
+        panel = panel_create(
+            name=name,
+            judges=[judge.name for judge in judges],
+            description="MLR-Bench's published judges (MLR-Judge), as imported.",
+        )
+    taken = set(StagePanel.objects.values_list("stage", flat=True))
+    free = [stage for stage in DEFAULT_RUBRICS if stage not in taken]
+    StagePanel.objects.bulk_create(
+        [StagePanel(stage=stage, panel=panel) for stage in free], ignore_conflicts=True
+    )
+    return panel if changed or free else None

@@ -36,7 +36,7 @@ from .payloads import (
     leaderboard_payload,
     objective_payload,
 )
-from .releases import release_get
+from .releases import release_get, release_panel_data
 from .selectors import OBJECTIVE_STAGE
 from .serializers import (
     AgentComparisonSerializer,
@@ -96,7 +96,17 @@ LEADERBOARD_PARAMETERS = [
     OpenApiParameter("year", int),
     OpenApiParameter("topic", str, enum=_choices(Topic.choices)),
     OpenApiParameter("task", str, description="Only this task (its slug)."),
-    OpenApiParameter("judge", str, description="One judge by name instead of the mean."),
+    OpenApiParameter(
+        "panel",
+        str,
+        description="A judge panel by name (`judges panel list`); default: the stage's "
+        "default panel. The scores are its judges' mean; `panel` is in every row and answer.",
+    ),
+    OpenApiParameter(
+        "judge",
+        str,
+        description="One judge by name instead of the mean, on the submissions the panel counts.",
+    ),
     OpenApiParameter(
         "condition",
         str,
@@ -382,14 +392,24 @@ class ReleaseAPIView(APIView):
 
     @extend_schema(
         operation_id="release",
+        parameters=[
+            OpenApiParameter(
+                "panel",
+                str,
+                description="Only the boards the release froze for this judge panel "
+                "(`{release, panel, judges, default_for, leaderboards}`).",
+            )
+        ],
         responses={
             (200, "application/json"): OpenApiTypes.OBJECT,
-            404: OpenApiResponse(description="No such release."),
+            404: OpenApiResponse(description="No such release, or no such panel in it."),
         },
     )
     def get(self, request: Request, name: str) -> HttpResponse:
         _refuse_blind_reviewers(request)
         release = release_get(name=name)
+        if panel := request.query_params.get("panel"):
+            return Response(release_panel_data(release, panel=panel))
         response = HttpResponse(bytes(release.content), content_type="application/json")
         response["X-Content-SHA256"] = release.content_sha256
         return response

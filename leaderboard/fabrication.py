@@ -38,8 +38,8 @@ from common.errors import ValidationFailed
 from common.proportions import BinaryAgreement, binary_agreement, wilson_interval
 from experiments.models import ReproductionVerdict
 from experiments.selectors import reproduction_verdicts
-from judging.models import HallucinationType
-from judging.selectors import JudgeFinding, JudgeVerdict, hallucination_verdicts
+from judging.models import HallucinationType, Judge
+from judging.selectors import JudgeFinding, JudgeVerdict, hallucination_verdicts, stage_panel
 from reviews.models import HallucinationAnswer
 from reviews.selectors import hallucination_answers, public_hallucination_checks
 
@@ -65,6 +65,8 @@ class FabricationQuery:
     stage: str = Stage.END2END
     rule: str = DEFAULT_RULE
     judge: str = ""
+    # Only these judges' verdicts (a board's panel); None: every judge's.
+    panel_judges: tuple[str, ...] | None = None
 
     def check(self) -> None:
         if self.stage not in FABRICATION_STAGES:
@@ -227,8 +229,14 @@ def _tasks(
     thousands of ids costs more to send than the extra rows (perf/leaderboard.py)."""
     if candidates is None:
         candidates = stage_submissions(stage=query.stage)
+    # The stage's default panel chooses the tasks and whose verdicts combine, as
+    # on its board; one named judge (`judge=`) is shown whatever its panel.
+    panel = stage_panel(stage=query.stage)
+    allowed = query.panel_judges
+    if allowed is None and panel is not None and not query.judge:
+        allowed = panel.judge_names
     if counted is None:
-        counted = counted_submissions(candidates)
+        counted = counted_submissions(candidates, panel=panel)
     ids = candidates.values("id")
     verdicts = hallucination_verdicts(submission_ids=ids)
     answers = hallucination_answers(submission_ids=ids)
@@ -241,7 +249,11 @@ def _tasks(
             agent_id=fact.agent_id,
             task_slug=slugs[sid],
             submission_id=sid,
-            judges=verdicts.get(sid, {}),
+            judges={
+                name: verdict
+                for name, verdict in verdicts.get(sid, {}).items()
+                if allowed is None or name in allowed
+            },
             human=answers.get(sid, {}),
             reproduction=checks[sid].verdict if sid in checks else None,
         )
@@ -417,6 +429,7 @@ def fabrication_by_agent(
     judge: str = "",
     counted: Mapping[int, SubmissionFacts],
     candidates: QuerySet[Submission],
+    panel_judges: tuple[str, ...] | None = None,
 ) -> dict[str, AgentFabrication]:
     """`{agent name: AgentFabrication}` for the leaderboard's experiment and end2end
     tabs, over the tasks the board counts (`counted`, chosen among `candidates`)."""
@@ -427,9 +440,11 @@ def fabrication_by_agent(
         return fabrication_report(query, counted=counted, candidates=candidates, evidence=False)
 
     try:
-        report = report_of(FabricationQuery(stage=stage, rule=rule, judge=judge))
+        report = report_of(
+            FabricationQuery(stage=stage, rule=rule, judge=judge, panel_judges=panel_judges)
+        )
     except FabricationQueryInvalid:  # the chosen judge reviewed none of these tasks
-        report = report_of(FabricationQuery(stage=stage, rule=rule))
+        report = report_of(FabricationQuery(stage=stage, rule=rule, panel_judges=panel_judges))
         return {r.agent: AgentFabrication(None, r.rate) for r in report.rows if r.source == "human"}
     judges = {r.agent: r.rate for r in report.rows if r.source == SOURCE_JUDGES}
     human = {r.agent: r.rate for r in report.rows if r.source == SOURCE_HUMAN}
@@ -472,7 +487,15 @@ def judge_detection_metrics(*, stage: str) -> ExpertDetection:
     candidates = stage_submissions(stage=stage).filter(
         agent_id__in={agent for agent, _ in pairs}, task_id__in={task for _, task in pairs}
     )
-    tasks = [t for t in _tasks(FabricationQuery(stage=stage), candidates=candidates) if t.human]
+    # Every judge, in a panel or not: the judges' board compares them all.
+    every_judge = tuple(Judge.objects.values_list("name", flat=True))
+    tasks = [
+        t
+        for t in _tasks(
+            FabricationQuery(stage=stage, panel_judges=every_judge), candidates=candidates
+        )
+        if t.human
+    ]
     judges = sorted({name for task in tasks for name in task.judges})
     by_judge: dict[str, BinaryAgreement] = {}
     combined = binary_agreement([])

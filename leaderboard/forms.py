@@ -4,7 +4,7 @@
 from django import forms
 
 from benchmark.models import Conference, Stage, Topic
-from judging.models import Judge, JudgingCondition
+from judging.models import Judge, JudgePanel, JudgingCondition
 
 from .selectors import LEADERBOARD_STAGES, OBJECTIVE_STAGE, LeaderboardQuery
 
@@ -23,6 +23,13 @@ class LeaderboardQueryForm(forms.Form):
         to_field_name="name",
         required=False,
         empty_label="Mean of judges",
+    )
+    panel = forms.ModelChoiceField(
+        queryset=JudgePanel.objects.order_by("name"),
+        to_field_name="name",
+        required=False,
+        empty_label="The stage's default panel",
+        label="Judge panel",
     )
     condition = forms.ChoiceField(
         choices=JudgingCondition.choices, required=False, label="Judged with"
@@ -57,6 +64,7 @@ class LeaderboardQueryForm(forms.Form):
             exclude_same_family=bool(data.get("exclude_same_family")),
             common_tasks=bool(data.get("common_tasks")),
             fabrication_rule=data.get("fabrication_rule") or "any",
+            panel=panel.name if (panel := data.get("panel")) else "",
         )
 
 

@@ -44,6 +44,7 @@ from judging.models import (
     JudgmentStatus,
     Rubric,
 )
+from judging.selectors import panels_list
 from reviews.selectors import released_review_export
 
 from .exports import TASK_FIELDS, csv_text, json_default, zip_stream
@@ -169,6 +170,18 @@ def release_content(*, name: str, notes: str, created_at: dt.datetime) -> dict[s
             stage: leaderboard_payload(LeaderboardQuery(stage=stage))
             for stage in LEADERBOARD_STAGES
         },
+        # Every judge panel's boards too (`?panel=NAME` on the release's API).
+        "panels": {
+            listing.name: {
+                "judges": listing.judges,
+                "default_for": listing.default_for,
+                "leaderboards": {
+                    stage: leaderboard_payload(LeaderboardQuery(stage=stage, panel=listing.name))
+                    for stage in LEADERBOARD_STAGES
+                },
+            }
+            for listing in panels_list()
+        },
         "objective": objective_payload(),
         "judges_leaderboards": {
             stage: judge_board_payload(stage=stage) for stage in LEADERBOARD_STAGES
@@ -283,6 +296,22 @@ def release_get(*, name: str) -> Release:
     if release is None:
         raise UnknownRelease(f"no release named {name!r}")
     return release
+
+
+class UnknownReleasePanel(NotFound):
+    default_code = "unknown_panel"
+
+
+def release_panel_data(release: Release, *, panel: str) -> dict[str, Any]:
+    """The boards a release froze for one judge panel; UnknownReleasePanel when it
+    froze none of that name (a release made before the panel, or before panels)."""
+    data = release_data(release)
+    frozen = data.get("panels", {}).get(panel)
+    if frozen is None:
+        raise UnknownReleasePanel(
+            f"release {release.name!r} froze no judge panel {panel!r}", field="panel"
+        )
+    return {"release": release.name, "panel": panel, **frozen}
 
 
 def release_data(release: Release) -> dict[str, Any]:

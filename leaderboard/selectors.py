@@ -30,7 +30,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 
 from benchmark.models import Agent, Stage, Submission, Task
 from benchmark.submission_states import submissions_with_state
@@ -51,8 +51,11 @@ from judging.models import (
     SubmissionJudgingState,
 )
 from judging.selectors import (
+    PanelChoice,
     dimension_means,
+    not_counted_reasons,
     same_family_judgment_q,
+    stage_panel,
     stage_scores,
     submission_judging_state_expression,
 )
@@ -96,11 +99,13 @@ class LeaderboardQuery:
     common_tasks: bool = False
     # How the judges' hallucination flags combine (`leaderboard.fabrication.RULES`).
     fabrication_rule: str = "any"
+    # A judge panel by name; empty: the stage's default panel.
+    panel: str = ""
 
     def __post_init__(self) -> None:
         # Plain strings, never enum members: the cache key is the repr, and a
         # form's "end2end" must find the entry a worker stored for Stage.END2END.
-        for name in ("stage", "condition", "conference", "topic", "task", "judge"):
+        for name in ("stage", "condition", "conference", "topic", "task", "judge", "panel"):
             object.__setattr__(self, name, str(getattr(self, name)))
 
 
@@ -147,9 +152,23 @@ class LeaderboardRow:
     cost_unpriced_steps: int = 0
     # No agent is both cheaper (per task) and better (Overall).
     pareto_optimal: bool = False
+    # The judge panel the scores come from; "" for every judge (no panel).
+    panel: str = ""
     # The per-task Overall scores the ranks and compare view rest on.
     task_overall: dict[int, float] = field(default_factory=dict, repr=False)
     task_scores: dict[int, dict[str, float]] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class NotCounted:
+    """A submission the board leaves out because a panel judge failed on it or
+    has not finished: the newest version of an agent's task, and why."""
+
+    submission_id: int
+    agent: str
+    task: str
+    version: int
+    reason: str
 
 
 @dataclass
@@ -157,7 +176,10 @@ class Leaderboard:
     query: LeaderboardQuery
     overall_key: str
     dimensions: list[Dimension]
+    # The panel whose judges' mean the scores are; None: every judge (no panel).
+    panel: PanelChoice | None = None
     rows: list[LeaderboardRow] = field(default_factory=list)
+    not_counted: list[NotCounted] = field(default_factory=list)
     n_tasks: int = 0
     has_fabrication: bool = False
     has_cost: bool = False
@@ -226,11 +248,18 @@ def _task_cost(llm: Decimal | None, agent: Decimal | None) -> float | None:
 
 
 def counted_submissions(
-    submissions: QuerySet[Submission], *, condition: str = JudgingCondition.WITH_CODE
+    submissions: QuerySet[Submission],
+    *,
+    condition: str = JudgingCondition.WITH_CODE,
+    panel: PanelChoice | None = None,
 ) -> dict[int, SubmissionFacts]:
     """Of `submissions`, the one that counts for each (agent, task, stage): the
-    newest fully judged version (see the module docstring). Two queries,
+    newest fully judged version (see the module docstring); with a `panel`, the
+    newest that each of its judges has a finished scoring judgment of (no other
+    judge, nor a judgment at work or failed, changes that). Two queries,
     whatever the number of submissions."""
+    if panel is not None:
+        return _counted_by_panel(submissions, condition=condition, panel=panel)
     facts = [
         SubmissionFacts(
             sid, agent_id, task_id, stage, version, status, _task_cost(llm, coding), unpriced
@@ -270,6 +299,96 @@ def counted_submissions(
         if fully_judged and (key not in newest or newest[key].version < fact.version):
             newest[key] = fact
     return {fact.id: fact for fact in newest.values()}
+
+
+def _submission_facts(submissions: QuerySet[Submission]) -> list[SubmissionFacts]:
+    rows = submissions.values_list(
+        "id",
+        "agent_id",
+        "task_id",
+        "stage",
+        "version",
+        "llm_cost_usd",
+        "agent_cost_usd",
+        "llm_unpriced_steps",
+    )
+    return [
+        SubmissionFacts(
+            sid, agent_id, task_id, stage, version, "", _task_cost(llm, coding), unpriced
+        )
+        for sid, agent_id, task_id, stage, version, llm, coding, unpriced in rows
+    ]
+
+
+def _counted_by_panel(
+    submissions: QuerySet[Submission], *, condition: str, panel: PanelChoice
+) -> dict[int, SubmissionFacts]:
+    complete = set(
+        Judgment.objects.filter(
+            submission_id__in=submissions.values("id"),
+            condition=condition,
+            kind=JudgmentKind.SCORE,
+            status=JudgmentStatus.DONE,
+            judge_id__in=panel.judge_ids,
+        )
+        .values("submission_id")
+        .annotate(n=Count("judge_id", distinct=True))
+        .filter(n=len(panel.judge_ids))
+        .values_list("submission_id", flat=True)
+        .order_by()
+    )
+    newest: dict[tuple[int, int, str], SubmissionFacts] = {}
+    for fact in _submission_facts(
+        submissions.filter(id__in=complete) if complete else submissions.none()
+    ):
+        key = (fact.agent_id, fact.task_id, fact.stage)
+        if key not in newest or newest[key].version < fact.version:
+            newest[key] = fact
+    return {fact.id: fact for fact in newest.values()}
+
+
+def _not_counted(
+    candidates: QuerySet[Submission],
+    counted: dict[int, SubmissionFacts],
+    *,
+    condition: str,
+    panel: PanelChoice,
+) -> list[NotCounted]:
+    """The newest version of each (agent, task) that the panel does not count,
+    where a panel judge failed on it or is still at work, with the reason."""
+    reasons = not_counted_reasons(
+        submission_ids=candidates.values("id"), panel=panel, condition=condition
+    )
+    if not reasons:
+        return []
+    rows = candidates.filter(id__in=list(reasons)).values_list(
+        "id", "agent_id", "task_id", "version", "agent__name", "task__slug"
+    )
+    newest_version = {
+        (agent_id, task_id): version
+        for agent_id, task_id, version in candidates.values_list("agent_id", "task_id")
+        .annotate(newest=Max("version"))
+        .values_list("agent_id", "task_id", "newest")
+        .order_by()
+    }
+    return sorted(
+        (
+            NotCounted(sid, agent, task, version, reasons[sid])
+            for sid, agent_id, task_id, version, agent, task in rows
+            if sid not in counted and newest_version.get((agent_id, task_id)) == version
+        ),
+        key=lambda row: (row.agent, row.task),
+    )
+
+
+def counted_by_stage(submissions: QuerySet[Submission]) -> dict[int, SubmissionFacts]:
+    """`counted_submissions` of each leaderboard stage under its default panel."""
+    counted: dict[int, SubmissionFacts] = {}
+    for stage in LEADERBOARD_STAGES:
+        counted |= counted_submissions(
+            submissions.filter(stage=stage), panel=stage_panel(stage=stage)
+        )
+    return counted
 
 
 # --- the ranking ------------------------------------------------------------
@@ -326,6 +445,7 @@ def _fabrication(
     per_task: dict[int, dict[int, _TaskResult]],
     counted: dict[int, SubmissionFacts],
     candidates: QuerySet[Submission],
+    board_panel: PanelChoice | None = None,
 ) -> dict[str, Any]:
     """The fabrication columns of the board's agents, over the tasks it counts."""
     if query.stage not in FABRICATION_TABS or query.condition != JudgingCondition.WITH_CODE:
@@ -338,6 +458,7 @@ def _fabrication(
         stage=query.stage,
         rule=query.fabrication_rule,
         judge=query.judge,
+        panel_judges=board_panel.judge_names if board_panel and not query.judge else None,
         counted={sid: fact for sid, fact in counted.items() if sid in counted_ids},
         candidates=candidates,
     )
@@ -357,7 +478,8 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
         topic=query.topic,
         task=query.task,
     )
-    counted = counted_submissions(candidates, condition=query.condition)
+    panel = stage_panel(stage=query.stage, name=query.panel)
+    counted = counted_submissions(candidates, condition=query.condition, panel=panel)
     # The stage scores of every candidate in one grouped query; the ones that
     # do not count are dropped here rather than by a costlier join in SQL.
     means = dimension_means(
@@ -365,6 +487,8 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
         condition=query.condition,
         judge=query.judge or None,
         exclude_same_family=query.exclude_same_family,
+        # One judge's own scores (`?judge=`) on what the panel counts; else the panel's mean.
+        judge_ids=panel.judge_ids if panel is not None and not query.judge else None,
     ).annotate(
         n_same_family=Count("judgment_id", filter=same_family_judgment_q("judgment__")),
     )
@@ -389,7 +513,11 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
     # An agent's tasks are those with an Overall score (in common-tasks mode,
     # the shared ones); every dimension is averaged over those same tasks.
     per_task = {agent_id: tasks for agent_id, tasks in per_task.items() if tasks}
-    board = Leaderboard(query=query, overall_key=overall_key, dimensions=dimensions)
+    board = Leaderboard(query=query, overall_key=overall_key, dimensions=dimensions, panel=panel)
+    if panel is not None:
+        board.not_counted = _not_counted(
+            candidates, counted, condition=query.condition, panel=panel
+        )
     if not per_task:
         return board
 
@@ -401,7 +529,7 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
     board.dimensions = dimensions + [Dimension(k, k) for k in extra]
 
     human = human_overall_by_submission(submission_ids=candidates.values("id"))
-    fabrication = _fabrication(query, per_task, counted, candidates)
+    fabrication = _fabrication(query, per_task, counted, candidates, panel)
     # One query: the latest check of every candidate; the counted ones are used.
     verdicts = (
         {
@@ -480,6 +608,7 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
                 reproduced_rate=reproduced / len(checked) if checked else None,
                 not_reproduced_rate=not_reproduced / len(checked) if checked else None,
                 reproduction_checked=len(checked),
+                panel=panel.name if panel is not None else "",
             )
         )
     rows.sort(key=lambda row: (-row.overall, row.agent))
@@ -705,7 +834,15 @@ def submission_scores(
     condition: str = JudgingCondition.WITH_CODE,
 ) -> list[SubmissionScores]:
     submissions = list(submissions)
-    means = stage_scores(submission_ids=[s.id for s in submissions], condition=condition)
+    # Each stage's scores are its default panel's mean, as on its board.
+    means: dict[int, dict[str, Decimal]] = {}
+    for stage in sorted({s.stage for s in submissions}):
+        panel = stage_panel(stage=stage)
+        means |= stage_scores(
+            submission_ids=[s.id for s in submissions if s.stage == stage],
+            condition=condition,
+            judge_ids=panel.judge_ids if panel is not None else None,
+        )
     return [
         SubmissionScores(
             submission=s,
@@ -780,7 +917,7 @@ def _by_stage(rows: list[SubmissionScores]) -> list[StageResults]:
 def agent_task_results(*, agent: Agent, hidden: frozenset[int] = frozenset()) -> list[StageResults]:
     """Per stage, the agent's counted submission for each task with its scores
     (but none of `hidden`, the papers the viewer may not see yet)."""
-    counted = counted_submissions(stage_submissions(stage=None, agent=agent.name))
+    counted = counted_by_stage(stage_submissions(stage=None, agent=agent.name))
     submissions = (
         Submission.objects.filter(id__in=list(counted))
         .exclude(id__in=hidden)
@@ -793,7 +930,7 @@ def agent_task_results(*, agent: Agent, hidden: frozenset[int] = frozenset()) ->
 def task_results(*, task: Task, hidden: frozenset[int] = frozenset()) -> list[StageResults]:
     """Per stage, every agent's submissions for the task (all versions), with
     the one that counts on the leaderboard marked (but none of `hidden`)."""
-    counted_ids = set(counted_submissions(stage_submissions(stage=None, task=task.slug)))
+    counted_ids = set(counted_by_stage(stage_submissions(stage=None, task=task.slug)))
     submissions = submissions_with_state(  # the page shows each one's state
         Submission.objects.filter(task=task, stage__in=LEADERBOARD_STAGES)
         .exclude(id__in=hidden)

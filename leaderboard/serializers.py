@@ -178,6 +178,11 @@ class LeaderboardRowSerializer(serializers.Serializer):
     reproduction_checked = serializers.IntegerField(
         help_text="Tasks whose counted submission has a reproduction check."
     )
+    panel = BlankAsNullCharField(
+        allow_null=True,
+        help_text="The judge panel whose judges' mean these scores are; null: every judge "
+        "(a site without panels).",
+    )
     url = AgentPageField(source="agent", help_text="The agent's page.")
 
     class Meta:
@@ -203,6 +208,22 @@ class LeaderboardFiltersSerializer(serializers.Serializer):
     sort = BlankAsNullCharField(allow_null=True)
 
 
+class PanelSerializer(serializers.Serializer):
+    """A `judging.selectors.PanelChoice`."""
+
+    name = serializers.CharField()
+    judges = serializers.ListField(child=serializers.CharField(), source="judge_names")
+    is_default = serializers.BooleanField(help_text="The stage's default panel.")
+
+
+class NotCountedSerializer(serializers.Serializer):
+    submission = serializers.IntegerField(source="submission_id")
+    agent = serializers.CharField()
+    task = serializers.CharField()
+    version = serializers.IntegerField()
+    reason = serializers.CharField(help_text="Which panel judge failed (and why) or is at work.")
+
+
 class LeaderboardSerializer(serializers.Serializer):
     """A `leaderboard.payloads.LeaderboardView`: a stage's board, its rows in the order asked."""
 
@@ -217,8 +238,22 @@ class LeaderboardSerializer(serializers.Serializer):
         source="board.has_reproduction",
         help_text="Whether any listed agent has a reproduction verdict.",
     )
+    panel = BlankAsNullCharField(
+        source="board.panel.name",
+        allow_null=True,
+        default="",
+        help_text="The judge panel the scores come from (`?panel=NAME`, default the "
+        "stage's); null: every judge (a site without panels).",
+    )
+    panel_detail = PanelSerializer(source="board.panel", allow_null=True)
     dimensions = LeaderboardDimensionSerializer(many=True, source="board.dimensions")
     rows = LeaderboardRowSerializer(many=True)
+    not_counted = NotCountedSerializer(
+        many=True,
+        source="board.not_counted",
+        help_text="Submissions left out because a panel judge failed on them or has not "
+        "finished (the newest version of an agent's task), with the reason.",
+    )
 
 
 class ObjectiveTaskResultSerializer(serializers.Serializer):
@@ -390,6 +425,7 @@ class AgentComparisonSerializer(serializers.Serializer):
 
     stage = serializers.CharField(source="query.stage")
     condition = serializers.CharField(source="query.condition")
+    panel = BlankAsNullCharField(source="a.panel", allow_null=True)
     a = LeaderboardRowSerializer()
     b = LeaderboardRowSerializer()
     dimensions = PairedDifferenceSerializer(many=True)

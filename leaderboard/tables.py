@@ -148,8 +148,9 @@ STAGE_COLUMNS = (
         numeric=False,
         ascending_first=True,
     ),
-    # One column per dimension; the first (Overall) shows the interval too.
-    PageColumn("scores", "", ("scores", "overall_ci", "scores_ci")),
+    # One column per dimension; the first (Overall) shows the interval too, and
+    # names the panel whose judges' mean the scores are.
+    PageColumn("scores", "", ("scores", "overall_ci", "scores_ci", "panel")),
     PageColumn("n_tasks", "Tasks", ("n_tasks",)),
     PageColumn(
         "cost",

@@ -23,8 +23,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
-if (BASE_DIR / ".env").is_file():
-    env.read_env(BASE_DIR / ".env")
+# Local settings: scripts/quickstart.sh writes `.env` (ignored by git) with what
+# it used, so that every command works from a new shell; MLRBENCH_ENV_FILE names
+# another file. Variables already in the environment win over the file.
+ENV_FILE = Path(os.environ.get("MLRBENCH_ENV_FILE") or BASE_DIR / ".env")
+if ENV_FILE.is_file():
+    env.read_env(ENV_FILE)
 
 DEBUG = env.bool("DEBUG", default=False)
 

@@ -13,5 +13,10 @@ class ReviewsConfig(AppConfig):
         from .receivers import receivers_connect
 
         receivers_connect()
+        from benchmark.accounts import user_role_register
+
+        from .services import reviewer_register
+
+        user_role_register(name="reviewer", grant=lambda user: reviewer_register(user=user))
         import_part_register(name="human scores", order=40, run=human_scores_part)
         import_part_register(name="hallucination check", order=45, run=hallucination_checks_part)

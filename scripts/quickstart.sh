@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
-VENV=${VENV:-.venv}
+export VENV=${VENV:-.venv}
 HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
 export DEBUG=${DEBUG:-1}
@@ -26,6 +26,28 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   "$VENV/bin/python" -m pip install --quiet --upgrade pip
   "$VENV/bin/python" -m pip install --quiet -e ".[dev]"
   touch "$stamp"
+fi
+
+# The settings this run uses, written once for every later command in a new
+# shell (mlrbench_site/settings.py reads the file; the environment wins over it).
+ENV_FILE=${MLRBENCH_ENV_FILE:-.env}
+if [ ! -f "$ENV_FILE" ]; then
+  echo "==> writing the local settings to $ENV_FILE (development only; see .env.example for production)"
+  secret=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(50))')
+  umask 077
+  cat >"$ENV_FILE" <<ENV
+# Written by scripts/quickstart.sh: the local development settings it ran with,
+# read by every manage.py command (mlrbench_site/settings.py). Not for production:
+# see .env.example. Ignored by git; delete it to have the quick start write it again.
+DEBUG=$DEBUG
+SECRET_KEY=$secret
+DATABASE_URL=${DATABASE_URL:-sqlite:///$PWD/db.sqlite3}
+MEDIA_ROOT=${MEDIA_ROOT:-$PWD/media}
+MLRBENCH_DATA=$MLRBENCH_DATA
+ENV
+  umask 022
+else
+  echo "==> using the settings in $ENV_FILE (variables set in this shell win)"
 fi
 
 echo "==> migrating the database"
@@ -51,10 +73,12 @@ if n:
     print(f"==> {n} active judge(s): new uploads are judged")
 else:
     print("!! No judge is active: new uploads will not be judged. Add one, for a hosted model:")
-    print("     .venv/bin/" + JUDGE_ADD_HOSTED)
-    print("   or a local OpenAI-compatible server (Ollama, vLLM):")
-    print("     .venv/bin/" + JUDGE_ADD_LOCAL)
-    print("   then: .venv/bin/python manage.py judge --pending")
+    import os
+    where = os.environ["VENV"].rstrip("/") + "/bin/"
+    print("     " + where + JUDGE_ADD_HOSTED)
+    print("   or a local OpenAI-compatible server (Ollama, vLLM; README: Judging with a local model):")
+    print("     " + where + JUDGE_ADD_LOCAL)
+    print("   then: " + where + "python manage.py judge --pending")
 ' || true
 
 echo "==> serving on http://$HOST:$PORT/ (Ctrl-C stops; set HOST and PORT to change)"

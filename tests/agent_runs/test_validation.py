@@ -88,3 +88,49 @@ def test_run_agent_answers_a_bad_input_with_the_reason_and_queues_nothing(task):
             "0",
         )
     assert AgentRun.objects.count() == 0
+
+
+def test_run_agent_calls_each_model_once_first_and_queues_nothing_it_cannot_reach(
+    task, fake_llm, closed_port
+):
+    from tests.judging.fake_llm import error
+
+    fake_llm.script(error(401, "Incorrect API key provided"))
+    options = run_options(fake_llm)
+    args = ["--task", task.slug, "--agent", options["agent_name"], "--model", options["model"]]
+    args += ["--api-key-env", options["api_key_env"], "--no-lit-review"]
+
+    with pytest.raises(CommandError, match="refused the API key"):
+        call_command("run_agent", *args, "--api-base", fake_llm.url)
+    with pytest.raises(CommandError, match="could not connect"):
+        call_command("run_agent", *args, "--api-base", f"http://127.0.0.1:{closed_port}/v1")
+    assert AgentRun.objects.count() == 0
+    # One small call per distinct model, before anything was written.
+    assert len(fake_llm.requests) == 1 and fake_llm.requests[0].body["max_tokens"] == 16
+
+
+def test_the_new_run_form_checks_the_model_before_queueing(client, task, fake_llm):
+    from django.contrib.auth.models import User
+
+    from tests.judging.fake_llm import error
+
+    client.force_login(User.objects.create_user("grace", password="pw", is_staff=True))
+    fake_llm.script(error(401, "Incorrect API key provided"))
+    options = run_options(fake_llm)
+    response = client.post(
+        "/agent-runs/new/",
+        {
+            "task": [task.slug],
+            "agent": options["agent_name"],
+            "model": options["model"],
+            "api_base": options["api_base"],
+            "api_key_env": options["api_key_env"],
+            "no_lit_review": "on",
+            "mode": "end2end",
+            "max_steps": 10,
+            "seed": 0,
+        },
+    )
+    assert response.status_code == 400
+    assert "refused the API key" in response.content.decode()
+    assert AgentRun.objects.count() == 0

@@ -39,6 +39,7 @@ def test_judges_add_list_disable_enable():
         "google",
         "--rpm",
         "30",
+        "--no-check",
     )
     assert "added judge gemini-2.5-pro-preview" in output
     assert "NO_SUCH_KEY_VAR is not set here" in output
@@ -51,6 +52,7 @@ def test_judges_add_list_disable_enable():
         "openai/qwen3",
         "--api-base",
         "http://vllm:8000/v1",
+        "--no-check",
     )
     judge = Judge.objects.get(name="gemini-2.5-pro-preview")
     assert (judge.model_family, judge.requests_per_minute, judge.is_active) == ("google", 30, True)
@@ -94,8 +96,9 @@ def test_judges_add_with_its_own_price_and_list_shows_it():
         "0.15",
         "--output-price",
         "0.6",
+        "--no-check",
     )
-    run("judges", "add", "--name", "gpt", "--model", "openai/gpt-4o")
+    run("judges", "add", "--name", "gpt", "--model", "openai/gpt-4o", "--no-check")
 
     judge = Judge.objects.get(name="local-qwen")
     assert (judge.input_usd_per_mtok, judge.output_usd_per_mtok) == (
@@ -124,7 +127,7 @@ def test_judges_add_refuses_a_bad_price_with_a_clear_error(prices, message):
 
 
 def test_judges_add_refuses_a_duplicate_and_disable_an_unknown_name():
-    run("judges", "add", "--name", "x", "--model", "m")
+    run("judges", "add", "--name", "x", "--model", "m", "--no-check")
     with pytest.raises(CommandError, match="exists already"):
         run("judges", "add", "--name", "x", "--model", "other")
     with pytest.raises(CommandError, match="no judge named 'y'"):
@@ -214,7 +217,7 @@ def test_judge_pending_queues_what_is_missing_and_what_failed(rubrics, judge_for
             submission=judged, judge=judge, rubric=rubrics["end2end"], status=JudgmentStatus.DONE
         )
 
-    output = run("judge", "--pending")
+    output = run("judge", "--pending", "--yes")
 
     assert "queued 1 new and 1 again" in output
     assert set(Judgment.objects.exclude(submission=judged).values_list("status", flat=True)) == {
@@ -241,7 +244,7 @@ def test_judge_pending_selects_what_is_ready_or_judging_and_nothing_else(rubrics
         for s in (never_judged, being_judged, judged, received, failed)
     ] == ["ready", "judging", "judged", "received", "failed"]
 
-    output = run("judge", "--pending")
+    output = run("judge", "--pending", "--yes")
 
     # The ready one gets its judgment; the queued one's message is sent again.
     assert "queued 1 new and 1 again; 0 left as they were" in output

@@ -364,3 +364,49 @@ def test_calls_that_waited_for_a_slot_never_exceed_the_judges_limit_in_any_windo
     assert fake_llm.most_in_window == 1
     arrivals = sorted(request.at for request in fake_llm.requests)
     assert arrivals[1] - arrivals[0] >= 2.0
+
+
+def test_a_local_server_judge_without_a_key_variable_scores_through_litellm(
+    submission, rubrics, judge_for, fake_llm, monkeypatch
+):
+    # An OpenAI-compatible server that needs no key (Ollama, vLLM, llama.cpp's server).
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    judge = judge_for("local-qwen", model="openai/qwen3:32b", api_key_env="")
+    judgment = Judgment.objects.create(
+        submission=submission, judge=judge, rubric=rubrics["end2end"]
+    )
+    fake_llm.script(answer(review_answer("end2end", overall=7)))
+
+    judgment = run(judgment)
+
+    assert judgment.status == JudgmentStatus.DONE, judgment.error
+    assert scores_of(judgment)["Overall"] == 7
+    assert fake_llm.requests[0].model == "qwen3:32b"
+    # A placeholder, never a provider key taken from the environment.
+    assert fake_llm.requests[0].headers["authorization"] == "Bearer no-key-needed"
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        # The provider's own server and no key anywhere: the SDK refuses to call.
+        ({"model": "openai/gpt-4o-mini", "api_base": "", "api_key_env": ""}, "no API key"),
+        ({"api_base": "http://no-such-host.invalid/v1"}, "not a URL the site can reach"),
+    ],
+)
+def test_configuration_errors_fail_at_once_with_the_reason(
+    submission, rubrics, monkeypatch, fields, says
+):
+    from .factories import JudgeFactory
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    judge = JudgeFactory(**fields)
+    judgment = Judgment.objects.create(
+        submission=submission, judge=judge, rubric=rubrics["end2end"]
+    )
+
+    judgment = run(judgment)
+
+    assert judgment.status == JudgmentStatus.FAILED
+    assert says in judgment.error and "not retried" in judgment.error
+    assert judgment.attempts == 1

@@ -192,3 +192,26 @@ def test_a_format_1_release_is_still_served_shown_and_compared(client, board):
     assert 'data-agent="alpha"' in client.get("/releases/v0/").content.decode()
     diff = client.get("/releases/v0/diff/v1/").content.decode()
     assert 'data-agent="beta"' in diff and "new on this board" in diff
+
+
+def test_a_release_freezes_each_judge_panels_boards(client, board):
+    from judging.services import panel_create, panel_default_set
+
+    judge, alpha, beta = board
+    other = JudgeFactory(name="judge-b")
+    judged(alpha, other, 2)
+    panel_create(name="published", judges=["judge-a"])
+    panel_default_set(name="published")
+    panel_create(name="other", judges=["judge-b"])
+    release_create(name="v1")
+
+    default = client.get("/api/releases/v1/").json()["leaderboards"]["end2end"]
+    assert default["panel"] == "published"
+    assert [r["agent"] for r in default["rows"]] == ["alpha", "beta"]
+    frozen = client.get("/api/releases/v1/", {"panel": "other"})
+    assert frozen.status_code == 200
+    board_b = frozen.json()["leaderboards"]["end2end"]
+    assert frozen.json()["judges"] == ["judge-b"] and board_b["panel"] == "other"
+    assert [(r["agent"], r["scores"]["Overall"]) for r in board_b["rows"]] == [("alpha", 2.0)]
+    missing = client.get("/api/releases/v1/", {"panel": "nope"})
+    assert missing.status_code == 404 and missing.json()["errors"][0]["field"] == "panel"

@@ -94,6 +94,7 @@ def test_the_csv_columns_are_the_serializer_fields_in_order(client, board):
         "reproduced_rate",
         "not_reproduced_rate",
         "reproduction_checked",
+        "panel",
     ]
     # The serializer's order, field by field: the scores become one column per
     # dimension, the interval two columns; the page link is not data.

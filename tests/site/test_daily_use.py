@@ -58,7 +58,7 @@ def test_without_an_active_judge_the_submission_page_tells_staff_how_to_add_one(
     hint = html[html.index('data-testid="no-active-judge"') :][:3000]
     assert "No judge is active" in hint
     assert "--api-key-env ANTHROPIC_API_KEY" in hint  # a hosted model
-    assert "--api-base http://127.0.0.1:11434/v1" in hint  # Ollama or vLLM
+    assert "--api-base http://127.0.0.1:8081/v1" in hint  # llama.cpp, Ollama or vLLM
     assert "judges enable NAME" in hint
     assert 'data-testid="summary-stage-score"' in html
 
@@ -234,6 +234,48 @@ def test_a_site_is_set_up_by_a_script(capsys):
     assert "shown only now" in err
     token = api_token_authenticate(key=key)
     assert token is not None and token.user.username == "alice"
+
+
+def test_accounts_user_create_makes_a_user_who_can_sign_in_with_roles(client, monkeypatch):
+    from django.contrib.auth.models import User
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match="accounts user-create alice"):
+        call_command("accounts", "team-create", "My lab", "--user", "alice")
+    monkeypatch.setenv("ALICE_PW", "a-long-test-password")
+
+    call_command(
+        "accounts",
+        "user-create",
+        "alice",
+        "--email",
+        "alice@example.org",
+        "--password-env",
+        "ALICE_PW",
+        "--staff",
+        "--reviewer",
+    )
+
+    alice = User.objects.get(username="alice")
+    assert alice.is_staff and alice.email == "alice@example.org"
+    assert alice.groups.filter(name="reviewers").exists() and alice.reviewer_profile
+    signed_in = client.post(
+        "/accounts/login/", {"username": "alice", "password": "a-long-test-password"}
+    )
+    assert signed_in.status_code == 302 and "_auth_user_id" in client.session
+    call_command("accounts", "team-create", "My lab", "--user", "alice")
+    assert Team.objects.filter(members=alice).exists()
+    # Nothing written for a bad input; no terminal to ask a password on.
+    monkeypatch.setenv("SHORT_PW", "abc")
+    for args, says in (
+        (["alice", "--password-env", "ALICE_PW"], "exists already"),
+        (["bob", "--password-env", "SHORT_PW"], "too short"),
+        (["bob", "--password-env", "NO_SUCH_VAR"], "NO_SUCH_VAR is not set"),
+        (["bob"], "no terminal"),
+    ):
+        with pytest.raises(CommandError, match=says):
+            call_command("accounts", "user-create", *args)
+    assert not User.objects.filter(username="bob").exists()
 
 
 def test_the_model_family_is_guessed_from_the_base_model():

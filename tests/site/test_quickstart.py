@@ -26,6 +26,8 @@ def start_quickstart(tmp_path: Path, port: int, mlrbench_data: Path) -> subproce
         "MEDIA_ROOT": str(tmp_path / "media"),
         "MLRBENCH_DATA": str(mlrbench_data),
         "PORT": str(port),
+        # The local settings file the quick start writes (`.env` in a user's clone).
+        "MLRBENCH_ENV_FILE": str(tmp_path / ".env"),
     }
     return subprocess.Popen(
         ["bash", str(PROJECT_ROOT / "scripts/quickstart.sh")],
@@ -97,3 +99,59 @@ def test_quickstart_serves_real_tasks_on_sqlite_and_runs_twice(
         hint = output[output.index("No judge is active") :]
         assert "--api-key-env ANTHROPIC_API_KEY" in hint and "--api-base" in hint, output
         assert hint.index("--api-base") < hint.index("==> serving on")
+    assert_hints_run_in_a_new_shell(tmp_path, hint[: hint.index("==> serving on")])
+
+
+def hint_commands(hint: str) -> list[str]:
+    commands = []
+    for line in hint.splitlines():
+        line = line.strip().removeprefix("then: ")
+        if "manage.py" in line and line.startswith("/"):
+            commands.append(line)
+    return commands
+
+
+def in_a_new_shell(tmp_path: Path, command: str) -> subprocess.CompletedProcess:
+    """What a user types in a new terminal: no DEBUG, SECRET_KEY or DATABASE_URL."""
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": os.environ.get("HOME", str(tmp_path)),
+        "MLRBENCH_ENV_FILE": str(tmp_path / ".env"),
+    }
+    return subprocess.run(
+        ["bash", "-c", command],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def assert_hints_run_in_a_new_shell(tmp_path: Path, hint: str) -> None:
+    from tests.judging.fake_llm import FakeLLMServer, answer
+
+    settings_file = (tmp_path / ".env").read_text()
+    assert "DEBUG=1" in settings_file and "SECRET_KEY=" in settings_file
+    assert f"DATABASE_URL=sqlite:///{tmp_path / 'quickstart.sqlite3'}" in settings_file
+    hosted, local, pending = hint_commands(hint)
+    # No key and no local server here: each says so and adds nothing.
+    for command, says in ((hosted, "did not answer"), (local, "could not connect")):
+        result = in_a_new_shell(tmp_path, command)
+        output = result.stdout + result.stderr
+        assert "ImproperlyConfigured" not in output, output
+        assert result.returncode != 0 and says in output, output
+    result = in_a_new_shell(tmp_path, pending)
+    # The imported submissions are left alone; the example methods wait for a judge.
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no active judge" in result.stderr and "queued 0 new" in result.stdout
+    # The local recipe against a running OpenAI-compatible server: checked and added.
+    server = FakeLLMServer(default=answer("ok"))
+    try:
+        result = in_a_new_shell(tmp_path, local.replace("http://127.0.0.1:8081/v1", server.url))
+    finally:
+        server.close()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "checked: " in result.stdout and "added judge local-qwen" in result.stdout
+    assert server.requests and server.requests[0].headers["authorization"] == "Bearer no-key-needed"

@@ -26,6 +26,8 @@ def test_every_public_page_of_the_imported_sample_answers(client, sample):
     urls += [f"/submissions/{pk}/" for pk in submissions]
     urls += [f"/submissions/{pk}/scores/" for pk in submissions]
     urls += [f"/submissions/{pk}/judgments/" for pk in submissions]
+    # What `mlrbench status` and the page's live progress read (hallucination reviews too).
+    urls += [f"/api/submissions/{pk}/judgments/" for pk in submissions]
     failures = {}
     for url in urls:
         status = client.get(url).status_code

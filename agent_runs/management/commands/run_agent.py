@@ -40,6 +40,11 @@ class Command(BaseCommand):
         parser.add_argument("--max-cost", default=None, metavar="USD")
         parser.add_argument("--seed", type=int, default=0, metavar="N")
         parser.add_argument("--wait", action="store_true", help="wait until every run ends")
+        parser.add_argument(
+            "--no-check",
+            action="store_true",
+            help="queue without first calling each model once (a key, server and model check)",
+        )
 
     def handle(self, *args, **options):
         try:
@@ -59,6 +64,7 @@ class Command(BaseCommand):
                 max_cost_usd=_usd(options["max_cost"]) if options["max_cost"] else None,
                 seed=options["seed"],
                 input_ids=options["input"],
+                check_models=not options["no_check"],
             )
         except ValidationFailed as exc:
             raise CommandError(

@@ -1,16 +1,21 @@
 """Teams, agents and API tokens from the command line, so that a site can be
 set up by a script:
 
+    python manage.py accounts user-create alice --email alice@example.org --password-env ALICE_PW
     python manage.py accounts team-create "My lab" --user alice
     python manage.py accounts agent-register my-agent-v2 --team my-lab --user alice \\
         --display-name "My agent v2" --base-model anthropic/claude-3-7-sonnet-20250219
     python manage.py accounts token-create --user alice --name laptop   # prints the key once
 """
 
+import getpass
+import os
+import sys
+
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmark.accounts import agent_register, api_token_create, team_create
+from benchmark.accounts import agent_register, api_token_create, team_create, user_create
 from benchmark.forms import model_family_guess
 from benchmark.models import ModelFamily, Team
 from common.errors import ApplicationError
@@ -21,6 +26,16 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="action", required=True)
+        user = sub.add_parser("user-create", help="a user who can sign in")
+        user.add_argument("username", metavar="USERNAME")
+        user.add_argument("--email", default="", metavar="E")
+        user.add_argument(
+            "--password-env",
+            metavar="VAR",
+            help="the environment variable holding the password (else: asked twice)",
+        )
+        user.add_argument("--staff", action="store_true", help="an organiser (staff)")
+        user.add_argument("--reviewer", action="store_true", help="an expert reviewer")
         team = sub.add_parser("team-create", help="a team, with USER as its first member")
         team.add_argument("name")
         team.add_argument("--user", required=True)
@@ -46,6 +61,8 @@ class Command(BaseCommand):
         token.add_argument("--name", required=True, help="what the token is for")
 
     def handle(self, *args, action: str, **options):
+        if action == "user-create":
+            return self._user_create(options)
         user = self._user(options["user"])
         try:
             if action == "team-create":
@@ -66,9 +83,47 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
             raise CommandError(
-                f"no user {username!r} (create one with createsuperuser or the admin)"
+                f"no user {username!r} (create one with "
+                f"`python manage.py accounts user-create {username}`)"
             )
         return user
+
+    def _user_create(self, options) -> None:
+        password = self._password(options["password_env"])
+        try:
+            user = user_create(
+                username=options["username"],
+                password=password,
+                email=options["email"],
+                is_staff=options["staff"],
+                roles=["reviewer"] if options["reviewer"] else [],
+            )
+        except ApplicationError as exc:
+            raise CommandError(exc.message) from exc
+        roles = [r for r, on in (("staff", user.is_staff), ("reviewer", options["reviewer"])) if on]
+        self.stdout.write(
+            f"user {user.username} created{' (' + ', '.join(roles) + ')' if roles else ''}"
+        )
+
+    def _password(self, variable: str | None) -> str:
+        if variable:
+            password = os.environ.get(variable, "")
+            if not password:
+                raise CommandError(f"the environment variable {variable} is not set or empty")
+            return password
+        try:
+            interactive = sys.stdin.isatty()
+        except (AttributeError, OSError, ValueError):
+            interactive = False
+        if not interactive:
+            raise CommandError(
+                "no terminal to ask for the password on: give --password-env VAR "
+                "(the name of a variable holding it)"
+            )
+        password = getpass.getpass("Password: ")
+        if password != getpass.getpass("Password (again): "):
+            raise CommandError("the two passwords differ; nothing created")
+        return password
 
     def _team(self, user, slug: str | None) -> Team:
         teams = Team.objects.filter(members=user)

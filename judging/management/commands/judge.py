@@ -1,3 +1,4 @@
+import sys
 import time
 
 from django.core.management.base import BaseCommand, CommandError
@@ -11,17 +12,25 @@ from judging.models import (
     Judgment,
     JudgmentKind,
     JudgmentStatus,
-    SubmissionJudgingState,
 )
-from judging.selectors import judgments_pending, submission_judging_state_expression
+from judging.selectors import judgments_pending, pending_submissions
+
+
+def _interactive() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, OSError, ValueError):  # no stdin, or a closed one
+        return False
 
 
 class Command(BaseCommand):
     help = (
         "Queue submissions for the active judges: one submission, a whole stage (optionally "
-        "one agent's), or everything pending (ready or judging, with a judge that has not "
-        "finished or that failed). With --wait, show a progress bar until every queued "
-        "judgment is done or failed."
+        "one agent's), or everything pending: what the stage's default panel's judges have "
+        "not scored (imported published submissions only with --include-imported), and "
+        "any judgment left queued. --pending prints the judgments per judge and their "
+        "estimated cost and asks first (--yes: do not ask). With --wait, show a progress "
+        "bar until every queued judgment is done or failed."
     )
 
     def add_arguments(self, parser):
@@ -43,6 +52,14 @@ class Command(BaseCommand):
         parser.add_argument("--force", action="store_true", help="judge again what is done already")
         parser.add_argument("--wait", action="store_true", help="show progress until finished")
         parser.add_argument(
+            "--include-imported",
+            action="store_true",
+            help="with --pending: judge the imported published submissions too",
+        )
+        parser.add_argument(
+            "--yes", action="store_true", help="with --pending: queue without asking"
+        )
+        parser.add_argument(
             "--timeout", type=float, default=None, help="with --wait: give up after seconds"
         )
 
@@ -54,6 +71,21 @@ class Command(BaseCommand):
             unknown = set(options["judge"]) - {judge.name for judge in judges}
             if unknown:
                 raise CommandError(f"no judge named {', '.join(sorted(unknown))}")
+        if options["pending"]:
+            self._confirm(submissions, judges, options)
+            # Left queued by a run that stopped (with no broker, nothing else
+            # sends them): sent again as they are, whichever judge and submission.
+            resent = services.judgments_resend_queued(older_than=0)
+            if resent:
+                self.stdout.write(f"sent {len(resent)} judgment(s) left queued again")
+            if not submissions:
+                if not resent:
+                    self.stdout.write(
+                        "nothing to judge: every ready submission is scored by its stage's "
+                        "default panel (imported published ones are left alone; "
+                        "--include-imported judges them too)"
+                    )
+                return
         report = services.judgments_queue(
             submissions=submissions,
             judges=judges,
@@ -86,15 +118,47 @@ class Command(BaseCommand):
         else:
             if options["agent"]:
                 raise CommandError("--agent goes with --stage")
-            queryset = queryset.annotate(
-                judging_state=submission_judging_state_expression()
-            ).filter(
-                judging_state__in=[SubmissionJudgingState.READY, SubmissionJudgingState.JUDGING]
-            )
+            queryset = pending_submissions(queryset, include_imported=options["include_imported"])
         submissions = list(queryset.order_by("pk"))
-        if not submissions:
+        # --pending may still have judgments left queued to send (handle says).
+        if not submissions and not options["pending"]:
             raise CommandError("no submission to judge")
         return submissions
+
+    def _confirm(self, submissions: list[Submission], judges, options) -> None:
+        plans = services.judgments_queue_plan(
+            submissions=submissions,
+            judges=judges,
+            condition=options["condition"],
+            kinds=options["kind"],
+        )
+        total = sum(plan.judgments for plan in plans)
+        self.stdout.write(f"{len(submissions)} submission(s) to judge:")
+        for plan in plans:
+            basis = "its own judgments so far" if plan.tokens_measured else "an assumed size"
+            cost = (
+                f"about ${plan.cost_usd:.4f}"
+                if plan.cost_usd is not None
+                else "unknown cost (no price: give the judge --input-price/--output-price)"
+            )
+            self.stdout.write(
+                f"  {plan.judge}: {plan.judgments} judgment(s), {cost} "
+                f"(~{plan.input_tokens_each} input + {plan.output_tokens_each} output tokens "
+                f"each, from {basis})"
+            )
+        left = Judgment.objects.filter(status=JudgmentStatus.QUEUED).count()
+        if left:
+            self.stdout.write(f"  and {left} judgment(s) left queued, to be sent again")
+        if (total == 0 and not left) or options["yes"]:
+            return
+        if not _interactive():
+            raise CommandError("nothing queued: no terminal to confirm on (add --yes to queue)")
+        try:
+            answer = input(f"Queue {total} judgment(s)? [y/N] ")
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            raise CommandError("nothing queued (run again with --yes to queue without asking)")
 
     def _wait(self, judgment_ids: list[int], timeout: float | None) -> None:
         started = time.monotonic()

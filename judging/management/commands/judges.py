@@ -5,8 +5,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count, Q, Sum
 
 from benchmark.models import ModelFamily
+from common.errors import ValidationFailed
+from common.llm import usage_line
 from judging import services
 from judging.models import Judge, JudgmentStatus
+from judging.rubrics import DEFAULT_RUBRICS
+from judging.selectors import panels_list
 
 
 def _price(text: str) -> Decimal:
@@ -20,7 +24,9 @@ def _price(text: str) -> Decimal:
 class Command(BaseCommand):
     help = (
         "Manage MLR-Judge judges: `add` one (any litellm model, optionally behind its own "
-        "OpenAI-compatible api_base), `list` them with what they cost, `disable` or `enable` one."
+        "OpenAI-compatible api_base), `check` one with a small call, `list` them with what "
+        "they cost, `disable` or `enable` one; `panel create|default|list` the judge panels "
+        "whose mean the boards show."
     )
 
     def add_arguments(self, parser):
@@ -49,7 +55,26 @@ class Command(BaseCommand):
                 "(give both prices or neither)",
             )
         add.add_argument("--inactive", action="store_true", help="add it disabled")
+        add.add_argument(
+            "--no-check",
+            action="store_true",
+            help="add it without first calling its model once (`judges check`)",
+        )
         sub.add_parser("list", help="list the judges")
+        check = sub.add_parser("check", help="call a judge's model once; print the usage")
+        check.add_argument("name")
+        panel = sub.add_parser("panel", help="judge panels: the judges a board's mean is over")
+        panel_sub = panel.add_subparsers(dest="panel_action", required=True)
+        create = panel_sub.add_parser("create", help="a new panel of the named judges")
+        create.add_argument("panel_name", metavar="NAME")
+        create.add_argument("--judge", action="append", required=True, metavar="JUDGE")
+        create.add_argument("--description", default="")
+        default = panel_sub.add_parser("default", help="make a panel the boards' default")
+        default.add_argument("panel_name", metavar="NAME")
+        default.add_argument(
+            "--stage", action="append", choices=list(DEFAULT_RUBRICS), help="default: every stage"
+        )
+        panel_sub.add_parser("list", help="list the panels")
         for action in ("disable", "enable"):
             parser_ = sub.add_parser(action, help=f"{action} a judge")
             parser_.add_argument("name")
@@ -57,11 +82,11 @@ class Command(BaseCommand):
     def handle(self, *args, action: str, **options):
         try:
             getattr(self, f"_{action}")(**options)
-        except services.JudgeError as exc:
+        except ValidationFailed as exc:
             raise CommandError(str(exc)) from exc
 
     def _add(self, **options):
-        judge = services.judge_create(
+        added = services.judge_create(
             name=options["name"],
             model=options["model"],
             api_base=options["api_base"],
@@ -74,9 +99,19 @@ class Command(BaseCommand):
             input_usd_per_mtok=options["input_price"],
             output_usd_per_mtok=options["output_price"],
             is_active=not options["inactive"],
+            check=not options["no_check"],
         )
+        judge = added.judge
+        if added.check is not None:
+            self.stdout.write(f"checked: {usage_line(added.check)}")
         state = "active" if judge.is_active else "inactive"
         self.stdout.write(self.style.SUCCESS(f"added judge {judge.name} ({judge.model}, {state})"))
+        self.stdout.write(
+            f"{judge.name} is in no panel, so no board's scores change. To rank by it: "
+            f"`python manage.py judges panel create {judge.name}-panel --judge {judge.name}` "
+            f"and see /leaderboard/?panel={judge.name}-panel (or make it the default: "
+            f"`python manage.py judges panel default {judge.name}-panel`)."
+        )
         if judge.api_key_env:
             import os
 
@@ -124,6 +159,44 @@ class Command(BaseCommand):
                 f"{judge.requests_per_minute:>5} {'yes' if judge.is_active else 'no':6} "
                 f"{price:22} {judge.done:>5} {judge.failed:>6}  {cost}"
             )
+
+    def _check(self, *, name: str, **options):
+        judge = Judge.objects.filter(name=name).first()
+        if judge is None:
+            raise CommandError(f"no judge named {name!r}")
+        self.stdout.write(
+            self.style.SUCCESS(f"{name}: {usage_line(services.judge_check(judge=judge))}")
+        )
+
+    def _panel(self, *, panel_action: str, **options):
+        if panel_action == "create":
+            panel = services.panel_create(
+                name=options["panel_name"],
+                judges=options["judge"],
+                description=options["description"],
+            )
+            judges = ", ".join(sorted(j.name for j in panel.judges.all()))
+            self.stdout.write(self.style.SUCCESS(f"created panel {panel.name} ({judges})"))
+            self.stdout.write(
+                f"see it at /leaderboard/?panel={panel.name}; make it the default with "
+                f"`python manage.py judges panel default {panel.name}`"
+            )
+        elif panel_action == "default":
+            defaults = services.panel_default_set(
+                name=options["panel_name"], stages=options["stage"]
+            )
+            stages = ", ".join(d.stage for d in defaults)
+            self.stdout.write(
+                self.style.SUCCESS(f"{options['panel_name']} is the default panel of {stages}")
+            )
+        else:
+            panels = panels_list()
+            if not panels:
+                self.stdout.write("no panels (create one with `judges panel create`)")
+            for listing in panels:
+                default = ", ".join(listing.default_for) or "no stage"
+                judges = ", ".join(listing.judges)
+                self.stdout.write(f"{listing.name:24} judges: {judges:60} default for: {default}")
 
     def _disable(self, *, name: str, **options):
         services.judge_set_active(name=name, active=False)

@@ -1,0 +1,173 @@
+"""Judge panels on the imported sample (issue 27): the import's `mlr-judge` is
+every stage's default, a judge added later changes no published score, a
+panel judge's failure says why the submission is not counted, and
+`judge --pending` judges only what is new."""
+
+from io import StringIO
+
+import pytest
+from django.conf import settings
+from django.core.cache import cache
+from django.core.management import CommandError, call_command
+
+from benchmark.models import Stage, Submission
+from judging.models import Judge, JudgePanel, Judgment, JudgmentStatus, StagePanel
+from judging.services import judgment_run, rubric_current
+from leaderboard.selectors import LEADERBOARD_STAGES
+
+from .conftest import end2end_submission
+from .fake_llm import answer, error
+from .helpers import review_answer
+
+pytestmark = pytest.mark.django_db
+
+PUBLISHED = {"claude-3-7-sonnet-20250219", "gemini-2.5-pro-preview"}
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out, stderr=out)
+    return out.getvalue()
+
+
+@pytest.fixture
+def sample(media_root):
+    call_command("import_mlrbench", settings.MLRBENCH_DATA, stdout=StringIO(), stderr=StringIO())
+
+
+def boards(client) -> dict[str, bytes]:
+    """Every default board a visitor or a client reads, as bytes."""
+    cache.clear()
+    answers = {}
+    for stage in LEADERBOARD_STAGES:
+        for condition in ("with_code", "no_code"):
+            params = {"stage": stage, "condition": condition}
+            answers[f"json {stage} {condition}"] = client.get("/api/leaderboard/", params).content
+            answers[f"csv {stage} {condition}"] = client.get(
+                "/api/leaderboard/", {**params, "format": "csv"}
+            ).content
+        page = client.get("/leaderboard/", {"stage": stage}).content
+        # The board, from its summary line on (the filter form above lists every judge).
+        answers[f"page {stage}"] = page[page.index(b'data-testid="leaderboard-summary"') :]
+    for stage in ("experiment", "paper", "end2end"):
+        answers[f"fabrication {stage}"] = client.get("/api/fabrication/", {"stage": stage}).content
+    return answers
+
+
+def local_judge_runs(fake_llm, *, fail_first: bool = False) -> list[Judgment]:
+    """The local judge judges every end-to-end submission; returns its judgments."""
+    run("judge", "--stage", "end2end", "--judge", "local-qwen")
+    judgments = list(Judgment.objects.filter(judge__name="local-qwen").order_by("pk"))
+    if fail_first:
+        fake_llm.script(error(401, "Incorrect API key provided"))
+    for judgment in judgments:
+        judgment_run(judgment_id=judgment.pk)
+    return judgments
+
+
+def add_local_judge(fake_llm) -> str:
+    # Scores far from the published ones and flags every paper: any leak would show.
+    fake_llm.default = answer(review_answer("end2end", score=1, overall=1, hallucination=True))
+    return run(
+        "judges",
+        "add",
+        "--name",
+        "local-qwen",
+        "--model",
+        "openai/qwen3:32b",
+        "--api-base",
+        fake_llm.url,
+        "--input-price",
+        "0",
+        "--output-price",
+        "0",
+    )
+
+
+def test_the_import_makes_the_published_judges_every_stages_default_panel(sample):
+    panel = JudgePanel.objects.get(name="mlr-judge")
+    assert {judge.name for judge in panel.judges.all()} == PUBLISHED
+    assert set(StagePanel.objects.values_list("stage", flat=True)) >= set(LEADERBOARD_STAGES)
+    assert "mlr-judge" in run("judges", "panel", "list")
+
+
+def test_a_judge_outside_the_default_panel_leaves_every_default_board_byte_identical(
+    sample, client, fake_llm
+):
+    before = boards(client)
+    assert b'"panel":"mlr-judge"' in before["json end2end with_code"]
+
+    added = add_local_judge(fake_llm)
+    judgments = local_judge_runs(fake_llm, fail_first=True)
+
+    assert "checked: " in added and "is in no panel" in added
+    statuses = [j.status for j in Judgment.objects.filter(pk__in=[j.pk for j in judgments])]
+    assert statuses.count(JudgmentStatus.FAILED) == 1 and JudgmentStatus.DONE in statuses
+    after = boards(client)
+    changed = [key for key in before if before[key] != after[key]]
+    assert changed == []
+
+    # Its own panel's board is another board: its scores, under its name.
+    run("judges", "panel", "create", "local", "--judge", "local-qwen")
+    own = client.get("/api/leaderboard/", {"stage": "end2end", "panel": "local"}).json()
+    assert own["panel"] == "local" and own["rows"]
+    assert {row["panel"] for row in own["rows"]} == {"local"}
+    assert {row["scores"]["Overall"] for row in own["rows"]} == {1.0}
+    assert client.get("/api/leaderboard/", {"panel": "no-such"}).status_code == 400
+
+
+def test_a_failed_panel_judgment_shows_the_submission_as_not_counted_with_the_reason(
+    sample, client, fake_llm, django_user_model
+):
+    add_local_judge(fake_llm)
+    failed = local_judge_runs(fake_llm, fail_first=True)[0]
+    run("judges", "panel", "create", "local", "--judge", "local-qwen")
+    run("judges", "panel", "default", "local", "--stage", "end2end")
+
+    board = client.get("/api/leaderboard/", {"stage": "end2end"}).json()
+    assert board["panel"] == "local"
+    (item,) = board["not_counted"]
+    assert item["submission"] == failed.submission_id
+    assert "local-qwen failed" in item["reason"] and "refused the API key" in item["reason"]
+    assert "not counted by panel local" in client.get("/leaderboard/").content.decode()
+
+    status = client.get(f"/api/submissions/{failed.submission_id}/judgments/")
+    assert status.status_code == 200
+    assert status.json()["not_counted"]["panel"] == "local"
+    assert "refused the API key" in status.json()["not_counted"]["reason"]
+
+    staff = django_user_model.objects.create_user("organiser", password="pw", is_staff=True)
+    client.force_login(staff)
+    page = client.get(f"/submissions/{failed.submission_id}/judgments/").content.decode()
+    assert 'data-testid="not-counted"' in page and "Judge again (local-qwen)" in page
+    assert "judge panel <strong>local</strong>" in page
+
+
+def test_judge_pending_after_the_quick_start_queues_only_new_uploads(sample, fake_llm):
+    add_local_judge(fake_llm)
+    imported = set(Submission.objects.values_list("pk", flat=True))
+    upload = end2end_submission(task_slug="iclr2025_new_upload")
+    # A judgment a stopped run left queued (no broker) on an imported submission.
+    # (the old `judge --pending` re-judged imported submissions: its leftovers are theirs).
+    leftover = Judgment.objects.create(
+        submission=Submission.objects.filter(pk__in=imported, stage=Stage.END2END).first(),
+        judge=Judge.objects.get(name="local-qwen"),
+        rubric=rubric_current(stage=Stage.END2END),
+    )
+
+    with pytest.raises(CommandError, match="--yes"):
+        run("judge", "--pending")  # no terminal to say yes: nothing queued
+    assert not Judgment.objects.filter(submission=upload).exists()
+
+    output = run("judge", "--pending", "--yes")
+
+    assert "local-qwen: " in output and "$0.0000" in output
+    queued = set(
+        Judgment.objects.filter(imported=False)
+        .exclude(pk=leftover.pk)
+        .values_list("submission_id", flat=True)
+    )
+    assert queued == {upload.pk}
+    assert not queued & imported
+    assert "queued 1 new and 0 again" in output
+    assert "sent 1 judgment(s) left queued again" in output  # the stopped run's leftover
