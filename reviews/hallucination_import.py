@@ -5,11 +5,13 @@ the end-to-end submissions, one row per paper.
 Columns: `LLM,Workshop_name,is_Faked_Experimental_Result,
 is_Hallucinated_Methodology,is_Incorrect_Citation,is_Mathematical_Error`, each
 `Yes`, `No` or `Not Sure`. `LLM` names the system: `AI Scientist V2` is agent
-`ai-scientist-v2`, `MLR Agent` is agent `claude` (the MLR-Agent run with Claude
-3.7 Sonnet and Claude Code); `--hallucination-agent SYSTEM=AGENT` overrides or
-adds to that. A row that names an unknown system, task or paper, or holds an
-answer that is not one of the three, is named and skipped, never guessed; a
-paper's four answers are written together or not at all.
+`ai-scientist-v2`, `MLR Agent` is agent `o4-mini` (MLR-Agent run with o4-mini,
+`end2end_o4-mini`: the same base model as AI Scientist v2, and the only
+end-to-end runs with typed hallucination reviews beside them);
+`--hallucination-agent SYSTEM=AGENT` overrides or adds to that. A row that names
+an unknown system, task or paper, or holds an answer that is not one of the
+three, is named and skipped, never guessed; a paper's four answers are written
+together or not at all.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from judging.models import HallucinationType
 from .models import HallucinationAnswer, HumanHallucinationCheck
 
 CSV_PATH = Path("human_eval") / "Hallucination Check.csv"
-DEFAULT_AGENTS = {"AI Scientist V2": "ai-scientist-v2", "MLR Agent": "claude"}
+DEFAULT_AGENTS = {"AI Scientist V2": "ai-scientist-v2", "MLR Agent": "o4-mini"}
 TYPE_COLUMNS = {
     "is_Faked_Experimental_Result": HallucinationType.FAKED_EXPERIMENTAL_RESULTS,
     "is_Hallucinated_Methodology": HallucinationType.HALLUCINATED_METHODOLOGY,
