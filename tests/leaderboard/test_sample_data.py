@@ -193,3 +193,25 @@ def test_costs_per_step_follow_mlrbenchs_rule_and_unknown_coding_costs_are_lower
     note = re.search(r"Lower bounds: .*?</span>", html).group(0)
     assert "Codex CLI (o4-mini) (1 step without a known cost" in note, note
     assert "Gemini CLI (Gemini 2.5 Pro) (1 step" in note
+
+
+def test_a_release_of_the_sample_is_valid_croissant_and_its_parquet_says_what_its_json_says(
+    client, tmp_path
+):
+    import pandas as pd
+
+    from leaderboard.release_files import croissant_validate
+
+    call_command("import_mlrbench", settings.MLRBENCH_DATA, stdout=StringIO())
+    call_command("release", "create", "sample-1", stdout=StringIO())
+    data = client.get("/api/releases/sample-1/").json()
+    for listed in data["files"]:
+        (tmp_path / listed["name"]).write_bytes(client.get(listed["url"]).content)
+
+    assert croissant_validate(tmp_path) == []
+    frame = pd.read_parquet(tmp_path / "leaderboard_end2end.parquet")
+    rows = data["leaderboards"]["end2end"]["rows"]
+    assert list(frame["agent"]) == [r["agent"] for r in rows]
+    assert list(frame["cost_unpriced_steps"]) == [r["cost_unpriced_steps"] for r in rows]
+    judgments = pd.read_parquet(tmp_path / "judgments.parquet")
+    assert len(judgments) == len(data["judgments"]["rows"])
