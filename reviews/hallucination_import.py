@@ -89,19 +89,18 @@ def hallucination_checks_part(path: Path, options: ImportOptions) -> ImportPartR
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         report.problems.append(f"{CSV_PATH}: cannot be read ({exc})")
         return report
+    named: set[int] = set()  # the papers the file's rows name
+    complete = True
     for line, row in enumerate(rows, start=2):
         where = f"{CSV_PATH} line {line}"
         system, task = (row.get("LLM") or "").strip(), (row.get("Workshop_name") or "").strip()
         agent = agents.get(system)
         if agent is None:
+            complete = False
             report.problems.append(
                 f"{where}: no agent for the system {system!r} (map it with "
                 "--hallucination-agent SYSTEM=AGENT)"
             )
-            continue
-        answers, problem = _answers(row, line)
-        if answers is None:
-            report.problems.append(f"{CSV_PATH} {problem}")
             continue
         submission = (
             Submission.objects.filter(agent__name=agent, task__slug=task, stage=Stage.END2END)
@@ -109,9 +108,29 @@ def hallucination_checks_part(path: Path, options: ImportOptions) -> ImportPartR
             .first()
         )
         if submission is None:
+            complete = False
             report.problems.append(
                 f"{where}: no end2end submission of agent {agent!r} for task {task!r}"
             )
             continue
+        named.add(submission.pk)
+        answers, problem = _answers(row, line)
+        if answers is None:
+            report.problems.append(f"{CSV_PATH} {problem}")
+            continue
         report.add(f"hallucination checks {_record(submission, answers)}")
+    if complete:
+        _stale_remove(named, report)
     return report
+
+
+def _stale_remove(named: set[int], report: ImportPartReport) -> None:
+    """Imported answers on papers no row names any more (an earlier import filed the
+    experts' "MLR Agent" under `claude`): removed, and counted, once every row of
+    the file was matched to its paper."""
+    stale = HumanHallucinationCheck.objects.filter(
+        imported=True, review__isnull=True, submission__stage=Stage.END2END
+    ).exclude(submission_id__in=named)
+    removed, _ = stale.delete()
+    if removed:
+        report.add("hallucination checks removed (no longer in the file)", removed)

@@ -268,6 +268,27 @@ def test_mlr_agents_o4_mini_run_by_judges_and_by_experts(client, imported, mlrbe
     # The experts' row is o4-mini's, not Claude's.
     assert not any(r["agent"] == "claude" and r["source"] == "human" for r in data["rows"])
 
+    # --hallucination-agent still overrides; the answers move, none is left behind.
+    from reviews.models import HumanHallucinationCheck
+
+    def experts_agents() -> set[str]:
+        checks = HumanHallucinationCheck.objects.filter(imported=True)
+        return set(checks.values_list("submission__agent__name", flat=True))
+
+    out = StringIO()
+    call_command(
+        "import_mlrbench",
+        str(mlrbench_data),
+        "--hallucination-agent",
+        "MLR Agent=claude",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    assert experts_agents() == {"ai-scientist-v2", "claude"}
+    assert "4 hallucination checks removed (no longer in the file)" in out.getvalue()
+    call_command("import_mlrbench", str(mlrbench_data), stdout=StringIO(), stderr=StringIO())
+    assert experts_agents() == {"ai-scientist-v2", "o4-mini"}
+
 
 def test_the_fabrication_page_draws_the_chart_and_links_the_evidence(client, imported):
     html = client.get("/fabrication/?stage=end2end").content.decode()
