@@ -257,6 +257,8 @@ def test_a_release_writes_parquet_a_dataset_card_and_valid_croissant_its_hash_co
         n: h for n, h in listed.items() if n.endswith(".parquet")
     }
     assert client.get("/api/releases/v1/files/nothing.parquet").status_code == 404
+    page = client.get("/releases/v1/").content.decode()
+    assert page.count('data-testid="release-file"') == len(data["files"])
 
 
 @pytest.mark.django_db(transaction=True)
