@@ -8,6 +8,14 @@ argument, an unknown tool, a path outside the workspace) is an error result the
 model sees, never a crash. Every command `run` executed goes to `run.sh`, in
 order, and its output to `results/log.txt`; both are written from the site's
 own record, whatever the code did to the files.
+
+When the loop ends, every file the model wrote or its commands made is kept,
+wherever in the workspace it is (`main.py` at the top as well as `code/`), so
+that `run.sh` replays in the stored folder exactly as it ran: all but the
+site's own files (run.sh, the log, the trace, the token usage, the earlier
+stages' documents), within the run's intake limits; a file the intake would
+refuse (over the limits, a nested archive, an image that is not one) is left
+out and named in the stage's note.
 """
 
 from __future__ import annotations
@@ -18,12 +26,13 @@ import secrets
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
+from benchmark.archives import IntakeLimits, folder_unpack
 from common import llm as gateway
 from experiments import sandbox
 from experiments.slots import Slots, slots_acquire
@@ -322,8 +331,11 @@ def experiment_stage(context: StageContext) -> str:
             commands.should_cancel = _cancel_poll(context)
             end = coding_loop(context, work, commands)
         context.trace.end(reason=end.reason, summary=end.summary)
-        _results_keep(context.workspace, work, commands)
-        return f"ended by {end.reason}: {end.summary}"
+        left_out = _results_keep(context.workspace, work, commands, run_dir / "kept")
+        note = f"ended by {end.reason}: {end.summary}"
+        if left_out:
+            note += f"; {len(left_out)} file(s) not kept: " + "; ".join(left_out[:10])
+        return note
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -337,12 +349,70 @@ def _cancel_poll(context: StageContext) -> Callable[[], bool]:
     return should_cancel
 
 
-def _results_keep(workspace: Path, work: Path, commands: Commands) -> None:
-    for relative, path in list(regular_files(work)):
-        if relative.startswith(("code/", "results/")) and relative not in SITE_FILES:
-            target = workspace / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target, follow_symlinks=False)
+# What the earlier stages wrote from the site's records: the loop may read them,
+# what it does to them stays in its copy.
+_STAGE_DOCUMENTS = frozenset({"task.md", "idea.md", "related_work.md", "proposal.md"})
+# Room left in the intake's limits for what the site adds after the loop (run.sh,
+# the log, the paper, its token usage, the trace).
+_RESERVED_ENTRIES = 16
+_RESERVED_BYTES = 16 * 1024 * 1024
+
+
+def _site_owned(relative: str) -> bool:
+    name = relative.rsplit("/", 1)[-1]
+    top_level = "/" not in relative
+    return (
+        relative in SITE_FILES
+        or relative in _STAGE_DOCUMENTS
+        or (top_level and name.endswith("_token_usage.json"))
+        or name.startswith(".")  # the store leaves hidden files out of the archive
+    )
+
+
+def _kept_files(work: Path, budget: IntakeLimits, problems: list[str]) -> list[tuple[Path, str]]:
+    """The loop's files, in path order, while they fit the run's limits."""
+    chosen: list[tuple[Path, str]] = []
+    total = 0
+    for relative, path in regular_files(work):
+        if _site_owned(relative):
+            continue
+        size = path.stat().st_size
+        if len(chosen) >= budget.max_entries:
+            problems.append(f"{relative}: over the run's {budget.max_entries} files")
+        elif total + size > budget.max_unpacked_bytes:
+            problems.append(f"{relative} ({size} bytes): over the run's size limit")
+        else:
+            chosen.append((path, relative))
+            total += size
+    return chosen
+
+
+def _results_keep(workspace: Path, work: Path, commands: Commands, staging: Path) -> list[str]:
+    """Every file of the loop's folder back into the workspace (see the module
+    docstring), checked as the intake will check them; returns what was left out."""
+    limits = IntakeLimits.from_settings()
+    existing = list(regular_files(workspace))
+    reserved_bytes = _RESERVED_BYTES + len(commands.log)
+    reserved_bytes += sum(p.stat().st_size for r, p in existing if _site_owned(r))
+    budget = replace(
+        limits,
+        max_entries=max(limits.max_entries - _RESERVED_ENTRIES - len(existing), 0),
+        max_unpacked_bytes=max(
+            min(limits.max_unpacked_bytes, limits.max_archive_bytes) - reserved_bytes, 0
+        ),
+    )
+    problems: list[str] = []
+    chosen = _kept_files(work, budget, problems)
+    staging.mkdir(parents=True, exist_ok=True)
+    # The intake's own checks (names, nested archives, images that are not), file by file.
+    checked = folder_unpack(files=chosen, dest=staging, limits=limits, on_problem=problems.append)
+    for item in checked:
+        target = workspace / item.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink():
+            target.unlink()
+        shutil.copyfile(staging / item.path, target, follow_symlinks=False)
     script = "#!/bin/sh\n# Every command the agent ran, in order (MLR-Agent on the site).\n"
     text_write(workspace / RUN_SCRIPT, script + "".join(f"{c}\n" for c in commands.executed))
     text_write(workspace / LOG_PATH, commands.log.decode(errors="replace"))
+    return problems

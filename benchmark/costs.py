@@ -4,6 +4,13 @@ organisers' prices and the site's price table (`benchmark.prices`), and the
 coding agent's own figures from its trace (`claude_output.json`: the last
 message has `cost_usd` and `duration_ms`).
 
+Each step is priced at the model that ran it, as MLR-Bench's own
+`performance_cost.py` counts a run: a `model` named in the usage file wins;
+else the step's model (`STEP_MODELS`: the literature review `lit` ran on
+OpenAI's search model, `gpt-4o-search-preview-2025-03-11`); else the agent's
+base model (idea, proposal, paper and any other LLM step). Every priced step
+says where its price comes from (`price_source`).
+
 A model no table knows gives an unknown cost (None), never 0: a benchmark
 that prices an unknown model at zero makes that agent look cheap. A total
 with unknown steps is the sum of the known ones and says how many are not.
@@ -20,9 +27,15 @@ from django.db.models.fields.files import FieldFile
 
 from common.storage import storage_errors
 
+from .models import Stage
 from .prices import SHIPPED_PRICES, Price, price_lookup
 
 logger = logging.getLogger(__name__)
+
+# The model a step of MLR-Agent ran on when it is not the agent's own, as
+# MLR-Bench's performance_cost.py assigns it (`lit_model_name`).
+STEP_MODELS = {"lit": "gpt-4o-search-preview-2025-03-11"}
+LITELLM_SOURCE = "litellm's model price table"
 
 # Large traces are not worth parsing for two numbers at the end.
 MAX_TRACE_BYTES = 64 * 1024 * 1024
@@ -38,6 +51,8 @@ class StepCost:
     cache_read_tokens: int
     cache_creation_tokens: int
     cost_usd: Decimal | None  # None: litellm does not know the model's price
+    # Where the price comes from: litellm's table, or a price table entry's source.
+    price_source: str = ""
 
     @property
     def total_tokens(self) -> int:
@@ -141,8 +156,9 @@ def step_cost(
 ) -> StepCost:
     """Price one step. Two usage formats occur: Anthropic's (`input_tokens`,
     `output_tokens`, cache counts kept apart) and OpenAI's (`prompt_tokens`,
-    `completion_tokens`). A `model` in the file wins over the agent's."""
-    model = str(usage.get("model") or default_model or "")
+    `completion_tokens`). The model: the file's, else the step's (`STEP_MODELS`),
+    else the agent's."""
+    model = str(usage.get("model") or STEP_MODELS.get(step) or default_model or "")
     if "input_tokens" in usage or "output_tokens" in usage:
         inputs, outputs = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
     else:
@@ -150,6 +166,7 @@ def step_cost(
     cache_read = _int(usage.get("cache_read_input_tokens"))
     cache_creation = _int(usage.get("cache_creation_input_tokens"))
     cost = _litellm_cost(model, inputs, outputs, cache_read, cache_creation)
+    source = LITELLM_SOURCE if cost is not None else ""
     if cost is None and (price := price_lookup(model, prices)) is not None:
         cost = price.cost(
             input_tokens=inputs,
@@ -157,6 +174,7 @@ def step_cost(
             cache_write=cache_creation,
             cache_read=cache_read,
         )
+        source = f"{price.source} (as of {price.as_of.isoformat()})"
     return StepCost(
         step=step,
         model=model,
@@ -165,6 +183,7 @@ def step_cost(
         cache_read_tokens=cache_read,
         cache_creation_tokens=cache_creation,
         cost_usd=cost,
+        price_source=source,
     )
 
 
@@ -186,6 +205,17 @@ def steps_cost(
         step = relative.rsplit("/", 1)[-1].removesuffix("_token_usage.json")
         steps.append(step_cost(step=step, usage=usage, default_model=default_model, prices=prices))
     return steps
+
+
+# Stages whose run includes a coding agent's work (the code and its execution).
+CODING_STAGES = frozenset({Stage.EXPERIMENT, Stage.END2END})
+
+
+def coding_cost_unknown(*, stage: str, coding_agent: str, agent_cost_usd: object) -> bool:
+    """Whether the run's coding agent worked at a cost nobody recorded (Codex CLI and
+    Gemini CLI leave no `claude_output.json`): the run's cost is then a lower bound,
+    its coding step counted as one unpriced step."""
+    return stage in CODING_STAGES and bool(coding_agent) and agent_cost_usd is None
 
 
 def steps_priced_total(steps: list[StepCost]) -> tuple[Decimal | None, int]:

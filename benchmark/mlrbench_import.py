@@ -17,11 +17,13 @@ class ImportRefused(ValidationFailed):
 
 @dataclass
 class ImportPartReport:
-    """What one part did: counts by label (e.g. `end2end created`), and every
-    file it could not read, with the reason."""
+    """What one part did: counts by label (e.g. `end2end created`), every
+    file it could not read, with the reason, and notes: what it chose to leave
+    out on purpose (a duplicated row), so the output names each one."""
 
     counts: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def add(self, label: str, n: int = 1) -> None:
         self.counts[label] = self.counts.get(label, 0) + n
@@ -35,7 +37,9 @@ class ImportPartReport:
 class ImportOptions:
     """Options of the command that a part may read (each part documents its own)."""
 
-    skip_duplicates: bool = False
+    # Human scores: refuse a file where one reviewer scores one paper twice
+    # (the default keeps the first row of each pair and lists the others).
+    strict_human_reviews: bool = False
     progress: Callable[[str], None] = lambda message: None
     # The hallucination check's `LLM` column -> agent names, over the defaults.
     hallucination_agents: dict[str, str] = field(default_factory=dict)

@@ -50,7 +50,7 @@ SHIPPED_PRICES: tuple[Price, ...] = (
         Decimal("15"),
         Decimal("3.75"),
         Decimal("0.30"),
-        "https://www.anthropic.com/pricing#api",
+        "https://www.anthropic.com/pricing#api; the rates of MLR-Bench's performance_cost.py",
         date(2025, 6, 19),
     ),
     Price(
@@ -59,7 +59,8 @@ SHIPPED_PRICES: tuple[Price, ...] = (
         Decimal("10"),
         None,
         None,
-        "https://ai.google.dev/gemini-api/docs/pricing (prompts up to 200k tokens)",
+        "https://ai.google.dev/gemini-api/docs/pricing (prompts up to 200k tokens); "
+        "the rates of MLR-Bench's performance_cost.py",
         date(2025, 6, 19),
         match_dated=True,
     ),
@@ -69,7 +70,7 @@ SHIPPED_PRICES: tuple[Price, ...] = (
         Decimal("4.40"),
         None,
         Decimal("0.275"),
-        "https://platform.openai.com/docs/pricing",
+        "https://platform.openai.com/docs/pricing; the rates of MLR-Bench's performance_cost.py",
         date(2025, 6, 19),
     ),
     Price(
@@ -78,7 +79,7 @@ SHIPPED_PRICES: tuple[Price, ...] = (
         Decimal("10"),
         None,
         None,
-        "https://platform.openai.com/docs/pricing",
+        "https://platform.openai.com/docs/pricing; the rates of MLR-Bench's performance_cost.py",
         date(2025, 6, 19),
     ),
 )

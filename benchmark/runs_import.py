@@ -3,7 +3,9 @@
 
 - `end2end_<agent>/<task>/`: stage end2end, agent = the folder's suffix;
 - `experiments_and_writeups/<coding-agent>/<task>/`: stage experiment, agent =
-  the coding agent; each `results/paper_<model>.md` in it is a stage paper
+  the coding agent; in both, the judges' hallucination reviews at the run's root
+  (`review_hallucination_<judge>.json`) are judgments, read by the judging part,
+  not the agent's output; each `results/paper_<model>.md` in it is a stage paper
   submission of agent `<model>` (with the figures it links and the run's
   task, idea, proposal and results as context);
 - `ideas_and_proposals/<task>/{idea,proposal}/<stage>_<model>.md`: stages idea
@@ -136,13 +138,19 @@ class PublishedRun:
     base_model: str = ""  # where the folder names it (AI Scientist v2)
 
 
+_RUN_REVIEW_RE = re.compile(r"^review_hallucination_[^/]+\.json$")
+
+
 def _folder_files(folder: Path) -> list[tuple[Path, str]]:
     """Every file under `folder`, without following links (a link is listed
-    so that the intake names it)."""
+    so that the intake names it); the judges' reviews at its root left out."""
     found = []
     for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder).as_posix()
+        if _RUN_REVIEW_RE.match(relative):
+            continue
         if path.is_symlink() or not path.is_dir():
-            found.append((path, path.relative_to(folder).as_posix()))
+            found.append((path, relative))
     return found
 
 

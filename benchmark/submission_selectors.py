@@ -12,7 +12,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from common.storage import object_read, storage_errors
 
-from .costs import StepCost, steps_cost, steps_priced_total
+from .costs import StepCost, coding_cost_unknown, steps_cost, steps_priced_total
 from .derived import artifact_html, html_with_figures
 from .models import Agent, Artifact, ArtifactKind, Stage, Submission
 from .pdf_text import is_pdf_path, pdf_text_of
@@ -144,6 +144,8 @@ class SubmissionCosts:
     llm_unpriced_steps: int
     agent_cost_usd: Decimal | None
     agent_duration_seconds: float | None
+    # The run has a coding agent that recorded no cost: every total is a lower bound.
+    coding_cost_unknown: bool = False
 
 
 @dataclass
@@ -214,6 +216,11 @@ def submission_costs(submission: Submission, artifacts: list[Artifact]) -> Submi
         llm_unpriced_steps=unpriced,
         agent_cost_usd=submission.agent_cost_usd,
         agent_duration_seconds=submission.agent_duration_seconds,
+        coding_cost_unknown=coding_cost_unknown(
+            stage=submission.stage,
+            coding_agent=submission.agent.coding_agent,
+            agent_cost_usd=submission.agent_cost_usd,
+        ),
     )
 
 

@@ -38,19 +38,35 @@ logger = logging.getLogger(__name__)
 
 
 REPRO_STAGES = (Stage.EXPERIMENT, Stage.END2END)
-# Artifacts copied into a run's fresh work folder: the code, the data it
-# ships, and wherever it keeps its run.sh. Papers and results are not: the
-# run must produce its numbers again.
+# Artifacts copied into a run's fresh work folder: everything the run's
+# commands may read where they read it (the code, the data it ships, the
+# documents and other files beside it, wherever it keeps its run.sh), so that
+# run.sh replays as it ran. What the run reports is not: the paper, results,
+# figures, the log and traces; it must produce its numbers again.
 RUN_SCRIPT = "run.sh"
+_REPORTED_KINDS = frozenset(
+    {
+        ArtifactKind.PAPER,
+        ArtifactKind.RESULTS,
+        ArtifactKind.FIGURE,
+        ArtifactKind.LOG,
+        ArtifactKind.TRACE,
+        ArtifactKind.TOKEN_USAGE,
+    }
+)
+
+
+def _replayed(artifact: Artifact) -> bool:
+    if PurePosixPath(artifact.path).name == RUN_SCRIPT:
+        return True
+    if artifact.kind in _REPORTED_KINDS:
+        return False
+    # An unclassified file under results/ is an output of the original run.
+    return not (artifact.kind == ArtifactKind.OTHER and artifact.path.startswith("results/"))
 
 
 def code_artifacts(submission: Submission) -> list[Artifact]:
-    return [
-        artifact
-        for artifact in submission.artifacts.all()
-        if artifact.kind in (ArtifactKind.CODE, ArtifactKind.DATA)
-        or PurePosixPath(artifact.path).name == RUN_SCRIPT
-    ]
+    return [artifact for artifact in submission.artifacts.all() if _replayed(artifact)]
 
 
 def code_root_of(artifacts: list[Artifact]) -> str:

@@ -25,6 +25,12 @@ AI Scientist v2's runs carry their reviews beside the paper:
     ai_scientist_v2_papers/<base-model>/<task>/review_hallucination_<judge>.json  hallucination
 
 (`gemini-2.5-pro-preview-05-06` there is the same judge as `gemini-2.5-pro-preview`.)
+MLR-Agent's own run folders carry hallucination reviews the same way:
+
+    agent_results/end2end_<agent>/<task>/review_hallucination_<judge>.json                 end2end
+    agent_results/experiments_and_writeups/<coding-agent>/<task>/review_hallucination_<judge>.json
+                                                                                         experiment
+
 A hallucination review becomes a judgment of kind `hallucination` under the
 official hallucination rubric, with one finding per listed hallucination. An
 experiment review's yes/no verdict is kept as a finding without a type.
@@ -261,6 +267,53 @@ def ai_scientist_review_locate(relative: str, path: Path) -> ReviewFile | None:
     )
 
 
+_RUN_HALLUCINATION_REVIEW = re.compile(
+    r"^(?:end2end_(?P<agent>[^/]+)|experiments_and_writeups/(?P<coding_agent>[^/]+))/"
+    r"(?P<task>[^/]+)/review_hallucination_(?P<judge>[^/]+)\.json$"
+)
+
+
+def run_hallucination_review_locate(relative: str, path: Path) -> ReviewFile | None:
+    """What a hallucination review in an MLR-Agent run folder (relative to
+    `agent_results/`) reviews, or None for any other file."""
+    match = _RUN_HALLUCINATION_REVIEW.match(relative)
+    if match is None:
+        return None
+    end2end = match["agent"] is not None
+    return ReviewFile(
+        path=path,
+        relative=f"agent_results/{relative}",
+        judge=judge_name_canonical(match["judge"]),
+        task=match["task"],
+        stage=str(Stage.END2END if end2end else Stage.EXPERIMENT),
+        agent=match["agent"] if end2end else match["coding_agent"],
+        condition=str(JudgingCondition.WITH_CODE),
+        kind=str(JudgmentKind.HALLUCINATION),
+    )
+
+
+def _run_folder_reviews(root: Path) -> list[ReviewFile]:
+    """The hallucination reviews beside the runs: AI Scientist v2's and MLR-Agent's."""
+    found: list[ReviewFile] = []
+    papers = root / AI_SCIENTIST_FOLDER
+    if papers.is_dir():
+        for file in sorted(papers.glob("*/*/review_*.json")):
+            review = ai_scientist_review_locate(file.relative_to(papers).as_posix(), file)
+            if review is not None:
+                found.append(review)
+    results = root / "agent_results"
+    patterns = (
+        "end2end_*/*/review_hallucination_*.json",
+        "experiments_and_writeups/*/*/review_hallucination_*.json",
+    )
+    for pattern in patterns if results.is_dir() else ():
+        for file in sorted(results.glob(pattern)):
+            review = run_hallucination_review_locate(file.relative_to(results).as_posix(), file)
+            if review is not None and file.is_file():
+                found.append(review)
+    return found
+
+
 def _review_files(root: Path, report: ImportPartReport) -> list[ReviewFile]:
     """Every review file of the clone, located; files in no known place are problems."""
     found: list[ReviewFile] = []
@@ -275,13 +328,7 @@ def _review_files(root: Path, report: ImportPartReport) -> list[ReviewFile]:
                 found.append(review)
     else:
         report.problems.append("agent_reviews/: no such folder, no judge review imported")
-    papers = root / AI_SCIENTIST_FOLDER
-    if papers.is_dir():
-        for file in sorted(papers.glob("*/*/review_*.json")):
-            review = ai_scientist_review_locate(file.relative_to(papers).as_posix(), file)
-            if review is not None:
-                found.append(review)
-    return found
+    return found + _run_folder_reviews(root)
 
 
 def _latest_submissions() -> dict[tuple[str, str, str], int]:

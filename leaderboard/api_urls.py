@@ -14,6 +14,7 @@ from .apis import (
     LeaderboardAPIView,
     ReleaseAPIView,
     ReleaseExportAPIView,
+    ReleaseFileAPIView,
 )
 
 router = AppRouter()
@@ -28,4 +29,5 @@ urlpatterns = [
     path("fabrication/", FabricationAPIView.as_view(), name="fabrication"),
     path("releases/<str:name>/", ReleaseAPIView.as_view(), name="release"),
     path("releases/<str:name>/export.zip", ReleaseExportAPIView.as_view(), name="release-export"),
+    path("releases/<str:name>/files/<str:file>", ReleaseFileAPIView.as_view(), name="release-file"),
 ]

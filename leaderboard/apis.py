@@ -36,7 +36,7 @@ from .payloads import (
     leaderboard_payload,
     objective_payload,
 )
-from .releases import release_get, release_panel_data
+from .releases import release_file_get, release_get, release_panel_data
 from .selectors import OBJECTIVE_STAGE
 from .serializers import (
     AgentComparisonSerializer,
@@ -435,4 +435,29 @@ class ReleaseExportAPIView(APIView):
         response["Content-Disposition"] = (
             f'attachment; filename="mlrbench-release-{release.name}.zip"'
         )
+        return response
+
+
+class ReleaseFileAPIView(APIView):
+    """One file of a release (a table as Parquet, `README.md`, `croissant.json`): the
+    bytes stored when it was made, their SHA-256 in `X-Content-SHA256` (the release's
+    JSON lists the same), so `pandas.read_parquet(URL)` reads it as published."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [ExportAnonThrottle]
+
+    @extend_schema(
+        operation_id="release_file",
+        responses={
+            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            404: OpenApiResponse(description="No such release or file."),
+        },
+    )
+    def get(self, request: Request, name: str, file: str) -> HttpResponse:
+        _refuse_blind_reviewers(request)
+        stored = release_file_get(name=name, file=file)
+        response = HttpResponse(bytes(stored.content), content_type=stored.media_type)
+        response["X-Content-SHA256"] = stored.sha256
+        response["ETag"] = f'"{stored.sha256}"'
+        response["Cache-Control"] = "public, max-age=31536000, immutable"
         return response

@@ -62,3 +62,30 @@ class Release(models.Model):
                     if before != current:
                         raise ValidationError(f"a release never changes ({name})")
         super().save(*args, **kwargs)
+
+
+class ReleaseFile(models.Model):
+    """One file of a release beside its JSON (a table as Parquet, the dataset card,
+    the Croissant metadata): written with the release, never changed; the
+    release's JSON lists each one with its SHA-256."""
+
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="files")
+    name = models.CharField(max_length=100)
+    media_type = models.CharField(max_length=100)
+    content = models.BinaryField()
+    sha256 = models.CharField(max_length=64)
+    size = models.PositiveBigIntegerField()
+
+    class Meta:
+        ordering = ["release", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["release", "name"], name="release_file_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.release.name}/{self.name}"
+
+    def save(self, *args, **kwargs) -> None:
+        if self.pk is not None:
+            raise ValidationError("a release's file never changes")
+        super().save(*args, **kwargs)

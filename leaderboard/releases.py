@@ -17,6 +17,10 @@ justification of each score; `judgment_content_sha256`) instead of the texts
 themselves, which made a release of the full benchmark hundreds of megabytes.
 Format 1 (before) stored the texts and one row per score; releases made in it
 are still served as stored, and `releases_diff` reads both.
+
+Format 3 adds the release's files (`leaderboard.release_files`: each table as
+Parquet, a dataset card and Croissant metadata), stored beside the JSON and
+listed in it with their SHA-256 (`files`), so the release's hash covers them.
 """
 
 import datetime as dt
@@ -48,13 +52,15 @@ from judging.selectors import panels_list
 from reviews.selectors import released_review_export
 
 from .exports import TASK_FIELDS, csv_text, json_default, zip_stream
-from .models import Release, release_name_validator
+from .models import Release, ReleaseFile, release_name_validator
 from .payloads import judge_board_payload, leaderboard_payload, objective_payload
+from .release_files import release_files_make
 from .selectors import LEADERBOARD_STAGES, LeaderboardQuery
 from .tables import leaderboard_table
 
-# 2: judgments as scores and a content hash (see the docstring); 1: with their texts.
-RELEASE_FORMAT = 2
+# 3: with its files (Parquet, card, Croissant); 2: judgments as scores and a content
+# hash (see the docstring); 1: with their texts.
+RELEASE_FORMAT = 3
 
 
 def site_version() -> str:
@@ -251,8 +257,16 @@ def release_create(*, name: str, notes: str = "") -> Release:
             if Release.objects.filter(name=name).exists():
                 raise ReleaseExists(f"release {name!r} exists; a release never changes")
             data = release_content(name=name, notes=notes, created_at=created_at)
+            # The files say what the canonical JSON says, values as it spells them.
+            files = release_files_make(
+                name=name,
+                notes=notes,
+                created_at=created_at,
+                data=json.loads(canonical_json(data)),
+            )
+            data["files"] = [file.listing(name) for file in files]
             content = canonical_json(data)
-            return Release.objects.create(
+            release = Release.objects.create(
                 name=name,
                 notes=notes,
                 created_at=created_at,
@@ -261,6 +275,18 @@ def release_create(*, name: str, notes: str = "") -> Release:
                 export_zip=release_zip(content, data["leaderboards"], at=created_at),
                 site_version=data["site_version"],
             )
+            ReleaseFile.objects.bulk_create(
+                ReleaseFile(
+                    release=release,
+                    name=file.name,
+                    media_type=file.media_type,
+                    content=file.content,
+                    sha256=file.sha256,
+                    size=len(file.content),
+                )
+                for file in files
+            )
+            return release
     except IntegrityError as exc:
         raise ReleaseExists(f"release {name!r} exists; a release never changes") from exc
 
@@ -447,3 +473,16 @@ def releases_diff(*, a: str, b: str) -> ReleaseDiff:
         tasks_added=len(tasks_b - tasks_a),
         tasks_removed=len(tasks_a - tasks_b),
     )
+
+
+def release_file_get(*, name: str, file: str) -> ReleaseFile:
+    release = release_get(name=name)
+    stored = ReleaseFile.objects.filter(release=release, name=file).first()
+    if stored is None:
+        raise UnknownRelease(f"release {name!r} has no file {file!r}")
+    return stored
+
+
+def release_files(release: Release) -> list[ReleaseFile]:
+    return list(release.files.defer("content"))
+

@@ -32,6 +32,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Count, Max, Q, QuerySet
 
+from benchmark.costs import coding_cost_unknown
 from benchmark.models import Agent, Stage, Submission, Task
 from benchmark.submission_states import submissions_with_state
 from common.bootstrap import mean_intervals
@@ -238,7 +239,8 @@ class SubmissionFacts:
     version: int
     status: str
     cost_usd: float | None
-    # LLM steps of the run without a price: the cost is then a lower bound.
+    # Steps of the run without a price (LLM steps, and a coding agent whose cost
+    # nobody recorded): the cost is then a lower bound.
     unpriced_steps: int = 0
 
 
@@ -262,9 +264,16 @@ def counted_submissions(
         return _counted_by_panel(submissions, condition=condition, panel=panel)
     facts = [
         SubmissionFacts(
-            sid, agent_id, task_id, stage, version, status, _task_cost(llm, coding), unpriced
+            sid,
+            agent_id,
+            task_id,
+            stage,
+            version,
+            status,
+            _task_cost(llm, coding),
+            unpriced + coding_cost_unknown(stage=stage, coding_agent=coder, agent_cost_usd=coding),
         )
-        for sid, agent_id, task_id, stage, version, status, llm, coding, unpriced in (
+        for sid, agent_id, task_id, stage, version, status, llm, coding, unpriced, coder in (
             submissions.annotate(judging_state=submission_judging_state_expression()).values_list(
                 "id",
                 "agent_id",
@@ -275,6 +284,7 @@ def counted_submissions(
                 "llm_cost_usd",
                 "agent_cost_usd",
                 "llm_unpriced_steps",
+                "agent__coding_agent",
             )
         )
     ]

@@ -219,6 +219,9 @@ def board_page_html(query: LeaderboardQuery, sort: str, *, board: Leaderboard | 
         if rows:
             context["overall_chart"], context["heatmap"] = _charts(computed, rows)
             context["cost_chart"], context["without_cost"] = _cost_chart(rows)
+            context["lower_bound_rows"] = [
+                r for r in rows if r.cost_unpriced_steps and r.cost_usd_per_task
+            ]
             context["compare_url"] = reverse("leaderboard:compare") + "?" + download
         return render_to_string("leaderboard/_board.html", context)
 

@@ -353,6 +353,12 @@ LEADERBOARD_CACHE_SECONDS = env.int("LEADERBOARD_CACHE_SECONDS", default=15 * 60
 # while a judge worker recomputes it (leaderboard.caching); 0: readers compute.
 # Without a broker readers always compute.
 LEADERBOARD_STALE_SECONDS = env.int("LEADERBOARD_STALE_SECONDS", default=120)
+# Releases: the site's public address, for the absolute links of a release's dataset
+# card and Croissant metadata ("" leaves them relative to the site), and the licence
+# of the released data (a Hugging Face licence id, and its URL for Croissant).
+RELEASE_BASE_URL = env("RELEASE_BASE_URL", default="")
+RELEASE_LICENSE = env("RELEASE_LICENSE", default="mit")
+RELEASE_LICENSE_URL = env("RELEASE_LICENSE_URL", default="https://opensource.org/licenses/MIT")
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "MLR-Bench site API",

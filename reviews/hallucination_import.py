@@ -5,11 +5,13 @@ the end-to-end submissions, one row per paper.
 Columns: `LLM,Workshop_name,is_Faked_Experimental_Result,
 is_Hallucinated_Methodology,is_Incorrect_Citation,is_Mathematical_Error`, each
 `Yes`, `No` or `Not Sure`. `LLM` names the system: `AI Scientist V2` is agent
-`ai-scientist-v2`, `MLR Agent` is agent `claude` (the MLR-Agent run with Claude
-3.7 Sonnet and Claude Code); `--hallucination-agent SYSTEM=AGENT` overrides or
-adds to that. A row that names an unknown system, task or paper, or holds an
-answer that is not one of the three, is named and skipped, never guessed; a
-paper's four answers are written together or not at all.
+`ai-scientist-v2`, `MLR Agent` is agent `o4-mini` (MLR-Agent run with o4-mini,
+`end2end_o4-mini`: the same base model as AI Scientist v2, and the only
+end-to-end runs with typed hallucination reviews beside them);
+`--hallucination-agent SYSTEM=AGENT` overrides or adds to that. A row that names
+an unknown system, task or paper, or holds an answer that is not one of the
+three, is named and skipped, never guessed; a paper's four answers are written
+together or not at all.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from judging.models import HallucinationType
 from .models import HallucinationAnswer, HumanHallucinationCheck
 
 CSV_PATH = Path("human_eval") / "Hallucination Check.csv"
-DEFAULT_AGENTS = {"AI Scientist V2": "ai-scientist-v2", "MLR Agent": "claude"}
+DEFAULT_AGENTS = {"AI Scientist V2": "ai-scientist-v2", "MLR Agent": "o4-mini"}
 TYPE_COLUMNS = {
     "is_Faked_Experimental_Result": HallucinationType.FAKED_EXPERIMENTAL_RESULTS,
     "is_Hallucinated_Methodology": HallucinationType.HALLUCINATED_METHODOLOGY,
@@ -87,19 +89,18 @@ def hallucination_checks_part(path: Path, options: ImportOptions) -> ImportPartR
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         report.problems.append(f"{CSV_PATH}: cannot be read ({exc})")
         return report
+    named: set[int] = set()  # the papers the file's rows name
+    complete = True
     for line, row in enumerate(rows, start=2):
         where = f"{CSV_PATH} line {line}"
         system, task = (row.get("LLM") or "").strip(), (row.get("Workshop_name") or "").strip()
         agent = agents.get(system)
         if agent is None:
+            complete = False
             report.problems.append(
                 f"{where}: no agent for the system {system!r} (map it with "
                 "--hallucination-agent SYSTEM=AGENT)"
             )
-            continue
-        answers, problem = _answers(row, line)
-        if answers is None:
-            report.problems.append(f"{CSV_PATH} {problem}")
             continue
         submission = (
             Submission.objects.filter(agent__name=agent, task__slug=task, stage=Stage.END2END)
@@ -107,9 +108,29 @@ def hallucination_checks_part(path: Path, options: ImportOptions) -> ImportPartR
             .first()
         )
         if submission is None:
+            complete = False
             report.problems.append(
                 f"{where}: no end2end submission of agent {agent!r} for task {task!r}"
             )
             continue
+        named.add(submission.pk)
+        answers, problem = _answers(row, line)
+        if answers is None:
+            report.problems.append(f"{CSV_PATH} {problem}")
+            continue
         report.add(f"hallucination checks {_record(submission, answers)}")
+    if complete:
+        _stale_remove(named, report)
     return report
+
+
+def _stale_remove(named: set[int], report: ImportPartReport) -> None:
+    """Imported answers on papers no row names any more (an earlier import filed the
+    experts' "MLR Agent" under `claude`): removed, and counted, once every row of
+    the file was matched to its paper."""
+    stale = HumanHallucinationCheck.objects.filter(
+        imported=True, review__isnull=True, submission__stage=Stage.END2END
+    ).exclude(submission_id__in=named)
+    removed, _ = stale.delete()
+    if removed:
+        report.add("hallucination checks removed (no longer in the file)", removed)

@@ -5,10 +5,11 @@ end-to-end submissions, one inactive placeholder account per `reviewer_id`.
 Columns: `reviewer_id,model_name,workshop_name,<dimension>...`, where
 `model_name` is the end-to-end agent and `workshop_name` the task slug.
 
-The same reviewer scoring the same paper twice is a conflict the import
-cannot settle: by default it writes no human review at all and lists every
-duplicated row; `--skip-duplicates` keeps the first row of each and lists
-the ones it skipped. Rows naming an unknown agent or task, or a paper
+The same reviewer scoring the same paper twice (the published file has three
+such pairs) keeps the first row of each pair: every skipped row is listed in
+the command's output and recorded (`ImportedReviewSkip`) for the agreement
+page's data note. `--strict-human-reviews` refuses the whole file instead,
+listing every duplicated row. Rows naming an unknown agent or task, or a paper
 without an end-to-end submission, are listed and never guessed.
 """
 
@@ -23,8 +24,13 @@ from django.db import transaction
 from benchmark.mlrbench_import import ImportOptions, ImportPartReport
 from benchmark.models import Agent, Stage, Submission, Task
 
+from .models import ImportedReviewSkip
 from .selectors import rubric_for_stage
-from .services import placeholder_reviewer, review_import_record
+from .services import (
+    imported_review_skips_replace,
+    placeholder_reviewer,
+    review_import_record,
+)
 
 CSV_PATH = Path("human_eval") / "human_review.csv"
 KEY_COLUMNS = ("reviewer_id", "model_name", "workshop_name")
@@ -104,7 +110,7 @@ def _rows_read(
 def _duplicates_report(
     duplicated: dict[tuple[str, str, str], list[_Row]], report: ImportPartReport
 ) -> None:
-    """Without --skip-duplicates: name every duplicated row, import nothing."""
+    """With --strict-human-reviews: name every duplicated row, import nothing."""
     for group in duplicated.values():
         lines = ", ".join(str(r.line) for r in group)
         for row in group:
@@ -114,29 +120,40 @@ def _duplicates_report(
             )
     report.problems.append(
         f"{CSV_PATH}: {len(duplicated)} reviewer/paper pair(s) are duplicated, so no human "
-        "review was imported; fix the file or run with --skip-duplicates to keep the first "
-        "row of each"
+        "review was imported; fix the file or run without --strict-human-reviews to keep the "
+        "first row of each"
     )
     report.add("reviews created", 0)
 
 
 def _first_of_each(
     by_key: dict[tuple[str, str, str], list[_Row]], report: ImportPartReport
-) -> list[_Row]:
-    """With --skip-duplicates: the first row of each reviewer/paper pair, in file order."""
+) -> tuple[list[_Row], list[ImportedReviewSkip]]:
+    """The first row of each reviewer/paper pair, in file order, and the rows
+    skipped (each listed in the report's notes)."""
     kept: list[_Row] = []
+    skipped: list[ImportedReviewSkip] = []
     for group in by_key.values():
         kept.append(group[0])
-        for skipped in group[1:]:
-            report.problems.append(
-                f"{CSV_PATH} line {skipped.line}: skipped, duplicate of line {group[0].line} "
-                f"({skipped.describe()})"
+        for row in group[1:]:
+            report.notes.append(
+                f"{CSV_PATH} line {row.line}: skipped, duplicate of line {group[0].line} "
+                f"({row.describe()})"
             )
-    n_skipped = sum(len(group) - 1 for group in by_key.values())
-    if n_skipped:
-        report.add("duplicate rows skipped", n_skipped)
+            skipped.append(
+                ImportedReviewSkip(
+                    source=CSV_PATH.as_posix(),
+                    line=row.line,
+                    kept_line=group[0].line,
+                    reviewer_id=row.reviewer_id,
+                    agent=row.agent,
+                    task=row.task,
+                )
+            )
+    if skipped:
+        report.add("duplicate rows skipped", len(skipped))
     kept.sort(key=lambda r: r.line)
-    return kept
+    return kept, skipped
 
 
 class _Papers:
@@ -184,13 +201,14 @@ def human_scores_part(path: Path, options: ImportOptions) -> ImportPartReport:
     for row in rows:
         by_key[row.key].append(row)
     duplicated = {key: group for key, group in by_key.items() if len(group) > 1}
-    if duplicated and not options.skip_duplicates:
+    if duplicated and options.strict_human_reviews:
         _duplicates_report(duplicated, report)
         return report
-    kept = _first_of_each(by_key, report)
+    kept, skipped = _first_of_each(by_key, report)
 
     papers = _Papers(kept)
     with transaction.atomic():
+        imported_review_skips_replace(source=CSV_PATH.as_posix(), skips=skipped)
         reviewers: dict[str, User] = {}
         for row in kept:
             submission, problem = papers.submission_of(row)

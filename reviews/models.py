@@ -323,3 +323,30 @@ class HumanHallucinationCheck(models.Model):
 
     def __str__(self) -> str:
         return f"{self.type}={self.answer} on {self.submission_id}"
+
+
+class ImportedReviewSkip(models.Model):
+    """A row of a published human-score file the import left out on purpose: the
+    same reviewer scoring the same paper again (the first row is the one kept).
+    Replaced on each import of the file, so the agreement page names exactly
+    what the scores it shows left out."""
+
+    source = models.CharField(max_length=200)  # the file, relative to the clone
+    line = models.PositiveIntegerField()
+    kept_line = models.PositiveIntegerField()
+    reviewer_id = models.CharField(max_length=100)
+    agent = models.CharField(max_length=200)
+    task = models.CharField(max_length=200)
+    recorded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["source", "line"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "line"], name="imported_review_skip_unique"),
+            models.CheckConstraint(
+                condition=Q(kept_line__lt=F("line")), name="imported_review_skip_kept_first"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source} line {self.line} (duplicate of line {self.kept_line})"

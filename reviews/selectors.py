@@ -26,6 +26,7 @@ from .models import (
     HumanHallucinationCheck,
     HumanReview,
     HumanReviewScore,
+    ImportedReviewSkip,
     ReviewRound,
     ReviewStatus,
     released_review_q,
@@ -194,6 +195,11 @@ class UnknownJudge(ValidationFailed, LookupError):
 
 class UnknownStage(ValidationFailed, LookupError):
     default_code = "invalid_choice"
+
+
+def imported_review_skips() -> list[ImportedReviewSkip]:
+    """The published human-score rows the import left out (duplicates), in file order."""
+    return list(ImportedReviewSkip.objects.all())
 
 
 def agreement_judges() -> list[str]:

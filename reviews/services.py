@@ -39,6 +39,7 @@ from .models import (
     HumanHallucinationCheck,
     HumanReview,
     HumanReviewScore,
+    ImportedReviewSkip,
     ReviewerProfile,
     ReviewRevision,
     ReviewRound,
@@ -666,3 +667,9 @@ def placeholder_reviewer(*, reviewer_id: str) -> User:
         user.save(update_fields=["password"])
         ReviewerProfile.objects.get_or_create(user=user, defaults={"is_placeholder": True})
     return user
+
+
+def imported_review_skips_replace(*, source: str, skips: Iterable[ImportedReviewSkip]) -> None:
+    """What the import of `source` left out, replacing what an earlier import recorded."""
+    ImportedReviewSkip.objects.filter(source=source).delete()
+    ImportedReviewSkip.objects.bulk_create(list(skips))

@@ -570,6 +570,7 @@ def agreement_view(request: HttpRequest) -> HttpResponse:
             "charts": agreement_charts(result) if result else [],
             "columns": [label for _key, label, _fmt in _AGREEMENT_COLUMNS],
             "rows": _agreement_rows(result.dimensions) if result else [],
+            "skipped_rows": selectors.imported_review_skips(),
             "error": error,
         },
         status=400 if error else 200,

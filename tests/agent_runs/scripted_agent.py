@@ -43,6 +43,32 @@ def coding_steps() -> list[Behaviour]:
     ]
 
 
+# A run laid out as a model may lay it out: the entry point at the workspace's top,
+# a helper module in a subfolder, a parameter file beside them (a kind the site
+# does not classify), and an output folder its command makes.
+ROOT_FILES = {
+    "main.py": (
+        "import os\n"
+        "from helpers.stats import mean\n"
+        "repeats = int(open('params.txt').read())\n"
+        "scores = [0.8731 for _ in range(repeats)]\n"
+        "os.makedirs('outputs', exist_ok=True)\n"
+        "open('outputs/summary.txt', 'w').write(f'runs: {repeats}\\n')\n"
+        "print(f'accuracy: {mean(scores):.4f}')\n"
+    ),
+    "helpers/stats.py": "def mean(values):\n    return sum(values) / len(values)\n",
+    "params.txt": "3\n",
+}
+
+
+def root_coding_steps() -> list[Behaviour]:
+    return [
+        *(tool_call("write_file", {"path": p, "content": c}) for p, c in ROOT_FILES.items()),
+        tool_call("run", {"command": "python3 main.py"}),
+        tool_call("finish", {"summary": "ran main.py: accuracy printed in the log"}),
+    ]
+
+
 def paper(score: str) -> str:
     return (
         "# A Scripted Study\n\n## Abstract\n\nWe ran one experiment.\n\n## Results\n\n"

@@ -209,3 +209,39 @@ def test_bad_tool_arguments_are_errors_never_a_crash(commands):
 def test_coding_steps_script_the_reference_answers():
     # The scripted model's loop: write, run, finish (used by every end-to-end test).
     assert [b.tool_calls[0][0] for b in coding_steps()] == ["write_file", "run", "finish"]
+
+
+def test_the_loops_files_are_kept_wherever_they_are_within_the_runs_limits(tmp_path, settings):
+    """What the coding loop leaves in its folder goes back to the workspace, all of it
+    but the site's own files; past the run's size limit a file is named, not kept."""
+    from agent_runs.coding import _results_keep
+
+    settings.INTAKE_MAX_UNPACKED_BYTES = 16 * 1024 * 1024 + 4096
+    workspace, work = tmp_path / "workspace", tmp_path / "work"
+    for folder in (workspace, work):
+        (folder / "idea.md").parent.mkdir(parents=True, exist_ok=True)
+    (workspace / "idea.md").write_text("# The site's idea\n")
+    files = {
+        "main.py": "print(1)\n",
+        "lib/deep/util.py": "X = 1\n",
+        "notes.txt": "kept\n",
+        "idea.md": "# rewritten by the model\n",  # a document of an earlier stage
+        "run.sh": "echo forged\n",  # the site's own record
+        "paper_token_usage.json": "{}",
+    }
+    for relative, text in files.items():
+        (work / relative).parent.mkdir(parents=True, exist_ok=True)
+        (work / relative).write_text(text)
+    (work / "big.bin").write_bytes(b"x" * 8192)  # over what the limit leaves
+    commands = Commands(folder=work, run_dir=tmp_path, slots=None)  # type: ignore[arg-type]
+    commands.executed.append("python3 main.py")
+
+    left_out = _results_keep(workspace, work, commands, tmp_path / "staging")
+
+    assert (workspace / "main.py").read_text() == "print(1)\n"
+    assert (workspace / "lib/deep/util.py").is_file() and (workspace / "notes.txt").is_file()
+    assert (workspace / "idea.md").read_text() == "# The site's idea\n"
+    assert (workspace / "run.sh").read_text().endswith("python3 main.py\n")
+    assert not (workspace / "paper_token_usage.json").exists()
+    assert not (workspace / "big.bin").exists()
+    assert left_out == ["big.bin (8192 bytes): over the run's size limit"]

@@ -15,7 +15,7 @@ from experiments.models import ReproductionCheck, ReproductionVerdict
 from tests.waiting import wait_for
 
 from .conftest import run_options
-from .scripted_agent import scripted_agent
+from .scripted_agent import root_coding_steps, scripted_agent
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backends]
 
@@ -46,10 +46,11 @@ def test_an_end2end_run_is_stored_and_reproduced_and_a_fabricating_twin_is_not(
 ):
     workers(celery_worker_process, agent_settings)
     honest_server = fake_llm
-    honest_server.default = scripted_agent()
+    # The model writes at the workspace's top and in subfolders, not under code/.
+    honest_server.default = scripted_agent(coding=root_coding_steps())
     from tests.judging.fake_llm import FakeLLMServer
 
-    twin_server = FakeLLMServer(default=scripted_agent(claim="0.9512"))
+    twin_server = FakeLLMServer(default=scripted_agent(claim="0.9512", coding=root_coding_steps()))
     try:
         (honest,) = agent_run_create(**run_options(honest_server))
         (twin,) = agent_run_create(**run_options(twin_server, agent_name="mlr-agent-twin"))
@@ -63,7 +64,10 @@ def test_an_end2end_run_is_stored_and_reproduced_and_a_fabricating_twin_is_not(
     paths = set(honest.submission.artifacts.values_list("path", flat=True))
     assert {
         "results/paper.md",
-        "code/experiment.py",
+        "main.py",
+        "helpers/stats.py",
+        "params.txt",
+        "outputs/summary.txt",  # made by its command
         "run.sh",
         "results/log.txt",
         "mlr-agent_output.json",
@@ -72,6 +76,12 @@ def test_an_end2end_run_is_stored_and_reproduced_and_a_fabricating_twin_is_not(
     } <= paths
     assert honest.submission.llm_unpriced_steps == 5  # a self-hosted model: no price known
 
+    assert (
+        honest.submission.artifacts.get(path="run.sh")
+        .file.read()
+        .decode()
+        .endswith("python3 main.py\n")
+    )
     check = reproduction_of(honest.submission)
     assert check.verdict == ReproductionVerdict.REPRODUCED, check.summary
     twin_check = reproduction_of(twin.submission)

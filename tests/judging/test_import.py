@@ -117,10 +117,19 @@ def test_every_published_review_is_imported_once(mlrbench_data, tasks):
     first = reviews_part(mlrbench_data, ImportOptions())
 
     assert first.problems == []
-    # 94 in agent_reviews/, and AI Scientist v2's two score and two hallucination reviews.
-    assert first.counts["judgments created"] == 98
+    # 94 in agent_reviews/, AI Scientist v2's two score and two hallucination reviews,
+    # and the two hallucination reviews beside MLR-Agent's o4-mini run.
+    assert first.counts["judgments created"] == 100
     assert first.counts["judges created"] == 2
-    assert Judgment.objects.filter(status=JudgmentStatus.DONE, imported=True).count() == 98
+    assert Judgment.objects.filter(status=JudgmentStatus.DONE, imported=True).count() == 100
+    o4_mini = Judgment.objects.filter(
+        submission__agent__name="o4-mini", submission__stage=Stage.END2END, kind="hallucination"
+    )
+    assert sorted(o4_mini.values_list("judge__name", "has_hallucination")) == [
+        ("claude-3-7-sonnet-20250219", True),
+        ("gemini-2.5-pro-preview", True),
+    ]
+    assert sum(j.findings.count() for j in o4_mini) == 4 + 6  # one per listed hallucination
     # One judge for the three names of Gemini; imported judges are never queued.
     assert sorted(Judge.objects.values_list("name", "is_active")) == [
         ("claude-3-7-sonnet-20250219", False),
@@ -154,8 +163,8 @@ def test_every_published_review_is_imported_once(mlrbench_data, tasks):
 
     second = reviews_part(mlrbench_data, ImportOptions())
 
-    assert second.counts == {"unchanged": 98}
-    assert Judgment.objects.count() == 98
+    assert second.counts == {"unchanged": 100}
+    assert Judgment.objects.count() == 100
 
 
 def test_unknown_files_bad_reviews_and_missing_runs_are_problems(mlrbench_data, tmp_path):

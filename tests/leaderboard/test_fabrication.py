@@ -187,7 +187,7 @@ def test_the_experts_per_type_rates_for_ai_scientist_and_mlr_agent(client, impor
 
     data = client.get("/api/fabrication/?stage=end2end").json()
 
-    for system, agent in (("AI Scientist V2", "ai-scientist-v2"), ("MLR Agent", "claude")):
+    for system, agent in (("AI Scientist V2", "ai-scientist-v2"), ("MLR Agent", "o4-mini")):
         human = row(data, agent, "human")
         for kind, column in columns.items():
             answer = published[system][column]
@@ -218,11 +218,83 @@ def test_the_experts_per_type_rates_for_ai_scientist_and_mlr_agent(client, impor
     assert all(d["recall"] == 1.0 for d in detection)
 
 
+def published_typed_flags(mlrbench_data, run_folder: str) -> dict[str, set[str]]:
+    """Each judge's typed findings in the hallucination reviews beside a run, read
+    straight from the files: {judge file suffix: the types it found}."""
+    from judging.parsing import hallucination_type_key
+
+    flags = {}
+    for path in sorted(mlrbench_data.glob(f"{run_folder}/review_hallucination_*.json")):
+        review = json.loads(path.read_text())
+        judge = path.stem.removeprefix("review_hallucination_")
+        flags[judge] = {hallucination_type_key(h["type"]) for h in review["hallucinations"]}
+        assert review["has_hallucination"] is bool(flags[judge])
+    return flags
+
+
+def test_mlr_agents_o4_mini_run_by_judges_and_by_experts(client, imported, mlrbench_data):
+    import csv
+
+    typed = published_typed_flags(mlrbench_data, f"agent_results/end2end_o4-mini/{TASK}")
+    assert len(typed) == 2
+    with (mlrbench_data / "human_eval/Hallucination Check.csv").open() as handle:
+        expert = next(r for r in csv.DictReader(handle) if r["LLM"] == "MLR Agent")
+
+    for rule, combine in (("any", any), ("majority", lambda v: 2 * sum(v) > len(v))):
+        data = client.get(f"/api/fabrication/?stage=end2end&rule={rule}").json()
+        judges = row(data, "o4-mini", "judges")
+        assert judges["n_tasks"] == 1
+        assert judges["flagged"] == int(combine([bool(t) for t in typed.values()]))
+        for kind in TYPES:
+            expected = float(combine([kind in found for found in typed.values()]))
+            assert judges["by_type"][kind]["rate"] == expected, (rule, kind)
+        # Each judge alone, as its file says.
+        for judge, found in typed.items():
+            alone = row(data, "o4-mini", f"judge:{judge.removesuffix('-05-06')}")
+            assert {k for k in TYPES if alone["by_type"][k]["rate"] == 1.0} == found
+    human = row(data, "o4-mini", "human")
+    assert human["by_type"]["faked_experimental_results"]["rate"] == (
+        1.0 if expert["is_Faked_Experimental_Result"] == "Yes" else 0.0
+    )
+    assert row(data, "o4-mini", "human")["flagged"] == 1
+    # The run's files keep the agent's output only: the reviews are judgments.
+    paths = client.get("/api/leaderboard/?stage=end2end").json()
+    o4 = next(r for r in paths["rows"] if r["agent"] == "o4-mini")
+    assert o4["fabrication_rate"] == 1.0 and o4["human_fabrication_rate"] == 1.0
+    from benchmark.models import Artifact
+
+    assert not Artifact.objects.filter(path__startswith="review_hallucination_").exists()
+    # The experts' row is o4-mini's, not Claude's.
+    assert not any(r["agent"] == "claude" and r["source"] == "human" for r in data["rows"])
+
+    # --hallucination-agent still overrides; the answers move, none is left behind.
+    from reviews.models import HumanHallucinationCheck
+
+    def experts_agents() -> set[str]:
+        checks = HumanHallucinationCheck.objects.filter(imported=True)
+        return set(checks.values_list("submission__agent__name", flat=True))
+
+    out = StringIO()
+    call_command(
+        "import_mlrbench",
+        str(mlrbench_data),
+        "--hallucination-agent",
+        "MLR Agent=claude",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    assert experts_agents() == {"ai-scientist-v2", "claude"}
+    assert "4 hallucination checks removed (no longer in the file)" in out.getvalue()
+    call_command("import_mlrbench", str(mlrbench_data), stdout=StringIO(), stderr=StringIO())
+    assert experts_agents() == {"ai-scientist-v2", "o4-mini"}
+
+
 def test_the_fabrication_page_draws_the_chart_and_links_the_evidence(client, imported):
     html = client.get("/fabrication/?stage=end2end").content.decode()
 
     assert 'data-testid="fabrication-chart"' in html and "<rect" in html
     assert 'data-testid="flagged-ai-scientist-v2"' in html
+    assert 'data-testid="flagged-o4-mini"' in html
     assert "/submissions/" in html and "Hallucinated Methodology" in html
     assert 'data-testid="detection-human"' in html
     assert client.get("/fabrication/?stage=idea").status_code == 400

@@ -69,7 +69,7 @@ def test_a_release_answers_the_same_bytes_after_new_data(
     assert [r["agent"] for r in data["leaderboards"]["end2end"]["rows"]] == ["alpha", "beta"]
     assert data["notes"] == "first" and [j["name"] for j in data["judges"]] == ["judge-a"]
     assert set(data) >= {"tasks", "rubrics", "submissions", "judgments", "human_reviews"}
-    assert data["format"] == 2
+    assert data["format"] == 3
     with zipfile.ZipFile(io.BytesIO(zip_before)) as archive:
         assert archive.read("release.json") == before.content
         assert "leaderboard-end2end.csv" in archive.namelist()
@@ -215,3 +215,82 @@ def test_a_release_freezes_each_judge_panels_boards(client, board):
     assert [(r["agent"], r["scores"]["Overall"]) for r in board_b["rows"]] == [("alpha", 2.0)]
     missing = client.get("/api/releases/v1/", {"panel": "nope"})
     assert missing.status_code == 404 and missing.json()["errors"][0]["field"] == "panel"
+
+
+def _release_files(client, name: str) -> tuple[dict, dict[str, bytes]]:
+    data = client.get(f"/api/releases/{name}/").json()
+    contents = {}
+    for listed in data["files"]:
+        response = client.get(listed["url"])
+        assert response.status_code == 200, listed
+        assert response["X-Content-SHA256"] == listed["sha256"]
+        assert hashlib.sha256(response.content).hexdigest() == listed["sha256"]
+        contents[listed["name"]] = response.content
+    return data, contents
+
+
+def test_a_release_writes_parquet_a_dataset_card_and_valid_croissant_its_hash_covers(
+    client, board, tmp_path
+):
+    import mlcroissant as mlc
+    import pandas as pd
+    import yaml
+
+    from leaderboard.release_files import croissant_validate
+
+    call_command("release", "create", "v1", "--notes", "first", stdout=io.StringIO())
+    data, contents = _release_files(client, "v1")
+    release = Release.objects.get(name="v1")
+
+    assert data["format"] == 3
+    # The release's hash is the hash of the JSON that lists every file with its own.
+    assert hashlib.sha256(client.get("/api/releases/v1/").content).hexdigest() == (
+        release.content_sha256
+    )
+    tables = {n.removesuffix(".parquet") for n in contents if n.endswith(".parquet")}
+    assert {"leaderboard_end2end", "tasks", "submissions", "judgments", "judgment_scores"} <= (
+        tables
+    )
+    board_rows = data["leaderboards"]["end2end"]["rows"]
+    frame = pd.read_parquet(io.BytesIO(contents["leaderboard_end2end.parquet"]))
+    assert list(frame["agent"]) == [r["agent"] for r in board_rows]
+    assert list(frame["Overall"]) == [r["scores"]["Overall"] for r in board_rows]
+    scores = pd.read_parquet(io.BytesIO(contents["judgment_scores.parquet"]))
+    assert len(scores) == sum(len(row[-2]) for row in data["judgments"]["rows"])
+
+    # The dataset card: the YAML header a dataset hub reads, one config per table.
+    card = contents["README.md"].decode()
+    header = yaml.safe_load(card.split("---\n", 2)[1])
+    assert header["license"] == "mit"
+    assert {c["config_name"]: c["data_files"][0]["path"] for c in header["configs"]} == {
+        t: f"{t}.parquet" for t in tables
+    }
+    assert "@misc{mlrbench_v1" in header["citation"] and "## Citation" in card
+
+    # Croissant: validated by mlcroissant, and its records are the tables' rows.
+    for file_name, content in contents.items():
+        (tmp_path / file_name).write_bytes(content)
+    assert croissant_validate(tmp_path) == []
+    dataset = mlc.Dataset(jsonld=tmp_path / "croissant.json")
+    agents = [r["leaderboard_end2end/agent"] for r in dataset.records("leaderboard_end2end")]
+    assert [a.decode() for a in agents] == [r["agent"] for r in board_rows]
+    croissant = json.loads(contents["croissant.json"])
+    listed = {f["name"]: f["sha256"] for f in data["files"]}
+    assert {d["name"]: d["sha256"] for d in croissant["distribution"]} == {
+        n: h for n, h in listed.items() if n.endswith(".parquet")
+    }
+    assert client.get("/api/releases/v1/files/nothing.parquet").status_code == 404
+    page = client.get("/releases/v1/").content.decode()
+    assert page.count('data-testid="release-file"') == len(data["files"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pandas_reads_a_release_table_from_its_url(live_server, board):
+    import pandas as pd
+
+    call_command("release", "create", "v1", stdout=io.StringIO())
+    url = f"{live_server.url}/api/releases/v1/files/leaderboard_end2end.parquet"
+
+    frame = pd.read_parquet(url)
+
+    assert sorted(frame["agent"]) == ["alpha", "beta"]

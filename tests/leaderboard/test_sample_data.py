@@ -113,3 +113,101 @@ def test_end_to_end_rows_equal_the_published_judge_means(client, sample, conditi
                 dimension,
             )
     assert set(from_json) == set(expected)
+
+
+# MLR-Bench's performance_cost.py: USD per token (input, output, cache write, cache
+# read) and the model each agent's writing steps ran on; `lit` is always the search model.
+SCRIPT_PRICES = {
+    "claude-3-7-sonnet-20250219": (3e-6, 15e-6, 3.75e-6, 0.3e-6),
+    "gemini-2.5-pro-preview": (1.25e-6, 10e-6, 0, 0),
+    "o4-mini-2025-04-16": (1.1e-6, 4.4e-6, 0, 0),
+    "gpt-4o-search-preview-2025-03-11": (2.5e-6, 10e-6, 0, 0),
+}
+WRITING_MODEL = {
+    "claude": "claude-3-7-sonnet-20250219",
+    "gemini": "gemini-2.5-pro-preview",
+    "gemini-cli": "gemini-2.5-pro-preview",
+    "o4-mini": "o4-mini-2025-04-16",
+    "codex": "o4-mini-2025-04-16",
+}
+
+
+def script_step_cost(usage: dict, model: str) -> float:
+    """compute_cost of performance_cost.py: OpenAI's usage has three keys, Anthropic's four."""
+    price_in, price_out, cache_write, cache_read = SCRIPT_PRICES[model]
+    if "prompt_tokens" in usage:
+        return usage["prompt_tokens"] * price_in + usage["completion_tokens"] * price_out
+    return (
+        usage["input_tokens"] * price_in
+        + usage["output_tokens"] * price_out
+        + usage["cache_creation_input_tokens"] * cache_write
+        + usage["cache_read_input_tokens"] * cache_read
+    )
+
+
+def test_costs_per_step_follow_mlrbenchs_rule_and_unknown_coding_costs_are_lower_bounds(client):
+    from benchmark.submission_selectors import submission_costs
+
+    data = Path(settings.MLRBENCH_DATA)
+    call_command("import_mlrbench", str(data), stdout=StringIO())
+    board = {r["agent"]: r for r in client.get("/api/leaderboard/?stage=end2end").json()["rows"]}
+
+    for agent, writing_model in WRITING_MODEL.items():
+        folder = data / "agent_results" / f"end2end_{agent}" / TASK
+        submission = Submission.objects.get(agent__name=agent, stage=Stage.END2END)
+        costs = submission_costs(submission, list(submission.artifacts.all()))
+        steps = {step.step: step for step in costs.steps}
+        assert set(steps) == {"idea", "lit", "proposal", "paper"}
+        expected_total = 0.0
+        for name, step in steps.items():
+            model = "gpt-4o-search-preview-2025-03-11" if name == "lit" else writing_model
+            usage = json.loads((folder / f"{name}_token_usage.json").read_text())
+            expected = script_step_cost(usage, model)
+            assert float(step.cost_usd) == pytest.approx(expected, abs=1e-6), (agent, name)
+            assert step.price_source, (agent, name)  # every price says where it comes from
+            expected_total += expected
+        assert steps["lit"].model == "gpt-4o-search-preview-2025-03-11"
+        trace = folder / "claude_output.json"
+        row = board[agent]
+        if trace.is_file():
+            # The coding agent's cost, as the script adds it: its `system` messages.
+            messages = json.loads(trace.read_text())
+            expected_total += sum(m["cost_usd"] for m in messages if m.get("role") == "system")
+            assert row["cost_unpriced_steps"] == 0
+            assert row["cost_usd_per_task"] == pytest.approx(expected_total, abs=5e-5)  # 4 places
+        else:
+            # Codex CLI and Gemini CLI left no cost: the LLM steps are a lower bound.
+            assert row["cost_unpriced_steps"] == 1, agent
+            assert row["cost_usd_per_task"] == pytest.approx(expected_total, abs=5e-5)  # 4 places
+            assert row["pareto_optimal"] is False
+    assert {a for a, r in board.items() if r["cost_unpriced_steps"]} == {"codex", "gemini-cli"}
+
+    html = client.get("/leaderboard/?stage=end2end").content.decode()
+    codex = re.search(r'<tr data-agent="codex".*?</tr>', html, re.S).group(0)
+    assert 'data-column="cost">at least $' in codex
+    assert html.count('data-testid="cost-open-marker"') == 2
+    note = re.search(r"Lower bounds: .*?</span>", html).group(0)
+    assert "Codex CLI (o4-mini) (1 step without a known cost" in note, note
+    assert "Gemini CLI (Gemini 2.5 Pro) (1 step" in note
+
+
+def test_a_release_of_the_sample_is_valid_croissant_and_its_parquet_says_what_its_json_says(
+    client, tmp_path
+):
+    import pandas as pd
+
+    from leaderboard.release_files import croissant_validate
+
+    call_command("import_mlrbench", settings.MLRBENCH_DATA, stdout=StringIO())
+    call_command("release", "create", "sample-1", stdout=StringIO())
+    data = client.get("/api/releases/sample-1/").json()
+    for listed in data["files"]:
+        (tmp_path / listed["name"]).write_bytes(client.get(listed["url"]).content)
+
+    assert croissant_validate(tmp_path) == []
+    frame = pd.read_parquet(tmp_path / "leaderboard_end2end.parquet")
+    rows = data["leaderboards"]["end2end"]["rows"]
+    assert list(frame["agent"]) == [r["agent"] for r in rows]
+    assert list(frame["cost_unpriced_steps"]) == [r["cost_unpriced_steps"] for r in rows]
+    judgments = pd.read_parquet(tmp_path / "judgments.parquet")
+    assert len(judgments) == len(data["judgments"]["rows"])

@@ -1,6 +1,7 @@
 """The `human scores` part of import_mlrbench: human_eval/human_review.csv
-becomes submitted reviews by inactive placeholder reviewers; duplicates
-refuse the whole file unless --skip-duplicates keeps the first of each;
+becomes submitted reviews by inactive placeholder reviewers; a duplicated
+reviewer/paper pair keeps its first row (the others listed, and named on the
+agreement page) unless --strict-human-reviews refuses the whole file;
 unknown agents and tasks are listed. And the CSV export gives the same
 columns back, reviewers numbered."""
 
@@ -16,7 +17,7 @@ from django.http import HttpRequest
 from benchmark.mlrbench_import import ImportOptions, import_parts
 from benchmark.models import Stage
 from reviews.mlrbench_import import human_scores_part
-from reviews.models import HumanReview, ReviewStatus
+from reviews.models import HumanReview, ImportedReviewSkip, ReviewStatus
 from reviews.services import assignments_generate, review_round_create
 
 from .factories import AgentFactory, SubmissionFactory, TaskFactory, TeamFactory
@@ -105,21 +106,25 @@ DUPLICATED = (
 )
 
 
-def test_duplicates_refuse_the_whole_file_by_default(tmp_path, end2end_runs):
-    report = human_scores_part(_clone(tmp_path, DUPLICATED), ImportOptions())
+def test_strict_human_reviews_refuses_the_whole_file(tmp_path, end2end_runs):
+    report = human_scores_part(
+        _clone(tmp_path, DUPLICATED), ImportOptions(strict_human_reviews=True)
+    )
     assert HumanReview.objects.count() == 0
     listed = [p for p in report.problems if "appears more than once" in p]
     assert len(listed) == 2
     assert "line 2:" in listed[0] and "line 4:" in listed[1]
     assert "(lines 2, 4)" in listed[0]
-    assert any("--skip-duplicates" in p for p in report.problems)
+    assert any("--strict-human-reviews" in p for p in report.problems)
+    assert not ImportedReviewSkip.objects.exists()
 
 
-def test_skip_duplicates_keeps_the_first_row_and_lists_the_skipped(tmp_path, end2end_runs):
-    report = human_scores_part(_clone(tmp_path, DUPLICATED), ImportOptions(skip_duplicates=True))
+def test_by_default_the_first_row_is_kept_and_the_skipped_listed(tmp_path, end2end_runs, client):
+    report = human_scores_part(_clone(tmp_path, DUPLICATED), ImportOptions())
     assert report.counts["reviews created"] == 3
     assert report.counts["duplicate rows skipped"] == 1
-    assert report.problems == [
+    assert report.problems == []
+    assert report.notes == [
         "human_eval/human_review.csv line 4: skipped, duplicate of line 2 "
         "(reviewer 3, agent claude, task iclr2025_bi_align)"
     ]
@@ -127,21 +132,37 @@ def test_skip_duplicates_keeps_the_first_row_and_lists_the_skipped(tmp_path, end
         reviewer__username="mlrbench-reviewer-3", submission=end2end_runs["claude"]
     )
     assert _scores(review)["Overall"] == 3  # the first row, not the second
+    page = client.get("/agreement/").content.decode()
+    assert (
+        "human_eval/human_review.csv line 4: reviewer 3, agent claude, task iclr2025_bi_align "
+        "(duplicate of line 2)" in page
+    )
+    # A second import records the same skip once, not twice.
+    human_scores_part(tmp_path, ImportOptions())
+    assert ImportedReviewSkip.objects.count() == 1
 
 
-def test_the_command_carries_skip_duplicates(tmp_path, end2end_runs, mlrbench_data):
+def test_the_command_keeps_the_first_row_and_strict_refuses(tmp_path, end2end_runs, mlrbench_data):
     clone = _clone(tmp_path, DUPLICATED)
     (clone / "tasks").mkdir()
     (clone / "tasks" / "iclr2025_bi_align.md").write_text(
         (mlrbench_data / "tasks" / "iclr2025_bi_align.md").read_text()
     )
     out, err = io.StringIO(), io.StringIO()
-    call_command("import_mlrbench", str(clone), stdout=out, stderr=err)
+    call_command("import_mlrbench", str(clone), "--strict-human-reviews", stdout=out, stderr=err)
     assert HumanReview.objects.count() == 0
     assert "appears more than once" in err.getvalue()
-    call_command("import_mlrbench", str(clone), "--skip-duplicates", stdout=out, stderr=err)
+    call_command("import_mlrbench", str(clone), stdout=out, stderr=err)
     assert HumanReview.objects.count() == 3
     assert "human scores: 1 duplicate rows skipped, 3 reviews created" in out.getvalue()
+    assert (
+        "  human scores: human_eval/human_review.csv line 4: skipped, duplicate of line 2"
+        in out.getvalue()
+    )
+    # The old flag names the default, so scripts that pass it still run.
+    out = io.StringIO()
+    call_command("import_mlrbench", str(clone), "--skip-duplicates", stdout=out, stderr=err)
+    assert "3 reviews unchanged" in out.getvalue()
 
 
 def test_unknown_agents_tasks_and_bad_scores_are_listed_not_guessed(tmp_path, end2end_runs):

@@ -17,10 +17,18 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path)
-        parser.add_argument(
+        duplicates = parser.add_mutually_exclusive_group()
+        duplicates.add_argument(
+            "--strict-human-reviews",
+            action="store_true",
+            help="human scores: refuse the whole file when one reviewer scores one paper "
+            "twice (by default the first row of each pair is kept and the others listed)",
+        )
+        duplicates.add_argument(
             "--skip-duplicates",
             action="store_true",
-            help="human scores: keep the first of two rows by the same reviewer for one paper",
+            help="human scores: keep the first of two rows by the same reviewer for one "
+            "paper (the default now; kept so existing scripts still run)",
         )
         parser.add_argument(
             "--hallucination-agent",
@@ -28,11 +36,16 @@ class Command(BaseCommand):
             default=[],
             metavar="SYSTEM=AGENT",
             help="hallucination check: the agent a value of the `LLM` column names (repeatable; "
-            "defaults: 'AI Scientist V2=ai-scientist-v2', 'MLR Agent=claude')",
+            "defaults: 'AI Scientist V2=ai-scientist-v2', 'MLR Agent=o4-mini')",
         )
 
     def handle(
-        self, *args, path: Path, skip_duplicates: bool, hallucination_agent: list[str], **options
+        self,
+        *args,
+        path: Path,
+        strict_human_reviews: bool,
+        hallucination_agent: list[str],
+        **options,
     ):
         if not (path / "tasks").is_dir():
             raise CommandError(f"{path} is not a clone of the MLR-Bench repository (no tasks/).")
@@ -60,7 +73,9 @@ class Command(BaseCommand):
                 raise CommandError(f"--hallucination-agent {item!r}: write SYSTEM=AGENT")
             mapping[system.strip()] = agent.strip()
         import_options = ImportOptions(
-            skip_duplicates=skip_duplicates, progress=progress, hallucination_agents=mapping
+            strict_human_reviews=strict_human_reviews,
+            progress=progress,
+            hallucination_agents=mapping,
         )
         changed = 0
         problems = 0
@@ -71,6 +86,8 @@ class Command(BaseCommand):
                 raise CommandError(f"{part.name}: {exc}") from exc
             counts = ", ".join(f"{n} {label}" for label, n in report.counts.items()) or "nothing"
             self.stdout.write(f"{part.name}: {counts}")
+            for note in report.notes:
+                self.stdout.write(f"  {part.name}: {note}")
             for problem in report.problems:
                 self.stderr.write(self.style.WARNING(f"  {part.name}: could not import {problem}"))
             changed += report.changed
