@@ -21,9 +21,10 @@ from judging.models import (
     JudgmentStatus,
 )
 from judging.prompts import artifact_text
-from judging.services import judgment_run
+from judging.services import judgment_run, judgments_queue
 
 from .fake_llm import answer
+from .helpers import review_answer
 
 pytestmark = pytest.mark.django_db
 
@@ -205,3 +206,135 @@ def test_a_finding_points_at_the_place_when_it_quotes_the_plant():
     assert points_at(["Ravesquo", "Contrastive Reward Manifolds"], "see ravesquo et al. (2019)")
     assert points_at(["a = b - c"], "the equation a=b-c is wrong")
     assert not points_at(["0.973"], "Table 2 looks too good")
+
+
+def _public_urls(canary_ids: list[int], task: str) -> list[str]:
+    """Every public page and endpoint without a parameter in its path (from the URL
+    conf, so a new one is walked too), and the pages that list or count submissions
+    with the parameters that could reach a canary."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    private = ("admin/", "account", "accounts/", "reviews/", "api/reviews/", "agent-runs/new")
+    urls = []
+
+    def walk(patterns, prefix: str) -> None:
+        for pattern in patterns:
+            route = prefix + str(pattern.pattern)
+            if isinstance(pattern, URLResolver):
+                walk(pattern.url_patterns, route)
+            elif isinstance(pattern, URLPattern) and not any(c in route for c in "<(^$\\"):
+                urls.append("/" + route)
+
+    walk(get_resolver().url_patterns, "")
+    urls = [u for u in urls if not u.lstrip("/").startswith(private)]
+    for stage in (Stage.END2END, Stage.EXPERIMENT, Stage.PAPER):
+        urls += [f"/leaderboard/?stage={stage}", f"/api/leaderboard/?stage={stage}"]
+        urls += [f"/fabrication/?stage={stage}", f"/api/fabrication/?stage={stage}"]
+        urls += [f"/judges/?stage={stage}", f"/api/judges/leaderboard/?stage={stage}"]
+        urls += [f"/agreement/?stage={stage}", f"/api/agreement/?stage={stage}"]
+    urls += [f"/tasks/{task}/results/", f"/tasks/{task}/", f"/api/leaderboard/?format=csv"]
+    urls += [f"/submissions/?task={task}", f"/api/submissions/?task={task}"]
+    urls += [f"/api/submissions/?page_size=500", "/api/judgments/?page_size=500"]
+    urls += [f"/api/judgments/?submission={pk}" for pk in canary_ids]
+    return urls
+
+
+def _canary_only_urls(canary_ids: list[int], judgment_ids: list[int]) -> list[str]:
+    urls = [f"/agents/{CANARY_AGENT}/", f"/agents/{CANARY_AGENT}/submissions/"]
+    urls += [f"/api/agents/{CANARY_AGENT}/"]
+    for pk in canary_ids:
+        urls += [
+            f"/submissions/{pk}/",
+            f"/submissions/{pk}/files/results/paper.md",
+            f"/submissions/{pk}/raw/results/paper.md",
+            f"/submissions/{pk}/scores/",
+            f"/submissions/{pk}/judgments/",
+            f"/submissions/{pk}/judgments/panel/",
+            f"/api/submissions/{pk}/",
+            f"/api/submissions/{pk}/judgments/",
+            f"/experiments/?submission={pk}",
+        ]
+    return urls + [f"/api/judgments/{pk}/" for pk in judgment_ids]
+
+
+def _mentions_a_canary(body: str, canary_ids: list[int], markers: list[str]) -> str | None:
+    for needle in [CANARY_AGENT, *markers]:
+        if needle in body:
+            return needle
+    for pk in canary_ids:
+        if f"/submissions/{pk}/" in body:
+            return f"/submissions/{pk}/"
+    return None
+
+
+def _submission_ids_exported(archive) -> set[int]:
+    ids = set()
+    for name, key in (
+        ("submissions.jsonl", "id"),
+        ("judgments.jsonl", "submission_id"),
+        ("scores.jsonl", "submission_id"),
+        ("hallucination_findings.jsonl", "submission_id"),
+    ):
+        if name in archive.namelist():
+            for line in archive.read(name).decode().splitlines():
+                row = json.loads(line)
+                ids.add(row.get(key))
+    return ids
+
+
+def test_canaries_are_absent_from_every_public_answer(
+    imported, judge_for, fake_llm, client, django_user_model
+):
+    import zipfile
+    from io import BytesIO
+
+    from leaderboard.releases import release_create
+
+    create("--stage", "end2end", "--count", "3", "--seed", "5")
+    exact = judge_for("exact")
+    hallucination = planted_spot_judge()
+    fake_llm.default = lambda body: (
+        hallucination(body)
+        if "Hallucination types" in body["messages"][0]["content"]
+        else answer(review_answer("end2end", overall=9))
+    )
+    call_command("judge_canaries", "run", "--yes", stdout=StringIO())
+    # Scored too, as any submission: were they counted, they would top every board.
+    judgments_queue(
+        submissions=Submission.objects.filter(canary__isnull=False), judges=[exact], kinds=["score"]
+    )
+    run_queued()
+    canaries = list(Canary.objects.all())
+    canary_ids = [c.submission_id for c in canaries]
+    markers = [m for c in canaries for m in c.markers if len(m) >= 6]
+    judgment_ids = list(
+        Judgment.objects.filter(submission_id__in=canary_ids).values_list("pk", flat=True)
+    )
+    assert judgment_ids and markers
+    release_create(name="r1")
+    task = canaries[0].submission.task.slug
+
+    for url in _public_urls(canary_ids, task) + ["/releases/r1/", "/api/releases/r1/"]:
+        response = client.get(url)
+        assert response.status_code < 500, url
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        if url.startswith("/api/export/") or url.endswith("export.zip"):
+            with zipfile.ZipFile(BytesIO(body)) as archive:
+                assert not _submission_ids_exported(archive) & set(canary_ids), url
+                body = b"".join(archive.read(name) for name in archive.namelist())
+        found = _mentions_a_canary(body.decode("utf-8", "replace"), canary_ids, markers)
+        assert found is None, (url, found)
+    release = client.get("/api/releases/r1/").json()
+    released = {row[0] for row in release["submissions"]["rows"]}
+    assert released and not released & set(canary_ids)
+    for url in _canary_only_urls(canary_ids, judgment_ids):
+        assert client.get(url).status_code == 404, url
+    # The judges' board still scores the judge on them.
+    board = client.get("/api/judges/leaderboard/?stage=end2end").json()
+    (row,) = [r for r in board["rows"] if r["name"] == "exact"]
+    assert row["canaries"]["n_controls"] == 3 and row["canaries"]["false_alarm"]["value"] == 0
+    # Staff see the canaries' pages.
+    staff = django_user_model.objects.create_user("staff", password="x", is_staff=True)
+    client.force_login(staff)
+    assert client.get(f"/submissions/{canary_ids[0]}/").status_code == 200
+    assert client.get(f"/agents/{CANARY_AGENT}/submissions/").status_code == 200
