@@ -115,15 +115,20 @@ def test_the_same_seed_makes_nothing_new_and_bad_input_is_refused(imported):
 def planted_spot_judge():
     """A judge that flags exactly the planted fabrication, quoting it; nothing else.
     (The server answers from its own thread: the ground truth is read here.)"""
-    planted = [(LABELS[c.kind], c.markers[0]) for c in Canary.objects.filter(role=CanaryRole.TWIN)]
+    planted = []
+    for canary in Canary.objects.filter(role=CanaryRole.TWIN).select_related("submission"):
+        text = text_of(canary.submission, canary.path)
+        # The plant with its surroundings: in this twin's prompt and no other's.
+        spot = text[max(0, canary.start - 40) : canary.end + 40]
+        planted.append((LABELS[canary.kind], canary.markers[0], spot))
     return lambda body: _findings_answer(body["messages"][1]["content"], planted)
 
 
-def _findings_answer(prompt: str, planted: list[tuple[str, str]]):
+def _findings_answer(prompt: str, planted: list[tuple[str, str, str]]):
     findings = [
         {"type": label, "description": "planted", "evidence": marker}
-        for label, marker in planted
-        if marker in prompt
+        for label, marker, spot in planted
+        if spot in prompt
     ]
     return answer(
         json.dumps(
@@ -232,9 +237,9 @@ def _public_urls(canary_ids: list[int], task: str) -> list[str]:
         urls += [f"/fabrication/?stage={stage}", f"/api/fabrication/?stage={stage}"]
         urls += [f"/judges/?stage={stage}", f"/api/judges/leaderboard/?stage={stage}"]
         urls += [f"/agreement/?stage={stage}", f"/api/agreement/?stage={stage}"]
-    urls += [f"/tasks/{task}/results/", f"/tasks/{task}/", f"/api/leaderboard/?format=csv"]
+    urls += [f"/tasks/{task}/results/", f"/tasks/{task}/", "/api/leaderboard/?format=csv"]
     urls += [f"/submissions/?task={task}", f"/api/submissions/?task={task}"]
-    urls += [f"/api/submissions/?page_size=500", "/api/judgments/?page_size=500"]
+    urls += ["/api/submissions/?page_size=500", "/api/judgments/?page_size=500"]
     urls += [f"/api/judgments/?submission={pk}" for pk in canary_ids]
     return urls
 
