@@ -338,6 +338,15 @@ def test_canaries_are_absent_from_every_public_answer(
     board = client.get("/api/judges/leaderboard/?stage=end2end").json()
     (row,) = [r for r in board["rows"] if r["name"] == "exact"]
     assert row["canaries"]["n_controls"] == 3 and row["canaries"]["false_alarm"]["value"] == 0
+    page = client.get("/judges/?stage=end2end").content.decode()
+    assert 'data-testid="judges-canaries"' in page and 'data-judge="exact"' in page
+    # Beside each judge-based rate, how often that judge catches planted fabrications.
+    recall = client.get("/api/fabrication/?stage=end2end").json()["canary_recall"]
+    caught = [share for share in recall["judge:exact"].values() if share["n"]]
+    assert caught and all(share["rate"] == 1.0 for share in caught)
+    assert (
+        'data-testid="canary-recall"' in client.get("/fabrication/?stage=end2end").content.decode()
+    )
     # Staff see the canaries' pages.
     staff = django_user_model.objects.create_user("staff", password="x", is_staff=True)
     client.force_login(staff)

@@ -145,7 +145,7 @@ def test_claude_codes_rate_under_any_and_majority_as_the_published_reviews_give_
     any_rule = client.get("/api/fabrication/?stage=experiment&rule=any").json()
     majority = client.get("/api/fabrication/?stage=experiment&rule=majority").json()
 
-    assert set(any_rule) == {"stage", "rule", "types", "rows", "detection"}
+    assert set(any_rule) == {"stage", "rule", "types", "rows", "detection", "canary_recall"}
     assert any_rule["types"] == list(TYPES)
     claude_any = row(any_rule, "claude", "judges")
     assert set(claude_any) == {"agent", "source", "n_tasks", "flagged", "rate", "by_type"}
