@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -263,7 +264,8 @@ def _twin_create(
 ) -> Canary:
     data = plant.text.encode("utf-8")
     key = f"{source.submission.pk}:{kind}:{seed}"
-    name = f"{CANARY_FOLDER}/{hashlib.sha256(key.encode()).hexdigest()[:16]}/{document.path}"
+    # A fresh folder each time: a leftover of a canary deleted since never blocks it.
+    name = f"{CANARY_FOLDER}/{uuid.uuid4().hex}/{document.path}"
     object_save(name, data)
     try:
         with transaction.atomic():

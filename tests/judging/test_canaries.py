@@ -165,13 +165,19 @@ def run_queued() -> None:
 
 
 def test_the_exact_judge_scores_recall_1_and_the_alarmist_false_alarms_1(
-    imported, judge_for, fake_llm
+    imported, judge_for, fake_llm, monkeypatch
 ):
     create("--stage", "end2end", "--count", "5", "--seed", "1")
     Judgment.objects.all().update(status=JudgmentStatus.DONE)  # the imported reviews stay
     exact = judge_for("exact", input_usd_per_mtok=1, output_usd_per_mtok=2)
     out = StringIO()
     fake_llm.default = planted_spot_judge()
+    # Asked first: "no" queues nothing.
+    monkeypatch.setattr("builtins.input", lambda _prompt: "n")
+    declined = StringIO()
+    call_command("judge_canaries", "run", "--judge", "exact", stdout=declined)
+    assert "estimated cost" in declined.getvalue() and "nothing queued" in declined.getvalue()
+    assert not Judgment.objects.filter(judge=exact).exists()
 
     call_command("judge_canaries", "run", "--judge", "exact", "--yes", stdout=out)
 

@@ -78,7 +78,10 @@ class Command(BaseCommand):
             self.stdout.write("nothing to queue")
             return
         if not options["yes"]:
-            answer = input("Queue them? [y/N] ").strip().lower()
+            try:
+                answer = input("Queue them? [y/N] ").strip().lower()
+            except EOFError:  # no one to ask (a script without --yes)
+                answer = ""
             if answer not in {"y", "yes"}:
                 self.stdout.write("nothing queued")
                 return
