@@ -356,5 +356,8 @@ def test_canaries_are_absent_from_every_public_answer(
     # Staff see the canaries' pages.
     staff = django_user_model.objects.create_user("staff", password="x", is_staff=True)
     client.force_login(staff)
-    assert client.get(f"/submissions/{canary_ids[0]}/").status_code == 200
+    twin = next(c for c in canaries if c.role == CanaryRole.TWIN)
+    page = client.get(f"/submissions/{twin.submission_id}/")
+    # With its ground truth at the top.
+    assert page.status_code == 200 and f"planted in {twin.path}" in page.content.decode()
     assert client.get(f"/agents/{CANARY_AGENT}/submissions/").status_code == 200
