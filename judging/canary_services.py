@@ -40,7 +40,7 @@ from common.storage import object_save, objects_delete, storage_errors
 from . import canaries
 from .canaries import NothingToAlter, Plant
 from .models import Canary, CanaryRole, HallucinationType, Judge, Judgment, JudgmentKind
-from .prompts import _STAGE_OUTPUT, PromptError, artifact_text, judge_prompt_build
+from .prompts import PromptError, artifact_text, judge_prompt_build, output_kind
 from .services import QueueReport, judgments_queue, rubric_current
 
 logger = logging.getLogger(__name__)
@@ -150,7 +150,7 @@ class _Source:
 
     def documents(self) -> list[Artifact]:
         """The output under review that a plant may alter (text, not PDF)."""
-        kind = _STAGE_OUTPUT[self.submission.stage]
+        kind = output_kind(self.submission.stage)
         return [a for a in self.artifacts if a.kind == kind and not is_pdf_path(a.path)]
 
     def run_text(self, *, leave_out: str) -> str:
