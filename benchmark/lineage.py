@@ -167,7 +167,10 @@ def stage_input_candidates(
     before = previous_stage(stage)
     if before is None:
         return Submission.objects.none()
-    candidates = Submission.objects.filter(task=task, stage=before, status=SubmissionStatus.READY)
+    # Never a canary: a copy made to test the judges is no one's work to build on.
+    candidates: QuerySet[Submission] = Submission.objects.public().filter(
+        task=task, stage=before, status=SubmissionStatus.READY
+    )
     candidates = submissions_newest(candidates)
     if exclude_agent is not None:
         candidates = candidates.exclude(agent=exclude_agent)

@@ -26,7 +26,7 @@ from .submission_serializers import (
 )
 from .submission_states import STATE, submission_state_choices
 from .uploads import upload_refusal
-from .visibility import submissions_visible_to
+from .visibility import agents_visible_to, submissions_visible_to
 
 
 class SubmissionFilter(django_filters.FilterSet):
@@ -137,4 +137,4 @@ class AgentViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = AgentFilter
 
     def get_queryset(self):
-        return agent_list()
+        return agents_visible_to(user=self.request.user, agents=agent_list())

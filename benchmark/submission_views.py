@@ -53,7 +53,12 @@ from .submission_selectors import (
     trace_page,
 )
 from .uploads import upload_refusal
-from .visibility import hidden_submission_ids, submissions_visible_to
+from .visibility import (
+    agents_visible_to,
+    hidden_submission_ids,
+    staff_only_submission,
+    submissions_visible_to,
+)
 
 SUBMISSIONS_PER_PAGE = 50
 MAX_HIGHLIGHT_BYTES = 1024 * 1024
@@ -196,7 +201,9 @@ def submission_list_view(request: HttpRequest) -> HttpResponse:
 
 
 def _artifact_or_404(request: HttpRequest, submission_id: int, path: str):
-    if submission_id in hidden_submission_ids(user=request.user):
+    if submission_id in hidden_submission_ids(user=request.user) or staff_only_submission(
+        user=request.user, submission_id=submission_id
+    ):
         raise Http404("No such file in this submission.")
     artifact = artifact_get(submission_id=submission_id, path=path)
     if artifact is None:
@@ -282,7 +289,8 @@ def artifact_raw_view(request: HttpRequest, submission_id: int, path: str) -> Fi
 
 
 def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
-    agent = get_object_or_404(Agent.objects.select_related("team"), name=name)
+    agents = agents_visible_to(user=request.user, agents=Agent.objects.select_related("team"))
+    agent = get_object_or_404(agents, name=name)
     submissions = _visible_submissions(request).filter(agent=agent)[:200]
     return render(
         request, "benchmark/agent_detail.html", {"agent": agent, "submissions": submissions}

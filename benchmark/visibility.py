@@ -1,6 +1,7 @@
 """Which submissions a user may see on pages that name their agent.
 
-Everything is public except what another app must keep from one user for a
+Everything is public except the system agents' submissions (the judges'
+canaries: staff only) and what another app must keep from one user for a
 while: a reviewer must not learn who wrote a paper they have not reviewed
 yet. Apps say so through the hooks named in `SUBMISSION_VISIBILITY_HOOKS`
 (dotted paths to `hook(user) -> set of submission ids to hide`), so that
@@ -14,7 +15,24 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 from django.utils.module_loading import import_string
 
-from .models import Submission, Task
+from .models import Agent, Submission, Task
+
+
+def sees_system_agents(user: User | AnonymousUser) -> bool:
+    """Staff see the system agents' submissions (the judges' canaries); no one else."""
+    return bool(user.is_authenticated and user.is_staff)
+
+
+def staff_only_submission(*, user: User | AnonymousUser, submission_id: int) -> bool:
+    """Whether `submission_id` is a system agent's that `user` may not see."""
+    return (
+        not sees_system_agents(user)
+        and Submission.objects.system().filter(pk=submission_id).exists()
+    )
+
+
+def agents_visible_to(*, user: User | AnonymousUser, agents: QuerySet[Agent]) -> QuerySet[Agent]:
+    return agents if sees_system_agents(user) else agents.filter(is_system=False)
 
 
 @cache
@@ -61,5 +79,7 @@ def hidden_submission_ids(*, user: User | AnonymousUser) -> frozenset[int]:
 def submissions_visible_to(
     *, user: User | AnonymousUser, submissions: QuerySet[Submission]
 ) -> QuerySet[Submission]:
+    if not sees_system_agents(user):
+        submissions = submissions.filter(agent__is_system=False)
     hidden = hidden_submission_ids(user=user)
     return submissions.exclude(id__in=hidden) if hidden else submissions

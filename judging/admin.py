@@ -2,7 +2,7 @@ from django.contrib import admin, messages
 from django.db.models import Count, Q, Sum
 
 from . import services
-from .models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
+from .models import Canary, DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
 
 
 @admin.register(Rubric)
@@ -131,3 +131,18 @@ class JudgmentAdmin(admin.ModelAdmin):
             services.judgment_rerun(judgment_id=judgment.pk)
             rerun += 1
         self.message_user(request, f"{rerun} judgment(s) queued again", messages.SUCCESS)
+
+
+@admin.register(Canary)
+class CanaryAdmin(admin.ModelAdmin):
+    """The planted fabrications and their ground truth (staff only, as their
+    submissions' pages are); made by `manage.py judge_canaries create`."""
+
+    list_display = ("id", "role", "kind", "source", "submission", "seed", "path", "created_at")
+    list_filter = ("role", "kind", "submission__stage")
+    raw_id_fields = ("source", "submission")
+    # The ground truth is what the judges are scored against: never edited by hand.
+    readonly_fields = tuple(f.name for f in Canary._meta.fields)
+
+    def has_add_permission(self, request) -> bool:
+        return False

@@ -421,3 +421,65 @@ class DriftRescore(models.Model):
 
     def __str__(self) -> str:
         return f"judgment {self.judgment_id} scored again"
+
+
+class CanaryRole(models.TextChoices):
+    """A twin carries one planted fabrication; a control is the same run unchanged,
+    so a judge's flags on it are false alarms."""
+
+    TWIN = "twin", "Twin with a planted fabrication"
+    CONTROL = "control", "Unchanged control"
+
+
+class Canary(models.Model):
+    """A copy of a real submission, owned by the system agent, that the judges review
+    like any other: a twin with one fabrication planted at a known place (the
+    ground truth: which file, which characters, what was there and what is now),
+    or an unchanged control. Canaries measure the judges; they never count for an
+    agent (`benchmark.models.SubmissionQuerySet.public`)."""
+
+    submission = models.OneToOneField(Submission, on_delete=models.CASCADE, related_name="canary")
+    source = models.ForeignKey(Submission, on_delete=models.PROTECT, related_name="canaries_made")
+    role = models.CharField(max_length=16, choices=CanaryRole.choices)
+    # The planted fabrication's type; empty for a control.
+    kind = models.CharField(max_length=32, choices=HallucinationType.choices, blank=True)
+    seed = models.BigIntegerField()
+    # Where: the altered file and the planted text's characters in it [start, end).
+    path = models.CharField(max_length=500, blank=True)
+    start = models.PositiveIntegerField(null=True, blank=True)
+    end = models.PositiveIntegerField(null=True, blank=True)
+    original = models.TextField(blank=True, help_text="The text the plant replaced.")
+    planted = models.TextField(blank=True, help_text="The text planted in its place.")
+    # Strings a finding that points at the planted place quotes (a made-up number,
+    # author, dataset, the altered equation), compared without case or spaces.
+    markers = models.JSONField(default=list, blank=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["source", "role", "kind"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "role", "kind", "seed"], name="canary_unique_per_source_seed"
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(role=CanaryRole.CONTROL, kind="", path="")
+                    | Q(
+                        role=CanaryRole.TWIN,
+                        kind__in=HallucinationType.values,
+                        start__isnull=False,
+                        end__gt=F("start"),
+                    )
+                    & ~Q(path="")
+                ),
+                name="canary_twin_has_ground_truth",
+            ),
+            models.CheckConstraint(
+                condition=~Q(submission=F("source")), name="canary_not_its_source"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        what = self.kind or "control"
+        return f"canary {what} of submission {self.source_id}"

@@ -11,7 +11,7 @@ from benchmark.page_panels import SummaryItem
 from experiments.models import ReproductionVerdict
 from experiments.selectors import reproduction_verdicts
 
-from .models import JudgingCondition, Judgment
+from .models import Canary, CanaryRole, JudgingCondition, Judgment
 from .rubrics import DEFAULT_RUBRICS, OVERALL
 from .selectors import judgments_panel_context
 
@@ -63,11 +63,31 @@ def _reproduction_item(submission: Submission) -> SummaryItem | None:
     )
 
 
+def _canary_item(submission: Submission) -> SummaryItem | None:
+    """A canary's ground truth (its page is staff-only): what was planted where."""
+    canary = Canary.objects.filter(submission=submission).first()
+    if canary is None:
+        return None
+    if canary.role == CanaryRole.CONTROL:
+        value = f"unchanged control of submission {canary.source_id} (seed {canary.seed})"
+    else:
+        value = (
+            f"{canary.get_kind_display()} planted in {canary.path}, characters "
+            f"{canary.start}-{canary.end} (copy of submission {canary.source_id}, seed "
+            f"{canary.seed}): {canary.description}"
+        )
+    return SummaryItem(key="canary", label="Canary", value=value, href="", flag=True)
+
+
 def judging_summary(*, submission: Submission) -> list[SummaryItem]:
     """The stage score with each judge's Overall, the fabrication flags and the
-    reproduction verdict, for the top of the submission page."""
+    reproduction verdict, for the top of the submission page (and, on a canary's,
+    its planted fabrication)."""
     context = judgments_panel_context(submission)
     items: list[SummaryItem] = []
+    canary = _canary_item(submission)
+    if canary:
+        items.append(canary)
     panel = context["panels"][0] if context["panels"] else None
     if panel is not None and panel.condition == JudgingCondition.WITH_CODE:
         overall = {row.judge.name: row.scores.get(OVERALL) for row in panel.rows}

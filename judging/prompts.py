@@ -54,6 +54,12 @@ _STAGE_OUTPUT: dict[str, str] = {
 }
 _CODE_STAGES = {Stage.EXPERIMENT, Stage.END2END}
 
+
+def output_kind(stage: str) -> str | None:
+    """The artifact kind a stage's judges review (the paper, the results), if any."""
+    return _STAGE_OUTPUT.get(stage)
+
+
 _HEADINGS: dict[str, str] = {
     ArtifactKind.IDEA: "Research idea",
     ArtifactKind.RELATED_WORK: "Literature review",

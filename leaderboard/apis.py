@@ -281,7 +281,7 @@ class JudgmentViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         return (
-            Judgment.objects.filter(status=JudgmentStatus.DONE)
+            Judgment.objects.filter(status=JudgmentStatus.DONE, submission__agent__is_system=False)
             .exclude(submission_id__in=hidden_submission_ids(user=self.request.user))
             .select_related("submission__agent", "submission__task", "judge", "rubric")
             .prefetch_related("scores", "findings")

@@ -79,7 +79,8 @@ def _stream(queryset: QuerySet, fields: Sequence[str]) -> Iterator[tuple]:
 
 
 def _public_judgments() -> QuerySet[Judgment]:
-    return Judgment.objects.filter(status=JudgmentStatus.DONE)
+    # Never a system agent's (the judges' canaries: they are no agent's results).
+    return Judgment.objects.filter(status=JudgmentStatus.DONE, submission__agent__is_system=False)
 
 
 TASK_FIELDS = ("slug", "title", "conference", "year", "topic", "kind", "description")
@@ -182,7 +183,7 @@ def export_tables() -> list[ExportTable]:
         ExportTable(
             "agents",
             _header(AGENT_FIELDS, {"team__name": "team"}),
-            lambda: _stream(Agent.objects.order_by("name"), AGENT_FIELDS),
+            lambda: _stream(Agent.objects.public().order_by("name"), AGENT_FIELDS),
         ),
         ExportTable(
             "submissions",
@@ -190,7 +191,9 @@ def export_tables() -> list[ExportTable]:
                 SUBMISSION_FIELDS, {"agent__name": "agent", "task__slug": "task", "state": "status"}
             ),
             lambda: _stream(
-                submissions_with_judging_state(Submission.objects.order_by("id"), name="state"),
+                submissions_with_judging_state(
+                    Submission.objects.public().order_by("id"), name="state"
+                ),
                 SUBMISSION_FIELDS,
             ),
         ),
@@ -198,7 +201,9 @@ def export_tables() -> list[ExportTable]:
             "submission_inputs",
             _header(SUBMISSION_INPUT_FIELDS, {"based_on_id": "based_on"}),
             lambda: _stream(
-                SubmissionInput.objects.order_by("submission_id", "position"),
+                SubmissionInput.objects.filter(submission__agent__is_system=False).order_by(
+                    "submission_id", "position"
+                ),
                 SUBMISSION_INPUT_FIELDS,
             ),
         ),
@@ -230,7 +235,7 @@ def export_tables() -> list[ExportTable]:
                 },
             ),
             lambda: _stream(
-                DimensionScore.objects.filter(judgment__status=JudgmentStatus.DONE).order_by(
+                DimensionScore.objects.filter(judgment__in=_public_judgments()).order_by(
                     F("judgment_id"), "dimension"
                 ),
                 SCORE_FIELDS,
@@ -254,7 +259,7 @@ def export_tables() -> list[ExportTable]:
                 },
             ),
             lambda: _stream(
-                HallucinationFinding.objects.filter(judgment__status=JudgmentStatus.DONE).order_by(
+                HallucinationFinding.objects.filter(judgment__in=_public_judgments()).order_by(
                     "judgment_id", "position"
                 ),
                 FINDING_FIELDS,

@@ -22,6 +22,10 @@ Definitions (the README repeats them):
   results (and so any type), `reproduced` does not; `could_not_run` says
   nothing.
 - Shares carry 95% Wilson intervals.
+- Beside each judge-based rate, how often that judge (or the judges under the
+  rule) catches a fabrication of the type planted in a canary
+  (`judging.canary_selectors`): a low rate from a judge that misses planted
+  fabrications may be a blind judge, not an honest agent.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from common.errors import ValidationFailed
 from common.proportions import BinaryAgreement, binary_agreement, wilson_interval
 from experiments.models import ReproductionVerdict
 from experiments.selectors import reproduction_verdicts
+from judging.canary_selectors import TwinVerdict, canary_twin_verdicts
 from judging.models import HallucinationType, Judge
 from judging.selectors import JudgeFinding, JudgeVerdict, hallucination_verdicts, stage_panel
 from reviews.models import HallucinationAnswer
@@ -142,6 +147,8 @@ class FabricationReport:
     judges: list[str]
     rows: list[FabricationRow]
     detection: list[DetectionRow]
+    # {source (`judges`, `judge:<name>`): {type: the share of planted canaries caught}}
+    canary_recall: dict[str, dict[str, TypeShare]] = field(default_factory=dict)
 
 
 # --- the flags of one task ------------------------------------------------------------
@@ -378,6 +385,28 @@ def _one_judge(task: _Task, name: str) -> dict[str, Flag] | None:
     return judge_flags(verdict) if verdict is not None else None
 
 
+def canary_recall(query: FabricationQuery) -> dict[str, dict[str, TypeShare]]:
+    """Per judge, and for the judges as the query combines them (its rule, or its one
+    judge), the share of the stage's canaries of each type caught with that type."""
+    twins = canary_twin_verdicts(stage=query.stage)
+    names = sorted({name for twin in twins for name in twin.caught})
+
+    def shares(flag_of: Any) -> dict[str, TypeShare]:
+        return {kind: _share(flag_of(t) for t in twins if t.kind == kind) for kind in TYPES}
+
+    def combined(twin: TwinVerdict) -> Flag:
+        if query.judge:
+            return twin.caught.get(query.judge)
+        return rule_combine(list(twin.caught.values()), query.rule)
+
+    result = {
+        f"{JUDGE_PREFIX}{name}": shares(lambda t, name=name: t.caught.get(name)) for name in names
+    }
+    if names:
+        result[SOURCE_JUDGES] = shares(combined)
+    return result
+
+
 def fabrication_report(
     query: FabricationQuery,
     *,
@@ -408,6 +437,7 @@ def fabrication_report(
         judges=judges,
         rows=rows,
         detection=_detection(tasks, judges) if evidence else [],
+        canary_recall=canary_recall(query) if evidence else {},
     )
 
 

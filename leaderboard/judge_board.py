@@ -22,6 +22,11 @@ a figure that cannot be computed says why instead of showing a number.
   the experts' hallucination check, on the papers both gave one
   (`leaderboard.fabrication`); the mean row's are the judges' combined under
   the leaderboard's default rule (`any`).
+- Canaries: per hallucination type, of the planted fabrications of the type
+  (`judging.canary_selectors`), the share it flagged with the right type and
+  with any type, the share whose finding points at the planted place, and its
+  false alarms on the unchanged controls. The canaries count nowhere else on
+  the board.
 """
 
 from collections import defaultdict
@@ -37,8 +42,10 @@ from benchmark.models import Artifact, ArtifactKind, ModelFamily, Stage, Submiss
 from common.bootstrap import resampled_means
 from common.errors import ValidationFailed
 from common.proportions import BinaryAgreement, wilson_interval
+from judging.canary_selectors import JudgeCanaries, Rate, canary_scores
 from judging.models import (
     DriftCheck,
+    HallucinationType,
     Judge,
     JudgingCondition,
     Judgment,
@@ -107,6 +114,23 @@ class DriftSummary:
 
 
 @dataclass(frozen=True)
+class CanaryTypeCells:
+    type: str
+    recall: Cell  # flagged with the planted type
+    recall_any: Cell  # flagged with any type
+    located: Cell  # a finding of the type points at the planted place
+    false_alarm: Cell  # of the controls, flagged with this type
+
+
+@dataclass(frozen=True)
+class CanaryCells:
+    by_type: list[CanaryTypeCells]
+    false_alarm: Cell  # of the controls, flagged at all
+    n_twins: int
+    n_controls: int
+
+
+@dataclass(frozen=True)
 class JudgeBoardRow:
     name: str
     kind: str
@@ -124,6 +148,7 @@ class JudgeBoardRow:
     fabrication_recall: Cell
     fabrication_precision: Cell
     drift: DriftSummary | None = None
+    canaries: CanaryCells | None = None
 
 
 @dataclass(frozen=True)
@@ -251,7 +276,11 @@ def length_scores(lengths: Mapping[int, int]) -> dict[int, float]:
 def submission_lengths(*, stage: str) -> dict[int, int]:
     """{submission id: size in bytes of its paper} for the stage (those with one)."""
     rows = (
-        Artifact.objects.filter(submission__stage=stage, kind__in=DOCUMENT_KINDS[stage])
+        Artifact.objects.filter(
+            submission__stage=stage,
+            submission__agent__is_system=False,
+            kind__in=DOCUMENT_KINDS[stage],
+        )
         .values("submission_id")
         .annotate(size=Sum("size"))
         .values_list("submission_id", "size")
@@ -279,8 +308,11 @@ class _JudgeFacts:
 def _judgment_facts(stage: str, facts: dict[int, _JudgeFacts]) -> None:
     """Counts and costs per judge and kind in one grouped query; the scoring
     judgments' latencies (for a median) in a second."""
+    # The canaries' reviews are scored on their own (`canary_scores`), not here.
     judgments = Judgment.objects.filter(
-        submission__stage=stage, condition=JudgingCondition.WITH_CODE
+        submission__stage=stage,
+        submission__agent__is_system=False,
+        condition=JudgingCondition.WITH_CODE,
     ).order_by()
     done = Q(status=JudgmentStatus.DONE)
     for judge_id, kind, n_done, n_failed, cost, n_costed in (
@@ -311,7 +343,7 @@ def _judge_facts(stage: str, overall_key: str) -> dict[int, _JudgeFacts]:
     facts: dict[int, _JudgeFacts] = defaultdict(_JudgeFacts)
     _judgment_facts(stage, facts)
     scores = (
-        done_scores(submission_ids=Submission.objects.filter(stage=stage).values("id"))
+        done_scores(submission_ids=Submission.objects.public().filter(stage=stage).values("id"))
         .filter(dimension=overall_key)
         .values_list(
             "judgment__judge_id",
@@ -382,6 +414,46 @@ def _detection_why_none(stage: str, detection: ExpertDetection) -> str:
     return f"no hallucination verdict on the {detection.n_checked} papers the experts checked"
 
 
+def _rate_cell(rate: Rate, why_none: str) -> Cell:
+    if rate.value is None:
+        return _empty(why_none)
+    return Cell(rate.value, rate.n, rate.interval)
+
+
+_NO_TWIN = "it reviewed no canary with a planted fabrication of this type"
+_NO_CONTROL = "it reviewed no canary control"
+
+
+def canary_cells(scores: JudgeCanaries | None) -> CanaryCells:
+    """A judge's canary figures; every cell empty, saying why, without a review."""
+    by_type = []
+    for kind in HallucinationType.values:
+        score = scores.by_kind[kind] if scores is not None else None
+        if score is None:
+            empty = _empty(_NO_TWIN)
+            by_type.append(CanaryTypeCells(kind, empty, empty, empty, _empty(_NO_CONTROL)))
+            continue
+        by_type.append(
+            CanaryTypeCells(
+                type=kind,
+                recall=_rate_cell(score.recall_type, _NO_TWIN),
+                recall_any=_rate_cell(score.recall_any, _NO_TWIN),
+                located=_rate_cell(score.located, _NO_TWIN),
+                false_alarm=_rate_cell(score.false_alarm, _NO_CONTROL),
+            )
+        )
+    return CanaryCells(
+        by_type=by_type,
+        false_alarm=(
+            _rate_cell(scores.false_alarm_any, _NO_CONTROL)
+            if scores is not None
+            else _empty(_NO_CONTROL)
+        ),
+        n_twins=scores.n_twins if scores is not None else 0,
+        n_controls=scores.n_controls if scores is not None else 0,
+    )
+
+
 def _judge_row(
     judge: Judge,
     facts: _JudgeFacts,
@@ -389,6 +461,7 @@ def _judge_row(
     lengths: Mapping[int, int],
     drift: DriftSummary | None,
     detection: tuple[Cell, Cell],
+    canaries: JudgeCanaries | None = None,
 ) -> JudgeBoardRow:
     recall, precision = detection
     values = list(facts.overall.values())
@@ -434,6 +507,7 @@ def _judge_row(
         fabrication_recall=recall,
         fabrication_precision=precision,
         drift=drift,
+        canaries=canary_cells(canaries),
     )
 
 
@@ -490,7 +564,11 @@ def judge_board_compute(*, stage: str) -> JudgeBoard:
         )
     overall_key, _dimensions = stage_dimensions(stage)
     facts = _judge_facts(stage, overall_key)
-    judges = list(Judge.objects.filter(id__in=list(facts)).order_by("name"))
+    canaries = canary_scores(stage=stage)
+    # A judge that has reviewed only canaries still has a row: what it catches.
+    judges = list(
+        Judge.objects.filter(Q(id__in=list(facts)) | Q(name__in=list(canaries))).order_by("name")
+    )
     lengths = submission_lengths(stage=stage)
     human_rows = human_score_rows(stage=stage)
     mean_agreement, *judge_agreements = agreements_for_stage(
@@ -508,6 +586,7 @@ def judge_board_compute(*, stage: str) -> JudgeBoard:
             lengths,
             drift.get(judge.id),
             detection_cells(detection.by_judge.get(judge.name), why_none=why_none),
+            canaries.get(judge.name),
         )
         for judge, agreement in zip(judges, judge_agreements, strict=True)
     ]

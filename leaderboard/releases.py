@@ -160,7 +160,9 @@ def _released_judgments(judgments: QuerySet[Judgment]) -> dict[str, Any]:
 def release_content(*, name: str, notes: str, created_at: dt.datetime) -> dict[str, Any]:
     """Everything a release freezes, as plain JSON data."""
     judgments = Judgment.objects.filter(
-        status=JudgmentStatus.DONE, submission__stage__in=LEADERBOARD_STAGES
+        status=JudgmentStatus.DONE,
+        submission__stage__in=LEADERBOARD_STAGES,
+        submission__agent__is_system=False,  # never the judges' canaries
     ).order_by("id")
     submissions = Submission.objects.filter(pk__in=judgments.values("submission_id")).order_by("id")
     review_header, review_rows = released_review_export()
@@ -485,4 +487,3 @@ def release_file_get(*, name: str, file: str) -> ReleaseFile:
 
 def release_files(release: Release) -> list[ReleaseFile]:
     return list(release.files.defer("content"))
-

@@ -211,8 +211,8 @@ def stage_submissions(
     agent: str = "",
 ) -> QuerySet[Submission]:
     """Every version of every submission of `stage` (None: every leaderboard
-    stage) on the tasks the filters choose."""
-    submissions = Submission.objects.all()
+    stage) on the tasks the filters choose; never a system agent's (a canary)."""
+    submissions = Submission.objects.public()
     if stage is None:
         submissions = submissions.filter(stage__in=LEADERBOARD_STAGES)
     else:
@@ -942,7 +942,8 @@ def task_results(*, task: Task, hidden: frozenset[int] = frozenset()) -> list[St
     the one that counts on the leaderboard marked (but none of `hidden`)."""
     counted_ids = set(counted_by_stage(stage_submissions(stage=None, task=task.slug)))
     submissions = submissions_with_state(  # the page shows each one's state
-        Submission.objects.filter(task=task, stage__in=LEADERBOARD_STAGES)
+        Submission.objects.public()
+        .filter(task=task, stage__in=LEADERBOARD_STAGES)
         .exclude(id__in=hidden)
         .select_related("agent")
         .order_by("agent__name", "-version")

@@ -397,6 +397,11 @@ class FabricationSerializer(serializers.Serializer):
     types = serializers.ListField(child=serializers.CharField())
     rows = FabricationRowSerializer(many=True)
     detection = DetectionSerializer(many=True)
+    canary_recall = serializers.DictField(
+        child=serializers.DictField(child=TypeShareSerializer()),
+        help_text="Per judge-based source (`judges`, `judge:<name>`) and type: of the "
+        "fabrications of that type planted in canaries, the share it caught with that type.",
+    )
 
 
 class PairedDifferenceSerializer(serializers.Serializer):
@@ -465,6 +470,28 @@ class DriftSummarySerializer(serializers.Serializer):
     flagged = serializers.BooleanField()
 
 
+class CanaryTypeCellsSerializer(serializers.Serializer):
+    type = serializers.CharField(help_text="The planted hallucination type.")
+    recall = CellSerializer(
+        help_text="Of the canaries with a planted fabrication of the type, the share it "
+        "flagged with that type (Wilson interval; n: those canaries it reviewed)."
+    )
+    recall_any = CellSerializer(help_text="The same canaries, flagged with any type.")
+    located = CellSerializer(
+        help_text="The same canaries, where a finding of the type points at the planted place."
+    )
+    false_alarm = CellSerializer(
+        help_text="Of the unchanged controls, the share it flagged with this type."
+    )
+
+
+class CanaryCellsSerializer(serializers.Serializer):
+    by_type = CanaryTypeCellsSerializer(many=True)
+    false_alarm = CellSerializer(help_text="Of the unchanged controls, the share it flagged.")
+    n_twins = serializers.IntegerField(help_text="Canaries with a plant it reviewed.")
+    n_controls = serializers.IntegerField(help_text="Unchanged controls it reviewed.")
+
+
 class JudgeBoardRowSerializer(serializers.Serializer):
     name = serializers.CharField()
     kind = serializers.ChoiceField(choices=["judge", "mean", "human", "baseline"])
@@ -492,6 +519,11 @@ class JudgeBoardRowSerializer(serializers.Serializer):
         "n: the papers it flags."
     )
     drift = DriftSummarySerializer(allow_null=True, help_text="Its last drift check.")
+    canaries = CanaryCellsSerializer(
+        allow_null=True,
+        help_text="How often it catches fabrications planted in copies of real submissions "
+        "(`manage.py judge_canaries`); null for rows that are not a judge.",
+    )
 
 
 class JudgeBoardSerializer(serializers.Serializer):

@@ -344,7 +344,8 @@ def _agent_links(agent: Agent) -> list[tuple[str, str]]:
 
 
 def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
-    agent = get_object_or_404(Agent.objects.select_related("team"), name=name)
+    # A system agent (the judges' canaries) has no public page.
+    agent = get_object_or_404(Agent.objects.public().select_related("team"), name=name)
     summaries = agent_stage_summaries(agent=agent)
     submitted_stages = set(agent.submissions.values_list("stage", flat=True).distinct())
     charts = []
@@ -609,6 +610,7 @@ def judges_view(request: HttpRequest) -> HttpResponse:
             "stage_label": dict(Stage.choices)[shown_stage],
             "stage_tabs": [(v, label, f"?stage={v}") for v, label in STAGE_CHOICES],
             "json_url": reverse("api:judges-leaderboard") + "?" + params.urlencode(),
+            "canary_types": HallucinationType.choices,
             "stale": served_stale(),
         },
         status=status,

@@ -150,10 +150,15 @@ class ReviewStatus(models.TextChoices):
 def released_review_q(prefix: str = "") -> Q:
     """Submitted reviews the public may see: the published MLR-Bench scores
     (imported) and the reviews of rounds an organiser has released. `prefix`
-    reaches a review from another model (`"review__"`)."""
-    return Q(**{f"{prefix}status": ReviewStatus.SUBMITTED}) & (
-        Q(**{f"{prefix}imported": True})
-        | Q(**{f"{prefix}assignment__review_round__released_at__isnull": False})
+    reaches a review from another model (`"review__"`). Never a review of a system
+    agent's paper (a canary an organiser put in a round): it is no agent's result."""
+    return (
+        Q(**{f"{prefix}status": ReviewStatus.SUBMITTED})
+        & Q(**{f"{prefix}submission__agent__is_system": False})
+        & (
+            Q(**{f"{prefix}imported": True})
+            | Q(**{f"{prefix}assignment__review_round__released_at__isnull": False})
+        )
     )
 
 

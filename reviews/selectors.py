@@ -250,14 +250,19 @@ def human_score_rows(
     *, stage: str, reviews: AgreementReviews = AgreementReviews.SUBMITTED
 ) -> list[tuple[int, int, str, float]]:
     """`(submission id, reviewer id, dimension, score)` of the stage's human
-    reviews that `reviews` counts: what agreement is measured against."""
+    reviews that `reviews` counts: what agreement is measured against. Never of a
+    system agent's paper (a canary an organiser put in a round on purpose)."""
     counted = (
         released_review_q("review__")
         if reviews == AgreementReviews.RELEASED
         else Q(review__status=ReviewStatus.SUBMITTED)
     )
     return list(
-        HumanReviewScore.objects.filter(counted, review__submission__stage=stage)
+        HumanReviewScore.objects.filter(
+            counted,
+            review__submission__stage=stage,
+            review__submission__agent__is_system=False,
+        )
         .values_list("review__submission_id", "review__reviewer_id", "dimension", "score")
         .order_by()
     )

@@ -128,9 +128,10 @@ def review_round_create(
     submissions: Iterable[Submission] | None = None,
     created_by: User | None = None,
 ) -> ReviewRound:
-    """A round over the given submissions of `stage` (all of the stage when None)."""
+    """A round over the given submissions of `stage` (all of the stage's public ones
+    when None: a canary is in a round only when an organiser names it)."""
     chosen = (
-        list(submissions_newest(Submission.objects.filter(stage=stage)))
+        list(submissions_newest(Submission.objects.public().filter(stage=stage)))
         if submissions is None
         else list(submissions)
     )

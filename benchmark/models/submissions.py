@@ -38,6 +38,13 @@ class ModelFamily(models.TextChoices):
 AGENT_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,99}$"
 
 
+class AgentQuerySet(models.QuerySet["Agent"]):
+    def public(self) -> "AgentQuerySet":
+        """Without the site's own system agents (the owner of planted-fabrication
+        canaries): they are no one's entry and appear on no public page."""
+        return self.filter(is_system=False)
+
+
 class Agent(models.Model):
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="agents")
     # Published agents are named after their models (`o4-mini-2025-04-16`,
@@ -59,7 +66,12 @@ class Agent(models.Model):
     )
     description = models.TextField(blank=True)
     links = models.JSONField(default=list, blank=True)
+    # The site's own agent (e.g. the owner of the judges' canaries): staff-only,
+    # never on a leaderboard, an export, a release or a public list.
+    is_system = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = AgentQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -105,6 +117,16 @@ class SubmissionStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class SubmissionQuerySet(models.QuerySet["Submission"]):
+    def public(self) -> "SubmissionQuerySet":
+        """Without the system agents' submissions (the judges' canaries): what every
+        board, export, release, agreement and public list counts."""
+        return self.filter(agent__is_system=False)
+
+    def system(self) -> "SubmissionQuerySet":
+        return self.filter(agent__is_system=True)
+
+
 class Submission(models.Model):
     """One agent's output for one task and one stage; a new upload is a new version."""
 
@@ -148,6 +170,8 @@ class Submission(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = SubmissionQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]

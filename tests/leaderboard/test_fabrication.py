@@ -4,8 +4,10 @@ importer: Claude Code's experiment rate under `any` and `majority` as the
 published reviews give it, and the experts' per-type rates end to end."""
 
 import json
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 
 from common.proportions import binary_agreement, wilson_interval
 from judging.selectors import JudgeVerdict
@@ -144,7 +146,7 @@ def test_claude_codes_rate_under_any_and_majority_as_the_published_reviews_give_
     any_rule = client.get("/api/fabrication/?stage=experiment&rule=any").json()
     majority = client.get("/api/fabrication/?stage=experiment&rule=majority").json()
 
-    assert set(any_rule) == {"stage", "rule", "types", "rows", "detection"}
+    assert set(any_rule) == {"stage", "rule", "types", "rows", "detection", "canary_recall"}
     assert any_rule["types"] == list(TYPES)
     claude_any = row(any_rule, "claude", "judges")
     assert set(claude_any) == {"agent", "source", "n_tasks", "flagged", "rate", "by_type"}

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 from benchmark.models import Agent, Stage, Submission
 from judging.models import JudgingCondition, Judgment, JudgmentStatus
@@ -145,11 +146,12 @@ def script_step_cost(usage: dict, model: str) -> float:
     )
 
 
-def test_costs_per_step_follow_mlrbenchs_rule_and_unknown_coding_costs_are_lower_bounds(client):
+def test_costs_per_step_follow_mlrbenchs_rule_and_unknown_coding_costs_are_lower_bounds(
+    client, sample
+):
     from benchmark.submission_selectors import submission_costs
 
-    data = Path(settings.MLRBENCH_DATA)
-    call_command("import_mlrbench", str(data), stdout=StringIO())
+    data = sample.path
     board = {r["agent"]: r for r in client.get("/api/leaderboard/?stage=end2end").json()["rows"]}
 
     for agent, writing_model in WRITING_MODEL.items():
@@ -192,14 +194,13 @@ def test_costs_per_step_follow_mlrbenchs_rule_and_unknown_coding_costs_are_lower
 
 
 def test_a_release_of_the_sample_is_valid_croissant_and_its_parquet_says_what_its_json_says(
-    client, tmp_path
+    client, sample, tmp_path
 ):
     import pandas as pd
 
     from leaderboard.release_files import croissant_validate
 
-    call_command("import_mlrbench", settings.MLRBENCH_DATA, stdout=StringIO())
-    call_command("release", "create", "sample-1", stdout=StringIO())
+    call_command("release", "create", "sample-1", stdout=io.StringIO())
     data = client.get("/api/releases/sample-1/").json()
     for listed in data["files"]:
         (tmp_path / listed["name"]).write_bytes(client.get(listed["url"]).content)

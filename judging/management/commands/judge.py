@@ -105,11 +105,14 @@ class Command(BaseCommand):
 
     def _submissions(self, options) -> list[Submission]:
         queryset = Submission.objects.select_related("task", "agent")
-        if options["submission"] is not None:
+        if options["submission"] is not None:  # one named submission, a canary too
             submission = queryset.filter(pk=options["submission"]).first()
             if submission is None:
                 raise CommandError(f"no submission {options['submission']}")
             return [submission]
+        # A whole stage or everything pending: never the canaries, which
+        # `judge_canaries run` reviews (after saying what it costs).
+        queryset = queryset.public()
         if options["stage"]:
             queryset = queryset.filter(stage=options["stage"])
             if options["agent"]:
