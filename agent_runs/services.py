@@ -36,7 +36,7 @@ from common.errors import ApplicationError, ErrorItem, NotFound, ValidationFaile
 from experiments.slots import SlotsBusy
 
 from . import coding, stages
-from .context import BudgetSpent, RunCancelled, StageContext, StageFailed
+from .context import BudgetSpent, RunCancelled, StageContext, StageFailed, key_env_problem
 from .models import (
     DONE_STAGE_STATUSES,
     STEPWISE_STAGES,
@@ -123,6 +123,8 @@ def _model_problems(models: dict[str, str], api_base: str, api_key_env: str) -> 
                     "api_key_env",
                 )
             )
+        elif refused := key_env_problem(api_key_env):
+            problems.append(ErrorItem("not_allowed", refused, "api_key_env"))
         elif not os.environ.get(api_key_env):
             problems.append(
                 ErrorItem(

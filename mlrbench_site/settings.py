@@ -21,7 +21,19 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-env = environ.Env()
+
+class _RecordingEnv(environ.Env):
+    """Remembers every variable the settings read (`SITE_ENV_NAMES`): no agent
+    run may name one of them as its API key variable (`AGENT_RUN_KEY_ENV_ALLOW`)."""
+
+    names: set[str] = set()
+
+    def get_value(self, var: str, *args: Any, **kwargs: Any) -> Any:
+        self.names.add(var)
+        return super().get_value(var, *args, **kwargs)
+
+
+env = _RecordingEnv()
 if (BASE_DIR / ".env").is_file():
     env.read_env(BASE_DIR / ".env")
 
@@ -462,6 +474,12 @@ AGENT_RUN_CALL_TIMEOUT_SECONDS = env.float("AGENT_RUN_CALL_TIMEOUT_SECONDS", def
 AGENT_RUN_COMMAND_SECONDS = env.int("AGENT_RUN_COMMAND_SECONDS", default=600)
 # Answers without a tool call the coding loop tolerates (telling the model to use one).
 AGENT_RUN_MAX_NUDGES = env.int("AGENT_RUN_MAX_NUDGES", default=2)
+# The environment variables a run's `api_key_env` may name (comma-separated
+# names or shell patterns, e.g. `OPENAI_API_KEY,ANTHROPIC_*`). Empty (the
+# default): names ending in `_API_KEY`. Never a variable or setting the site
+# itself reads (SECRET_KEY, DATABASE_URL, ...), whatever this says: a run's key
+# is sent to the run's `api_base`, which its creator chooses.
+AGENT_RUN_KEY_ENV_ALLOW = env.list("AGENT_RUN_KEY_ENV_ALLOW", default=[])
 
 # Submission intake (benchmark/archives.py). Limits on an uploaded run,
 # counted on the bytes actually read, never taken from headers.
@@ -557,3 +575,5 @@ SUBMISSION_SUMMARY = [
 # Checks other apps make of an upload before it becomes a submission (see
 # benchmark/intake.py): an MLRC-Bench method archive's layout and read-only files.
 SUBMISSION_INTAKE_CHECKS = ["experiments.intake.method_archive_problem"]
+# Last: every variable read above (see `_RecordingEnv`).
+SITE_ENV_NAMES = frozenset(env.names)
