@@ -78,9 +78,10 @@ class _Budget:
     notes: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_settings(cls) -> "_Budget":
+    def from_settings(cls, seconds: float | None = None) -> "_Budget":
+        seconds = settings.TRACE_PARSE_SECONDS if seconds is None else seconds
         return cls(
-            deadline=time.monotonic() + settings.TRACE_PARSE_SECONDS,
+            deadline=time.monotonic() + seconds,
             max_steps=settings.TRACE_MAX_STEPS,
             max_chars=settings.TRACE_MAX_FIELD_CHARS,
             max_total_chars=settings.TRACE_MAX_TOTAL_CHARS,
@@ -651,12 +652,14 @@ def _totals(parsed: _Parsed) -> dict:
     }
 
 
-def trace_parse(read: Callable[[], bytes], *, reader: str, size: int) -> dict:
+def trace_parse(
+    read: Callable[[], bytes], *, reader: str, size: int, seconds: float | None = None
+) -> dict:
     """The trace `read` returns (a local file's or a stored object's bytes, read
     once its size is known to be within bounds) as one step list (see the module's docstring for
     its bounds). `reader` comes from `trace_format_of`. Never raises for what
     the file holds: an unreadable trace has no steps and a `note`."""
-    budget = _Budget.from_settings()
+    budget = _Budget.from_settings(seconds)
     result: dict[str, Any] = {
         "version": TRACE_VERSION,
         "format": "",

@@ -508,6 +508,14 @@ PDF_MAX_PAGES = env.int("PDF_MAX_PAGES", default=300)
 PDF_TEXT_MAX_CHARS = env.int("PDF_TEXT_MAX_CHARS", default=2_000_000)
 PDF_TEXT_SECONDS = env.float("PDF_TEXT_SECONDS", default=30.0)
 PDF_TEXT_MEMORY_BYTES = env.int("PDF_TEXT_MEMORY_BYTES", default=1024 * 1024 * 1024)
+# One upload's untrusted work together (issue 32): at most this many PDF papers and
+# markdown documents, and this many seconds for all of their rendering, PDF text and
+# trace reading (each also within its own limit above). Past the time, documents are
+# kept as plain text, and a PDF not yet read refuses the upload, saying so. Below a
+# web worker's timeout (gunicorn's 120 s), so an upload never takes the worker down.
+INTAKE_MAX_PDFS = env.int("INTAKE_MAX_PDFS", default=5)
+INTAKE_MAX_DOCUMENTS = env.int("INTAKE_MAX_DOCUMENTS", default=50)
+INTAKE_WORK_SECONDS = env.float("INTAKE_WORK_SECONDS", default=60.0)
 # Uploads stream to a temporary file (hashed on the way), never into memory.
 FILE_UPLOAD_HANDLERS = ["benchmark.uploads.ArchiveUploadHandler"]
 REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].append(
