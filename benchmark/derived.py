@@ -26,6 +26,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from common.storage import object_read, storage_errors
 
+from .highlight import HIGHLIGHT_VERSION, SourceFile, is_source, sources_highlight
 from .models import Artifact, ArtifactKind, DerivedArtifact, DerivedKind, Task
 from .rendering import (
     ARTIFACT_SRC_PREFIX,
@@ -139,6 +140,39 @@ def traces_derive(
                 seconds=_left(deadline, settings.TRACE_PARSE_SECONDS),
             )
     return derived
+
+
+def sources_derive(
+    files: list[DocumentFile], *, deadline: float | None = None
+) -> dict[str, Derived]:
+    """The highlighted HTML of the run's source files, by path, made in one
+    child within what is left of the upload's budget (`benchmark.highlight`)."""
+    sources = [
+        SourceFile(path=item.path, location=item.location)
+        for item in files
+        if is_source(item.path, item.kind)
+    ]
+    own = settings.SOURCE_HIGHLIGHT_FILE_SECONDS * max(len(sources), 1)
+    highlighted = sources_highlight(sources, timeout=_left(deadline, own))
+    digests = {item.path: item.sha256 for item in files}
+    return {
+        path: Derived(DerivedKind.SOURCE_HTML, digests[path], HIGHLIGHT_VERSION, html)
+        for path, html in highlighted.items()
+        if path in digests
+    }
+
+
+def artifact_source_html(artifact: Artifact) -> str | None:
+    """The highlighted HTML stored at intake, or None (the page shows plain text):
+    a file page never runs a lexer."""
+    row = (
+        DerivedArtifact.objects.filter(artifact=artifact, kind=DerivedKind.SOURCE_HTML)
+        .only("source_sha256", "version", "content")
+        .first()
+    )
+    if row is None or row.source_sha256 != artifact.sha256 or row.version != HIGHLIGHT_VERSION:
+        return None
+    return row.content
 
 
 def _trace_derived(

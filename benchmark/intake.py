@@ -59,6 +59,7 @@ from .derived import (
     derived_artifacts_store,
     documents_derive,
     is_document,
+    sources_derive,
     traces_derive,
 )
 from .lineage import BASED_ON_FILE, LineageRefused, based_on_file_read, stage_inputs_resolve
@@ -383,6 +384,7 @@ def submission_store(
     derived = documents_derive(files, deadline=deadline)
     traces = traces_derive(files, deadline=deadline)
     pdf_texts = _pdf_papers_read(run, deadline=deadline)
+    sources = sources_derive(files, deadline=deadline)
     staged = _run_stage(run, pdf_texts)
     written: list[str] = []
     try:
@@ -427,6 +429,7 @@ def submission_store(
             )
             derived_artifacts_store(artifacts=artifacts, derived=derived)
             derived_artifacts_store(artifacts=artifacts, derived=traces)
+            derived_artifacts_store(artifacts=artifacts, derived=sources)
             for artifact in artifacts:
                 if artifact.path in pdf_texts:
                     if artifact.pk is None:  # a backend that returns no ids from a bulk insert

@@ -516,6 +516,10 @@ PDF_TEXT_MEMORY_BYTES = env.int("PDF_TEXT_MEMORY_BYTES", default=1024 * 1024 * 1
 INTAKE_MAX_PDFS = env.int("INTAKE_MAX_PDFS", default=5)
 INTAKE_MAX_DOCUMENTS = env.int("INTAKE_MAX_DOCUMENTS", default=50)
 INTAKE_WORK_SECONDS = env.float("INTAKE_WORK_SECONDS", default=60.0)
+# Source files are highlighted once at intake (benchmark/highlight.py) up to this size,
+# each within this time; past either, the file page shows escaped plain text.
+SOURCE_HIGHLIGHT_MAX_BYTES = env.int("SOURCE_HIGHLIGHT_MAX_BYTES", default=256 * 1024)
+SOURCE_HIGHLIGHT_FILE_SECONDS = env.float("SOURCE_HIGHLIGHT_FILE_SECONDS", default=2.0)
 # Uploads stream to a temporary file (hashed on the way), never into memory.
 FILE_UPLOAD_HANDLERS = ["benchmark.uploads.ArchiveUploadHandler"]
 REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].append(
