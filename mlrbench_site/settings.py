@@ -474,6 +474,8 @@ AGENT_RUN_CALL_TIMEOUT_SECONDS = env.float("AGENT_RUN_CALL_TIMEOUT_SECONDS", def
 AGENT_RUN_COMMAND_SECONDS = env.int("AGENT_RUN_COMMAND_SECONDS", default=600)
 # Answers without a tool call the coding loop tolerates (telling the model to use one).
 AGENT_RUN_MAX_NUDGES = env.int("AGENT_RUN_MAX_NUDGES", default=2)
+# How often a running stage looks for a cancel (it then stops whatever it is doing).
+AGENT_RUN_CANCEL_POLL_SECONDS = env.float("AGENT_RUN_CANCEL_POLL_SECONDS", default=2.0)
 # The environment variables a run's `api_key_env` may name (comma-separated
 # names or shell patterns, e.g. `OPENAI_API_KEY,ANTHROPIC_*`). Empty (the
 # default): names ending in `_API_KEY`. Never a variable or setting the site
