@@ -49,7 +49,7 @@ from .submission_selectors import (
     trace_page,
 )
 from .uploads import upload_refusal
-from .visibility import hidden_submission_ids, submissions_visible_to
+from .visibility import submissions_visible_to, unseen_submission_ids
 
 SUBMISSIONS_PER_PAGE = 50
 MAX_PLAIN_SOURCE_BYTES = 1024 * 1024
@@ -184,7 +184,7 @@ def submission_list_view(request: HttpRequest) -> HttpResponse:
 
 
 def _artifact_or_404(request: HttpRequest, submission_id: int, path: str):
-    if submission_id in hidden_submission_ids(user=request.user):
+    if submission_id in unseen_submission_ids(user=request.user):
         raise Http404("No such file in this submission.")
     artifact = artifact_get(submission_id=submission_id, path=path)
     if artifact is None:

@@ -21,6 +21,7 @@ from benchmark.models import Agent, Submission, SubmissionInput, Task
 from common.csv_cells import csv_row
 from judging.models import DimensionScore, HallucinationFinding, Judgment, JudgmentStatus
 from judging.selectors import submissions_with_judging_state
+from reviews.blind import under_open_review
 from reviews.selectors import hallucination_checks_export, released_review_export
 
 ROWS_PER_CHUNK = 5000
@@ -172,6 +173,11 @@ def public_review_table() -> ExportTable:
     return ExportTable("reviews", tuple(header), lambda: rows)
 
 
+def _under_review():
+    # Runs with a paper in an open blind review round are left out until it closes.
+    return Submission.objects.filter(under_open_review()).values("id")
+
+
 def export_tables() -> list[ExportTable]:
     tables = [
         ExportTable(
@@ -190,7 +196,9 @@ def export_tables() -> list[ExportTable]:
                 SUBMISSION_FIELDS, {"agent__name": "agent", "task__slug": "task", "state": "status"}
             ),
             lambda: _stream(
-                submissions_with_judging_state(Submission.objects.order_by("id"), name="state"),
+                submissions_with_judging_state(
+                    Submission.objects.exclude(under_open_review()).order_by("id"), name="state"
+                ),
                 SUBMISSION_FIELDS,
             ),
         ),
@@ -198,7 +206,9 @@ def export_tables() -> list[ExportTable]:
             "submission_inputs",
             _header(SUBMISSION_INPUT_FIELDS, {"based_on_id": "based_on"}),
             lambda: _stream(
-                SubmissionInput.objects.order_by("submission_id", "position"),
+                SubmissionInput.objects.exclude(submission__in=_under_review())
+                .exclude(based_on__in=_under_review())
+                .order_by("submission_id", "position"),
                 SUBMISSION_INPUT_FIELDS,
             ),
         ),
@@ -217,7 +227,10 @@ def export_tables() -> list[ExportTable]:
                     "rubric__version": "rubric_version",
                 },
             ),
-            lambda: _stream(_public_judgments().order_by("id"), JUDGMENT_FIELDS),
+            lambda: _stream(
+                _public_judgments().exclude(submission__in=_under_review()).order_by("id"),
+                JUDGMENT_FIELDS,
+            ),
         ),
         ExportTable(
             "scores",
@@ -230,9 +243,9 @@ def export_tables() -> list[ExportTable]:
                 },
             ),
             lambda: _stream(
-                DimensionScore.objects.filter(judgment__status=JudgmentStatus.DONE).order_by(
-                    F("judgment_id"), "dimension"
-                ),
+                DimensionScore.objects.filter(judgment__status=JudgmentStatus.DONE)
+                .exclude(judgment__submission__in=_under_review())
+                .order_by(F("judgment_id"), "dimension"),
                 SCORE_FIELDS,
             ),
         ),

@@ -574,6 +574,9 @@ REPRODUCTION_TOLERANCE = env.float("REPRODUCTION_TOLERANCE", default=0.01)
 # (benchmark/visibility.py): a reviewer does not see the papers they have not
 # reviewed yet, anywhere on the site, until their own review is in.
 SUBMISSION_VISIBILITY_HOOKS = ["reviews.blind.submissions_pending_review_by"]
+# Left out of every page for everyone (anonymous visitors too) but organisers: papers
+# in an open blind review round (benchmark/visibility.py, README "Blind review").
+SUBMISSION_OMISSION_HOOKS = ["reviews.blind.submissions_under_open_review"]
 
 # Panels other apps add to benchmark's pages (benchmark/page_panels.py).
 SUBMISSION_PAGE_PANELS = [

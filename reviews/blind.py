@@ -10,7 +10,7 @@ never reaches them.
 import posixpath
 import re
 
-from django.db.models import prefetch_related_objects
+from django.db.models import Exists, OuterRef, prefetch_related_objects
 
 from benchmark.models import Agent, Artifact, Submission
 
@@ -147,6 +147,31 @@ def artifact_for_blind_path(submission: Submission, path: str) -> Artifact | Non
         if candidate in by_blind:
             return by_blind[candidate]
     return None
+
+
+def under_open_review() -> Exists:
+    """Whether a submission's run (its agent, task and stage, every version)
+    has a paper in a review round still open: such runs are left out of every
+    public page, board and list (for everyone but organisers) until the round
+    closes, so no reviewer learns a paper's agent by reading the public site."""
+    return Exists(
+        Assignment.objects.filter(
+            review_round__closed_at__isnull=True,
+            submission__agent_id=OuterRef("agent_id"),
+            submission__task_id=OuterRef("task_id"),
+            submission__stage=OuterRef("stage"),
+        )
+    )
+
+
+def submissions_under_open_review(user) -> set[int]:
+    """Visibility hook (`SUBMISSION_OMISSION_HOOKS`): the ids `under_open_review`
+    leaves out, for everyone but organisers."""
+    if user is not None and user.is_authenticated and is_organiser(user):
+        return set()
+    return set(
+        Submission.objects.filter(under_open_review()).values_list("id", flat=True).order_by()
+    )
 
 
 def submissions_pending_review_by(user) -> set[int]:
