@@ -46,6 +46,7 @@ from .workspace import (
     files_copy,
     now_iso,
     regular_files,
+    regular_open,
     text_write,
     workspace_path,
 )
@@ -195,7 +196,8 @@ def _write_file(work: Path, arguments: dict[str, Any], uid: int | None) -> ToolO
     if path.is_dir():
         raise PathRefused(f"{relative} is a folder")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(content)
+    with os.fdopen(regular_open(path, write=True), "wb") as handle:
+        handle.write(content)
     if uid is not None:  # the sandboxed code may rewrite what the model wrote
         for folder in [path, *path.relative_to(work).parents]:
             target = work / folder if folder != path else path
@@ -205,9 +207,9 @@ def _write_file(work: Path, arguments: dict[str, Any], uid: int | None) -> ToolO
 
 def _read_file(work: Path, arguments: dict[str, Any]) -> ToolOutcome:
     path = workspace_path(work, arguments["path"])
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise PathRefused(f"{arguments['path']}: no such file")
-    with open(path, "rb") as handle:
+    with os.fdopen(regular_open(path), "rb") as handle:
         data = handle.read(READ_MAX_BYTES + 1)
     note = f"\n[cut at {READ_MAX_BYTES} bytes]" if len(data) > READ_MAX_BYTES else ""
     return ToolOutcome(data[:READ_MAX_BYTES].decode(errors="replace") + note)

@@ -11,6 +11,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import tarfile
 import tempfile
 import threading
@@ -18,10 +19,11 @@ from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -36,7 +38,7 @@ from common.errors import ApplicationError, ErrorItem, ValidationFailed
 from experiments.slots import SlotsBusy
 
 from . import coding, stages
-from .context import BudgetSpent, RunCancelled, StageContext, StageFailed
+from .context import BudgetSpent, RunCancelled, StageContext, StageFailed, key_env_problem
 from .models import (
     DONE_STAGE_STATUSES,
     STEPWISE_STAGES,
@@ -123,6 +125,8 @@ def _model_problems(models: dict[str, str], api_base: str, api_key_env: str) -> 
                     "api_key_env",
                 )
             )
+        elif refused := key_env_problem(api_key_env):
+            problems.append(ErrorItem("not_allowed", refused, "api_key_env"))
         elif not os.environ.get(api_key_env):
             problems.append(
                 ErrorItem(
@@ -436,6 +440,60 @@ class _Heartbeat(threading.Thread):
         self.join(timeout=10)
 
 
+class _CancelInterrupt(BaseException):
+    """Raised in the stage by the cancel signal: a BaseException, so that no
+    `except Exception` on the way (a model call's retries) takes it for a
+    failure to retry."""
+
+
+class _CancelWatch(threading.Thread):
+    """Stops a running stage within seconds of a cancel, whatever it is doing
+    (a model call, a file, a command): polls the run's `cancel_requested` and
+    then sends the stage's thread SIGUSR1, whose handler raises _CancelInterrupt,
+    so even a call blocked in the kernel returns. Only where the stage runs in
+    the main thread (a Celery prefork or solo worker, the command line), the
+    one thread a signal handler runs in; elsewhere cancel stays cooperative
+    (checked before each call and during each command)."""
+
+    def __init__(self, run_id: int):
+        super().__init__(daemon=True)
+        self.run_id = run_id
+        self.stopped = threading.Event()
+        self.armed = False
+        self.target = threading.get_ident()
+        self.previous: Any = None
+
+    def __enter__(self) -> _CancelWatch:
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        self.previous = signal.signal(signal.SIGUSR1, self._interrupt)
+        self.armed = True
+        self.start()
+        return self
+
+    def _interrupt(self, signum: int, frame: object) -> None:
+        if self.armed:
+            self.armed = False
+            raise _CancelInterrupt("cancelled while the stage was running")
+
+    def run(self) -> None:
+        try:
+            while not self.stopped.wait(settings.AGENT_RUN_CANCEL_POLL_SECONDS):
+                if AgentRun.objects.filter(pk=self.run_id, cancel_requested=True).exists():
+                    if self.armed:
+                        signal.pthread_kill(self.target, signal.SIGUSR1)
+                    return
+        finally:
+            close_old_connections()
+
+    def __exit__(self, *exc: object) -> None:
+        self.armed = False
+        if self.previous is not None:
+            self.stopped.set()
+            self.join(timeout=10)
+            signal.signal(signal.SIGUSR1, self.previous)
+
+
 # What a stepwise stage takes from its inputs, and where MLR-Agent's own run keeps it.
 _INPUT_KINDS: dict[str, str] = {
     ArtifactKind.IDEA: "idea.md",
@@ -507,6 +565,25 @@ def agent_run_stage_execute(*, run_id: int, stage: str) -> str:
 
 
 def _stage_run(run: AgentRun, row: AgentRunStage, token: str) -> str:
+    try:
+        with _CancelWatch(run.pk):
+            return _stage_body(run, row, token)
+    except (RunCancelled, _CancelInterrupt) as exc:
+        # Raised by the watch's signal anywhere in the stage, a query included:
+        # a connection it cut short is not reused.
+        connection.close_if_unusable_or_obsolete()
+        with transaction.atomic():
+            _final(
+                run,
+                RunStatus.CANCELLED,
+                reason=f"{run.reason or 'cancelled'} ({exc})",
+                stage=row.name,
+            )
+        _workspace_remove(run)
+        return "stopped"
+
+
+def _stage_body(run: AgentRun, row: AgentRunStage, token: str) -> str:
     workspace = _workspace_prepare(run)
     trace = Trace(workspace / TRACE_NAME, model=run.model, agent=run.agent.name)
     trace.stage_restart(row.name)
@@ -524,16 +601,8 @@ def _stage_run(run: AgentRun, row: AgentRunStage, token: str) -> str:
             status=StageStatus.PENDING, run_token=""
         )
         raise
-    except RunCancelled as exc:
-        with transaction.atomic():
-            _final(
-                run,
-                RunStatus.CANCELLED,
-                reason=f"{run.reason or 'cancelled'} ({exc})",
-                stage=row.name,
-            )
-        _workspace_remove(run)
-        return "stopped"
+    except RunCancelled:
+        raise
     except Exception as exc:  # any failure ends the run with the reason and the stage
         logger.exception("agent run %s: the %s stage failed", run.pk, row.name)
         known = isinstance(exc, StageFailed | BudgetSpent | ApplicationError)

@@ -72,6 +72,35 @@ def workspace_path(root: Path, relative: Any, *, allow_root: bool = False) -> Pa
     return current
 
 
+def regular_open(path: Path, *, write: bool = False) -> int:
+    """A file descriptor on the regular file `path`, never through a link and
+    never blocking: a FIFO, socket or device the sandboxed code made in the
+    workspace is refused (opening a FIFO for writing would wait for a reader
+    for ever, holding the worker)."""
+    flags = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    flags |= (os.O_WRONLY | os.O_CREAT) if write else os.O_RDONLY
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise PathRefused(f"{path.name} is not a regular file (a pipe, socket or device?)")
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        # ELOOP: a link swapped in; ENXIO: a FIFO without a reader.
+        raise PathRefused(
+            f"{path.name} cannot be opened as a regular file ({exc.strerror})"
+        ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise PathRefused(f"{path.name} is not a regular file (a pipe, socket or device?)")
+    os.set_blocking(fd, True)
+    if write:
+        os.ftruncate(fd, 0)
+    return fd
+
+
 def regular_files(root: Path) -> Iterator[tuple[str, Path]]:
     """(relative path, file) of every regular file under root, links never followed."""
     for current, dirs, files in os.walk(root, followlinks=False):

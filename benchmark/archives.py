@@ -205,11 +205,16 @@ class _Unpacker:
         limits: IntakeLimits,
         *,
         compressed_bytes: Callable[[], int] | None = None,
+        archive_bytes: int | None = None,
         on_problem: Callable[[str], None] | None = None,
     ):
         self.dest = dest
         self.limits = limits
         self.compressed_bytes = compressed_bytes
+        # The whole archive's size: what all its entries together may inflate
+        # to is counted against it, so many small entries (each under the
+        # per-entry floor) cannot add up to a bomb.
+        self.archive_bytes = archive_bytes
         # Without on_problem every problem refuses the whole archive; with it
         # (the import of a folder) the bad file is named and left out.
         self.on_problem = on_problem
@@ -312,6 +317,14 @@ class _Unpacker:
             raise ArchiveRefused(
                 f"the archive unpacks to more than {human_size(limits.max_unpacked_bytes)}; "
                 "that is the limit"
+            )
+        if self.archive_bytes is not None and (
+            self.unpacked > RATIO_FLOOR_BYTES
+            and self.unpacked > limits.max_ratio * max(self.archive_bytes, 1)
+        ):
+            raise ArchiveRefused(
+                f"the archive expands more than {limits.max_ratio} times its "
+                f"{human_size(self.archive_bytes)} in all: it looks like a compression bomb"
             )
         if compressed_size is not None:
             if size > RATIO_FLOOR_BYTES and size > limits.max_ratio * max(compressed_size, 1):
@@ -518,7 +531,7 @@ def archive_unpack(*, source: Path, dest: Path, limits: IntakeLimits) -> list[Un
                     f"the archive has {len(archive.infolist())} entries; "
                     f"the limit is {limits.max_entries}"
                 )
-            unpacker = _Unpacker(dest, limits)
+            unpacker = _Unpacker(dest, limits, archive_bytes=size)
             for entry in _zip_entries(archive):
                 unpacker.add(entry)
     elif kind == "tar.gz":
@@ -533,7 +546,9 @@ def archive_unpack(*, source: Path, dest: Path, limits: IntakeLimits) -> list[Un
             except (tarfile.TarError, EOFError, OSError) as exc:
                 raise ArchiveRefused(f"the tar.gz archive cannot be read: {exc}") from None
             with tar:
-                unpacker = _Unpacker(dest, limits, compressed_bytes=lambda: stream.consumed)
+                unpacker = _Unpacker(
+                    dest, limits, compressed_bytes=lambda: stream.consumed, archive_bytes=size
+                )
                 for entry in _tar_entries(tar):
                     unpacker.add(entry)
     else:

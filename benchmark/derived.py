@@ -14,6 +14,7 @@ import hashlib
 import json
 import posixpath
 import re
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from common.storage import object_read, storage_errors
 
+from .highlight import HIGHLIGHT_VERSION, SourceFile, is_source, sources_highlight
 from .models import Artifact, ArtifactKind, DerivedArtifact, DerivedKind, Task
 from .rendering import (
     ARTIFACT_SRC_PREFIX,
@@ -83,16 +85,26 @@ def _figures(files: Iterable[tuple[str, str]]) -> set[str]:
     }
 
 
-def _html_derive(text: str, *, path: str, figures: set[str], sha256: str) -> Derived:
+def _html_derive(
+    text: str, *, path: str, figures: set[str], sha256: str, timeout: float | None = None
+) -> Derived:
     rendered: RenderedHtml = markdown_render_budgeted(
-        text, math=True, image_src=figure_resolver(path, figures)
+        text, math=True, image_src=figure_resolver(path, figures), timeout=timeout
     )
     return Derived(DerivedKind.HTML, sha256, HTML_VERSION, rendered.html, rendered.note)
 
 
-def documents_derive(files: list[DocumentFile]) -> dict[str, Derived]:
+def _left(deadline: float | None, own: float) -> float:
+    """A step's time: its own limit, or what is left of the upload's budget."""
+    return own if deadline is None else min(own, deadline - time.monotonic())
+
+
+def documents_derive(
+    files: list[DocumentFile], *, deadline: float | None = None
+) -> dict[str, Derived]:
     """The clean HTML of every markdown document of a run, by path. Documents
-    past the size limit get none (the page offers the download)."""
+    past the size limit get none (the page offers the download); past the
+    upload's `deadline` (`time.monotonic()`), a document is kept as plain text."""
     figures = _figures((item.path, item.kind) for item in files)
     derived: dict[str, Derived] = {}
     for item in files:
@@ -101,24 +113,72 @@ def documents_derive(files: list[DocumentFile]) -> dict[str, Derived]:
         if item.size > settings.MARKDOWN_RENDER_MAX_BYTES:
             continue
         text = item.location.read_bytes().decode("utf-8", errors="replace")
-        derived[item.path] = _html_derive(text, path=item.path, figures=figures, sha256=item.sha256)
+        derived[item.path] = _html_derive(
+            text,
+            path=item.path,
+            figures=figures,
+            sha256=item.sha256,
+            timeout=_left(deadline, settings.MARKDOWN_RENDER_TIMEOUT_SECONDS),
+        )
     return derived
 
 
-def traces_derive(files: list[DocumentFile]) -> dict[str, Derived]:
-    """The steps of every coding-agent trace of a run, by path (`benchmark.traces`)."""
+def traces_derive(
+    files: list[DocumentFile], *, deadline: float | None = None
+) -> dict[str, Derived]:
+    """The steps of every coding-agent trace of a run, by path (`benchmark.traces`),
+    each within its own time and the upload's `deadline`."""
     derived: dict[str, Derived] = {}
     for item in files:
         reader = trace_format_of(item.path, item.kind)
         if reader is not None:
             derived[item.path] = _trace_derived(
-                item.location.read_bytes, reader, item.size, item.sha256
+                item.location.read_bytes,
+                reader,
+                item.size,
+                item.sha256,
+                seconds=_left(deadline, settings.TRACE_PARSE_SECONDS),
             )
     return derived
 
 
-def _trace_derived(read: Callable[[], bytes], reader: str, size: int, sha256: str) -> Derived:
-    trace = trace_parse(read, reader=reader, size=size)
+def sources_derive(
+    files: list[DocumentFile], *, deadline: float | None = None
+) -> dict[str, Derived]:
+    """The highlighted HTML of the run's source files, by path, made in one
+    child within what is left of the upload's budget (`benchmark.highlight`)."""
+    sources = [
+        SourceFile(path=item.path, location=item.location)
+        for item in files
+        if is_source(item.path, item.kind)
+    ]
+    own = settings.SOURCE_HIGHLIGHT_FILE_SECONDS * max(len(sources), 1)
+    highlighted = sources_highlight(sources, timeout=_left(deadline, own))
+    digests = {item.path: item.sha256 for item in files}
+    return {
+        path: Derived(DerivedKind.SOURCE_HTML, digests[path], HIGHLIGHT_VERSION, html)
+        for path, html in highlighted.items()
+        if path in digests
+    }
+
+
+def artifact_source_html(artifact: Artifact) -> str | None:
+    """The highlighted HTML stored at intake, or None (the page shows plain text):
+    a file page never runs a lexer."""
+    row = (
+        DerivedArtifact.objects.filter(artifact=artifact, kind=DerivedKind.SOURCE_HTML)
+        .only("source_sha256", "version", "content")
+        .first()
+    )
+    if row is None or row.source_sha256 != artifact.sha256 or row.version != HIGHLIGHT_VERSION:
+        return None
+    return row.content
+
+
+def _trace_derived(
+    read: Callable[[], bytes], reader: str, size: int, sha256: str, seconds: float | None = None
+) -> Derived:
+    trace = trace_parse(read, reader=reader, size=size, seconds=seconds)
     return Derived(
         DerivedKind.TRACE_STEPS,
         sha256,

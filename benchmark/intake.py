@@ -13,6 +13,7 @@ leftovers of a crash go with `manage.py storage_sweep`.
 import logging
 import shutil
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -54,7 +55,14 @@ from .costs import (
     token_tracker_cost,
     trace_summary,
 )
-from .derived import DocumentFile, derived_artifacts_store, documents_derive, traces_derive
+from .derived import (
+    DocumentFile,
+    derived_artifacts_store,
+    documents_derive,
+    is_document,
+    sources_derive,
+    traces_derive,
+)
 from .lineage import BASED_ON_FILE, LineageRefused, based_on_file_read, stage_inputs_resolve
 from .models import (
     Agent,
@@ -301,17 +309,44 @@ def _run_costs(run: RunFiles, agent: Agent) -> _Costs:
     return _Costs(llm, unpriced, agent_cost, duration)
 
 
-def _pdf_papers_read(run: RunFiles) -> dict[str, PdfText]:
-    """The text of every PDF paper of the run, read once, before any row is written:
-    a PDF that cannot be read refuses the whole intake, with its name and why."""
+def _pdf_papers(run: RunFiles) -> list[str]:
+    return [
+        item.path
+        for item in run.files
+        if is_pdf_path(item.path) and artifact_kind(item.path) == ArtifactKind.PAPER
+    ]
+
+
+def _pdf_papers_read(run: RunFiles, *, deadline: float) -> dict[str, PdfText]:
+    """The text of every PDF paper of the run, read once, before any row is written,
+    within what is left of the upload's budget: a PDF that cannot be read (in
+    time) refuses the whole intake, with its name and why."""
     texts: dict[str, PdfText] = {}
-    for item in run.files:
-        if is_pdf_path(item.path) and artifact_kind(item.path) == ArtifactKind.PAPER:
-            try:
-                texts[item.path] = pdf_text_extract(run.folder / item.path, name=item.path)
-            except PdfRefused as exc:
-                raise IntakeRefused(str(exc), code="pdf_refused") from None
+    for path in _pdf_papers(run):
+        left = min(settings.PDF_TEXT_SECONDS, deadline - time.monotonic())
+        try:
+            texts[path] = pdf_text_extract(run.folder / path, name=path, timeout=left)
+        except PdfRefused as exc:
+            raise IntakeRefused(str(exc), code="pdf_refused") from None
     return texts
+
+
+def _work_counts_check(files: list[DocumentFile], run: RunFiles) -> None:
+    """At most `INTAKE_MAX_PDFS` PDF papers and `INTAKE_MAX_DOCUMENTS` markdown
+    documents an upload: checked before any of them is read."""
+    pdfs = len(_pdf_papers(run))
+    if pdfs > settings.INTAKE_MAX_PDFS:
+        raise IntakeRefused(
+            f"the upload has {pdfs} PDF papers; at most {settings.INTAKE_MAX_PDFS} are read",
+            code="too_many_pdfs",
+        )
+    documents = sum(is_document(item.path, item.kind) for item in files)
+    if documents > settings.INTAKE_MAX_DOCUMENTS:
+        raise IntakeRefused(
+            f"the upload has {documents} markdown documents; at most "
+            f"{settings.INTAKE_MAX_DOCUMENTS} are rendered",
+            code="too_many_documents",
+        )
 
 
 def submission_store(
@@ -344,9 +379,13 @@ def submission_store(
         )
         for item in run.files
     ]
-    derived = documents_derive(files)
-    traces = traces_derive(files)
-    pdf_texts = _pdf_papers_read(run)
+    # All of the upload's untrusted work shares one budget (INTAKE_WORK_SECONDS).
+    _work_counts_check(files, run)
+    deadline = time.monotonic() + settings.INTAKE_WORK_SECONDS
+    derived = documents_derive(files, deadline=deadline)
+    traces = traces_derive(files, deadline=deadline)
+    pdf_texts = _pdf_papers_read(run, deadline=deadline)
+    sources = sources_derive(files, deadline=deadline)
     staged = _run_stage(run, pdf_texts)
     written: list[str] = []
     try:
@@ -391,6 +430,7 @@ def submission_store(
             )
             derived_artifacts_store(artifacts=artifacts, derived=derived)
             derived_artifacts_store(artifacts=artifacts, derived=traces)
+            derived_artifacts_store(artifacts=artifacts, derived=sources)
             for artifact in artifacts:
                 if artifact.path in pdf_texts:
                     if artifact.pk is None:  # a backend that returns no ids from a bulk insert

@@ -37,8 +37,10 @@ class PdfText:
     truncated: bool
 
 
-def pdf_text_extract(path: Path, *, name: str) -> PdfText:
-    """The text of the PDF at `path`, or PdfRefused naming `name` and the reason."""
+def pdf_text_extract(path: Path, *, name: str, timeout: float | None = None) -> PdfText:
+    """The text of the PDF at `path`, or PdfRefused naming `name` and the reason.
+    `timeout`: what is left of the upload's budget, when less than `PDF_TEXT_SECONDS`."""
+    seconds = settings.PDF_TEXT_SECONDS if timeout is None else timeout
     size = path.stat().st_size
     if size > settings.PDF_MAX_BYTES:
         raise PdfRefused(
@@ -56,9 +58,14 @@ def pdf_text_extract(path: Path, *, name: str) -> PdfText:
             settings.PDF_MAX_PAGES,
             settings.PDF_TEXT_MAX_CHARS,
             settings.PDF_TEXT_MEMORY_BYTES,
-            timeout=settings.PDF_TEXT_SECONDS,
+            timeout=max(seconds, 0.001),
         )
     except ChildTimeout:
+        if seconds < settings.PDF_TEXT_SECONDS:
+            raise PdfRefused(
+                f"{name}: the upload's documents and PDFs took longer than "
+                f"{settings.INTAKE_WORK_SECONDS:g} s to read together"
+            ) from None
         raise PdfRefused(
             f"{name}: reading the PDF's text took longer than {settings.PDF_TEXT_SECONDS:g} s"
         ) from None

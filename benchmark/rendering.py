@@ -6,10 +6,11 @@ Rendering is markdown-it-py (CommonMark with GitHub's tables and
 strikethrough, so a table or a list right after a paragraph line renders as
 GitHub shows it), then `nh3`, so no script, event handler or
 `javascript:`/`data:` URL survives. markdown-it is linear on adversarial input,
-and a document past `INLINE_RENDER_BYTES` is rendered in a child process
-(the pool of `common.child_pool`) under a hard time budget as well: past the
-budget, or past the size limit, the document is kept as escaped preformatted
-text with a note.
+and so is the formula scanner (`_MathScanner`, no regex that rescans from each
+opener); a document past `INLINE_RENDER_BYTES` is rendered, formulas included,
+in a child process (the pool of `common.child_pool`) under a hard time
+budget as well: past the budget, or past the size limit, the document is kept
+as escaped preformatted text with a note.
 
 Images: only relative ones that name a figure of the same submission are
 kept, with `src` pointing at `ARTIFACT_SRC_PREFIX` + the figure's path; each
@@ -124,11 +125,13 @@ def _plain(text: str, note: str) -> RenderedHtml:
     )
 
 
-def _render_in_child(text: str, *, timeout: float) -> str | None:
-    """markdown-it's HTML from a child of the pool (`common.child_pool`), or
-    None past the time budget."""
+def _render_in_child(text: str, *, math: bool, timeout: float) -> str | None:
+    """markdown-it's HTML (formulas protected in the child too) from a child of
+    the pool (`common.child_pool`), or None past the time budget."""
+    if timeout <= 0:
+        return None
     try:
-        return child_run(markdown_html, text, timeout=timeout)
+        return child_run(_source_html, text, math, timeout=timeout)
     except (ChildTimeout, ChildFailed):
         return None
 
@@ -152,16 +155,14 @@ def markdown_render_budgeted(
     size = len(text.encode("utf-8"))
     if size > max_bytes:
         return _plain(text, FALLBACK_NOTE_SIZE)
-    formulas: list[tuple[str, bool]] = []
-    source = _math_protect(text, formulas) if math else text
+    # Everything done to the text, formulas included, runs in the child for
+    # a large document: within its time budget, off the web process.
     if size <= INLINE_RENDER_BYTES:
-        html: str | None = markdown_html(source)
+        html: str | None = _source_html(text, math)
     else:
-        html = _render_in_child(source, timeout=timeout)
+        html = _render_in_child(text, math=math, timeout=timeout)
     if html is None:
         return _plain(text, FALLBACK_NOTE_TIME)
-    if formulas:
-        html = _MATH_TOKEN_RE.sub(lambda m: _math_html(*formulas[int(m.group(1))]), html)
     return RenderedHtml(html=_clean(html, image_src))
 
 
@@ -187,34 +188,140 @@ def figure_resolver(document_path: str, figures: set[str]) -> Callable[[str], st
     return resolve
 
 
-# Code first, so that `$` inside code is never taken for math. Formulas are
-# at most MAX_FORMULA_CHARS long: an unclosed `\\[` then costs a bounded
-# look ahead, never a scan to the end of the document.
+# Formulas are at most MAX_FORMULA_CHARS long: an unclosed `\\[` then costs a
+# bounded look ahead, never a scan to the end of the document.
 MAX_FORMULA_CHARS = 1000
-_MATH_RE = re.compile(
-    r"(?P<code>^(?P<fence>```|~~~).*?^(?P=fence)|`[^`\n]+`)"
-    rf"|\$\$(?P<display>.{{1,{MAX_FORMULA_CHARS}}}?)\$\$"
-    rf"|\\\[(?P<display2>.{{1,{MAX_FORMULA_CHARS}}}?)\\\]"
-    rf"|\\\((?P<inline2>.{{1,{MAX_FORMULA_CHARS}}}?)\\\)"
-    r"|(?<![\\$\w])\$(?P<inline>[^\s$](?:[^$\n]*?[^\s$\\])?)\$(?![\w$])",
-    re.DOTALL | re.MULTILINE,
-)
 _MATH_TOKEN_RE = re.compile(r"MLRBMATH(\d+)X")
+# Where a formula or a code span may start; everything else is skipped at C speed.
+_MATH_START_RE = re.compile(r"[`~$\\]")
+_DISPLAY_CLOSERS = {"$$": "$$", "\\[": "\\]", "\\(": "\\)"}
+
+
+class _NextFind:
+    """Where `sub` next occurs at or after a position, for positions that
+    only grow: each stretch of the text is searched once, whatever the number
+    of openers (a regex's lazy `.{1,1000}?` rescans up to 1,000 characters
+    from every `\\[`, which is quadratic-like on `\\[` repeated)."""
+
+    def __init__(self, text: str, sub: str):
+        self.text = text
+        self.sub = sub
+        self.start = 0
+        self.found = -2  # not searched yet
+
+    def __call__(self, start: int) -> int:
+        if self.found == -1:
+            return -1  # none after an earlier start: none after this one
+        if self.found == -2 or not self.start <= start <= self.found:
+            self.start = start
+            self.found = self.text.find(self.sub, start)
+        return self.found
+
+
+class _MathScanner:
+    """`$…$`, `$$…$$`, `\\(…\\)` and `\\[…\\]` out of markdown's way, leftmost
+    first, code (fences and spans) kept as it is; linear in the text."""
+
+    def __init__(self, text: str, formulas: list[tuple[str, bool]]):
+        self.text = text
+        self.formulas = formulas
+        self.find = {sub: _NextFind(text, sub) for sub in ("`", "\n", "$", "$$", "\\]", "\\)")}
+        self.fence_find = {fence: _NextFind(text, "\n" + fence) for fence in ("```", "~~~")}
+
+    def run(self) -> str:
+        text, out, at, done = self.text, [], 0, 0
+        while (found := _MATH_START_RE.search(text, at)) is not None:
+            start = found.start()
+            end, token = self._match(start)
+            if end is None:
+                at = start + 1
+                continue
+            out.append(text[done:start])
+            out.append(text[start:end] if token is None else token)
+            at = done = end
+        out.append(text[done:])
+        return "".join(out)
+
+    def _formula(self, formula: str, display: bool) -> str:
+        self.formulas.append((formula.strip(), display))
+        return f"MLRBMATH{len(self.formulas) - 1}X"
+
+    def _match(self, i: int) -> tuple[int | None, str | None]:
+        """(end, token) of what starts at `i`: token None keeps the text (code)."""
+        text = self.text
+        head = text[i : i + 3]
+        if head in ("```", "~~~") and (i == 0 or text[i - 1] == "\n"):
+            close = self.fence_find[head](i + 2)
+            if close != -1:
+                return close + 4, None
+        char = text[i]
+        if char == "`":
+            return self._code_span(i), None
+        if char == "~":
+            return None, None
+        pair = text[i : i + 2]
+        if pair in _DISPLAY_CLOSERS:
+            close = self.find[_DISPLAY_CLOSERS[pair]](i + 3)
+            if close != -1 and close - (i + 2) <= MAX_FORMULA_CHARS:
+                display = pair != "\\("
+                return close + 2, self._formula(text[i + 2 : close], display)
+        if char == "$":
+            return self._inline_dollar(i)
+        return None, None
+
+    def _code_span(self, i: int) -> int | None:
+        close = self.find["`"](i + 1)
+        if close <= i + 1:
+            return None
+        newline = self.find["\n"](i + 1)
+        return close + 1 if newline == -1 or newline > close else None
+
+    def _inline_dollar(self, i: int) -> tuple[int | None, str | None]:
+        text = self.text
+        before = text[i - 1] if i else ""
+        if before and (before in "\\$" or _is_word(before)):
+            return None, None
+        first = text[i + 1 : i + 2]
+        if not first or first.isspace() or first == "$":
+            return None, None
+        close = self.find["$"](i + 1)
+        if close == -1:
+            return None, None
+        if close > i + 2:
+            newline = self.find["\n"](i + 1)
+            last = text[close - 1]
+            if (newline != -1 and newline < close) or last.isspace() or last == "\\":
+                return None, None
+        after = text[close + 1 : close + 2]
+        if after and (after == "$" or _is_word(after)):
+            return None, None
+        return close + 1, self._formula(text[i + 1 : close], False)
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def _math_protect(text: str, formulas: list[tuple[str, bool]]) -> str:
     """Formulas out of markdown's way (it would eat `_` and `*`), as tokens."""
+    return _MathScanner(text, formulas).run()
 
+
+def _math_restore(html: str, formulas: list[tuple[str, bool]]) -> str:
     def replace(match: re.Match[str]) -> str:
-        if match.group("code"):
-            return match.group(0)
-        display = match.group("display") or match.group("display2")
-        inline = match.group("inline2") or match.group("inline")
-        formula = display if display is not None else inline
-        formulas.append((formula.strip(), display is not None))
-        return f"MLRBMATH{len(formulas) - 1}X"
+        number = int(match.group(1))
+        # A token the author typed themselves is left as they typed it.
+        return _math_html(*formulas[number]) if number < len(formulas) else match.group(0)
 
-    return _MATH_RE.sub(replace, text)
+    return _MATH_TOKEN_RE.sub(replace, html) if formulas else html
+
+
+def _source_html(text: str, math: bool) -> str:
+    """markdown-it's HTML of `text`, formulas protected first (all linear);
+    what the child process runs for a large document."""
+    formulas: list[tuple[str, bool]] = []
+    source = _math_protect(text, formulas) if math else text
+    return _math_restore(markdown_html(source), formulas)
 
 
 def _math_html(formula: str, display: bool) -> str:

@@ -10,10 +10,6 @@ from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import TextLexer, get_lexer_for_filename
-from pygments.util import ClassNotFound
 
 from common.errors import (
     ApplicationError,
@@ -33,8 +29,9 @@ from .accounts import (
     team_create,
     teams_of,
 )
-from .derived import artifact_trace
+from .derived import artifact_source_html, artifact_trace
 from .forms import AgentForm, ApiTokenForm, SubmissionUploadForm, TeamForm
+from .highlight import source_plain_html
 from .intake import DuplicateSubmission, submission_intake
 from .lineage import submission_lineage
 from .models import Agent, Stage, Submission, SubmissionSource, Task
@@ -55,13 +52,13 @@ from .submission_selectors import (
 from .uploads import upload_refusal
 from .visibility import (
     agents_visible_to,
-    hidden_submission_ids,
     staff_only_submission,
     submissions_visible_to,
+    unseen_submission_ids,
 )
 
 SUBMISSIONS_PER_PAGE = 50
-MAX_HIGHLIGHT_BYTES = 1024 * 1024
+MAX_PLAIN_SOURCE_BYTES = 1024 * 1024
 
 # Submission pages show untrusted content: even if something slipped past the
 # sanitiser, the browser would run no script but the site's own files.
@@ -201,7 +198,7 @@ def submission_list_view(request: HttpRequest) -> HttpResponse:
 
 
 def _artifact_or_404(request: HttpRequest, submission_id: int, path: str):
-    if submission_id in hidden_submission_ids(user=request.user) or staff_only_submission(
+    if submission_id in unseen_submission_ids(user=request.user) or staff_only_submission(
         user=request.user, submission_id=submission_id
     ):
         raise Http404("No such file in this submission.")
@@ -216,15 +213,11 @@ def artifact_detail_view(request: HttpRequest, submission_id: int, path: str) ->
     delivery = artifact_delivery(artifact)
     highlighted = None
     if delivery.content_type.startswith("text/"):
-        text = artifact_text(artifact, limit=MAX_HIGHLIGHT_BYTES)
-        if text is not None:
-            try:
-                lexer = get_lexer_for_filename(posixpath.basename(path), stripnl=False)
-            except ClassNotFound:
-                lexer = TextLexer(stripnl=False)
-            highlighted = highlight(
-                text, lexer, HtmlFormatter(cssclass="highlight", linenos="table")
-            )
+        # Highlighted once at intake; otherwise escaped text (linear), never a lexer here.
+        highlighted = artifact_source_html(artifact)
+        if highlighted is None:
+            text = artifact_text(artifact, limit=MAX_PLAIN_SOURCE_BYTES)
+            highlighted = source_plain_html(text) if text is not None else None
     response = render(
         request,
         "benchmark/artifact_detail.html",

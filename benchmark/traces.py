@@ -16,12 +16,14 @@ Traces are untrusted. Parsing is bounded by size (`TRACE_MAX_BYTES`), time
 markdown becomes clean HTML here, once; pages serve what was stored.
 """
 
+import contextlib
 import json
 import re
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 
@@ -57,6 +59,9 @@ def trace_format_of(path: str, kind: str) -> str | None:
     return None
 
 
+_CUT_NOTE = "\n[… more characters cut]"
+
+
 class _Cut(Exception):
     """A bound was reached: the steps so far are kept, with the note."""
 
@@ -73,20 +78,46 @@ class _Budget:
     notes: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_settings(cls) -> "_Budget":
+    def from_settings(cls, seconds: float | None = None) -> "_Budget":
+        seconds = settings.TRACE_PARSE_SECONDS if seconds is None else seconds
         return cls(
-            deadline=time.monotonic() + settings.TRACE_PARSE_SECONDS,
+            deadline=time.monotonic() + seconds,
             max_steps=settings.TRACE_MAX_STEPS,
             max_chars=settings.TRACE_MAX_FIELD_CHARS,
             max_total_chars=settings.TRACE_MAX_TOTAL_CHARS,
         )
 
     def clip(self, value: object) -> str:
-        text = value if isinstance(value, str) else _as_text(value)
-        if len(text) > self.max_chars:
+        text = self.text_of(value)
+        # A text `_limited` already cut keeps its note (and no count: how
+        # much more there was is not known, it was never written).
+        already_cut = text.endswith(_CUT_NOTE) and len(text) == self.max_chars + len(_CUT_NOTE)
+        if len(text) > self.max_chars and not already_cut:
             cut = len(text) - self.max_chars
             text = text[: self.max_chars] + f"\n[… {cut:,} more characters cut]"
         self.charge(len(text))
+        return text
+
+    def text_of(self, value: object) -> str:
+        """A value as text (`_as_text`): a string as it is (`clip` cuts it,
+        counting), anything else written up to `max_chars`."""
+        if isinstance(value, str):
+            return value
+        return self._limited(_as_text(value, self.max_chars, self.deadline))
+
+    def arguments_of(self, value: object) -> str:
+        """Tool-call arguments as text (`_arguments_text`), as `text_of`."""
+        if isinstance(value, str):
+            raw = value
+            try:
+                value = json.loads(raw)
+            except (ValueError, RecursionError):
+                return raw
+        return self._limited(_arguments_text(value, self.max_chars, self.deadline))
+
+    def _limited(self, text: str) -> str:
+        if len(text) > self.max_chars:
+            return text[: self.max_chars] + _CUT_NOTE
         return text
 
     def charge(self, chars: int) -> None:
@@ -107,55 +138,155 @@ class _Budget:
             )
 
 
-def _as_text(value: object) -> str:
+class _Full(Exception):
+    """The text being written reached its limit: the rest is not needed."""
+
+
+# How many pieces a `_Writer` takes between two looks at the clock.
+_CLOCK_EVERY = 4096
+
+
+class _Writer:
+    """Pieces of one text, in order, up to `limit` characters: past the limit
+    it stops the writing (`_Full`), so a deeply nested value costs what is
+    kept, never the whole text; past the deadline it cuts the trace."""
+
+    def __init__(self, limit: int, deadline: float | None):
+        self.parts: list[str] = []
+        self.size = 0
+        self.limit = limit
+        self.deadline = deadline
+        self.full = False
+        self._pieces = 0
+
+    def add(self, piece: str) -> None:
+        if not piece:
+            return
+        room = self.limit - self.size
+        if len(piece) > room:
+            self.parts.append(piece[:room])
+            self.size = self.limit
+            self.full = True
+            raise _Full
+        self.parts.append(piece)
+        self.size += len(piece)
+        self._pieces += 1
+        clock_due = self.deadline is not None and self._pieces % _CLOCK_EVERY == 0
+        if clock_due and time.monotonic() > cast(float, self.deadline):
+            raise _Cut(
+                f"cut: reading the trace took longer than {settings.TRACE_PARSE_SECONDS:g} s"
+            )
+
+    def room(self) -> int:
+        return self.limit - self.size
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+# Without a budget (tests, `_pretty` called directly): a generous bound.
+_UNBOUNDED_CHARS = 10**9
+
+
+def _as_text(value: object, limit: int = _UNBOUNDED_CHARS, deadline: float | None = None) -> str:
     """A message's or a result's content as text: content blocks' text, else
-    the value as a person reads it (`_pretty`)."""
+    the value as a person reads it (`_pretty`); at most `limit` characters
+    (and one more when there was more, so a caller can tell)."""
     if isinstance(value, str):
         return value
-    if isinstance(value, list) and all(isinstance(item, dict) and "text" in item for item in value):
+    out = _Writer(limit + 1, deadline)
+    with contextlib.suppress(_Full):
+        _write_text(value, out)
+    return out.text()
+
+
+def _write_text(value: object, out: _Writer) -> None:
+    if isinstance(value, str):
+        out.add(value)
+    elif isinstance(value, list) and all(
+        isinstance(item, dict) and "text" in item for item in value
+    ):
         # Content blocks: [{"type": "text", "text": ...}, ...]
-        return "\n".join(_as_text(item["text"]) for item in value)
-    return _pretty(value)
+        for number, item in enumerate(value):
+            if number:
+                out.add("\n")
+            _write_text(item["text"], out)
+    else:
+        _write_pretty(value, "", out)
 
 
 def _pretty(value: object, indent: str = "") -> str:
     """Nested JSON as `key: value` lines with strings as they are (a file's
     content keeps its line breaks, never `\\n`), lists as `- item` lines."""
+    out = _Writer(_UNBOUNDED_CHARS, None)
+    _write_pretty(value, indent, out)
+    return out.text()
+
+
+def _write_pretty(value: object, indent: str, out: _Writer) -> None:
+    # Written piece by piece, once: re-joining the text at every level of
+    # nesting would copy it once per level (quadratic in depth times size).
     if value is None:
-        return ""
+        return
     if isinstance(value, str):
         if "\n" not in value:
-            return value
-        return "\n" + "\n".join(indent + "  " + line for line in value.splitlines())
+            out.add(value)
+            return
+        # Only what can still be kept is split into lines.
+        prefix = indent + "  "
+        for line in value[: out.room() + 1].splitlines():
+            out.add("\n")
+            out.add(prefix)
+            out.add(line)
+        return
     if isinstance(value, dict):
-        return "\n".join(
-            _line(f"{indent}{key}:", _nested(item, indent)) for key, item in value.items()
-        )
+        for number, (key, item) in enumerate(value.items()):
+            if number:
+                out.add("\n")
+            _write_line(f"{indent}{key}:", item, indent, out)
+        return
     if isinstance(value, list):
-        return "\n".join(_line(f"{indent}-", _nested(item, indent)) for item in value)
-    return json.dumps(value)
+        for number, item in enumerate(value):
+            if number:
+                out.add("\n")
+            _write_line(f"{indent}-", item, indent, out)
+        return
+    out.add(json.dumps(value))
 
 
-def _line(head: str, rest: str) -> str:
-    return head + rest if not rest or rest.startswith("\n") else f"{head} {rest}"
+def _write_line(head: str, item: object, indent: str, out: _Writer) -> None:
+    """`head` then the item: on the lines below when it is nested or a text
+    of several lines, after a space when it is one line, nothing when empty."""
+    out.add(head)
+    if isinstance(item, dict | list):
+        if item:
+            out.add("\n")
+            _write_pretty(item, indent + "  ", out)
+        else:
+            out.add(" " + json.dumps(item))
+    elif item is None or item == "":
+        return
+    elif isinstance(item, str) and "\n" in item:
+        _write_pretty(item, indent, out)
+    else:
+        out.add(" ")
+        _write_pretty(item, indent, out)
 
 
-def _nested(value: object, indent: str) -> str:
-    if isinstance(value, dict | list) and value:
-        return "\n" + _pretty(value, indent + "  ")
-    if isinstance(value, dict | list):
-        return json.dumps(value)
-    return _pretty(value, indent)
-
-
-def _arguments_text(value: object) -> str:
+def _arguments_text(
+    value: object, limit: int = _UNBOUNDED_CHARS, deadline: float | None = None
+) -> str:
     """Tool-call arguments as a person reads them (`_pretty`)."""
     if isinstance(value, str):
+        raw = value
         try:
-            return _pretty(json.loads(value))
+            value = json.loads(raw)
         except (ValueError, RecursionError):
-            return value
-    return _pretty(value)
+            return raw
+    out = _Writer(limit + 1, deadline)
+    with contextlib.suppress(_Full):
+        _write_pretty(value, "", out)
+    return out.text()
 
 
 def _dict(value: object) -> dict:
@@ -206,7 +337,7 @@ def _call(budget: _Budget, *, call_id: str, name: str, arguments: object) -> dic
     return {
         "id": str(call_id)[:200],
         "name": str(name)[:200],
-        "arguments": budget.clip(_arguments_text(arguments)),
+        "arguments": budget.clip(budget.arguments_of(arguments)),
         "result": None,
         "is_error": False,
     }
@@ -252,7 +383,7 @@ def _claude_assistant(
             continue
         if block.get("type") == "text":
             joined = "\n\n".join(
-                part for part in (last["text"], _as_text(block.get("text"))) if part
+                part for part in (last["text"], budget.text_of(block.get("text"))) if part
             )
             last["text"] = budget.clip(joined)
         elif block.get("type") == "tool_use":
@@ -276,11 +407,11 @@ def _claude_user(entry: dict, parsed: _Parsed, calls: dict[str, dict], budget: _
                 continue
             call = calls.get(str(block.get("tool_use_id") or ""))
             if call is not None:
-                call["result"] = budget.clip(_as_text(block.get("content")))
+                call["result"] = budget.clip(budget.text_of(block.get("content")))
                 call["is_error"] = block.get("is_error") is True
         return
     budget.check(parsed.steps)
-    parsed.steps.append(_step(len(parsed.steps), "user", _as_text(content), budget))
+    parsed.steps.append(_step(len(parsed.steps), "user", budget.text_of(content), budget))
 
 
 def _claude_code(data: list, parsed: _Parsed, budget: _Budget) -> None:
@@ -296,7 +427,10 @@ def _claude_code(data: list, parsed: _Parsed, budget: _Budget) -> None:
         elif role == "user":
             _claude_user(entry, parsed, calls, budget)
         elif role == "system" and "result" in entry:
-            parsed.ended = {"reason": "finish", "summary": budget.clip(_as_text(entry["result"]))}
+            parsed.ended = {
+                "reason": "finish",
+                "summary": budget.clip(budget.text_of(entry["result"])),
+            }
             parsed.cost_usd = _number(entry.get("cost_usd"))
 
 
@@ -310,7 +444,7 @@ def _mlr_agent_step(raw: dict, steps: list[dict], budget: _Budget) -> None:
     step = _step(
         index,
         str(message.get("role") or "assistant")[:20],
-        _as_text(message.get("content")),
+        budget.text_of(message.get("content")),
         budget,
         stage=str(raw.get("stage") or "")[:40],
         started_at=str(raw.get("started_at") or "")[:40],
@@ -337,7 +471,7 @@ def _mlr_agent_step(raw: dict, steps: list[dict], budget: _Budget) -> None:
         )
         step["tool_calls"].append(call)
         if (result := results.get(call["id"])) is not None:
-            call["result"] = budget.clip(_as_text(result.get("content")))
+            call["result"] = budget.clip(budget.text_of(result.get("content")))
             call["is_error"] = result.get("is_error") is True
 
 
@@ -359,7 +493,7 @@ def _mlr_agent_ended(data: dict, parsed: _Parsed, budget: _Budget) -> None:
     if isinstance(ended, dict):
         parsed.ended = {
             "reason": str(ended.get("reason") or "")[:40],
-            "summary": budget.clip(_as_text(ended.get("summary"))),
+            "summary": budget.clip(budget.text_of(ended.get("summary"))),
         }
 
 
@@ -374,8 +508,16 @@ def _codex_section(header: str, body: str, parsed: _Parsed, state: dict, budget:
         if state.get("open") is None:
             budget.check(steps)
             state["open"] = _step(len(steps), "assistant", "", budget, model=parsed.model)
+            # The turn's calls still waiting for a result, first first: a
+            # result header takes the head, never rescans the turn's calls.
+            state["pending"] = deque()
             steps.append(state["open"])
         return state["open"]
+
+    def call(name: str, arguments: str) -> None:
+        made = _call(budget, call_id="", name=name, arguments=arguments)
+        current()["tool_calls"].append(made)
+        state["pending"].append(made)
 
     if header.startswith("OpenAI Codex"):
         found = re.search(r"^model: (.+)$", body, re.MULTILINE)
@@ -390,21 +532,25 @@ def _codex_section(header: str, body: str, parsed: _Parsed, state: dict, budget:
             parsed.ended = {"reason": "finish", "summary": budget.clip(body)}
     elif header.startswith("exec "):
         command = header.removeprefix("exec ").rsplit(" in /", 1)[0]
-        current()["tool_calls"].append(_call(budget, call_id="", name="exec", arguments=command))
+        call("exec", command)
     elif header.startswith("apply_patch "):
-        current()["tool_calls"].append(
-            _call(budget, call_id="", name="apply_patch", arguments=body)
-        )
+        call("apply_patch", body)
     elif header.startswith("tokens used:"):
         tokens = header.removeprefix("tokens used:").strip().replace(",", "")
         step = current()
         step["total_tokens"] = int(tokens) if tokens.isdigit() else None
         state["open"] = None
     elif (result := _CODEX_RESULT_RE.match(header)) is not None:
-        pending = [c for c in current()["tool_calls"] if c["result"] is None]
-        if pending:
-            pending[0]["result"] = budget.clip(body)
-            pending[0]["is_error"] = result.group("code") not in (None, "0")
+        current()
+        _codex_result(state["pending"], result, body, budget)
+
+
+def _codex_result(pending: deque[dict], result: re.Match[str], body: str, budget: _Budget) -> None:
+    """A command's result goes to the turn's first call still waiting for one."""
+    if pending:
+        done = pending.popleft()
+        done["result"] = budget.clip(body)
+        done["is_error"] = result.group("code") not in (None, "0")
 
 
 def _codex(text: str, parsed: _Parsed, budget: _Budget) -> None:
@@ -506,12 +652,14 @@ def _totals(parsed: _Parsed) -> dict:
     }
 
 
-def trace_parse(read: Callable[[], bytes], *, reader: str, size: int) -> dict:
+def trace_parse(
+    read: Callable[[], bytes], *, reader: str, size: int, seconds: float | None = None
+) -> dict:
     """The trace `read` returns (a local file's or a stored object's bytes, read
     once its size is known to be within bounds) as one step list (see the module's docstring for
     its bounds). `reader` comes from `trace_format_of`. Never raises for what
     the file holds: an unreadable trace has no steps and a `note`."""
-    budget = _Budget.from_settings()
+    budget = _Budget.from_settings(seconds)
     result: dict[str, Any] = {
         "version": TRACE_VERSION,
         "format": "",

@@ -76,10 +76,27 @@ def hidden_submission_ids(*, user: User | AnonymousUser) -> frozenset[int]:
     return frozenset(Submission.objects.filter(task_id__in=tasks).values_list("id", flat=True))
 
 
+def omitted_submission_ids(*, user: User | AnonymousUser) -> frozenset[int]:
+    """Ids left out of every page for everyone the hooks named in
+    `SUBMISSION_OMISSION_HOOKS` say (anonymous visitors included): a paper in
+    an open blind review round, so that a reviewer signed out learns nothing
+    either. Unlike `hidden_submission_ids`, nothing is refused for it (the
+    export and releases stay open; they leave the rows out)."""
+    omitted: set[int] = set()
+    for hook in _hooks(tuple(getattr(settings, "SUBMISSION_OMISSION_HOOKS", ()))):
+        omitted |= set(hook(user))
+    return frozenset(omitted)
+
+
+def unseen_submission_ids(*, user: User | AnonymousUser) -> frozenset[int]:
+    """Hidden from this user or omitted for everyone: what no page shows them."""
+    return hidden_submission_ids(user=user) | omitted_submission_ids(user=user)
+
+
 def submissions_visible_to(
     *, user: User | AnonymousUser, submissions: QuerySet[Submission]
 ) -> QuerySet[Submission]:
     if not sees_system_agents(user):
         submissions = submissions.filter(agent__is_system=False)
-    hidden = hidden_submission_ids(user=user)
+    hidden = unseen_submission_ids(user=user)
     return submissions.exclude(id__in=hidden) if hidden else submissions

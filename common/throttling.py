@@ -3,11 +3,17 @@ API's, by scope, and one for every HTML page (`PageThrottleMiddleware`).
 Rates come from `REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]` and are read on
 each request, so a settings change applies without a restart.
 
+Counting is atomic: one `cache.add` and one `cache.incr` per request on a key
+of the current window (a fixed window of the rate's duration), so concurrent
+requests from one client can never each read the same history and all pass,
+as DRF's read-modify-write list of timestamps lets them.
+
 Who a client is comes from `client_ip`: the address the last of `NUM_PROXIES`
 trusted proxies saw (`X-Forwarded-For`), or the socket's own address when
 there are none (the default), so a made-up header never buys a fresh budget.
 """
 
+import time
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -32,7 +38,47 @@ def client_ip(request: HttpRequest) -> str:
     return addresses[-min(proxies, len(addresses))]
 
 
-class PublicAnonThrottle(AnonRateThrottle):
+class _AtomicWindow:
+    """A counter in the cache that lives one rate duration from the client's
+    first request (`add`, which only sets a missing key, so a concurrent first
+    request cannot reset a count another already raised) and is raised by the
+    backend's own atomic increment (Redis INCR), once per request. Mixed into
+    DRF's throttles in place of their timestamp history."""
+
+    cache: Any
+    num_requests: int | None
+    duration: int | None
+    rate: str | None
+    get_cache_key: Callable[[Any, Any], str | None]
+    _started: float | None = None
+
+    def allow_request(self, request: Any, view: Any) -> bool:
+        if self.rate is None or not self.num_requests or not self.duration:
+            return True
+        key = self.get_cache_key(request, view)
+        if key is None:
+            return True
+        counter = f"{key}:n"
+        if self.cache.add(counter, 1, timeout=self.duration):
+            self.cache.set(f"{key}:t", time.time(), timeout=self.duration)
+            return True
+        try:
+            count = self.cache.incr(counter)
+        except ValueError:  # expired between `add` and `incr`: a fresh window
+            self.cache.add(counter, 1, timeout=self.duration)
+            return True
+        if count <= self.num_requests:
+            return True
+        self._started = self.cache.get(f"{key}:t")
+        return False
+
+    def wait(self) -> float | None:
+        if self._started is None or not self.duration:
+            return None
+        return max(self._started + self.duration - time.time(), 0.0)
+
+
+class PublicAnonThrottle(_AtomicWindow, AnonRateThrottle):
     scope = "public_api"
 
     def get_rate(self) -> str | None:
@@ -50,7 +96,7 @@ class ExportAnonThrottle(PublicAnonThrottle):
     scope = "export"
 
 
-class _PageRate(SimpleRateThrottle):
+class _PageRate(_AtomicWindow, SimpleRateThrottle):
     scope = "pages"
 
     def get_rate(self) -> str | None:

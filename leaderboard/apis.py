@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.models import Conference, Topic
-from benchmark.visibility import hidden_submission_ids, task_hidden_from
+from benchmark.visibility import hidden_submission_ids, task_hidden_from, unseen_submission_ids
 from common.errors import NotFound, PermissionDenied, ValidationFailed, form_error_items
 from common.filters import WholeNumberFilter
 from judging.models import JudgingCondition, Judgment, JudgmentStatus
@@ -282,7 +282,7 @@ class JudgmentViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         return (
             Judgment.objects.filter(status=JudgmentStatus.DONE, submission__agent__is_system=False)
-            .exclude(submission_id__in=hidden_submission_ids(user=self.request.user))
+            .exclude(submission_id__in=unseen_submission_ids(user=self.request.user))
             .select_related("submission__agent", "submission__task", "judge", "rubric")
             .prefetch_related("scores", "findings")
             .order_by("id")
@@ -291,7 +291,7 @@ class JudgmentViewSet(viewsets.ReadOnlyModelViewSet):
     def list(self, request, *args, **kwargs):
         # Public data, the same for everyone but a reviewer with papers still
         # to review blind: cache the page until data changes.
-        hidden = sorted(hidden_submission_ids(user=request.user))
+        hidden = sorted(unseen_submission_ids(user=request.user))
         key = (request.build_absolute_uri(), request.accepted_renderer.format, *hidden)
         data = cached("judgments", key, lambda: super(JudgmentViewSet, self).list(request).data)
         return Response(data)

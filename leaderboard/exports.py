@@ -21,6 +21,7 @@ from benchmark.models import Agent, Submission, SubmissionInput, Task
 from common.csv_cells import csv_row
 from judging.models import DimensionScore, HallucinationFinding, Judgment, JudgmentStatus
 from judging.selectors import submissions_with_judging_state
+from reviews.blind import under_open_review
 from reviews.selectors import hallucination_checks_export, released_review_export
 
 ROWS_PER_CHUNK = 5000
@@ -173,6 +174,11 @@ def public_review_table() -> ExportTable:
     return ExportTable("reviews", tuple(header), lambda: rows)
 
 
+def _under_review():
+    # Runs with a paper in an open blind review round are left out until it closes.
+    return Submission.objects.filter(under_open_review()).values("id")
+
+
 def export_tables() -> list[ExportTable]:
     tables = [
         ExportTable(
@@ -192,7 +198,8 @@ def export_tables() -> list[ExportTable]:
             ),
             lambda: _stream(
                 submissions_with_judging_state(
-                    Submission.objects.public().order_by("id"), name="state"
+                    Submission.objects.public().exclude(under_open_review()).order_by("id"),
+                    name="state",
                 ),
                 SUBMISSION_FIELDS,
             ),
@@ -201,9 +208,10 @@ def export_tables() -> list[ExportTable]:
             "submission_inputs",
             _header(SUBMISSION_INPUT_FIELDS, {"based_on_id": "based_on"}),
             lambda: _stream(
-                SubmissionInput.objects.filter(submission__agent__is_system=False).order_by(
-                    "submission_id", "position"
-                ),
+                SubmissionInput.objects.filter(submission__agent__is_system=False)
+                .exclude(submission__in=_under_review())
+                .exclude(based_on__in=_under_review())
+                .order_by("submission_id", "position"),
                 SUBMISSION_INPUT_FIELDS,
             ),
         ),
@@ -222,7 +230,10 @@ def export_tables() -> list[ExportTable]:
                     "rubric__version": "rubric_version",
                 },
             ),
-            lambda: _stream(_public_judgments().order_by("id"), JUDGMENT_FIELDS),
+            lambda: _stream(
+                _public_judgments().exclude(submission__in=_under_review()).order_by("id"),
+                JUDGMENT_FIELDS,
+            ),
         ),
         ExportTable(
             "scores",
@@ -235,9 +246,9 @@ def export_tables() -> list[ExportTable]:
                 },
             ),
             lambda: _stream(
-                DimensionScore.objects.filter(judgment__in=_public_judgments()).order_by(
-                    F("judgment_id"), "dimension"
-                ),
+                DimensionScore.objects.filter(judgment__in=_public_judgments())
+                .exclude(judgment__submission__in=_under_review())
+                .order_by(F("judgment_id"), "dimension"),
                 SCORE_FIELDS,
             ),
         ),
@@ -259,9 +270,9 @@ def export_tables() -> list[ExportTable]:
                 },
             ),
             lambda: _stream(
-                HallucinationFinding.objects.filter(judgment__in=_public_judgments()).order_by(
-                    "judgment_id", "position"
-                ),
+                HallucinationFinding.objects.filter(judgment__in=_public_judgments())
+                .exclude(judgment__submission__in=_under_review())
+                .order_by("judgment_id", "position"),
                 FINDING_FIELDS,
             ),
         )

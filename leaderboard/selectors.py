@@ -61,6 +61,7 @@ from judging.selectors import (
     submission_judging_state_expression,
 )
 from judging.subjective_objective import Correlation, subjective_objective
+from reviews.blind import under_open_review
 from reviews.selectors import human_overall_by_submission
 
 from .ranking import PairedDifference, paired_difference, pareto_optimal, tie_aware_ranks
@@ -211,8 +212,11 @@ def stage_submissions(
     agent: str = "",
 ) -> QuerySet[Submission]:
     """Every version of every submission of `stage` (None: every leaderboard
-    stage) on the tasks the filters choose; never a system agent's (a canary)."""
-    submissions = Submission.objects.public()
+    stage) on the tasks the filters choose; never a system agent's (a canary),
+    and never the runs with a paper in an open blind review round
+    (`reviews.blind.under_open_review`): the boards, the compare view, the
+    fabrication page and new releases leave them out until the round closes."""
+    submissions = Submission.objects.public().exclude(under_open_review())
     if stage is None:
         submissions = submissions.filter(stage__in=LEADERBOARD_STAGES)
     else:

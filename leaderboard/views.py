@@ -7,7 +7,11 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import mark_safe
 
 from benchmark.models import Agent, Stage, Submission, Task
-from benchmark.visibility import hidden_submission_ids, submissions_visible_to, task_hidden_from
+from benchmark.visibility import (
+    submissions_visible_to,
+    task_hidden_from,
+    unseen_submission_ids,
+)
 from common.cache_generation import served_stale
 from common.errors import ApplicationError, ErrorItem, ValidationFailed, form_add_errors
 from judging.models import HallucinationType, JudgingCondition
@@ -368,7 +372,7 @@ def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
             "summaries": summaries,
             "submitted_stages": submitted_stages,
             "stage_results": agent_task_results(
-                agent=agent, hidden=hidden_submission_ids(user=request.user)
+                agent=agent, hidden=unseen_submission_ids(user=request.user)
             ),
             "charts": charts,
             "acceptance_line": ACCEPTANCE_LINE,
@@ -384,7 +388,7 @@ def task_results_view(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "task": task,
             "stage_results": task_results(
-                task=task, hidden=hidden_submission_ids(user=request.user)
+                task=task, hidden=unseen_submission_ids(user=request.user)
             ),
         },
     )
@@ -481,7 +485,7 @@ def fabrication_view(request: HttpRequest) -> HttpResponse:
         report: FabricationReport | None = fabrication_report(query)
     except ValidationFailed as exc:
         query, report, error, status = FabricationQuery(), None, str(exc), 400
-    hidden = hidden_submission_ids(user=request.user)
+    hidden = unseen_submission_ids(user=request.user)
     if report is not None and hidden:
         # A reviewer with papers still to review blind sees no judge's findings on them.
         for row in report.rows:

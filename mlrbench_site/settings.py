@@ -22,7 +22,19 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-env = environ.Env()
+
+class _RecordingEnv(environ.Env):
+    """Remembers every variable the settings read (`SITE_ENV_NAMES`): no agent
+    run may name one of them as its API key variable (`AGENT_RUN_KEY_ENV_ALLOW`)."""
+
+    names: set[str] = set()
+
+    def get_value(self, var: str, *args: Any, **kwargs: Any) -> Any:
+        self.names.add(var)
+        return super().get_value(var, *args, **kwargs)
+
+
+env = _RecordingEnv()
 # Local settings: scripts/quickstart.sh writes `.env` (ignored by git) with what
 # it used, so that every command works from a new shell; MLRBENCH_ENV_FILE names
 # another file. Variables already in the environment win over the file.
@@ -510,6 +522,14 @@ AGENT_RUN_CALL_TIMEOUT_SECONDS = env.float("AGENT_RUN_CALL_TIMEOUT_SECONDS", def
 AGENT_RUN_COMMAND_SECONDS = env.int("AGENT_RUN_COMMAND_SECONDS", default=600)
 # Answers without a tool call the coding loop tolerates (telling the model to use one).
 AGENT_RUN_MAX_NUDGES = env.int("AGENT_RUN_MAX_NUDGES", default=2)
+# How often a running stage looks for a cancel (it then stops whatever it is doing).
+AGENT_RUN_CANCEL_POLL_SECONDS = env.float("AGENT_RUN_CANCEL_POLL_SECONDS", default=2.0)
+# The environment variables a run's `api_key_env` may name (comma-separated
+# names or shell patterns, e.g. `OPENAI_API_KEY,ANTHROPIC_*`). Empty (the
+# default): names ending in `_API_KEY`. Never a variable or setting the site
+# itself reads (SECRET_KEY, DATABASE_URL, ...), whatever this says: a run's key
+# is sent to the run's `api_base`, which its creator chooses.
+AGENT_RUN_KEY_ENV_ALLOW = env.list("AGENT_RUN_KEY_ENV_ALLOW", default=[])
 
 # Submission intake (benchmark/archives.py). Limits on an uploaded run,
 # counted on the bytes actually read, never taken from headers.
@@ -538,6 +558,18 @@ PDF_MAX_PAGES = env.int("PDF_MAX_PAGES", default=300)
 PDF_TEXT_MAX_CHARS = env.int("PDF_TEXT_MAX_CHARS", default=2_000_000)
 PDF_TEXT_SECONDS = env.float("PDF_TEXT_SECONDS", default=30.0)
 PDF_TEXT_MEMORY_BYTES = env.int("PDF_TEXT_MEMORY_BYTES", default=1024 * 1024 * 1024)
+# One upload's untrusted work together (issue 32): at most this many PDF papers and
+# markdown documents, and this many seconds for all of their rendering, PDF text and
+# trace reading (each also within its own limit above). Past the time, documents are
+# kept as plain text, and a PDF not yet read refuses the upload, saying so. Below a
+# web worker's timeout (gunicorn's 120 s), so an upload never takes the worker down.
+INTAKE_MAX_PDFS = env.int("INTAKE_MAX_PDFS", default=5)
+INTAKE_MAX_DOCUMENTS = env.int("INTAKE_MAX_DOCUMENTS", default=50)
+INTAKE_WORK_SECONDS = env.float("INTAKE_WORK_SECONDS", default=60.0)
+# Source files are highlighted once at intake (benchmark/highlight.py) up to this size,
+# each within this time; past either, the file page shows escaped plain text.
+SOURCE_HIGHLIGHT_MAX_BYTES = env.int("SOURCE_HIGHLIGHT_MAX_BYTES", default=256 * 1024)
+SOURCE_HIGHLIGHT_FILE_SECONDS = env.float("SOURCE_HIGHLIGHT_FILE_SECONDS", default=2.0)
 # Uploads stream to a temporary file (hashed on the way), never into memory.
 FILE_UPLOAD_HANDLERS = ["benchmark.uploads.ArchiveUploadHandler"]
 REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].append(
@@ -594,6 +626,9 @@ REPRODUCTION_TOLERANCE = env.float("REPRODUCTION_TOLERANCE", default=0.01)
 # (benchmark/visibility.py): a reviewer does not see the papers they have not
 # reviewed yet, anywhere on the site, until their own review is in.
 SUBMISSION_VISIBILITY_HOOKS = ["reviews.blind.submissions_pending_review_by"]
+# Left out of every page for everyone (anonymous visitors too) but organisers: papers
+# in an open blind review round (benchmark/visibility.py, README "Blind review").
+SUBMISSION_OMISSION_HOOKS = ["reviews.blind.submissions_under_open_review"]
 
 # Panels other apps add to benchmark's pages (benchmark/page_panels.py).
 SUBMISSION_PAGE_PANELS = [
@@ -609,3 +644,5 @@ SUBMISSION_SUMMARY = [
 # Checks other apps make of an upload before it becomes a submission (see
 # benchmark/intake.py): an MLRC-Bench method archive's layout and read-only files.
 SUBMISSION_INTAKE_CHECKS = ["experiments.intake.method_archive_problem"]
+# Last: every variable read above (see `_RecordingEnv`).
+SITE_ENV_NAMES = frozenset(env.names)

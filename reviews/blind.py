@@ -10,7 +10,7 @@ never reaches them.
 import posixpath
 import re
 
-from django.db.models import prefetch_related_objects
+from django.db.models import Exists, OuterRef, prefetch_related_objects
 
 from benchmark.models import Agent, Artifact, Submission
 
@@ -20,24 +20,42 @@ from .roles import is_organiser
 BLIND_WORD = "agent"
 
 
+# Parts of a name too common to say anything (and the word that replaces them).
+_GENERIC_PARTS = frozenset({"agent", "the", "and", "lab", "team", "model", "code", "cli", "latest"})
+# A part shorter than this is replaced only as a whole word.
+_MIN_FRAGMENT = 3
+
+
+def _parts(word: str) -> list[str]:
+    """A name's parts: split at `-_ .` and at camelCase (`BobSecretAgent`)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", word)
+    return [part for part in re.split(r"[-_ ./:]+", spaced) if part]
+
+
 def identity_words(agent: Agent) -> list[str]:
     """Words that would name the agent: its slug and display name, its model,
-    its coding agent and its team, plus the slug's first part (`gemini` of
-    `gemini-cli`), longest first so that the longest match wins."""
+    its coding agent and its team, and each of their parts (`secret` of
+    `bob-secret-agent`, `sonnet` of `claude-3-7-sonnet-20250219`), longest
+    first so that the longest match wins."""
     words = {agent.name, agent.display_name, agent.base_model, agent.coding_agent}
     team = agent.team
     words |= {team.name, team.slug}
-    head = re.split(r"[-_ .]", agent.name)[0]
-    if len(head) >= 4:
-        words.add(head)
+    for word in list(words):
+        words |= {
+            part
+            for part in _parts(word or "")
+            if len(part) >= _MIN_FRAGMENT and part.lower() not in _GENERIC_PARTS
+        }
     return sorted((w for w in words if w and len(w) >= 2), key=len, reverse=True)
 
 
 def _pattern(words: list[str]) -> re.Pattern | None:
     if not words:
         return None
+    # Whole names and parts alike are replaced wherever they occur, inside a
+    # longer word too (`SecretAgent_notes.txt`, `sonnet_eval.txt`), whatever the case.
     alternatives = "|".join(re.escape(word) for word in words)
-    return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.IGNORECASE)
+    return re.compile(rf"(?:{alternatives})", re.IGNORECASE)
 
 
 def blind_text(text: str, words: list[str]) -> str:
@@ -53,7 +71,24 @@ _TRACE_NAME_RE = re.compile(r"^[a-z0-9-]+_output\.json$")
 _AGENT_LOG_RE = re.compile(r"(?:^|(?<=/))[A-Za-z0-9.-]+_log\.log$")
 _HOME_RE = re.compile(r"/(?:home|Users)/[^/\s]+/")
 _PIPELINE_RE = re.compile(r"\bpipeline_[A-Za-z0-9.-]+")
-_KNOWN_AGENT_WORDS = ["claude", "codex", "gemini", "openai", "anthropic", "gpt", "o4-mini"]
+_KNOWN_AGENT_WORDS = [
+    "claude",
+    "codex",
+    "gemini",
+    "openai",
+    "anthropic",
+    "gpt",
+    "o4-mini",
+    "sonnet",
+    "opus",
+    "haiku",
+    "llama",
+    "mistral",
+    "deepseek",
+    "qwen",
+]
+# A model named in a token-usage file or a log (`"model": "claude-3-7-sonnet-20250219"`).
+_MODEL_FIELD_RE = re.compile(r'("(?:model|model_name|base_model)"\s*:\s*)"[^"]*"')
 
 
 def blind_path(path: str, words: list[str]) -> str:
@@ -69,6 +104,7 @@ def blind_log_text(text: str, words: list[str]) -> str:
     """A log or trace as a reviewer reads it: home folders, pipeline folders,
     code folders and the names of known agents neutral, as well as the
     paper's own agent."""
+    text = _MODEL_FIELD_RE.sub(r'\1"model"', text)
     text = _HOME_RE.sub("/home/user/", text)
     text = _PIPELINE_RE.sub("pipeline_agent", text)
     text = re.sub(r"\b(?:claude_code|codex|gemini)/", "agent_code/", text)
@@ -113,6 +149,31 @@ def artifact_for_blind_path(submission: Submission, path: str) -> Artifact | Non
     return None
 
 
+def under_open_review() -> Exists:
+    """Whether a submission's run (its agent, task and stage, every version)
+    has a paper in a review round still open: such runs are left out of every
+    public page, board and list (for everyone but organisers) until the round
+    closes, so no reviewer learns a paper's agent by reading the public site."""
+    return Exists(
+        Assignment.objects.filter(
+            review_round__closed_at__isnull=True,
+            submission__agent_id=OuterRef("agent_id"),
+            submission__task_id=OuterRef("task_id"),
+            submission__stage=OuterRef("stage"),
+        )
+    )
+
+
+def submissions_under_open_review(user) -> set[int]:
+    """Visibility hook (`SUBMISSION_OMISSION_HOOKS`): the ids `under_open_review`
+    leaves out, for everyone but organisers."""
+    if user is not None and user.is_authenticated and is_organiser(user):
+        return set()
+    return set(
+        Submission.objects.filter(under_open_review()).values_list("id", flat=True).order_by()
+    )
+
+
 def submissions_pending_review_by(user) -> set[int]:
     """The papers `user` is assigned and has not submitted a review of: every
     page that names agents hides them from this user (benchmark/visibility.py).
@@ -141,12 +202,17 @@ def trace_blind(trace: dict, words: list[str]) -> dict:
     """A trace's stored steps as a reviewer reads them: every text made neutral
     like a log (`blind_log_text`), no model, agent or format, and messages as
     plain text (their stored HTML is not rewritten)."""
+    # No tokens or costs: with the step's tokens a cost is a model's price.
     steps = [
         {
             **step,
             "text": blind_log_text(step["text"], words),
             "html": "",
             "model": "",
+            "input_tokens": None,
+            "output_tokens": None,
+            "total_tokens": None,
+            "cost_usd": None,
             "tool_calls": [_blind_call(call, words) for call in step["tool_calls"]],
         }
         for step in trace["steps"]
@@ -159,6 +225,11 @@ def trace_blind(trace: dict, words: list[str]) -> dict:
         "model": "",
         "agent": "",
         "note": blind_log_text(trace.get("note", ""), words),
+        "totals": {
+            key: value
+            for key, value in (trace.get("totals") or {}).items()
+            if key in ("steps", "tool_calls")
+        },
         "ended": {**ended, "summary": blind_log_text(ended.get("summary", ""), words)},
         "steps": steps,
     }

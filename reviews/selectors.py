@@ -247,7 +247,7 @@ def agreement_reviews_for(user: Any, wanted: str | None) -> AgreementReviews:
 
 
 def human_score_rows(
-    *, stage: str, reviews: AgreementReviews = AgreementReviews.SUBMITTED
+    *, stage: str, reviews: AgreementReviews = AgreementReviews.RELEASED
 ) -> list[tuple[int, int, str, float]]:
     """`(submission id, reviewer id, dimension, score)` of the stage's human
     reviews that `reviews` counts: what agreement is measured against. Never of a
@@ -272,7 +272,7 @@ def agreement_compute_for_stage(
     *,
     stage: str,
     judge: str | None = None,
-    reviews: AgreementReviews = AgreementReviews.SUBMITTED,
+    reviews: AgreementReviews = AgreementReviews.RELEASED,
 ) -> StageAgreement:
     """Recompute from the database (no cache)."""
     human_rows = human_score_rows(stage=stage, reviews=reviews)
@@ -318,7 +318,7 @@ def agreement_for_stage(
     *,
     stage: str,
     judge: str | None = None,
-    reviews: AgreementReviews = AgreementReviews.SUBMITTED,
+    reviews: AgreementReviews = AgreementReviews.RELEASED,
 ) -> StageAgreement:
     """The agreement statistics of a stage against the mean of the judges (or
     one judge), from the cache when nothing changed since they were computed."""
@@ -329,7 +329,7 @@ def agreements_for_stage(
     *,
     stage: str,
     judges: Sequence[str | None],
-    reviews: AgreementReviews = AgreementReviews.SUBMITTED,
+    reviews: AgreementReviews = AgreementReviews.RELEASED,
 ) -> list[StageAgreement]:
     """`agreement_for_stage` for each of `judges` (None: the mean of the judges),
     the stage's judgments summarised once for all of them (the judges' board)."""

@@ -44,6 +44,7 @@ from .agreement import DimensionAgreement, Interval
 from .blind import (
     artifact_for_blind_path,
     blind_log_text,
+    blind_path,
     identity_words,
     submission_blind,
     trace_blind,
@@ -209,11 +210,15 @@ def paper_file_view(request: AuthenticatedHttpRequest, code: str, path: str) -> 
     if content_type not in _INLINE_TYPES:
         # Never let the site's origin run an uploaded HTML or SVG file.
         content_type = "text/plain; charset=utf-8"
-    if artifact.kind in (ArtifactKind.LOG, ArtifactKind.TRACE):
+    words = identity_words(assignment.submission.agent)
+    if artifact.kind in (ArtifactKind.LOG, ArtifactKind.TRACE) or _is_text(content_type):
+        # Every text a reviewer reads (logs, results, code, token usage) made neutral.
         response: HttpResponseBase = _blind_log_response(assignment, artifact)
     else:
         response = FileResponse(artifact.file.open("rb"), content_type=content_type)
-    response["Content-Disposition"] = f'inline; filename="{posixpath.basename(path)}"'
+    # The blind name, from the real path (a link may name the file another way).
+    shown = posixpath.basename(blind_path(getattr(artifact, "real_path", artifact.path), words))
+    response["Content-Disposition"] = f'inline; filename="{shown}"'
     response["Content-Security-Policy"] = "sandbox; default-src 'none'"
     response["X-Content-Type-Options"] = "nosniff"
     return response
@@ -235,6 +240,10 @@ def _blind_trace_response(
         ),
     }
     return render(request, "reviews/trace.html", context)
+
+
+def _is_text(content_type: str) -> bool:
+    return content_type.startswith("text/") or content_type == "application/json"
 
 
 def _blind_log_response(assignment: Assignment, artifact) -> HttpResponse:

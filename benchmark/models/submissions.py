@@ -284,6 +284,7 @@ class DerivedKind(models.TextChoices):
     PDF_TEXT = "pdf_text", "Text extracted from a PDF"
     HTML = "html", "Clean HTML of a markdown document"
     TRACE_STEPS = "trace_steps", "Steps of a coding-agent trace"
+    SOURCE_HTML = "source_html", "Highlighted HTML of a source file"
 
 
 class DerivedArtifact(models.Model):

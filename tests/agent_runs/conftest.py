@@ -11,7 +11,7 @@ from tests.experiments.conftest import (  # noqa: F401 - fixtures
 )
 from tests.judging.fake_llm import FakeLLMServer
 
-TEST_KEY_ENV = "TEST_AGENT_KEY"
+TEST_KEY_ENV = "TEST_AGENT_API_KEY"
 
 
 @pytest.fixture

@@ -245,3 +245,72 @@ def test_the_loops_files_are_kept_wherever_they_are_within_the_runs_limits(tmp_p
     assert not (workspace / "paper_token_usage.json").exists()
     assert not (workspace / "big.bin").exists()
     assert left_out == ["big.bin (8192 bytes): over the run's size limit"]
+
+
+def _in_thread(function, *args):
+    """`function(*args)` in a thread, its outcome or None if still blocked after
+    a generous wait (the test then fails instead of hanging)."""
+    import threading
+
+    outcome: list = []
+    thread = threading.Thread(target=lambda: outcome.append(function(*args)), daemon=True)
+    thread.start()
+    thread.join(timeout=60)
+    return outcome[0] if outcome else None
+
+
+def test_the_tools_refuse_fifos_sockets_and_devices_without_blocking(commands):
+    """Issue 32, finding 9: `mkfifo code/fifo` then `write_file code/fifo` held
+    the gpu worker in open() until its time limit."""
+    import socket
+
+    work = commands.folder
+    (work / "code").mkdir(exist_ok=True)
+    os.mkfifo(work / "code" / "fifo")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(work / "code" / "sock"))
+    try:
+        for path in ("code/fifo", "code/sock"):
+            for tool in (
+                call("write_file", {"path": path, "content": "x"}),
+                call("read_file", {"path": path}),
+            ):
+                outcome = _in_thread(lambda t: tool_execute(t, work=work, commands=commands), tool)
+                if outcome is None:  # unblock the stuck open() before failing
+                    with open(work / "code" / "fifo", "rb" if tool.name == "write_file" else "wb"):
+                        pass
+                assert outcome is not None, f"{tool.name} {path} blocked"
+                assert outcome.content.startswith("error:"), outcome.content
+                assert "not a regular file" in outcome.content, outcome.content
+    finally:
+        server.close()
+
+
+def test_cancel_stops_a_stage_blocked_in_a_model_call_within_seconds(eager, task, fake_llm):
+    """Cancel was only seen between calls: a model call that takes minutes (or
+    a file that blocks) kept the stage running. The stage is interrupted."""
+    import threading
+    import time
+
+    from agent_runs.services import agent_run_cancel
+
+    eager.AGENT_RUN_CALL_TIMEOUT_SECONDS = 30
+    eager.AGENT_RUN_CANCEL_POLL_SECONDS = 0.2
+    fake_llm.default = answer("a slow idea", delay=45)
+
+    def cancel_once_the_call_is_made() -> None:
+        for _ in range(300):  # bounded: 30 s
+            if fake_llm.requests:
+                break
+            time.sleep(0.1)
+        run = AgentRun.objects.get()
+        agent_run_cancel(run=run, reason="stopped by the test")
+
+    canceller = threading.Thread(target=cancel_once_the_call_is_made, daemon=True)
+    canceller.start()
+    run = run_inline(fake_llm)
+    canceller.join(timeout=60)
+
+    assert run.status == RunStatus.CANCELLED, run.reason
+    assert "while the stage was running" in run.reason
+    assert run.failed_stage == "idea" and run.submission is None

@@ -103,12 +103,12 @@ def test_the_nav_links_agent_runs_for_organisers_only(client, organiser):
 def test_bad_input_shows_the_services_messages_and_queues_nothing(
     organiser_client, task, monkeypatch, django_capture_on_commit_callbacks
 ):
-    monkeypatch.delenv("H15_UNSET_KEY", raising=False)
+    monkeypatch.delenv("H15_UNSET_API_KEY", raising=False)
     data = _form(
         task=["iclr2025_agents", "no-such-task"],
         agent="Not A Name",
         model="",
-        api_key_env="H15_UNSET_KEY",
+        api_key_env="H15_UNSET_API_KEY",
         mode="stepwise",
         max_steps="0",
         max_cost="-1",
@@ -120,7 +120,7 @@ def test_bad_input_shows_the_services_messages_and_queues_nothing(
     for message in [
         "no task &#x27;no-such-task&#x27; in the catalogue",
         "no model given",
-        "the environment variable H15_UNSET_KEY is not set",
+        "the environment variable H15_UNSET_API_KEY is not set",
         "max_steps must be a positive whole number",
         "max_cost must be more than 0 USD",
         "a stepwise run needs --stage",
@@ -302,7 +302,7 @@ def test_model_output_in_the_transcript_is_escaped(organiser_client, task, organ
 
 def test_the_api_creates_follows_and_cancels_runs(client, organiser, task, monkeypatch):
     client.force_login(organiser)
-    monkeypatch.delenv("H15_UNSET_KEY", raising=False)
+    monkeypatch.delenv("H15_UNSET_API_KEY", raising=False)
     url = reverse("api:agent-run-list")
     bad = client.post(
         url,
@@ -311,7 +311,7 @@ def test_the_api_creates_follows_and_cancels_runs(client, organiser, task, monke
             "agent": "mlr-agent-test",
             "model": MODEL,
             "max_steps": 0,
-            "api_key_env": "H15_UNSET_KEY",
+            "api_key_env": "H15_UNSET_API_KEY",
         },
         content_type="application/json",
     )

@@ -6,6 +6,7 @@ from decimal import Decimal
 import pytest
 from django.core.management import CommandError, call_command
 
+from agent_runs.context import key_env_problem
 from agent_runs.models import AgentRun
 from agent_runs.services import agent_run_create
 from common.errors import ValidationFailed
@@ -23,21 +24,40 @@ def refused(**options) -> dict[str, str]:
 
 
 def test_unknown_model_missing_key_and_unknown_task_are_refused(task, monkeypatch):
-    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    monkeypatch.delenv("NO_SUCH_API_KEY", raising=False)
     problems = refused(
         tasks=["iclr2025_scripted", "no-such-task"],
         agent_name="mlr-agent-x",
         model="no-such-model-anywhere",
-        api_key_env="NO_SUCH_KEY_VAR",
+        api_key_env="NO_SUCH_API_KEY",
     )
     assert "no task 'no-such-task'" in problems["task"]
     assert "no-such-model-anywhere" in problems["model"]
-    assert "NO_SUCH_KEY_VAR is not set" in problems["api_key_env"]
+    assert "NO_SUCH_API_KEY is not set" in problems["api_key_env"]
 
 
 def test_a_key_given_instead_of_a_variable_name_is_refused(task, fake_llm):
     problems = refused(**run_options(fake_llm, api_key_env="sk-live-123"))
     assert "not an environment variable name" in problems["api_key_env"]
+
+
+@pytest.mark.parametrize("name", ["SECRET_KEY", "DATABASE_URL", "AWS_SECRET_ACCESS_KEY", "HOME"])
+def test_no_setting_of_the_site_can_be_sent_as_a_runs_api_key(task, fake_llm, name, monkeypatch):
+    """Issue 32, finding 10: a staff member names the site's secret as the
+    key of a run whose api_base they choose; refused, whether or not set."""
+    monkeypatch.setenv(name, "the-sites-secret")
+    problems = refused(**run_options(fake_llm, api_key_env=name))
+    assert name in problems["api_key_env"]
+
+
+def test_the_allow_list_is_the_deployments_and_never_takes_a_site_setting(settings):
+    settings.AGENT_RUN_KEY_ENV_ALLOW = ["PROVIDER_*", "SECRET_*"]
+    assert key_env_problem("PROVIDER_TOKEN") is None
+    assert "site's own settings" in (key_env_problem("SECRET_KEY") or "")
+    assert "AGENT_RUN_KEY_ENV_ALLOW" in (key_env_problem("OTHER_API_KEY") or "")
+    settings.AGENT_RUN_KEY_ENV_ALLOW = []
+    assert key_env_problem("OTHER_API_KEY") is None
+    assert key_env_problem("DATABASE_URL") is not None
 
 
 @pytest.mark.parametrize(

@@ -139,3 +139,30 @@ def test_the_format_is_checked_before_the_duplicate(media_root, tmp_path):
         intake("idea.md")
     with pytest.raises(IntakeRefused, match="not a zip or tar.gz archive or a markdown file"):
         intake("idea.txt")
+
+
+def _many_small_zeros(path: Path, *, entries: int, size: int, kind: str) -> Path:
+    """Issue 32, finding 5: many entries, each under the per-entry ratio floor."""
+    zeros = b"\0" * size
+    if kind == "zip":
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+            archive.writestr("results/paper.md", PAPER)
+            for number in range(entries):
+                archive.writestr(f"results/zeros_{number}.bin", zeros)
+    else:
+        with tarfile.open(path, "w:gz", compresslevel=9) as archive:
+            for number in range(entries):
+                info = tarfile.TarInfo(f"results/zeros_{number}.bin")
+                info.size = size
+                archive.addfile(info, io.BytesIO(zeros))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["zip", "tar.gz"])
+def test_many_small_entries_count_together_against_the_archives_size(tmp_path, kind):
+    # 90 entries of 512 KiB zeros: 45 MiB from an archive of a few dozen KiB.
+    bomb = _many_small_zeros(tmp_path / f"bomb.{kind}", entries=90, size=512 * 1024, kind=kind)
+    assert bomb.stat().st_size * LIMITS.max_ratio < 45 * 1024 * 1024
+
+    with pytest.raises(ArchiveRefused, match="compression bomb"):
+        archive_unpack(source=bomb, dest=tmp_path / "out", limits=LIMITS)

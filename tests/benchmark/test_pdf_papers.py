@@ -103,3 +103,26 @@ def test_only_a_run_of_consecutive_numbers_is_taken_for_the_margin():
     margin = "\n".join(f"{n:03d}" for n in range(54, 70))
     text = f"{margin}\nResults\nTable 1\n1\n2\n3\nAccuracy 0.91"
     assert margin_numbers_drop(text) == "Results\nTable 1\n1\n2\n3\nAccuracy 0.91"
+
+
+def test_an_uploads_pdfs_are_counted_and_read_within_one_summed_budget(
+    client, owner, mlrbench_data, tmp_path, settings
+):
+    """Issue 32, finding 7: three PDFs, each under its own 30 s, held a worker
+    66 s. An upload has at most INTAKE_MAX_PDFS of them, and all its reading
+    shares INTAKE_WORK_SECONDS; past it the upload is refused, saying so."""
+    pdf = (mlrbench_data / SCIENTIST / "iclr2025_bi_align.pdf").read_bytes()
+    entries = {f"results/paper_{n}.pdf": pdf for n in range(3)}
+    entries["code/run.py"] = b"print(1)\n"
+
+    settings.INTAKE_MAX_PDFS = 2
+    too_many = upload(client, owner, zip_entries(tmp_path / "many.zip", entries))
+    assert too_many.status_code == 400
+    assert "3 PDF papers; at most 2" in error_messages(too_many)["archive"][0]
+
+    settings.INTAKE_MAX_PDFS = 5
+    settings.INTAKE_WORK_SECONDS = 0.01  # no PDF is read that fast
+    late = upload(client, owner, zip_entries(tmp_path / "late.zip", entries))
+    assert late.status_code == 400
+    assert "took longer than 0.01 s to read together" in error_messages(late)["archive"][0]
+    assert Submission.objects.count() == 0

@@ -112,3 +112,50 @@ def test_the_task_page_serves_the_description_rendered_once(client, monkeypatch)
     again = client.get(f"/tasks/{task.slug}/").content.decode()
 
     assert "<li>one</li>" in first and "<li>one</li>" in again
+
+
+def test_math_protection_of_a_large_document_runs_in_the_child_not_the_web_process(monkeypatch):
+    """Issue 32, finding 1: formulas were protected in the web process, before
+    and outside the child's budget (`\\[` a million times: 50 s). The parent
+    now hands the raw text to the child, which does all of it in its budget."""
+
+    def in_the_parent(text, formulas):
+        raise AssertionError("math protection ran in the web process")
+
+    monkeypatch.setattr(rendering, "_math_protect", in_the_parent)
+    text = "# M\n\nThe loss $x_1$ and\n\n\\[a_*b\\]\n\n" + "\\[" * 20_000
+    assert len(text.encode()) > rendering.INLINE_RENDER_BYTES
+
+    rendered = rendering.markdown_render_budgeted(text, math=True, timeout=60)
+
+    assert rendered.note == ""
+    assert '<span class="math math-inline">x_1</span>' in rendered.html
+    assert '<span class="math math-display">a_*b</span>' in rendered.html
+
+
+def test_the_math_scanner_finds_each_closer_once_however_many_openers(monkeypatch):
+    """`\\[` repeated: a regex's lazy look ahead rescanned 1,000 characters
+    from each; the scanner searches each stretch of the text once."""
+    searched: list[int] = []
+
+    class Counting(rendering._NextFind):
+        def __call__(self, start: int) -> int:
+            before = (self.start, self.found)
+            found = super().__call__(start)
+            if (self.start, self.found) != before:
+                end = len(self.text) if found == -1 else found
+                searched.append(end - start)
+            return found
+
+    text = "\\[" * 5_000 + "x\\]"
+    monkeypatch.setattr(rendering, "_NextFind", Counting)
+    formulas: list[tuple[str, bool]] = []
+    rendering._math_protect(text, formulas)
+    assert sum(searched) <= 2 * len(text)
+    assert formulas  # the last opener in reach of the closer is a formula
+
+
+def test_a_math_token_the_author_typed_stays_as_typed():
+    html = rendering.markdown_render_budgeted("$a$ and MLRBMATH7X", math=True).html
+    assert '<span class="math math-inline">a</span>' in html
+    assert "MLRBMATH7X" in html

@@ -8,7 +8,7 @@ import pytest
 
 from benchmark.archives import IntakeLimits
 from benchmark.intake import submission_intake
-from benchmark.models import ApiToken, Submission
+from benchmark.models import ApiToken, DerivedArtifact, DerivedKind, Submission
 from tests.errors import error_messages
 
 from .factories import AgentFactory, TeamFactory, UserFactory
@@ -265,3 +265,42 @@ def test_the_submission_list_and_agent_pages(client, media_root, agent, task, tm
     assert "1 submission" in listing and "ada-agent" in listing
     assert "0 submissions" in client.get("/submissions/", {"stage": "idea"}).content.decode()
     assert client.get("/agents/ada-agent/").status_code == 200
+
+
+def test_source_is_highlighted_once_at_intake_and_no_view_runs_a_lexer(
+    client, media_root, agent, task, tmp_path, monkeypatch, settings
+):
+    """Issue 32, finding 2: Pygments ran per request on up to 1 MiB (a Makefile
+    of `_` is quadratic in its lexer). It runs once, at intake, within each
+    file's time; a slow file and one past the size limit show plain text."""
+    import pygments
+
+    settings.SOURCE_HIGHLIGHT_FILE_SECONDS = 0.5
+    settings.SOURCE_HIGHLIGHT_MAX_BYTES = 64 * 1024
+    archive = zip_entries(
+        tmp_path / "run.zip",
+        {
+            "results/paper.md": PAPER,
+            "code/main.py": b"def train():\n    return 42\n",
+            "code/Makefile": b"_" * 24_000,  # seconds of the Makefile lexer
+            "code/big.py": b"x = 1  # <b>\n" * 6_000,  # past the size limit
+        },
+    )
+    submission = intake(agent, task, archive)
+    stored = set(
+        DerivedArtifact.objects.filter(
+            artifact__submission=submission, kind=DerivedKind.SOURCE_HTML
+        ).values_list("artifact__path", flat=True)
+    )
+    assert stored == {"code/main.py"}
+
+    def no_lexer(*args, **kwargs):
+        raise AssertionError("a page view ran a lexer")
+
+    monkeypatch.setattr(pygments, "highlight", no_lexer)
+    base = f"/submissions/{submission.pk}/files/code"
+    assert '<span class="k">def</span>' in client.get(f"{base}/main.py").content.decode()
+    makefile = client.get(f"{base}/Makefile").content.decode()
+    assert '<pre class="plain">' + "_" * 100 in makefile
+    big = client.get(f"{base}/big.py").content.decode()
+    assert "x = 1  # &lt;b&gt;" in big and "# <b>" not in big

@@ -287,3 +287,56 @@ def test_a_trace_of_many_tool_calls_is_cut_at_the_total_text_bound(settings, tas
     assert trace["truncated"] is True
     assert trace["note"].startswith("cut at 2,000 characters of text")
     assert 0 < len(trace["steps"][0]["tool_calls"]) < 500
+
+
+def test_deeply_nested_content_costs_what_is_kept_not_a_copy_per_level(settings):
+    """Issue 32, finding 3: 120 nested lists around a text of 60,000 lines.
+    Written whole, that is 60,000 lines indented 240 deep, copied again at
+    every level; written once up to the field's bound it is a few KiB."""
+    import tracemalloc
+
+    from benchmark.traces import trace_parse
+
+    settings.TRACE_MAX_FIELD_CHARS = 2000
+    content: object = "\n" * 60_000
+    for _ in range(120):
+        content = [content]
+    data = json.dumps([{"role": "user", "content": content}]).encode()
+
+    tracemalloc.start()
+    try:
+        trace = trace_parse(lambda: data, reader="json", size=len(data))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # The parsed JSON is about 0.2 MiB; the whole pretty text would be 14 MiB.
+    assert peak < 4 * 1024 * 1024, peak
+    text = trace["steps"][0]["text"]
+    assert text.endswith("[… more characters cut]")
+    assert len(text) < 2100
+
+
+def test_a_codex_result_takes_the_first_waiting_call_without_rescanning_the_turn():
+    """Issue 32, finding 8: each result header rescanned the turn's calls
+    (quadratic: 20,000 commands took 35 s). The waiting calls are a queue."""
+    from benchmark.traces import _Budget, _codex_section, _Parsed
+
+    budget = _Budget(deadline=float("inf"), max_steps=10, max_chars=1000, max_total_chars=10**7)
+    parsed, state = _Parsed(), {}
+    for number in range(3):
+        _codex_section(f"exec ls {number} in /w", "", parsed, state, budget)
+    _codex_section("ls 0 succeeded in 1ms:", "zero", parsed, state, budget)
+
+    class _NoScan(list):
+        def __iter__(self):
+            raise AssertionError("the turn's calls were scanned for a waiting one")
+
+    step = parsed.steps[0]
+    step["tool_calls"] = _NoScan(step["tool_calls"])
+    _codex_section("ls 1 exited 2 in 1ms:", "one", parsed, state, budget)
+    calls = list.__iter__(step["tool_calls"])
+    assert [(c["result"], c["is_error"]) for c in calls] == [
+        ("zero", False),
+        ("one", True),
+        (None, False),
+    ]

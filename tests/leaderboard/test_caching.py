@@ -11,9 +11,12 @@ from leaderboard.caching import DATA_GENERATION
 from leaderboard.payloads import leaderboard_payload
 from leaderboard.selectors import LeaderboardQuery
 from reviews.agreement_cache import AGREEMENT_GENERATION
-from reviews.selectors import agreement_for_stage
+from reviews.selectors import AgreementReviews, agreement_for_stage
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+
+# These tests count every submitted review (an organiser's view).
+SUBMITTED = AgreementReviews.SUBMITTED
 
 pytestmark = pytest.mark.django_db
 
@@ -47,7 +50,9 @@ def test_an_evicted_counter_starts_from_a_number_never_used(settings):
 
 
 def cached_answers() -> tuple[dict, dict]:
-    return leaderboard_payload(LeaderboardQuery()), agreement_for_stage(stage="end2end")
+    return leaderboard_payload(LeaderboardQuery()), agreement_for_stage(
+        stage="end2end", reviews=SUBMITTED
+    )
 
 
 def test_a_landing_judgment_invalidates_the_leaderboard_and_the_agreement(

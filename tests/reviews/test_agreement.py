@@ -18,7 +18,7 @@ from benchmark.models import Stage
 from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
 from reviews import agreement as agreement_module
 from reviews.models import HumanReview, HumanReviewScore, ReviewStatus
-from reviews.selectors import agreement_for_stage
+from reviews.selectors import AgreementReviews, agreement_for_stage
 from reviews.serializers import DimensionAgreementSerializer
 from reviews.services import review_import_record
 from tests.errors import error_messages
@@ -32,6 +32,9 @@ from .factories import (
     judgment_record,
     rubric_dimensions,
 )
+
+# These tests count every submitted review (an organiser's view).
+SUBMITTED = AgreementReviews.SUBMITTED
 
 pytestmark = pytest.mark.django_db
 
@@ -147,7 +150,7 @@ def test_agreement_equals_a_direct_scipy_computation(generated, judge):
             p: {d: (llm["judge-a"][p][d] + llm["judge-b"][p][d]) / 2 for d in END2END_DIMENSIONS}
             for p in llm["judge-a"]
         }
-    result = agreement_for_stage(stage=Stage.END2END, judge=judge)
+    result = agreement_for_stage(stage=Stage.END2END, judge=judge, reviews=SUBMITTED)
     assert result.judge == judge
     rows = {row.dimension: row for row in result.dimensions}
     assert list(rows) == END2END_DIMENSIONS
@@ -190,7 +193,7 @@ def test_a_dimension_with_one_reviewer_per_paper_says_why_instead_of_nan(db):
         submitted_review(submission, reviewer, {"Clarity": human_score})
         judgment_record(submission, judge, rubric, {"Clarity": llm_score})
         expected_hl.append(abs(human_score - llm_score))
-    (row,) = agreement_for_stage(stage=Stage.PAPER).dimensions
+    (row,) = agreement_for_stage(stage=Stage.PAPER, reviews=SUBMITTED).dimensions
     assert row.n_human_human == 0
     assert row.n_human_llm == 4
     assert row.mean_abs_diff_human_llm == pytest.approx(np.mean(expected_hl))
@@ -216,7 +219,7 @@ def test_a_dimension_with_one_reviewer_per_paper_says_why_instead_of_nan(db):
 
 def test_an_empty_stage_lists_the_rubric_dimensions_with_reasons(client, db):
     RubricFactory(stage=Stage.IDEA, dimensions=rubric_dimensions(["Novelty", "Overall"]))
-    result = agreement_for_stage(stage=Stage.IDEA)
+    result = agreement_for_stage(stage=Stage.IDEA, reviews=SUBMITTED)
     assert [row.dimension for row in result.dimensions] == ["Novelty", "Overall"]
     for row in result.dimensions:
         numbers = {
@@ -268,10 +271,10 @@ def test_api_shape_and_bad_parameters(client, generated):
 def test_cached_and_current_after_a_review_or_a_judgment_changes(
     generated, django_assert_num_queries, django_capture_on_commit_callbacks, make_reviewer
 ):
-    before = agreement_for_stage(stage=Stage.END2END)
+    before = agreement_for_stage(stage=Stage.END2END, reviews=SUBMITTED)
     # From the cache: one small query (the judgments' fingerprint), no recomputation.
     with django_assert_num_queries(1):
-        assert agreement_for_stage(stage=Stage.END2END) == before
+        assert agreement_for_stage(stage=Stage.END2END, reviews=SUBMITTED) == before
 
     # A new submitted review (through the service the import and the pages use).
     submission = HumanReview.objects.filter(submission__judgments__isnull=False).first().submission
@@ -282,7 +285,7 @@ def test_cached_and_current_after_a_review_or_a_judgment_changes(
             scores={d: 9 for d in END2END_DIMENSIONS},
             ranges={d: (1, 10) for d in END2END_DIMENSIONS},
         )
-    after_review = agreement_for_stage(stage=Stage.END2END)
+    after_review = agreement_for_stage(stage=Stage.END2END, reviews=SUBMITTED)
     before_overall = before.dimensions[-1]
     after_overall = after_review.dimensions[-1]
     assert after_overall.n_human_llm == before_overall.n_human_llm + 1
@@ -293,7 +296,7 @@ def test_cached_and_current_after_a_review_or_a_judgment_changes(
     score.score = 1
     with django_capture_on_commit_callbacks(execute=True):
         score.save()
-    after_judgment = agreement_for_stage(stage=Stage.END2END)
+    after_judgment = agreement_for_stage(stage=Stage.END2END, reviews=SUBMITTED)
     assert (
         after_judgment.dimensions[-1].mean_abs_diff_human_llm
         != after_overall.mean_abs_diff_human_llm
@@ -303,7 +306,7 @@ def test_cached_and_current_after_a_review_or_a_judgment_changes(
 def test_a_judgment_finished_without_signals_still_refreshes_the_numbers(generated):
     """Judge workers claim rows with queryset updates and insert scores in
     bulk: no post_save at all, yet the dashboard must not stay stale."""
-    before = agreement_for_stage(stage=Stage.END2END)
+    before = agreement_for_stage(stage=Stage.END2END, reviews=SUBMITTED)
     overall = before.dimensions[-1]
     # A paper with human reviews but no judgment yet gets one, the way a worker would.
     submission = HumanReview.objects.filter(submission__judgments__isnull=True).first().submission
@@ -313,14 +316,14 @@ def test_a_judgment_finished_without_signals_still_refreshes_the_numbers(generat
         rubric=Judgment.objects.first().rubric,
         status=JudgmentStatus.RUNNING,
     )
-    agreement_for_stage(stage=Stage.END2END)  # cached again in between
+    agreement_for_stage(stage=Stage.END2END, reviews=SUBMITTED)  # cached again in between
     DimensionScore.objects.bulk_create(
         DimensionScore(judgment=judgment, dimension=d, score=5) for d in END2END_DIMENSIONS
     )
     Judgment.objects.filter(pk=judgment.pk, status=JudgmentStatus.RUNNING).update(
         status=JudgmentStatus.DONE, finished_at=timezone.now()
     )
-    after = agreement_for_stage(stage=Stage.END2END).dimensions[-1]
+    after = agreement_for_stage(stage=Stage.END2END, reviews=SUBMITTED).dimensions[-1]
     n_reviews = HumanReview.objects.filter(submission=submission, status="submitted").count()
     assert after.n_human_llm == overall.n_human_llm + n_reviews
 

@@ -3,7 +3,7 @@ a paper from the reviewer who has not reviewed it yet, and only from them."""
 
 import pytest
 
-from reviews.services import review_submit
+from reviews.services import review_round_close, review_submit
 from tests.errors import error_messages
 from tests.reviews.scenario import AGENT_NAME, review_data, scenario_build
 
@@ -66,8 +66,25 @@ def test_an_unsubmitted_reviewer_cannot_reach_the_paper_by_its_public_pages(clie
 
 
 def test_the_same_pages_show_the_paper_to_everyone_else_and_after_the_review(client, scenario):
+    """While the round is open the paper is left out for everyone but organisers
+    (a reviewer signed out learns nothing either: issue 32); once it closes,
+    everyone who has no review of it pending sees it."""
     s = scenario
-    for user in (None, s.reviewer_b, s.reviewer_c, s.organiser):
+    for user in (None, s.reviewer_b, s.reviewer_c):
+        client.logout()
+        if user is not None:
+            client.force_login(user)
+        for name, url in _pages(s).items():
+            assert client.get(url).status_code == 404, (name, user)
+        for name, url in _lists(s).items():
+            assert not _shows_the_paper(client.get(url), s), (name, user)
+    client.force_login(s.organiser)
+    for name, url in _pages(s).items():
+        assert client.get(url).status_code == 200, name
+
+    review_submit(assignment=s.assignment_a, data=review_data())
+    review_round_close(review_round=s.review_round)
+    for user in (None, s.reviewer_b, s.reviewer_c):
         client.logout()
         if user is not None:
             client.force_login(user)
@@ -76,7 +93,6 @@ def test_the_same_pages_show_the_paper_to_everyone_else_and_after_the_review(cli
         for name, url in _lists(s).items():
             assert _shows_the_paper(client.get(url), s), (name, user)
 
-    review_submit(assignment=s.assignment_a, data=review_data())
     client.force_login(s.reviewer_a)
     for name, url in _pages(s).items():
         assert client.get(url).status_code == 200, name

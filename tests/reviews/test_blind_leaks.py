@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from benchmark.models import ArtifactKind, Stage
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
+from reviews.services import review_round_close
 
 from .factories import AgentFactory, SubmissionFactory, artifact_add
 from .scenario import scenario_build
@@ -63,7 +64,11 @@ def test_a_task_reviewed_blind_is_left_out_of_every_per_task_view(client, scenar
     assert client.get(f"/submissions/{other.pk}/").status_code == 404
     agent_page = client.get("/agents/rival/").content.decode()
     assert slug not in agent_page
+    # Everyone else sees both once the round is closed (until then the paper
+    # under review is left out for all but organisers: issue 32).
     client.force_login(s.reviewer_b)
+    assert client.get(f"/api/submissions/?task={slug}").json()["count"] == 1
+    review_round_close(review_round=s.review_round)
     assert client.get(f"/api/submissions/?task={slug}").json()["count"] == 2
 
 

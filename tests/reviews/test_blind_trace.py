@@ -9,6 +9,7 @@ import pytest
 from django.urls import reverse
 
 from benchmark.models import ArtifactKind
+from reviews.services import review_round_close
 
 from .factories import artifact_add
 from .scenario import AGENT_MODEL, AGENT_NAME, IDENTITY, scenario_build
@@ -51,7 +52,9 @@ def test_the_trace_viewer_is_blind_for_a_reviewer_and_names_all_for_others(clien
     assert "You are agent on agent." in html
     assert 'data-testid="trace-format"' not in html and 'data-testid="trace-model"' not in html
 
-    # Anyone else sees the agent's own trace page, names and all.
+    # Anyone else sees the agent's own trace page, names and all, once the
+    # round is closed (while it is open, only organisers do: issue 32).
+    review_round_close(review_round=s.review_round)
     client.force_login(s.reviewer_b)
     own = client.get(f"/submissions/{s.submission.pk}/trace/claude_output.json").content.decode()
     assert "claude-3-7-sonnet-20250219" in own and AGENT_NAME in own

@@ -10,7 +10,7 @@ from django.urls import reverse
 from judging.models import HallucinationFinding, JudgmentKind
 from reviews.models import HumanHallucinationCheck
 from reviews.selectors import hallucination_answers
-from reviews.services import review_round_release, review_submit
+from reviews.services import review_round_close, review_round_release, review_submit
 from tests.errors import error_messages
 
 from .scenario import review_data, scenario_build
@@ -79,7 +79,9 @@ def test_a_reviewer_never_sees_another_reviewers_check_nor_a_judges_findings(cli
     # Nor on the public fabrication page while the paper waits for their review...
     page = client.get("/fabrication/?stage=end2end").content.decode()
     assert "EVIDENCE-OF-A-JUDGE" not in page and "EVIDENCE-OF-REVIEWER-B" not in page
-    # ...where everyone else reads the judge's evidence (the round is not released).
+    # ...where everyone else reads the judge's evidence once the round is closed
+    # (not released: the reviewers' checks stay private).
+    review_round_close(review_round=world.review_round)
     client.logout()
     public = client.get("/fabrication/?stage=end2end").content.decode()
     assert "EVIDENCE-OF-A-JUDGE" in public and "EVIDENCE-OF-REVIEWER-B" not in public

@@ -137,3 +137,35 @@ def test_a_bad_token_answers_401_everywhere(client, method, url):
     assert response["WWW-Authenticate"].startswith("Token")
     assert response.json()["errors"][0]["code"] == "authentication_failed"
     assert settings.NUM_PROXIES == 0
+
+
+def test_concurrent_requests_from_one_client_get_exactly_the_rate(rates):
+    """Issue 32, finding 13: sixteen clients at once from one address; each
+    request is one atomic increment, so exactly the rate passes (DRF's
+    read-modify-write history let every racing request through)."""
+    import threading
+
+    from django.contrib.auth.models import AnonymousUser
+
+    from common.throttling import PublicAnonThrottle
+
+    rates(public_api="100/minute")
+    request = type("Request", (), {"user": AnonymousUser(), "META": {"REMOTE_ADDR": "10.7.7.7"}})()
+    allowed: list[bool] = []
+    start = threading.Barrier(16)
+
+    def client_thread() -> None:
+        start.wait()
+        for _ in range(25):
+            allowed.append(PublicAnonThrottle().allow_request(request, None))
+
+    threads = [threading.Thread(target=client_thread) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(allowed) == 400
+    assert sum(allowed) == 100
+    refused = PublicAnonThrottle()
+    assert refused.allow_request(request, None) is False
+    assert 0 < (refused.wait() or 0) <= 60
