@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmark', '0014_derived_trace_steps'),
+        ('benchmark', '0016_agent_is_system'),
     ]
 
     operations = [
