@@ -502,7 +502,7 @@ class AssignmentState:
     assignment: Assignment
     review: HumanReview | None
     reveal: Reveal | None
-    rubric: list[dict] | None = None
+    rubric: list[dict[str, Any]] | None = None
     artifacts: list[Artifact] | None = None
 
 

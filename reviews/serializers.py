@@ -1,6 +1,8 @@
 """API answers of human review: the agreement statistics, a reviewer's
 assignments and a round's assignments. The field order is the answer's key order."""
 
+from typing import Any
+
 from django.urls import reverse
 from rest_framework import serializers
 
@@ -97,11 +99,13 @@ class RevealSerializer(serializers.Serializer):
     llm_scores = serializers.DictField(child=serializers.FloatField())
     other_reviews = serializers.SerializerMethodField()
 
-    def get_other_reviews(self, reveal) -> list[dict]:
-        return OtherReviewSerializer(
-            [{"reviewer": label, "scores": scores} for label, scores in reveal.other_reviews],
-            many=True,
-        ).data
+    def get_other_reviews(self, reveal) -> list[dict[str, Any]]:
+        return list(
+            OtherReviewSerializer(
+                [{"reviewer": label, "scores": scores} for label, scores in reveal.other_reviews],
+                many=True,
+            ).data
+        )
 
 
 class BlindArtifactSerializer(serializers.Serializer):
@@ -138,9 +142,10 @@ class AssignmentDetailSerializer(AssignmentSerializer):
     rubric = serializers.ListField(child=serializers.DictField())
     artifacts = serializers.SerializerMethodField()
 
-    def get_artifacts(self, state) -> list[dict]:
+    def get_artifacts(self, state) -> list[dict[str, Any]]:
         url = paper_url(self.context["request"], state.assignment.code)
-        return BlindArtifactSerializer(state.artifacts, many=True, context={"paper_url": url}).data
+        serializer = BlindArtifactSerializer(state.artifacts, many=True, context={"paper_url": url})
+        return list(serializer.data)
 
 
 class AssignmentListSerializer(serializers.Serializer):

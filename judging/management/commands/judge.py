@@ -2,6 +2,7 @@ import sys
 import time
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db.models import QuerySet
 from tqdm import tqdm
 
 from benchmark.models import Stage, Submission, SubmissionStatus
@@ -104,15 +105,18 @@ class Command(BaseCommand):
             self._wait(report.judgment_ids, options["timeout"])
 
     def _submissions(self, options) -> list[Submission]:
-        queryset = Submission.objects.select_related("task", "agent")
         if options["submission"] is not None:  # one named submission, a canary too
-            submission = queryset.filter(pk=options["submission"]).first()
+            submission = (
+                Submission.objects.select_related("task", "agent")
+                .filter(pk=options["submission"])
+                .first()
+            )
             if submission is None:
                 raise CommandError(f"no submission {options['submission']}")
             return [submission]
         # A whole stage or everything pending: never the canaries, which
         # `judge_canaries run` reviews (after saying what it costs).
-        queryset = queryset.public()
+        queryset: QuerySet[Submission] = Submission.objects.select_related("task", "agent").public()
         if options["stage"]:
             queryset = queryset.filter(stage=options["stage"])
             if options["agent"]:
