@@ -145,12 +145,13 @@ def test_numbers_the_columns_cannot_hold_are_form_errors(organiser_client, task)
 
 
 def test_a_good_form_queues_a_run_after_commit_and_redirects_to_it(
-    organiser_client, organiser, task, django_capture_on_commit_callbacks
+    organiser_client, organiser, task, fake_llm, django_capture_on_commit_callbacks
 ):
+    # The form checks the model with one small call before anything is queued.
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = organiser_client.post(
             reverse("agent_runs:run-new"),
-            _form(no_lit_review="on", max_cost="2.5", max_tokens="100000"),
+            _form(api_base=fake_llm.url, no_lit_review="on", max_cost="2.5", max_tokens="100000"),
         )
     run = AgentRun.objects.get()
     assert response.status_code == 302
@@ -170,11 +171,16 @@ def test_a_good_form_queues_a_run_after_commit_and_redirects_to_it(
     assert [s.name for s in run.stages.all()][:2] == [StageName.IDEA, StageName.LIT]
 
 
-def test_several_tasks_make_one_run_each_and_land_on_the_list(organiser_client, task):
+def test_several_tasks_make_one_run_each_and_land_on_the_list(organiser_client, task, fake_llm):
     TaskFactory(slug="icml2024_other", title="Other workshop")
     response = organiser_client.post(
         reverse("agent_runs:run-new"),
-        _form(task=["iclr2025_agents", "icml2024_other"], mode="stepwise", stage="idea"),
+        _form(
+            api_base=fake_llm.url,
+            task=["iclr2025_agents", "icml2024_other"],
+            mode="stepwise",
+            stage="idea",
+        ),
     )
     assert response.status_code == 302
     assert response["Location"] == reverse("agent_runs:run-list") + "?mine=1"
@@ -387,8 +393,10 @@ def test_a_run_from_the_form_runs_and_its_page_shows_the_submission(
         server.close()
     run = AgentRun.objects.get()
     assert run.status == RunStatus.FINISHED, run.reason
-    assert len(server.requests) == 1 and server.requests[0].model == "gpt-4o-mini"
-    assert server.requests[0].headers["authorization"] == "Bearer sk-test-agent-key"
+    # The form's check of the model, then the idea stage's one call.
+    assert len(server.requests) == 2
+    assert {r.model for r in server.requests} == {"gpt-4o-mini"}
+    assert server.requests[-1].headers["authorization"] == "Bearer sk-test-agent-key"
     page = organiser_client.get(response["Location"]).content.decode()
     assert f'href="/submissions/{run.submission_id}/"' in page
     trace_url = reverse("benchmark:trace", args=[run.submission_id, "mlr-agent_output.json"])
