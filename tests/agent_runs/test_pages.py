@@ -148,6 +148,7 @@ def test_a_good_form_queues_a_run_after_commit_and_redirects_to_it(
     organiser_client, organiser, task, fake_llm, django_capture_on_commit_callbacks
 ):
     # The form checks the model with one small call before anything is queued.
+    fake_llm.default = answer("ok")
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = organiser_client.post(
             reverse("agent_runs:run-new"),
@@ -173,6 +174,7 @@ def test_a_good_form_queues_a_run_after_commit_and_redirects_to_it(
 
 def test_several_tasks_make_one_run_each_and_land_on_the_list(organiser_client, task, fake_llm):
     TaskFactory(slug="icml2024_other", title="Other workshop")
+    fake_llm.default = answer("ok")  # the model check before queueing
     response = organiser_client.post(
         reverse("agent_runs:run-new"),
         _form(
