@@ -325,12 +325,21 @@ def _submission_facts(submissions: QuerySet[Submission]) -> list[SubmissionFacts
         "llm_cost_usd",
         "agent_cost_usd",
         "llm_unpriced_steps",
+        "agent__coding_agent",
     )
+    # A coding agent that recorded no cost is one more unpriced step (a lower bound).
     return [
         SubmissionFacts(
-            sid, agent_id, task_id, stage, version, "", _task_cost(llm, coding), unpriced
+            sid,
+            agent_id,
+            task_id,
+            stage,
+            version,
+            "",
+            _task_cost(llm, coding),
+            unpriced + coding_cost_unknown(stage=stage, coding_agent=coder, agent_cost_usd=coding),
         )
-        for sid, agent_id, task_id, stage, version, llm, coding, unpriced in rows
+        for sid, agent_id, task_id, stage, version, llm, coding, unpriced, coder in rows
     ]
 
 

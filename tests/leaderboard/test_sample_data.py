@@ -71,7 +71,7 @@ def page_rows(html: str) -> dict[str, dict[str, float]]:
     rows = {}
     for match in re.finditer(r'<tr data-agent="([^"]+)"(.*?)</tr>', html, re.S):
         cells = re.findall(
-            r'<td class="num" data-column="([^"]+)">(?:<strong>)?([0-9.]+)', match.group(2)
+            r'<td class="num" data-column="([^"]+)"[^>]*>(?:<strong>)?([0-9.]+)', match.group(2)
         )
         rows[match.group(1)] = {k: float(v) for k, v in cells if k in DIMENSIONS}
     return rows
