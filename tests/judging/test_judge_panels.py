@@ -117,12 +117,14 @@ def test_a_judge_outside_the_default_panel_leaves_every_default_board_byte_ident
 
 
 def test_a_failed_panel_judgment_shows_the_submission_as_not_counted_with_the_reason(
-    sample, client, fake_llm, django_user_model
+    sample, client, fake_llm, django_user_model, django_capture_on_commit_callbacks
 ):
-    add_local_judge(fake_llm)
-    failed = local_judge_runs(fake_llm, fail_first=True)[0]
-    run("judges", "panel", "create", "local", "--judge", "local-qwen")
-    run("judges", "panel", "default", "local", "--stage", "end2end")
+    # Committed as a deployment commits them: the import filled the boards' caches.
+    with django_capture_on_commit_callbacks(execute=True):
+        add_local_judge(fake_llm)
+        failed = local_judge_runs(fake_llm, fail_first=True)[0]
+        run("judges", "panel", "create", "local", "--judge", "local-qwen")
+        run("judges", "panel", "default", "local", "--stage", "end2end")
 
     board = client.get("/api/leaderboard/", {"stage": "end2end"}).json()
     assert board["panel"] == "local"

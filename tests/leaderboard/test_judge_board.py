@@ -245,9 +245,10 @@ def test_cost_latency_and_failures_count_only_the_scoring_judgments(checked_boar
 
 def test_the_sample_datas_judges_catch_what_the_experts_found(client, sample):
     """On the sample the experts checked two end-to-end papers (AI Scientist v2's and
-    MLR-Agent's) and flag both; only AI Scientist v2's has the judges' hallucination
-    reviews, and both judges flag it: recall 1 of 1, precision 1 of 1 each. The
-    fabrication page's detection table says the same."""
+    MLR-Agent's, o4-mini) and flag both; both have the judges' hallucination reviews
+    (`review_hallucination_<judge>.json` beside each run), and both judges flag both:
+    recall 2 of 2, precision 2 of 2 each. The fabrication page's detection table says
+    the same."""
     board = client.get("/api/judges/leaderboard/?stage=end2end").json()
     fabrication = client.get("/api/fabrication/?stage=end2end").json()
 
@@ -261,12 +262,12 @@ def test_the_sample_datas_judges_catch_what_the_experts_found(client, sample):
             and d["reference"] == "human"
             and d["type"] == "any"
         )
-        assert (row["fabrication_recall"]["value"], row["fabrication_recall"]["n"]) == (1.0, 1)
+        assert (row["fabrication_recall"]["value"], row["fabrication_recall"]["n"]) == (1.0, 2)
         assert (row["fabrication_precision"]["value"], row["fabrication_precision"]["n"]) == (
             1.0,
-            1,
+            2,
         )
-        assert (detection["recall"], detection["precision"], detection["n"]) == (1.0, 1.0, 1)
+        assert (detection["recall"], detection["precision"], detection["n"]) == (1.0, 1.0, 2)
     experiment = client.get("/api/judges/leaderboard/?stage=experiment").json()
     cell = next(r for r in experiment["rows"] if r["kind"] == "judge")["fabrication_recall"]
     assert cell["value"] is None and "checked none" in cell["unavailable"]
