@@ -10,6 +10,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from reviews.models import ReviewRound
 from reviews.services import (
@@ -85,8 +86,11 @@ def test_human_overall_is_the_mean_of_released_reviews_of_the_counted_submission
     client, papers, django_capture_on_commit_callbacks
 ):
     old, new, other = papers
-    released = ReviewRoundFactory(name="released")
-    kept_back = ReviewRoundFactory(name="kept back")
+    # Closed rounds: while a round is open its papers' runs are off the boards
+    # altogether (blind review, README "Blind review").
+    closed = timezone.now()
+    released = ReviewRoundFactory(name="released", closed_at=closed)
+    kept_back = ReviewRoundFactory(name="kept back", closed_at=closed)
     with django_capture_on_commit_callbacks(execute=True):
         review(new, released, "rev-1", 7)
         review(new, released, "rev-2", 8)
