@@ -51,6 +51,8 @@ class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     parser_classes = [MultiPartParser, FormParser]
 
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema reads no database
+            return submission_list().none()
         queryset = submissions_visible_to(user=self.request.user, submissions=submission_list())
         if self.action == "retrieve":
             queryset = queryset.prefetch_related("artifacts", "inputs", "outputs")

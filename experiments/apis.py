@@ -3,6 +3,8 @@ tasks with their environment (`/api/objective/tasks/`) and their analyses."""
 
 import django_filters
 from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -139,6 +141,13 @@ class ObjectiveAnalysesView(APIView):
     baseline, cost per trial and gain per dollar), each with n; `idea_source`
     keeps one configuration (none, human, agent, coi, ...)."""
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("task", str, required=True, description="the objective task's slug"),
+            OpenApiParameter("idea_source", str, description="none, human, agent or a label"),
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request: Request) -> Response:
         slug = request.query_params.get("task", "").strip()
         if not slug:

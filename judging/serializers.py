@@ -48,7 +48,7 @@ class JudgmentStatusSerializer(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
-class NotCountedSerializer(serializers.Serializer):
+class SubmissionNotCountedSerializer(serializers.Serializer):
     panel = serializers.CharField()
     reason = serializers.CharField()
 
@@ -72,7 +72,7 @@ class SubmissionJudgmentsSerializer(serializers.Serializer):
         help_text="The judge panel whose mean `stage_score` is (the stage's default); "
         "null: every judge (no panel)",
     )
-    not_counted = NotCountedSerializer(
+    not_counted = SubmissionNotCountedSerializer(
         allow_null=True,
         help_text="Set when the panel's boards leave the submission out: a panel judge "
         "failed on it or has not finished, and why",
