@@ -572,11 +572,13 @@ def _stage_run(run: AgentRun, row: AgentRunStage, token: str) -> str:
         # Raised by the watch's signal anywhere in the stage, a query included:
         # a connection it cut short is not reused.
         connection.close_if_unusable_or_obsolete()
+        # The organiser's reason, as the cancel stored it (this object predates it).
+        stored = AgentRun.objects.filter(pk=run.pk).values_list("reason", flat=True).first()
         with transaction.atomic():
             _final(
                 run,
                 RunStatus.CANCELLED,
-                reason=f"{run.reason or 'cancelled'} ({exc})",
+                reason=f"{stored or run.reason or 'cancelled'} ({exc})",
                 stage=row.name,
             )
         _workspace_remove(run)

@@ -615,6 +615,7 @@ def judges_view(request: HttpRequest) -> HttpResponse:
             "stage_tabs": [(v, label, f"?stage={v}") for v, label in STAGE_CHOICES],
             "json_url": reverse("api:judges-leaderboard") + "?" + params.urlencode(),
             "canary_types": HallucinationType.choices,
+            "has_canaries": any(row.get("canaries") for row, _overall in rows),
             "stale": served_stale(),
         },
         status=status,
