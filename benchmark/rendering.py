@@ -45,8 +45,9 @@ _ALLOWED_ATTRIBUTES = {
     "span": {"class"},
     "div": {"class"},
     "code": {"class"},
-    "th": {"style"},
-    "td": {"style"},
+    # Alignment as a class (`_align_classes`): the pages' CSP allows no inline style.
+    "th": {"class"},
+    "td": {"class"},
     "li": {"id"},
     "sup": {"class", "id"},
 }
@@ -87,7 +88,23 @@ def _parser() -> MarkdownIt:
     md.use(footnote_plugin)
     md.validateLink = lambda url: True  # type: ignore[method-assign]
     md.add_render_rule("fence", _fence_rule)
+    md.core.ruler.push("align_classes", _align_classes)
     return md
+
+
+_ALIGNMENTS = {"left", "right", "center"}
+
+
+def _align_classes(state) -> None:
+    """A table column's alignment as `class="align-right"`, not markdown-it's
+    `style="text-align:right"`, which the pages' content security policy blocks."""
+    for token in state.tokens:
+        if token.type not in ("th_open", "td_open"):
+            continue
+        style = str(token.attrs.pop("style", ""))
+        align = style.removeprefix("text-align:").strip()
+        if align in _ALIGNMENTS:
+            token.attrSet("class", f"align-{align}")
 
 
 _PARSER: list[MarkdownIt] = []
@@ -113,7 +130,6 @@ def _clean(html: str, image_src: Callable[[str], str | None] | None) -> str:
         url_schemes=_URL_SCHEMES,
         link_rel="noopener noreferrer nofollow",
         attribute_filter=attribute_filter,
-        filter_style_properties={"text-align"},
     )
 
 
