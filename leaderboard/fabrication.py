@@ -150,6 +150,12 @@ class FabricationReport:
     # {source (`judges`, `judge:<name>`): {type: the share of planted canaries caught}}
     canary_recall: dict[str, dict[str, TypeShare]] = field(default_factory=dict)
 
+    @property
+    def any_canaries(self) -> bool:
+        """Whether any judge has reviewed a canary of the stage (else the page says
+        so once, not in every cell)."""
+        return any(share.n for shares in self.canary_recall.values() for share in shares.values())
+
 
 # --- the flags of one task ------------------------------------------------------------
 

@@ -117,6 +117,7 @@ def cast_build(data: Path) -> Cast:
     reviewer assigned one imported paper, and two releases."""
     from benchmark.models import Stage, Submission
     from experiments.shipped import objective_tasks_install
+    from judging.services import ensure_default_rubrics
     from leaderboard.releases import release_create
     from reviews.services import (
         assignment_add,
@@ -126,6 +127,9 @@ def cast_build(data: Path) -> Cast:
     )
     from tests.benchmark.factories import UserFactory
 
+    # The migrations' rubrics (the ones reviewers fill in): an earlier live-server
+    # test's flush took them, and the import adds MLR-Judge's inactive.
+    ensure_default_rubrics()
     call_command("import_mlrbench", str(data), stdout=StringIO(), stderr=StringIO())
     objective_tasks_install()
     release_create(name="sample-1")
