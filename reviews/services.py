@@ -352,7 +352,12 @@ def review_round_close(*, review_round: ReviewRound) -> int:
     """Close the round: no review of it can be started or edited any more."""
     now = timezone.now()
     with transaction.atomic():
-        ReviewRound.objects.filter(pk=review_round.pk, closed_at__isnull=True).update(closed_at=now)
+        locked = ReviewRound.objects.select_for_update().get(pk=review_round.pk)
+        if locked.closed_at is None:
+            locked.closed_at = now
+            # A save, not an update: the boards listen for it, and put the
+            # round's runs back, which were left out while it was open.
+            locked.save(update_fields=["closed_at"])
         closed = Assignment.objects.filter(
             review_round=review_round, closed_at__isnull=True
         ).update(closed_at=now)
