@@ -9,8 +9,10 @@ submission recorded it (its usage files or trace, priced at intake), the
 mean per trial, and relative improvement points per dollar; and from the
 trials' traces, the share of tool calls with argument errors and the share
 of failed code executions the agent repaired itself later (a later call of
-the same execution tool that succeeded). Each figure has its n; an empty one
-says why.
+the same execution tool that succeeded); and the trend over its dev runs
+(each a snapshot of the method's code, in the order they ran within a trial)
+of the method's logical lines, its runtime and its dev score. Each figure has
+its n; an empty one says why.
 """
 
 from __future__ import annotations
@@ -22,9 +24,16 @@ from django.db.models import Q
 
 from benchmark.derived import artifact_trace
 from benchmark.submission_selectors import trace_artifacts
-from experiments.models import ExperimentStatus, ObjectiveResult, ObjectiveTask
+from experiments.models import (
+    ExperimentPhase,
+    ExperimentRun,
+    ExperimentStatus,
+    ObjectiveResult,
+    ObjectiveTask,
+)
 
 from .environments import environment_state
+from .results import method_lloc, method_runtime_seconds
 
 
 def _best_of_k(improvements: list[float | None], k_max: int) -> list[dict[str, object]]:
@@ -145,6 +154,85 @@ def _trace_why_empty(traced: list, calls: list, execution_errors: int) -> str:
     return "" if execution_errors else "no code execution failed (nothing to repair)"
 
 
+# A dev run that ended, with or without a score (a cancelled one is no snapshot).
+_DEV_RUN_ENDED = [
+    ExperimentStatus.SUCCEEDED,
+    ExperimentStatus.FAILED,
+    ExperimentStatus.TIMED_OUT,
+    ExperimentStatus.COULD_NOT_RUN,
+]
+TREND_SERIES = ("lines", "runtime_seconds", "dev_score")
+_TREND_WHY_EMPTY = {
+    "lines": "no dev run's code could be counted",
+    "runtime_seconds": "no dev run succeeded (a failed run's time is not the method's)",
+    "dev_score": "no dev run gave a score",
+}
+
+
+def _dev_runs(objective: ObjectiveTask, results: list[ObjectiveResult]) -> dict:
+    """The ended dev runs of the results' trials on the task's version, per
+    (agent id, trial), in the order they ran."""
+    runs = (
+        ExperimentRun.objects.filter(
+            phase=ExperimentPhase.DEV,
+            status__in=_DEV_RUN_ENDED,
+            task_version=objective.version,
+            submission__task_id=objective.task_id,
+            submission__agent_id__in={r.agent_id for r in results},
+        )
+        .select_related("submission")
+        .prefetch_related("submission__artifacts")
+        .order_by("trial", "created_at", "id")
+    )
+    found: dict[tuple[int, int], list[ExperimentRun]] = {}
+    for run in runs:
+        found.setdefault((run.submission.agent_id, run.trial), []).append(run)
+    return found
+
+
+def _trend(
+    objective: ObjectiveTask, trials: list[ObjectiveResult], runs: dict[tuple[int, int], list]
+) -> dict:
+    """Per dev run of the trials (a step: a snapshot of the method's code), its
+    logical lines, its runtime and its dev score, with each series' n, first and
+    last value."""
+    steps = []
+    lines_of: dict[int, int] = {}  # per submission: its code is one snapshot
+    for trial in trials:
+        for step, run in enumerate(runs.get((trial.agent_id, trial.trial), []), start=1):
+            succeeded = run.status == ExperimentStatus.SUCCEEDED
+            if run.submission_id not in lines_of or objective.is_mlrc:
+                lines_of[run.submission_id] = method_lloc(run, objective)[0]
+            steps.append(
+                {
+                    "trial": trial.trial,
+                    "step": step,
+                    "run": run.pk,
+                    "status": run.status,
+                    "lines": lines_of[run.submission_id],
+                    "runtime_seconds": method_runtime_seconds(run, objective)
+                    if succeeded
+                    else None,
+                    "dev_score": run.score if succeeded else None,
+                }
+            )
+    series = {}
+    for key in TREND_SERIES:
+        values = [step[key] for step in steps if step[key] is not None]
+        series[key] = {
+            "n": len(values),
+            "first": values[0] if values else None,
+            "last": values[-1] if values else None,
+            "why_empty": "" if values else _TREND_WHY_EMPTY[key],
+        }
+    return {
+        "n_steps": len(steps),
+        "steps": steps,
+        "series": series,
+        "why_empty": "" if steps else "no ended dev run of these trials on this version",
+    }
+
+
 def objective_analyses(*, objective: ObjectiveTask, idea_source: str | None = None) -> dict:
     """The analyses of the task's current version, per agent and configuration."""
     query = ObjectiveResult.objects.filter(objective=objective, task_version=objective.version)
@@ -156,12 +244,14 @@ def objective_analyses(*, objective: ObjectiveTask, idea_source: str | None = No
             | ~Q(test_run__status__in=[ExperimentStatus.QUEUED, ExperimentStatus.RUNNING])
         )
         .select_related("agent", "dev_run__submission")
+        .prefetch_related("dev_run__submission__artifacts")
         .order_by("agent__name", "idea_source", "trial")
     )
     by_agent: dict[tuple[str, str], list[ObjectiveResult]] = {}
     for result in results:
         by_agent.setdefault((result.agent.name, result.idea_source), []).append(result)
     k_max = max((len(trials) for trials in by_agent.values()), default=0)
+    dev_runs = _dev_runs(objective, results)
     sign = 1 if objective.higher_is_better else -1
     agents = []
     for (name, source), trials in by_agent.items():
@@ -178,6 +268,7 @@ def objective_analyses(*, objective: ObjectiveTask, idea_source: str | None = No
                 "agent": name,
                 "idea_source": source,
                 "trials": len(trials),
+                "n_scored_trials": len(scored),
                 "best_of_k": _best_of_k(improvements, k_max),
                 "best_test_score": best.test_score if best else None,
                 "absolute_improvement": gain,
@@ -188,6 +279,7 @@ def objective_analyses(*, objective: ObjectiveTask, idea_source: str | None = No
                 ),
                 "cost": _cost(trials, best.relative_improvement if best else None),
                 "trace": _trace_figures(trials),
+                "trend": _trend(objective, trials, dev_runs),
                 "why_empty": "" if best else "no trial gave a test score",
             }
         )
@@ -204,3 +296,12 @@ def objective_analyses(*, objective: ObjectiveTask, idea_source: str | None = No
         "agents": agents,
         "environment": environment_state(list(objective.environment_requirements or [])),
     }
+
+
+def objective_analyses_of_tasks(*, slugs: list[str], idea_source: str | None = None) -> list[dict]:
+    """`objective_analyses` of each of these objective tasks, by slug."""
+    objectives = ObjectiveTask.objects.select_related("task").filter(task__slug__in=slugs)
+    return [
+        objective_analyses(objective=objective, idea_source=idea_source)
+        for objective in objectives.order_by("task__slug")
+    ]

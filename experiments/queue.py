@@ -29,7 +29,7 @@ from experiments.models import (
 from . import mlrc
 from .environments import run_environment
 from .errors import ExperimentRefused
-from .results import submission_lloc
+from .results import method_lloc
 from .selectors import idea_source_of, method_choice_of, objective_best_dev_run, trial_of
 from .slots import gpu_capacity
 from .tasks import experiment_run_task
@@ -184,16 +184,6 @@ def _test_command(best: ExperimentRun, objective: ObjectiveTask) -> str:
     return mlrc.command_for(method, ExperimentPhase.TEST)
 
 
-def _lloc_of(best: ExperimentRun, objective: ObjectiveTask) -> tuple[int, int | None]:
-    """The method's logical lines and the baseline's: as main.py saved them on an
-    MLRC-Bench task (the method's class), else counted over the submission's code."""
-    metrics = best.metrics or {}
-    method, base = metrics.get("method_complexity"), metrics.get("base_complexity")
-    if objective.is_mlrc and isinstance(method, int) and method >= 0:
-        return method, base if isinstance(base, int) and base >= 0 else None
-    return submission_lloc(submission=best.submission), None
-
-
 def experiment_queue(
     *,
     submission: Submission,
@@ -312,7 +302,7 @@ def objective_test_queue(
             f"agent {agent.name}{trial_label} was already evaluated on the test data of "
             f"{objective.task.slug} (run {existing.test_run_id}); an organiser may re-run that run"
         )
-    lloc, baseline_lloc = _lloc_of(best, objective)
+    lloc, baseline_lloc = method_lloc(best, objective)
     try:
         with transaction.atomic():
             run = _run_create(

@@ -42,10 +42,21 @@ OUTPUT_FILE_MAX_BYTES = 5 * 1024 * 1024
 def submission_lloc(*, submission: Submission) -> int:
     """Logical lines of code of a submission's code files."""
     total = 0
-    for artifact in submission.artifacts.filter(kind=ArtifactKind.CODE):
+    # all(), not filter(): a caller that prefetched the artifacts reads no table.
+    for artifact in (a for a in submission.artifacts.all() if a.kind == ArtifactKind.CODE):
         with contextlib.suppress(OSError), artifact.file.open("rb") as handle:
             total += file_lloc(artifact.path, handle.read().decode(errors="replace"))
     return total
+
+
+def method_lloc(run: ExperimentRun, objective: ObjectiveTask) -> tuple[int, int | None]:
+    """A dev run's method's logical lines and the baseline's: as main.py saved them
+    on an MLRC-Bench task (the method's class), else counted over the submission's code."""
+    metrics = run.metrics or {}
+    method, base = metrics.get("method_complexity"), metrics.get("base_complexity")
+    if objective.is_mlrc and isinstance(method, int) and method >= 0:
+        return method, base if isinstance(base, int) and base >= 0 else None
+    return submission_lloc(submission=run.submission), None
 
 
 def objective_result_record(*, run: ExperimentRun) -> ObjectiveResult | None:
@@ -61,7 +72,7 @@ def objective_result_record(*, run: ExperimentRun) -> ObjectiveResult | None:
     result.relative_improvement = (
         objective.relative_improvement(score) if score is not None else None
     )
-    result.runtime_seconds = _runtime_of(run, objective) if succeeded else None
+    result.runtime_seconds = method_runtime_seconds(run, objective) if succeeded else None
     baseline_runtime = objective.baseline_runtime_seconds
     result.runtime_change_percent = (
         (result.runtime_seconds - baseline_runtime) / baseline_runtime * 100
@@ -141,7 +152,7 @@ def objective_test_score_record(
     return result
 
 
-def _runtime_of(run: ExperimentRun, objective: ObjectiveTask) -> float | None:
+def method_runtime_seconds(run: ExperimentRun, objective: ObjectiveTask) -> float | None:
     """An MLRC-Bench task's main.py times the method itself (as its baseline
     runtime was timed); other runs are timed by the sandbox."""
     runtime = (run.metrics or {}).get("runtime")

@@ -385,17 +385,27 @@ def _improvement_over_baseline(objective: ObjectiveTask, score: float) -> dict[s
     }
 
 
-def objective_leaderboard_rows() -> list[ObjectiveRow]:
+def _ended_trials() -> QuerySet[ObjectiveResult]:
+    return ObjectiveResult.objects.filter(
+        Q(test_run__status__in=_TRIAL_ENDED) | Q(test_run__isnull=True, test_score__isnull=False)
+    )
+
+
+def objective_idea_sources() -> list[str]:
+    """The configurations (idea sources) of the trials the objective board counts."""
+    return sorted(set(_ended_trials().values_list("idea_source", flat=True)))
+
+
+def objective_leaderboard_rows(*, idea_source: str | None = None) -> list[ObjectiveRow]:
     """Agents ranked by mean relative improvement to human over the objective
     tasks they were evaluated on (their best trial per task), with the raw
-    score, runtime and logical lines of code per task, and how their trials did."""
-    results = (
-        ObjectiveResult.objects.filter(
-            Q(test_run__status__in=_TRIAL_ENDED)
-            | Q(test_run__isnull=True, test_score__isnull=False)
-        )
-        .select_related("agent", "objective__task", "test_run", "dev_run")
-        .order_by("agent__name", "objective__task__slug", "task_version", "trial")
+    score, runtime and logical lines of code per task, and how their trials did.
+    `idea_source`: only the trials of that configuration (none, human, coi, ...)."""
+    results = _ended_trials()
+    if idea_source:
+        results = results.filter(idea_source=idea_source)
+    results = results.select_related("agent", "objective__task", "test_run", "dev_run").order_by(
+        "agent__name", "objective__task__slug", "task_version", "trial"
     )
     groups: dict[tuple[int, int], list[ObjectiveResult]] = {}
     for result in results:

@@ -29,7 +29,13 @@ from judging.models import JudgingCondition, Judgment, JudgmentStatus
 from .caching import cached
 from .exports import EXPORT_FORMATS, csv_text, export_stream
 from .fabrication import FABRICATION_STAGES, RULES, fabrication_query_parse, fabrication_report
-from .forms import BOARD_CHOICES, STAGE_CHOICES, AgentCompareForm, LeaderboardQueryForm
+from .forms import (
+    BOARD_CHOICES,
+    STAGE_CHOICES,
+    AgentCompareForm,
+    LeaderboardQueryForm,
+    ObjectiveQueryForm,
+)
 from .payloads import (
     agents_compare_payload,
     judge_board_payload,
@@ -91,6 +97,12 @@ LEADERBOARD_PARAMETERS = [
             "relative improvement to human instead (rows carry `mean_relative_improvement` "
             "and per-task `tasks`; the other parameters do not apply to it)."
         ),
+    ),
+    OpenApiParameter(
+        "idea_source",
+        str,
+        description="`objective` only: the trials of one configuration (none, human, agent or "
+        "a label such as coi); the answer's `idea_sources` lists those there are.",
     ),
     OpenApiParameter("conference", str, enum=_choices(Conference.choices)),
     OpenApiParameter("year", int),
@@ -159,7 +171,12 @@ class LeaderboardAPIView(APIView):
         if query.task and task_hidden_from(user=request.user, slug=query.task):
             raise NotFound(f"no task {query.task!r}", field="task")
         if query.stage == OBJECTIVE_STAGE:
-            payload = objective_payload()
+            objective_form = ObjectiveQueryForm(request.query_params)
+            if not objective_form.is_valid():
+                raise ValidationFailed(items=form_error_items(objective_form.errors))
+            payload = objective_payload(
+                idea_source=objective_form.cleaned_data["idea_source"] or None
+            )
         else:
             payload = leaderboard_payload(query, sort=form.cleaned_data.get("sort") or "")
         response = Response(payload)
@@ -185,7 +202,7 @@ class AgentCompareAPIView(APIView):
         parameters=[
             OpenApiParameter("a", str, required=True, description="An agent's name."),
             OpenApiParameter("b", str, required=True, description="Another agent's name."),
-            *(p for p in LEADERBOARD_PARAMETERS if p.name not in ("sort", "format")),
+            *(p for p in LEADERBOARD_PARAMETERS if p.name not in ("sort", "format", "idea_source")),
         ],
         responses={
             200: AgentComparisonSerializer,

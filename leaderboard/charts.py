@@ -405,3 +405,50 @@ def cost_chart(
         y_ticks=[(y_of(v), v) for v in range(1, 11)],
         line_y=y_of(line) if line is not None else None,
     )
+
+
+@dataclass(frozen=True)
+class Sparkline:
+    """A small line per trial over its steps (the x axis: the step within the
+    trial, shared by the trials; the y axis: low to high values of all of them)."""
+
+    width: int
+    height: int
+    lines: list[str]  # a polyline's `points`, one per unbroken run of values
+    dots: list[tuple[float, float]]
+    low: float
+    high: float
+
+
+def sparkline(
+    trials: list[list[float | None]], *, width: int = 120, height: int = 28
+) -> Sparkline | None:
+    """None when no step has a value; a step without one breaks its trial's line."""
+    values = [value for trial in trials for value in trial if value is not None]
+    if not values:
+        return None
+    low, high = min(values), max(values)
+    steps = max(len(trial) for trial in trials)
+    pad = 3
+
+    def point(index: int, value: float) -> tuple[float, float]:
+        x = pad + (index / (steps - 1) if steps > 1 else 0.5) * (width - 2 * pad)
+        y = (
+            height
+            - pad
+            - ((value - low) / (high - low) if high > low else 0.5) * (height - 2 * pad)
+        )
+        return round(x, 1), round(y, 1)
+
+    lines, dots = [], []
+    for trial in trials:
+        run: list[tuple[float, float]] = []
+        for index, value in enumerate([*trial, None]):
+            if value is not None:
+                run.append(point(index, value))
+                dots.append(point(index, value))
+                continue
+            if len(run) > 1:
+                lines.append(" ".join(f"{x},{y}" for x, y in run))
+            run = []
+    return Sparkline(width, height, lines, dots, low, high)

@@ -4,6 +4,7 @@
 from django import forms
 
 from benchmark.models import Conference, Stage, Topic
+from experiments.mlrc import IDEA_SOURCE_RE
 from judging.models import Judge, JudgePanel, JudgingCondition
 
 from .selectors import LEADERBOARD_STAGES, OBJECTIVE_STAGE, LeaderboardQuery
@@ -74,3 +75,24 @@ class AgentCompareForm(LeaderboardQueryForm):
     stage = forms.ChoiceField(choices=STAGE_CHOICES, required=False)
     a = forms.CharField(max_length=100)
     b = forms.CharField(max_length=100)
+
+
+class ObjectiveQueryForm(forms.Form):
+    """The objective tab's filter (page and API): one configuration's trials."""
+
+    idea_source = forms.CharField(
+        max_length=40,
+        required=False,
+        label="Configuration",
+        help_text="Where the method's idea came from: none, human, agent or a label such as coi.",
+    )
+
+    def clean_idea_source(self) -> str:
+        value = (self.cleaned_data.get("idea_source") or "").strip().lower()
+        if value and not IDEA_SOURCE_RE.match(value):
+            raise forms.ValidationError(
+                "a configuration is none, human, agent or a short label such as coi "
+                "(lowercase letters, digits, _ . -)",
+                code="invalid_idea_source",
+            )
+        return value

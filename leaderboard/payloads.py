@@ -84,13 +84,16 @@ def judge_board_payload(*, stage: str, sort: str = "") -> dict:
     return cached_stage(str(stage), "judges", (str(stage), sort), compute, recent=True)
 
 
-def objective_payload() -> dict:
+def objective_payload(*, idea_source: str | None = None) -> dict:
     """The objective leaderboard as the API answers it: agents by mean relative
-    improvement to human, with each task's raw score, runtime and code size."""
+    improvement to human, with each task's raw score, runtime and code size;
+    `idea_source`: of that configuration's trials only."""
     return cached(
         "objective",
-        (),
-        lambda: dict(ObjectiveLeaderboardSerializer(objective_board_compute()).data),
+        (idea_source or "",),
+        lambda: dict(
+            ObjectiveLeaderboardSerializer(objective_board_compute(idea_source=idea_source)).data
+        ),
     )
 
 

@@ -40,6 +40,7 @@ from common.errors import ValidationFailed
 from experiments.models import ReproductionVerdict
 from experiments.selectors import (
     ObjectiveRow,
+    objective_idea_sources,
     objective_leaderboard_rows,
     reproduction_verdicts,
 )
@@ -782,10 +783,14 @@ class ObjectiveBoard:
     rows: list[RankedObjectiveRow] = field(default_factory=list)
     n_tasks: int = 0
     subjective_objective: list[Correlation] = field(default_factory=list)
+    # The configuration the rows are of (None: every one), and those there are.
+    idea_source: str | None = None
+    idea_sources: list[str] = field(default_factory=list)
 
 
-def objective_board_compute() -> ObjectiveBoard:
-    rows = objective_leaderboard_rows()
+def objective_board_compute(*, idea_source: str | None = None) -> ObjectiveBoard:
+    """`idea_source`: rank only the trials of that configuration."""
+    rows = objective_leaderboard_rows(idea_source=idea_source)
     ranked: list[RankedObjectiveRow] = []
     for position, row in enumerate(rows, start=1):
         # Competition ranking, as on the judged stages.
@@ -797,6 +802,8 @@ def objective_board_compute() -> ObjectiveBoard:
         rows=ranked,
         n_tasks=len({cell.task_slug for row in rows for cell in row.tasks}),
         subjective_objective=subjective_objective(),
+        idea_source=idea_source or None,
+        idea_sources=objective_idea_sources(),
     )
 
 

@@ -341,6 +341,14 @@ class ObjectiveLeaderboardSerializer(serializers.Serializer):
     subjective_objective = SubjectiveObjectiveSerializer(
         many=True, help_text="How the LLM judges' scores of the methods relate to their results."
     )
+    idea_source = serializers.CharField(
+        allow_null=True,
+        help_text="The configuration the rows are of (`?idea_source=`); null: every one.",
+    )
+    idea_sources = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The configurations (idea sources) of the evaluated trials: the filter's values.",
+    )
 
     def get_stage(self, board) -> str:
         return OBJECTIVE_STAGE

@@ -192,6 +192,8 @@ OBJECTIVE_COLUMNS = (
 # the score's heading the metric and its direction.
 OBJECTIVE_TASK_COLUMNS = (
     PageColumn("score", "", ("task", "title", "metric", "higher_is_better", "score")),
+    # MLRC-Bench's configuration; the tab's `idea_source` filter keeps one.
+    PageColumn("idea_source", "Configuration", ("idea_source",), numeric=False, note="idea source"),
     PageColumn("task_relative_improvement", "Relative improvement", ("relative_improvement",)),
     PageColumn("runtime", "Runtime", ("runtime_seconds",)),
     PageColumn("lloc", "Logical lines", ("lloc",)),

@@ -14,12 +14,13 @@ from benchmark.visibility import (
 )
 from common.cache_generation import served_stale
 from common.errors import ApplicationError, ErrorItem, ValidationFailed, form_add_errors
+from experiments.analyses import TREND_SERIES, objective_analyses_of_tasks
 from judging.models import HallucinationType, JudgingCondition
 from judging.selectors import stage_scores
 from judging.subjective_objective import Correlation
 
 from .caching import cached, cached_stage
-from .charts import ShareChart, cost_chart, heatmap, interval_chart, share_chart
+from .charts import ShareChart, cost_chart, heatmap, interval_chart, share_chart, sparkline
 from .fabrication import (
     FABRICATION_STAGES,
     RULES,
@@ -31,7 +32,13 @@ from .fabrication import (
     fabrication_query_parse,
     fabrication_report,
 )
-from .forms import BOARD_CHOICES, STAGE_CHOICES, AgentCompareForm, LeaderboardQueryForm
+from .forms import (
+    BOARD_CHOICES,
+    STAGE_CHOICES,
+    AgentCompareForm,
+    LeaderboardQueryForm,
+    ObjectiveQueryForm,
+)
 from .payloads import agent_stage_summaries, judge_board_payload, leaderboard_payload
 from .releases import (
     UnknownRelease,
@@ -249,10 +256,35 @@ def subjective_objective_panel(correlations: list[Correlation]) -> list[dict]:
     return panel
 
 
-def _objective_board_html(request: HttpRequest) -> str:
+def objective_analyses_panel(answer: dict) -> dict:
+    """One task's analyses (`objective_analyses`) with a sparkline per agent and
+    trend series (one line per trial over its dev runs)."""
+    agents = []
+    for agent in answer["agents"]:
+        steps = agent["trend"]["steps"]
+        trials = sorted({step["trial"] for step in steps})
+        agents.append(
+            {
+                "a": agent,
+                "trend": [
+                    (
+                        key,
+                        agent["trend"]["series"][key],
+                        sparkline(
+                            [[s[key] for s in steps if s["trial"] == trial] for trial in trials]
+                        ),
+                    )
+                    for key in TREND_SERIES
+                ],
+            }
+        )
+    return {"answer": answer, "agents": agents}
+
+
+def _objective_board_html(request: HttpRequest, idea_source: str) -> str:
     def render_board() -> str:
         api = reverse("api:leaderboard")
-        board = objective_board_compute()
+        board = objective_board_compute(idea_source=idea_source or None)
         rows = ObjectiveLeaderboardRowSerializer(board.rows, many=True).data
         # One column group per objective task; an agent not evaluated on a task gets a gap.
         tasks = sorted(
@@ -264,6 +296,12 @@ def _objective_board_html(request: HttpRequest) -> str:
         )
         task_columns = page_columns(
             ObjectiveTaskResultSerializer(), OBJECTIVE_TASK_COLUMNS, hidden=OBJECTIVE_TASK_HIDDEN
+        )
+        download = f"{api}?stage={OBJECTIVE_STAGE}" + (
+            f"&idea_source={idea_source}" if idea_source else ""
+        )
+        analyses = objective_analyses_of_tasks(
+            slugs=[t[0] for t in tasks], idea_source=idea_source or None
         )
         return render_to_string(
             "leaderboard/_objective_board.html",
@@ -280,8 +318,9 @@ def _objective_board_html(request: HttpRequest) -> str:
                     (row, [{c["task"]: c for c in row["tasks"]}.get(t[0]) for t in tasks])
                     for row in rows
                 ],
-                "csv_url": f"{api}?stage={OBJECTIVE_STAGE}&format=csv",
-                "json_url": f"{api}?stage={OBJECTIVE_STAGE}&format=json",
+                "csv_url": f"{download}&format=csv",
+                "json_url": f"{download}&format=json",
+                "analyses": [objective_analyses_panel(answer) for answer in analyses],
                 "correlations": subjective_objective_panel(board.subjective_objective),
                 "best_of_k_ks": list(
                     range(1, max((len(r["best_of_k"]) for r in rows), default=0) + 1)
@@ -290,7 +329,15 @@ def _objective_board_html(request: HttpRequest) -> str:
             request=request,
         )
 
-    return cached("objective-page", (), render_board)
+    return cached("objective-page", (idea_source,), render_board)
+
+
+def _objective_filter(request: HttpRequest) -> str:
+    """The objective tab's configuration filter; raises ValueError for a bad one."""
+    objective_form = ObjectiveQueryForm(request.GET)
+    if not objective_form.is_valid():
+        raise ValueError(" ".join(str(e) for e in objective_form.errors.get("idea_source", [])))
+    return objective_form.cleaned_data["idea_source"]
 
 
 # MLR-Bench evaluates the end-to-end stage on 10 of its tasks (the one stage listed).
@@ -309,7 +356,7 @@ def leaderboard_view(request: HttpRequest) -> HttpResponse:
         sort = form.cleaned_data.get("sort") or ""
         try:
             if query.stage == OBJECTIVE_STAGE:
-                board_html = _objective_board_html(request)
+                board_html = _objective_board_html(request, _objective_filter(request))
             else:
                 board_html = board_page_html(query, sort)
         except ValueError as exc:
