@@ -10,6 +10,7 @@ replaced by writing the finished run's numbers, which tests/experiments covers.
 import csv
 import io
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 from django.core.cache import cache
@@ -181,3 +182,136 @@ def test_the_objective_query_count_does_not_grow_with_agents(client, curve):
     large = count()
     assert len(client.get(LEADERBOARD, {"stage": "objective"}).json()["rows"]) == 8
     assert small == large
+
+
+# --- MLRC-Bench's analyses on the tab: configuration, cost, trend ------------------------
+
+
+def objective_tab(client, **params):
+    return client.get(reverse("leaderboard:leaderboard"), {"stage": "objective", **params})
+
+
+def test_the_objective_tab_draws_best_of_k_without_inline_styles(client, curve):
+    evaluate(curve, "knn-agent", "knn", [0.3], 0.31, 2.5)
+
+    html = objective_tab(client).content.decode()
+
+    # The Content-Security-Policy blocks style attributes: the bar is SVG geometry.
+    assert 'data-testid="best-of-k-table"' in html
+    assert "style=" not in html
+    assert '<svg class="bar" width="60" height="8"' in html
+    assert (
+        '<rect x="0" y="0" width="60" height="8" fill="currentColor" fill-opacity="0.45"/>' in html
+    )
+
+
+def configured(name: str, idea_source: str) -> dict[str, str]:
+    return {**method(name), "idea_source.txt": f"{idea_source}\n"}
+
+
+def test_the_objective_tab_shows_the_configuration_and_filters_by_it(client, curve):
+    coi = AgentFactory(name="coi-agent")
+    submission = submission_with_files(
+        configured("reference", "CoI"), agent=coi, task=curve.task, stage=Stage.METHOD
+    )
+    finished_run(submission, ExperimentPhase.DEV, 0.25, 1.0)
+    test = objective_test_queue(agent=coi, objective=curve)
+    ExperimentRun.objects.filter(pk=test.pk).update(
+        status=ExperimentStatus.SUCCEEDED, score=0.25, finished_at=timezone.now()
+    )
+    test.refresh_from_db()
+    objective_result_record(run=test)
+    evaluate(curve, "plain-agent", "knn", [0.3], 0.31, 2.5)
+
+    html = objective_tab(client).content.decode()
+    assert "Configuration" in html
+    assert '<td data-column="idea_source">coi</td>' in html
+    assert '<td data-column="idea_source">none</td>' in html
+    assert (
+        '<option value="coi">coi</option>' in html and '<option value="none">none</option>' in html
+    )
+
+    only = objective_tab(client, idea_source="coi").content.decode()
+    board = only.split('data-testid="objective-table"')[1].split("</table>")[0]
+    assert 'data-agent="coi-agent"' in board and 'data-agent="plain-agent"' not in board
+    assert '<option value="coi" selected>coi</option>' in only
+    assert "stage=objective&amp;idea_source=coi&amp;format=csv" in only
+    analyses = only.split('data-testid="objective-analyses"')[1]
+    assert 'data-idea-source="coi"' in analyses and 'data-idea-source="none"' not in analyses
+
+    # The API keeps its rows' contract and takes the same filter.
+    answer = client.get(LEADERBOARD, {"stage": "objective", "idea_source": "coi"}).json()
+    assert [r["agent"] for r in answer["rows"]] == ["coi-agent"]
+    assert answer["rows"][0]["tasks"][0]["idea_source"] == "coi"
+    assert (answer["idea_source"], answer["idea_sources"]) == ("coi", ["coi", "none"])
+    every = client.get(LEADERBOARD, {"stage": "objective"}).json()
+    assert [r["agent"] for r in every["rows"]] == ["coi-agent", "plain-agent"]
+    assert every["idea_source"] is None
+    empty = objective_tab(client, idea_source="human").content.decode()
+    assert "in the configuration human" in empty
+
+    bad = client.get(LEADERBOARD, {"stage": "objective", "idea_source": "Not one!"})
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "idea_source"
+    assert objective_tab(client, idea_source="Not one!").status_code == 400
+
+
+def test_the_objective_tab_shows_cost_and_improvement_with_their_n(client, curve):
+    submission = evaluate(curve, "knn-agent", "knn", [0.3], 0.31, 2.5)
+    submission.llm_cost_usd, submission.llm_unpriced_steps = Decimal("0.5"), 0
+    submission.save()
+
+    html = objective_tab(client).content.decode()
+    analyses = html.split('data-testid="objective-analyses"')[1]
+
+    gain = curve.baseline_score - 0.31
+    assert f"{gain:.4f} <span" in analyses
+    assert f"{gain / curve.baseline_score * 100:.1f}%" in analyses
+    assert '$0.500 <span class="muted small">(n 1)</span>' in analyses
+    assert f"{improvement(curve, 0.31) / 0.5:.1f} <span" in analyses
+    # No trace: both trace cells say why.
+    assert analyses.count("no trial has a trace") == 2
+
+
+def test_the_trend_follows_the_agents_dev_runs_in_order(client, curve):
+    """Each dev run is a snapshot of the method: two snapshots (submissions) of one
+    trial, one run of which failed, give four steps in the order they ran."""
+    agent = AgentFactory(name="trend-agent")
+    first = submission_with_files(method("knn"), agent=agent, task=curve.task, stage=Stage.METHOD)
+    second = submission_with_files(
+        method("reference"), agent=agent, task=curve.task, stage=Stage.METHOD
+    )
+    runs = [
+        finished_run(first, ExperimentPhase.DEV, 0.5, 2.0),
+        finished_run(first, ExperimentPhase.DEV, 0.4, 3.0),
+        finished_run(second, ExperimentPhase.DEV, 0.3, 4.0),
+        finished_run(second, ExperimentPhase.DEV, 0.0, 5.0),
+    ]
+    ExperimentRun.objects.filter(pk=runs[3].pk).update(status=ExperimentStatus.FAILED, score=None)
+    test = objective_test_queue(agent=agent, objective=curve)
+    ExperimentRun.objects.filter(pk=test.pk).update(
+        status=ExperimentStatus.SUCCEEDED, score=0.29, wall_seconds=4.0, finished_at=timezone.now()
+    )
+    test.refresh_from_db()
+    objective_result_record(run=test)
+    lines = [submission_lloc(submission=s) for s in (first, first, second, second)]
+    assert lines[0] != lines[2]
+
+    answer = client.get("/api/objective/analyses/", {"task": curve.task.slug}).json()
+
+    (row,) = answer["agents"]
+    trend = row["trend"]
+    assert [(s["trial"], s["step"], s["run"]) for s in trend["steps"]] == [
+        (1, i, run.pk) for i, run in enumerate(runs, start=1)
+    ]
+    assert [s["lines"] for s in trend["steps"]] == lines
+    assert [s["runtime_seconds"] for s in trend["steps"]] == [2.0, 3.0, 4.0, None]
+    assert [s["dev_score"] for s in trend["steps"]] == [0.5, 0.4, 0.3, None]
+    assert trend["series"]["dev_score"] == {"n": 3, "first": 0.5, "last": 0.3, "why_empty": ""}
+    assert trend["series"]["lines"]["n"] == 4
+    assert trend["why_empty"] == ""
+
+    html = objective_tab(client).content.decode()
+    cell = html.split('data-column="trend"')[1].split("</td>")[0]
+    assert '<li data-series="dev_score">' in cell
+    assert '0.5000 → 0.3000</span> <span class="muted small">(n 3)</span>' in cell
+    assert cell.count("<polyline") == 3  # one trial: one line per series
