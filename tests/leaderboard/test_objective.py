@@ -311,7 +311,9 @@ def test_the_trend_follows_the_agents_dev_runs_in_order(client, curve):
     assert trend["why_empty"] == ""
 
     html = objective_tab(client).content.decode()
-    cell = html.split('data-column="trend"')[1].split("</td>")[0]
-    assert '<li data-series="dev_score">' in cell
+    table = html.split('data-testid="trend-table"')[1].split("</table>")[0]
+    assert '<td class="num" data-column="n_steps">4</td>' in table
+    cell = table.split('data-series="dev_score">')[1].split("</td>")[0]
     assert '0.5000 → 0.3000</span> <span class="muted small">(n 3)</span>' in cell
-    assert cell.count("<polyline") == 3  # one trial: one line per series
+    assert f"{lines[0]} → {lines[3]}</span>" in table
+    assert table.count("<polyline") == 3  # one trial: one line per series
