@@ -138,7 +138,8 @@ class ObjectiveTaskViewSet(viewsets.ReadOnlyModelViewSet):
 class ObjectiveAnalysesView(APIView):
     """`GET /api/objective/analyses/?task=SLUG`: MLRC-Bench's analyses of one
     task per agent and configuration (best of k trials, improvement over the
-    baseline, cost per trial and gain per dollar), each with n; `idea_source`
+    baseline, cost per trial and gain per dollar, the trace's argument errors and
+    self-repairs, the trend over the dev runs), each with n; `idea_source`
     keeps one configuration (none, human, agent, coi, ...)."""
 
     @extend_schema(

@@ -9,6 +9,7 @@ replaced by writing the finished run's numbers, which tests/experiments covers.
 
 import csv
 import io
+import json
 from datetime import timedelta
 from decimal import Decimal
 
@@ -19,12 +20,13 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.models import Stage
+from benchmark.models import ArtifactKind, Stage
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
 from experiments.queue import objective_test_queue
 from experiments.results import objective_result_record, submission_lloc
 from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
 from tests.experiments.factories import AgentFactory, submission_with_files
+from tests.experiments.test_mlrc import CLAUDE_TRACE
 
 pytestmark = pytest.mark.django_db
 
@@ -317,3 +319,30 @@ def test_the_trend_follows_the_agents_dev_runs_in_order(client, curve):
     assert '0.5000 → 0.3000</span> <span class="muted small">(n 3)</span>' in cell
     assert f"{lines[0]} → {lines[3]}</span>" in table
     assert table.count("<polyline") == 3  # one trial: one line per series
+
+
+def test_the_objective_tab_shows_the_trace_shares_with_their_n(client, curve):
+    agent = AgentFactory(name="traced-agent")
+    files = {**method("knn"), "claude_output.json": json.dumps(CLAUDE_TRACE)}
+    submission = submission_with_files(
+        files,
+        kinds={"claude_output.json": ArtifactKind.TRACE},
+        agent=agent,
+        task=curve.task,
+        stage=Stage.METHOD,
+    )
+    finished_run(submission, ExperimentPhase.DEV, 0.3, 1.0)
+    test = objective_test_queue(agent=agent, objective=curve)
+    ExperimentRun.objects.filter(pk=test.pk).update(
+        status=ExperimentStatus.SUCCEEDED, score=0.31, finished_at=timezone.now()
+    )
+    test.refresh_from_db()
+    objective_result_record(run=test)
+
+    html = objective_tab(client).content.decode()
+    row = html.split('data-testid="analyses-table"')[1].split("</tr>")[1]
+
+    # Three tool calls, one refused for its arguments; one failed run, repaired later.
+    assert '33% <span class="muted small">(n 3 calls)</span>' in row
+    assert '100% <span class="muted small">(n 1 failed)</span>' in row
+    assert "usage files or trace recorded a cost" in row
