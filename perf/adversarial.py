@@ -8,7 +8,8 @@ against `/healthz` (median of `--requests` GETs each, taking turns with
 `/healthz`), and against the same page of an ordinary submission, so a
 reader can tell what the hostile content costs from what the page costs.
 Goals: an intake within the summed budget (never a worker timeout), a page
-view within 10x of `/healthz`, a refusal where one is due.
+view within 10x of `/healthz` and within 2x of the ordinary page (what the
+hostile content adds), a refusal where one is due.
 
 (a)  The pathological paper: 40,000 `[` (quadratic for Python-Markdown).
 (b)  The tar.gz bomb: 1 GiB of zeros (`--bomb-mib`) under `__MACOSX/`, refused
@@ -66,6 +67,7 @@ MEDIA = tempfile.mkdtemp(prefix="mlrbench-perf-media-")
 os.environ["MEDIA_ROOT"] = MEDIA
 MIB = 1024 * 1024
 PAGE_GOAL = 10.0  # a page view, against /healthz
+ORDINARY_GOAL = 2.0  # a page view, against the same page of an ordinary submission
 DOUBLING_GOAL = 3.0  # linear is 2x per doubling, quadratic 4x
 ORDINARY_PAPER = b"# A paper\n\nWith a result: accuracy 0.91.\n"
 TASK = "iclr2025_perf"
@@ -180,8 +182,9 @@ def _bomb(path: Path, size: int) -> None:
         archive.addfile(junk, io.BufferedReader(_Zeros(size), buffer_size=MIB))
 
 
-def _zip(path: Path, entries: dict[str, bytes]) -> Path:
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+def _zip(path: Path, entries: dict[str, bytes], *, stored: bool = False) -> Path:
+    method = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+    with zipfile.ZipFile(path, "w", method, compresslevel=None if stored else 9) as archive:
         for name, data in entries.items():
             archive.writestr(name, data)
     return path
@@ -324,6 +327,8 @@ def _first_error(body: dict) -> str:
 
 
 def _page_row(site: Site, shape: str, url: str, ordinary: str | None = None) -> None:
+    if "/None/" in url:
+        return  # refused where it should not have been: its intake row says so
     page, health = site.page_vs_healthz(url)
     ratio = page / health
     _row(
@@ -336,7 +341,16 @@ def _page_row(site: Site, shape: str, url: str, ordinary: str | None = None) -> 
     )
     if ordinary is not None and ordinary in site.ordinary:
         base = site.ordinary[ordinary]
-        print(f"    (the same page of an ordinary submission: {_ms(base)}, {page / base:.2f}x)")
+        ratio = page / base
+        goal = f"<= {ORDINARY_GOAL:g}x"
+        _row(
+            f"{shape}: page",
+            _ms(page),
+            f"ordinary {_ms(base)}",
+            ratio,
+            goal,
+            ratio <= ORDINARY_GOAL,
+        )
 
 
 # --- the shapes --------------------------------------------------------------
@@ -406,11 +420,13 @@ def _bomb_part(sizes: Sizes, scratch: Path) -> None:
 def _math_part(site: Site, sizes: Sizes, scratch: Path) -> None:
     body = b"# M\n\n" + b"\\[" * sizes.brackets
     shape = f"(1) {sizes.brackets:,} '\\['"
-    pk = _intake_row(site, shape, _zip(scratch / "math.zip", {"results/paper.md": body}), "paper")
+    # Stored, as in the probe: deflated, 2 MB of `\\[` is past the archive's ratio limit.
+    archive = _zip(scratch / "math.zip", {"results/paper.md": body}, stored=True)
+    pk = _intake_row(site, shape, archive, "paper")
     _page_row(site, shape, f"/submissions/{pk}/", "submission")
     three = {"idea.md": body, "proposal.md": body, "results/paper.md": body}
     shape = f"(1) {sizes.brackets:,} '\\[' x3 documents"
-    pk = _intake_row(site, shape, _zip(scratch / "math3.zip", three), "end2end")
+    pk = _intake_row(site, shape, _zip(scratch / "math3.zip", three, stored=True), "end2end")
     _page_row(site, shape, f"/submissions/{pk}/", "submission")
     _page_row(site, f"{shape}, idea.md", f"/submissions/{pk}/files/idea.md", "file")
 
@@ -440,7 +456,7 @@ def _traces_part(site: Site, sizes: Sizes, scratch: Path) -> None:
             "claude_output.json": _nested_trace(depth, newlines),
         }
         shape = f"(3) trace, {depth} lists, {newlines:,} newlines"
-        archive = _zip(scratch / f"trace-{depth}.zip", entries)
+        archive = _zip(scratch / f"trace-{depth}.zip", entries, stored=True)  # as the probe
         pk = _intake_row(site, shape, archive, "experiment")
         _page_row(site, shape, f"/submissions/{pk}/trace/claude_output.json", "trace")
 
