@@ -1,10 +1,10 @@
 """Reads of submissions and their artifacts that the pages and the API share."""
 
+import bisect
 import posixpath
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, QuerySet
 from django.urls import reverse
 from django.utils.html import format_html
@@ -306,6 +306,41 @@ def artifact_get(*, submission_id: int, path: str) -> Artifact | None:
 
 
 TRACE_STEPS_PER_PAGE = 100
+# And at most this many tool calls a page (a step holds at most
+# `benchmark.traces.STEP_MAX_CALLS`): a page's cost is bounded by what it shows.
+TRACE_CALLS_PER_PAGE = 200
+
+
+@dataclass(frozen=True)
+class TraceStepsPage:
+    """One page of steps: what the pager shows (as Django's `Page` names it)."""
+
+    number: int
+    num_pages: int
+    start: int  # the position of the page's first step
+    steps: list[dict]
+    count: int  # steps in all
+
+    def has_other_pages(self) -> bool:
+        return self.num_pages > 1
+
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    def has_next(self) -> bool:
+        return self.number < self.num_pages
+
+    def previous_page_number(self) -> int:
+        return self.number - 1
+
+    def next_page_number(self) -> int:
+        return self.number + 1
+
+    def start_index(self) -> int:
+        return self.start + 1 if self.steps else 0
+
+    def end_index(self) -> int:
+        return self.start + len(self.steps)
 
 
 @dataclass
@@ -314,15 +349,40 @@ class TracePage:
 
     trace: dict
     steps: list[dict]
-    page: Page
+    page: TraceStepsPage
     # The paper's numbers the reproduction check found, each with the step that printed it.
     number_sources: list[dict]
     query: str  # what links to other pages of steps start their query with
 
 
-def trace_step_page(index: int) -> int:
-    """The page of the trace viewer that shows step `index`."""
-    return index // TRACE_STEPS_PER_PAGE + 1
+def _page_starts(steps: list[dict]) -> list[int]:
+    """Where each page of steps starts: at most TRACE_STEPS_PER_PAGE steps and,
+    past its first step, TRACE_CALLS_PER_PAGE tool calls a page (linear)."""
+    starts, calls = [0], 0
+    for position, step in enumerate(steps):
+        more = len(step.get("tool_calls") or ())
+        on_page = position - starts[-1]
+        if on_page and (on_page >= TRACE_STEPS_PER_PAGE or calls + more > TRACE_CALLS_PER_PAGE):
+            starts.append(position)
+            calls = 0
+        calls += more
+    return starts
+
+
+def trace_step_page(trace: dict, index: int, starts: list[int] | None = None) -> int:
+    """The page of the trace viewer that shows step `index` of `trace`."""
+    starts = _page_starts(trace["steps"]) if starts is None else starts
+    return max(bisect.bisect_right(starts, index), 1)
+
+
+def _steps_page(steps: list[dict], starts: list[int], page_number: str | None) -> TraceStepsPage:
+    try:
+        number = min(max(int(page_number or 1), 1), len(starts))
+    except ValueError:
+        number = 1
+    start = starts[number - 1]
+    end = starts[number] if number < len(starts) else len(steps)
+    return TraceStepsPage(number, len(starts), start, steps[start:end], len(steps))
 
 
 def trace_page(
@@ -332,19 +392,20 @@ def trace_page(
     messages' HTML, cleaned at intake, is served as it was stored; without it
     (a reviewer's blind copy) messages are plain text. `query` starts the
     query of links to other pages (`steps=1&` on the blind page)."""
-    paginator = Paginator(trace["steps"], TRACE_STEPS_PER_PAGE, allow_empty_first_page=True)
-    page = paginator.get_page(page_number)
+    starts = _page_starts(trace["steps"])
+    page = _steps_page(trace["steps"], starts, page_number)
     by_step: dict[int, list[dict]] = {}
     sources = []
     for source in trace.get("number_sources", []):
+        step = source["step"]
         linked = {
             **source,
-            "href": f"?{query}page={trace_step_page(source['step'])}#step-{source['step']}",
+            "href": f"?{query}page={trace_step_page(trace, step, starts)}#step-{step}",
         }
         sources.append(linked)
         by_step.setdefault(source["step"], []).append(linked)
     steps = []
-    for step in page.object_list:
+    for step in page.steps:
         html = mark_safe(step["html"]) if markup and step.get("html") else None  # noqa: S308 - cleaned at intake
         steps.append({**step, "html": html, "numbers": by_step.get(step["index"], [])})
     return TracePage(trace=trace, steps=steps, page=page, number_sources=sources, query=query)

@@ -32,7 +32,11 @@ from .models import ArtifactKind
 from .rendering import INLINE_RENDER_BYTES, markdown_render_budgeted
 
 # Bump when the step list's shape or content changes: stored traces are read again.
-TRACE_VERSION = 1
+TRACE_VERSION = 2
+# A step holds at most this many tool calls; the rest continue in steps of their
+# own, so the trace page, which cuts pages by steps and calls, stays bounded
+# however many calls one turn made (issue 32: 20,000 in one Codex turn).
+STEP_MAX_CALLS = 50
 MLR_AGENT_FORMAT = "mlr-agent-trace"
 FORMAT_LABELS = {
     "claude-code": "Claude Code",
@@ -652,6 +656,35 @@ def _totals(parsed: _Parsed) -> dict:
     }
 
 
+def _calls_split(steps: list[dict], most: int) -> list[dict]:
+    """Each step with more than `most` tool calls, continued in steps of `most`
+    (marked `continued`, with no text or usage of their own), numbered again."""
+    out: list[dict] = []
+    for step in steps:
+        calls = step["tool_calls"]
+        if len(calls) <= most:
+            out.append(step)
+            continue
+        out.append({**step, "tool_calls": calls[:most]})
+        for start in range(most, len(calls), most):
+            out.append(
+                {
+                    **step,
+                    "text": "",
+                    "html": "",
+                    "tool_calls": calls[start : start + most],
+                    "input_tokens": None,
+                    "output_tokens": None,
+                    "total_tokens": None,
+                    "cost_usd": None,
+                    "continued": True,
+                }
+            )
+    for index, step in enumerate(out):
+        step["index"] = index
+    return out
+
+
 def trace_parse(
     read: Callable[[], bytes], *, reader: str, size: int, seconds: float | None = None
 ) -> dict:
@@ -704,9 +737,9 @@ def trace_parse(
         format_label=FORMAT_LABELS[parsed.format],
         model=parsed.model,
         agent=parsed.agent,
-        steps=parsed.steps,
+        totals=_totals(parsed),  # the agent's own turns, before any is continued
+        steps=_calls_split(parsed.steps, STEP_MAX_CALLS),
         ended=parsed.ended,
-        totals=_totals(parsed),
         note="; ".join(budget.notes),
     )
     return result

@@ -270,7 +270,7 @@ def trace_number_sources_record(
                 {
                     "trace_path": artifact.path,
                     "trace_step": source["step"],
-                    "trace_page": trace_step_page(source["step"]),
+                    "trace_page": trace_step_page(trace, source["step"]),
                 },
             )
     return printed

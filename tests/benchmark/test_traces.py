@@ -340,3 +340,41 @@ def test_a_codex_result_takes_the_first_waiting_call_without_rescanning_the_turn
         ("one", True),
         (None, False),
     ]
+
+
+def test_a_turn_of_many_commands_is_shown_a_bounded_page_at_a_time(client, task, tmp_path):
+    """Issue 32, finding 8, its page: one Codex turn of 20,000 commands was
+    stored as one step, and its trace page rendered every call on every view
+    (0.9 s, 90x an ordinary trace page). A step holds at most STEP_MAX_CALLS
+    calls, the rest continue in steps of their own, and a page shows at most
+    TRACE_CALLS_PER_PAGE calls; all of them are still there, page by page."""
+    from benchmark.submission_selectors import TRACE_CALLS_PER_PAGE
+    from benchmark.traces import STEP_MAX_CALLS
+
+    stamp = "[2025-07-30T13:48:02]"
+    calls = 2 * TRACE_CALLS_PER_PAGE + 7
+    lines = [f"{stamp} OpenAI Codex v0.5.0 (research preview)", "model: o4-mini"]
+    lines += [f"{stamp} User instructions:", "Run it."]
+    lines += [f"{stamp} exec bash -lc 'echo {n}' in /w" for n in range(calls)]
+    for n in range(calls):
+        lines += [f"{stamp} bash -lc 'echo {n}' succeeded in 9ms:", f"out {n}"]
+    lines.append(f"{stamp} tokens used: 1000")
+    archive = zip_entries(
+        tmp_path / "run.zip",
+        {"results/paper.md": PAPER, "codex_log.log": "\n".join(lines).encode()},
+    )
+    submission = intake(archive, task, tmp_path)
+
+    trace = stored_trace(submission, "codex_log.log")
+    assert trace["totals"]["tool_calls"] == calls and trace["totals"]["steps"] == 2
+    assert max(len(step["tool_calls"]) for step in trace["steps"]) <= STEP_MAX_CALLS
+    assert [step["index"] for step in trace["steps"]] == list(range(len(trace["steps"])))
+    shown = []
+    for page in (1, 2, 3):
+        html = client.get(f"{trace_url(submission, 'codex_log.log')}?page={page}").content
+        on_page = html.decode().count('data-testid="tool-result"')
+        assert 0 < on_page <= TRACE_CALLS_PER_PAGE
+        shown.append(on_page)
+    assert sum(shown) == calls
+    last = client.get(f"{trace_url(submission, 'codex_log.log')}?page=3").content.decode()
+    assert f"out {calls - 1}" in last and "next</a>" not in last
