@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mlrbench_site.settings")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("PERF_AGENT_KEY", "sk-perf")
+os.environ.setdefault("PERF_AGENT_API_KEY", "sk-perf")
 GOAL = 0.05
 
 
@@ -67,7 +67,7 @@ def _run(server_url: str) -> int:
         agent_name="mlr-agent-perf",
         model="openai/perf-model",
         api_base=server_url,
-        api_key_env="PERF_AGENT_KEY",
+        api_key_env="PERF_AGENT_API_KEY",
     )
     return run.pk
 

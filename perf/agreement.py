@@ -120,6 +120,8 @@ def populate(n_papers: int, dimensions: list[str]) -> list[int]:
                     reviewer=reviewers[reviewer_index],
                     status=ReviewStatus.SUBMITTED,
                     submitted_at=now,
+                    # Published reviews: the public agreement counts them.
+                    imported=True,
                 )
             )
     reviews = HumanReview.objects.bulk_create(reviews, batch_size=5000)
