@@ -13,6 +13,9 @@ Phases (exclusive: time inside a nested phase counts for that one only):
 - costs: token usage and the trackers priced;
 - store: the run's objects written to the artifact store and moved in place;
 - database: every SQL statement and commit;
+- libraries: loading a module for the first time (litellm for the prices,
+  scipy for the boards, pygments, pypdf): once per process, whatever the
+  number of runs, so never scaled;
 - other: the rest (parsing reviews and scores, checks, bookkeeping).
 
 Without PATH it imports the shared sample (`MLRBENCH_DATA`, default
@@ -20,7 +23,8 @@ Without PATH it imports the shared sample (`MLRBENCH_DATA`, default
 stage's runs scale by its task count there (ideas and proposals: 201 tasks;
 experiments, papers and end-to-end runs: 10), the reviews and scores by the
 number of runs, the tasks part (all 201 are in the sample) and the boards'
-refresh not at all (a lower bound for that part). That is an estimate from the
+refresh not at all (a lower bound for that part), and loading the libraries
+not at all (once per process). That is an estimate from the
 sample's own costs, printed as one; given the path of a full clone, the
 figures are measured. Process start (Django and the apps loading) is not in
 these figures; `perf/startup.py` measures it.
@@ -45,7 +49,19 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-PHASES = ("reading", "markdown", "pdf", "traces", "costs", "store", "database", "other")
+PHASES = (
+    "reading",
+    "markdown",
+    "pdf",
+    "traces",
+    "costs",
+    "store",
+    "database",
+    "libraries",
+    "other",
+)
+# Paid once per process, whatever the size of the clone.
+UNSCALED_PHASES = frozenset({"libraries"})
 # Tasks of each stage in the full public repository (its README and the paper).
 # Parts whose work does not grow with the runs in the sample's proportion.
 UNSCALED_PARTS = frozenset({"tasks", "leaderboard"})
@@ -131,6 +147,19 @@ def instrument(phases: Phases) -> dict[str, "Runs"]:
         with phases.timing("database"):
             return execute(*args)
 
+    import builtins
+
+    real_import = builtins.__import__
+
+    def first_import(name: str, *args: Any, **kwargs: Any) -> Any:
+        level = args[3] if len(args) > 3 else kwargs.get("level", 0)
+        if level == 0 and name in sys.modules:
+            return real_import(name, *args, **kwargs)
+        with phases.timing("libraries"):
+            return real_import(name, *args, **kwargs)
+
+    builtins.__import__ = first_import
+
     connection.ensure_connection()
     connection.execute_wrappers.append(sql)
     connection.commit = phases.wrap("database", connection.commit)  # type: ignore[method-assign]
@@ -158,16 +187,20 @@ Figures = dict[str, float]
 def import_once(path: Path, phases: Phases) -> tuple[float, dict[str, Figures]]:
     """One `import_mlrbench`: wall seconds and each part's phases."""
     from benchmark.mlrbench_import import ImportOptions, import_parts
+    from common.bulk_writes import writes_deferred
 
     parts: dict[str, Figures] = {}
     start = time.perf_counter()
-    for part in import_parts():
-        phases.totals.clear()
-        with phases.timing("other"):
-            report = part.run(path, ImportOptions())
-        parts[part.name] = phases.snapshot()
-        if report.problems:
-            print(f"  {part.name}: {len(report.problems)} problem(s), e.g. {report.problems[0]}")
+    # As the command runs them: caches invalidated once, at the end.
+    with writes_deferred():
+        for part in import_parts():
+            phases.totals.clear()
+            with phases.timing("other"):
+                report = part.run(path, ImportOptions())
+            parts[part.name] = phases.snapshot()
+            if report.problems:
+                problems = report.problems
+                print(f"  {part.name}: {len(problems)} problem(s), e.g. {problems[0]}")
     return time.perf_counter() - start, parts
 
 
@@ -209,9 +242,11 @@ def extrapolate(parts: dict[str, Figures], runs: Runs, tasks: Counter[str]) -> F
         # The tasks are all in the sample; the boards' refresh is measured as is.
         scale = 1.0 if name in UNSCALED_PARTS else by_count
         for phase, seconds in figures.items():
-            estimate[phase] += seconds * scale
+            estimate[phase] += seconds * (1.0 if phase in UNSCALED_PHASES else scale)
     for stage, spent, _wall in runs:
         for phase, seconds in spent.items():
+            if phase in UNSCALED_PHASES:
+                continue
             # The run was counted in its part at `by_count`; it scales by its stage.
             estimate[phase] += seconds * (factor[stage] - by_count)
     return estimate
@@ -297,7 +332,7 @@ def main() -> None:
                 "\n  scaled: "
                 + ", ".join(f"{stage} runs x{n:.0f}" for stage, n in factor.items())
                 + "; reviews and scores by the number of runs;"
-                + " tasks and the boards' refresh as measured"
+                + " tasks, the boards' refresh and loading the libraries as measured"
             )
             print_side_by_side(
                 "full repository, estimated from the sample (goals: 60 s and 10 s)",
