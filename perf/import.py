@@ -9,6 +9,7 @@ Phases (exclusive: time inside a nested phase counts for that one only):
 - markdown: rendering documents to clean HTML (tasks, papers, trace messages),
   the child pool included;
 - pdf: a PDF paper's text (in the child pool);
+- highlight: source files highlighted (in the child pool);
 - traces: coding-agent traces parsed into steps;
 - costs: token usage and the trackers priced;
 - store: the run's objects written to the artifact store and moved in place;
@@ -53,6 +54,7 @@ PHASES = (
     "reading",
     "markdown",
     "pdf",
+    "highlight",
     "traces",
     "costs",
     "store",
@@ -133,6 +135,7 @@ def instrument(phases: Phases) -> dict[str, "Runs"]:
         (derived, "markdown_render_budgeted", "markdown"),
         (traces, "markdown_render_budgeted", "markdown"),
         (intake, "pdf_text_extract", "pdf"),
+        (derived, "sources_highlight", "highlight"),
         (intake, "traces_derive", "traces"),
         (intake, "_run_costs", "costs"),
         (intake, "_run_stage", "store"),
