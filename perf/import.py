@@ -22,13 +22,14 @@ Phases (exclusive: time inside a nested phase counts for that one only):
 Without PATH it imports the shared sample (`MLRBENCH_DATA`, default
 ../shared/mlrbench) and also extrapolates to the full public repository: each
 stage's runs scale by its task count there (ideas and proposals: 201 tasks;
-experiments, papers and end-to-end runs: 10), the reviews and scores by the
-number of runs, the tasks part (all 201 are in the sample) and the boards'
-refresh not at all (a lower bound for that part), and loading the libraries
-not at all (once per process). That is an estimate from the
-sample's own costs, printed as one; given the path of a full clone, the
-figures are measured. Process start (Django and the apps loading) is not in
-these figures; `perf/startup.py` measures it.
+experiments, papers and end-to-end runs: 10), the reviews by the number of
+runs, the human scores and the hallucination check as the end-to-end runs
+(their rows are about those papers: 1 task in the sample), the tasks part (all
+201 are in the sample) and the boards' refresh not at all (a lower bound for
+that part), and loading the libraries not at all (once per process). That is
+an estimate from the sample's own costs, printed as one; given the path of a
+full clone, the figures are measured. Process start (Django and the apps
+loading) is not in these figures; `perf/startup.py` measures it.
 
     .venv/bin/python perf/import.py [PATH]
     .venv/bin/python perf/import.py --smoke   # a slice of the sample: does it still work?
@@ -67,6 +68,9 @@ UNSCALED_PHASES = frozenset({"libraries"})
 # Tasks of each stage in the full public repository (its README and the paper).
 # Parts whose work does not grow with the runs in the sample's proportion.
 UNSCALED_PARTS = frozenset({"tasks", "leaderboard"})
+# Parts that read rows about one stage's papers (the human evaluation of the
+# end-to-end papers: its rows of 1 task in the sample, of 10 in the repository).
+PART_STAGES = {"human scores": "end2end", "hallucination check": "end2end"}
 FULL_TASKS = {"idea": 201, "proposal": 201, "experiment": 10, "paper": 10, "end2end": 10}
 
 
@@ -244,6 +248,8 @@ def extrapolate(parts: dict[str, Figures], runs: Runs, tasks: Counter[str]) -> F
     for name, figures in parts.items():
         # The tasks are all in the sample; the boards' refresh is measured as is.
         scale = 1.0 if name in UNSCALED_PARTS else by_count
+        if name in PART_STAGES:
+            scale = factor.get(PART_STAGES[name], by_count)
         for phase, seconds in figures.items():
             estimate[phase] += seconds * (1.0 if phase in UNSCALED_PHASES else scale)
     for stage, spent, _wall in runs:
@@ -334,7 +340,8 @@ def main() -> None:
             print(
                 "\n  scaled: "
                 + ", ".join(f"{stage} runs x{n:.0f}" for stage, n in factor.items())
-                + "; reviews and scores by the number of runs;"
+                + "; reviews by the number of runs, human scores and hallucination"
+                + " checks as the end-to-end runs;"
                 + " tasks, the boards' refresh and loading the libraries as measured"
             )
             print_side_by_side(
