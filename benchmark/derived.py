@@ -15,7 +15,7 @@ import json
 import posixpath
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -188,8 +188,11 @@ def _trace_derived(
     )
 
 
-def derived_artifacts_store(*, artifacts: Iterable[Artifact], derived: dict[str, Derived]) -> None:
-    """Store what `documents_derive` made, for the artifacts just written."""
+def derived_artifacts_store(
+    *, artifacts: Sequence[Artifact], derived: Sequence[dict[str, Derived]]
+) -> None:
+    """Store what `documents_derive` (and the other `*_derive`) made, for the
+    artifacts just written: one insert for all of them, in the order given."""
     DerivedArtifact.objects.bulk_create(
         DerivedArtifact(
             artifact=artifact,
@@ -200,8 +203,9 @@ def derived_artifacts_store(*, artifacts: Iterable[Artifact], derived: dict[str,
             size=len(item.content.encode("utf-8")),
             note=item.note,
         )
+        for made in derived
         for artifact in artifacts
-        if (item := derived.get(artifact.path)) is not None
+        if (item := made.get(artifact.path)) is not None
     )
 
 

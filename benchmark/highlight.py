@@ -3,23 +3,27 @@
 
 Pygments' lexers are regular expressions, and some are quadratic on hostile
 input (the Makefile lexer takes seconds on 8 KB of `_`): highlighting runs in
-one child process per upload (`benchmark.highlight_worker`), each file
-within `SOURCE_HIGHLIGHT_FILE_SECONDS`, all of them within what is left of the
-upload's budget. A file past `SOURCE_HIGHLIGHT_MAX_BYTES`, past its time, or
-without stored HTML (data from before this existed) is shown as escaped plain
-text, which is linear: no request ever runs a lexer.
+a child of the pool the renderers use (`common.child_pool`, the function in
+`benchmark.highlight_worker`), one file at a time, each within
+`SOURCE_HIGHLIGHT_FILE_SECONDS`, all of them within what is left of the
+upload's budget; a child past that budget is killed and the files not done by
+then are left out. (A process per upload cost a Python start per run: most of
+an import's time on the runs with code.) A file past `SOURCE_HIGHLIGHT_MAX_BYTES`,
+past its time, or without stored HTML (data from before this existed) is shown as
+escaped plain text, which is linear: no request ever runs a lexer.
 """
 
 import html as html_lib
-import json
 import posixpath
-import subprocess
-import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 
+from common.child_pool import ChildFailed, ChildTimeout, child_run
+
+from .highlight_worker import highlight_budgeted
 from .run_layout import TEXT_SUFFIXES
 
 # Bump when the highlighter's output changes: stored HTML is then ignored (shown plain).
@@ -51,32 +55,28 @@ def source_plain_html(text: str) -> str:
 def sources_highlight(files: list[SourceFile], *, timeout: float) -> dict[str, str]:
     """Highlighted HTML of each file, by path, for those done within `timeout`
     seconds in all (the others are left out: their page shows plain text)."""
-    wanted = [
-        {"path": item.path, "location": str(item.location)}
-        for item in files
-        if item.location.stat().st_size <= settings.SOURCE_HIGHLIGHT_MAX_BYTES
-    ]
+    limit = settings.SOURCE_HIGHLIGHT_MAX_BYTES
+    wanted = [item for item in files if item.location.stat().st_size <= limit]
     if not wanted or timeout <= 0:
         return {}
-    request = {"files": wanted, "file_seconds": settings.SOURCE_HIGHLIGHT_FILE_SECONDS}
-    try:
-        done = subprocess.run(  # noqa: S603 - our own module, arguments we built
-            [sys.executable, "-m", "benchmark.highlight_worker"],
-            input=json.dumps(request).encode(),
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-        output = done.stdout
-    except subprocess.TimeoutExpired as exc:
-        # What the child finished before the budget ran out is kept.
-        output = exc.stdout or b""
+    deadline = time.monotonic() + timeout
     highlighted: dict[str, str] = {}
-    for line in output.decode("utf-8", errors="replace").splitlines():
+    for item in wanted:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
         try:
-            item = json.loads(line)
-        except ValueError:
-            continue  # the last line of a child that was stopped mid-write
-        if isinstance(item, dict) and isinstance(item.get("html"), str):
-            highlighted[str(item.get("path"))] = item["html"]
+            html = child_run(
+                highlight_budgeted,
+                item.path,
+                str(item.location),
+                settings.SOURCE_HIGHLIGHT_FILE_SECONDS,
+                timeout=left,
+            )
+        except ChildTimeout:
+            break  # the budget is spent; what was done before it is kept
+        except ChildFailed:
+            continue  # this file is shown as plain text
+        if html is not None:
+            highlighted[item.path] = html
     return highlighted

@@ -1,12 +1,10 @@
-"""Run as `python -m benchmark.highlight_worker` with a JSON request on stdin
-(`{"files": [{"path", "location"}], "file_seconds"}`): print one JSON line
-`{"path", "html"}` per file highlighted within its time (see
-`benchmark.highlight`). A child process of its own; imports nothing of Django."""
+"""Highlighting of one source file in a child of `common.child_pool`
+(`highlight_budgeted`, run by `benchmark.highlight`): the HTML, or None when the
+lexer ran past the file's time. Imports nothing of Django (the child has no
+settings)."""
 
-import json
 import posixpath
 import signal
-import sys
 from pathlib import Path
 
 
@@ -31,23 +29,18 @@ def _stop(signum: int, frame: object) -> None:
     raise _FileTimeout
 
 
-def main() -> None:
-    signal.signal(signal.SIGALRM, _stop)
-    request = json.loads(sys.stdin.buffer.read())
-    seconds = float(request["file_seconds"])
-    for item in request["files"]:
-        text = Path(item["location"]).read_bytes().decode("utf-8", errors="replace")
-        # A lexer that is slow on this file is stopped between two of its steps.
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-        try:
-            html = _highlight_one(item["path"], text)
-        except _FileTimeout:
-            continue  # this file is shown as plain text
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        sys.stdout.write(json.dumps({"path": item["path"], "html": html}) + "\n")
-        sys.stdout.flush()
-
-
-if __name__ == "__main__":
-    main()
+def highlight_budgeted(path: str, location: str, seconds: float) -> str | None:
+    """The highlighted HTML of the file at `location` (shown as `path`), or None
+    when the lexer is still at it after `seconds` (the file is shown as plain
+    text). The alarm stops a slow lexer between two of its steps; the pool's
+    timeout stops one that never returns."""
+    text = Path(location).read_bytes().decode("utf-8", errors="replace")
+    previous = signal.signal(signal.SIGALRM, _stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return _highlight_one(path, text)
+    except _FileTimeout:
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

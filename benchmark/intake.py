@@ -22,8 +22,8 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils.module_loading import import_string
 
 from common.errors import Conflict, ValidationFailed
@@ -252,6 +252,26 @@ def _same_run(agent: Agent, task: Task, stage: str, run: RunFiles) -> Submission
     )
 
 
+def _latest_version(agent: Agent, task: Task, stage: str, run: RunFiles) -> int | None:
+    """The newest version of the agent's submissions for the task and stage (None:
+    none yet), read with what `_same_run` looks for in one query; raises
+    DuplicateSubmission for the same run."""
+    rows = Submission.objects.filter(agent=agent, task=task, stage=stage).values_list(
+        "pk", "version", "archive_sha256", "content_sha256"
+    )
+    latest = None
+    same: tuple[int, int] | None = None
+    content_digest = run.content_digest
+    for pk, version, archive_sha256, content_sha256 in rows:
+        latest = version if latest is None else max(latest, version)
+        matches = archive_sha256 == run.digest or content_sha256 == content_digest
+        if matches and (same is None or version < same[0]):
+            same = (version, pk)
+    if same is not None:
+        raise DuplicateSubmission(Submission.objects.get(pk=same[1]))
+    return latest
+
+
 @cache
 def _intake_checks(paths: tuple[str, ...]) -> list:
     return [import_string(path) for path in paths]
@@ -390,13 +410,9 @@ def submission_store(
     written: list[str] = []
     try:
         with transaction.atomic():
-            Agent.objects.select_for_update().filter(pk=agent.pk).first()
-            existing = _same_run(agent, task, stage, run)
-            if existing is not None:
-                raise DuplicateSubmission(existing)
-            latest = Submission.objects.filter(agent=agent, task=task, stage=stage).aggregate(
-                latest=Max("version")
-            )["latest"]
+            if connection.features.has_select_for_update:  # SQLite locks the whole file
+                Agent.objects.select_for_update().filter(pk=agent.pk).first()
+            latest = _latest_version(agent, task, stage, run)
             submission = Submission.objects.create(
                 agent=agent,
                 task=task,
@@ -428,9 +444,7 @@ def submission_store(
                 )
                 for item in run.files
             )
-            derived_artifacts_store(artifacts=artifacts, derived=derived)
-            derived_artifacts_store(artifacts=artifacts, derived=traces)
-            derived_artifacts_store(artifacts=artifacts, derived=sources)
+            derived_artifacts_store(artifacts=artifacts, derived=(derived, traces, sources))
             for artifact in artifacts:
                 if artifact.path in pdf_texts:
                     if artifact.pk is None:  # a backend that returns no ids from a bulk insert

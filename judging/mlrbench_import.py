@@ -44,7 +44,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchmark.mlrbench_import import ImportOptions, ImportPartReport
@@ -358,6 +358,31 @@ def _digest(raw: str) -> str:
     return hashlib.sha256(raw.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
+def _judgment_store(
+    *, key: dict, kind: str, parsed: ParsedReview | ParsedHallucinationReview, raw: str, new: bool
+) -> str:
+    """Write one review's judgment; returns what was done, as the report counts it.
+    `new`: no judgment had the key when the part began (one made since, by a
+    judge run, is caught by the unique constraint and handled as existing)."""
+    if new:
+        try:
+            with transaction.atomic():
+                _write(judgment=None, key={**key, "kind": kind}, parsed=parsed, raw=raw)
+            return "judgments created"
+        except IntegrityError:
+            pass
+    with transaction.atomic():
+        existing = Judgment.objects.select_for_update().filter(**key).first()
+        if existing is not None and not existing.imported:
+            return "kept (judged on this site)"
+        if existing is not None and existing.raw_response == raw:
+            return "unchanged"
+        _judgment, outcome = _write(
+            judgment=existing, key={**key, "kind": kind}, parsed=parsed, raw=raw
+        )
+        return f"judgments {outcome}"
+
+
 def reviews_part(path: Path, options: ImportOptions) -> ImportPartReport:
     report = ImportPartReport()
     judges: dict[str, Judge] = {}
@@ -365,6 +390,11 @@ def reviews_part(path: Path, options: ImportOptions) -> ImportPartReport:
     reviews = _review_files(Path(path), report)
     latest = _latest_submissions()
     stored = _imported_digests()
+    # Every judgment's key, read once: a review with none is created without a
+    # lookup of its own (the first import's thousands).
+    judged = set(
+        Judgment.objects.values_list("submission_id", "judge_id", "rubric_id", "condition")
+    )
     for number, review in enumerate(reviews, 1):
         options.progress(f"reviews: {number}/{len(reviews)}")
         file = review.path
@@ -397,25 +427,19 @@ def reviews_part(path: Path, options: ImportOptions) -> ImportPartReport:
         except ReviewFormatError as exc:
             report.problems.append(f"{review.relative}: {exc}")
             continue
-        with transaction.atomic():
-            judge = _judge_for(review.judge, report, judges)
-            key = {
-                "submission_id": submission_id,
-                "judge": judge,
-                "rubric": rubric,
-                "condition": review.condition,
-            }
-            existing = Judgment.objects.select_for_update().filter(**key).first()
-            if existing is not None and not existing.imported:
-                report.add("kept (judged on this site)")
-                continue
-            if existing is not None and existing.raw_response == raw:
-                report.add("unchanged")
-                continue
-            _judgment, outcome = _write(
-                judgment=existing, key={**key, "kind": rubric.kind}, parsed=parsed, raw=raw
-            )
-            report.add(f"judgments {outcome}")
+        judge = _judge_for(review.judge, report, judges)
+        key = {
+            "submission_id": submission_id,
+            "judge": judge,
+            "rubric": rubric,
+            "condition": review.condition,
+        }
+        known = (submission_id, judge.pk, rubric.pk, review.condition)
+        outcome = _judgment_store(
+            key=key, kind=rubric.kind, parsed=parsed, raw=raw, new=known not in judged
+        )
+        judged.add(known)
+        report.add(outcome)
     # The published judges as every stage's default panel: a judge added later
     # is in no panel, so the published boards never move (issue 27).
     if panel_published_ensure(name=PUBLISHED_PANEL, judge_names=KNOWN_JUDGES):

@@ -6,6 +6,8 @@ WATCHED_APPS = frozenset({"benchmark", "judging", "reviews"})
 DRAFT_FIELDS = frozenset({"draft", "draft_saved_at", "updated_at"})
 # Rows that no public answer reads (a reviewer's assignment and its progress).
 UNREAD_MODELS = frozenset({"reviews.Assignment"})
+# The key of the boards' invalidation kept for the end of a bulk write.
+BOARDS_DEFERRED = "leaderboard.boards"
 
 
 def _stages_written(sender, instance) -> set[str] | None:
@@ -50,8 +52,14 @@ def _data_written(sender, instance=None, update_fields=None, created=False, **kw
         return
     if _is_draft_write(sender, instance, update_fields, created):
         return
+    from common.bulk_writes import deferred
+
     from .caching import data_changed
 
+    # An import invalidates every board once, at its end (see `_import_part`),
+    # not once per row with a query for the row's stage.
+    if deferred(BOARDS_DEFERRED, lambda: data_changed(None)):
+        return
     data_changed(_stages_written(sender, instance))
 
 
@@ -69,11 +77,14 @@ def _import_part(path, options):
     signals), start every leaderboard afresh and compute each stage's boards
     now, so that no visitor's first request computes one."""
     from benchmark.mlrbench_import import ImportPartReport
+    from common.bulk_writes import deferred_done
 
     from .refresh import boards_after_import
 
     report = ImportPartReport()
     report.add("boards computed", boards_after_import())
+    # Every board was made stale and computed after the parts' writes.
+    deferred_done(BOARDS_DEFERRED)
     report.add("cache cleared")
     return report
 

@@ -9,21 +9,27 @@ Phases (exclusive: time inside a nested phase counts for that one only):
 - markdown: rendering documents to clean HTML (tasks, papers, trace messages),
   the child pool included;
 - pdf: a PDF paper's text (in the child pool);
+- highlight: source files highlighted (in the child pool);
 - traces: coding-agent traces parsed into steps;
 - costs: token usage and the trackers priced;
 - store: the run's objects written to the artifact store and moved in place;
 - database: every SQL statement and commit;
+- libraries: loading a module for the first time (litellm for the prices,
+  scipy for the boards, pygments, pypdf): once per process, whatever the
+  number of runs, so never scaled;
 - other: the rest (parsing reviews and scores, checks, bookkeeping).
 
 Without PATH it imports the shared sample (`MLRBENCH_DATA`, default
 ../shared/mlrbench) and also extrapolates to the full public repository: each
 stage's runs scale by its task count there (ideas and proposals: 201 tasks;
-experiments, papers and end-to-end runs: 10), the reviews and scores by the
-number of runs, the tasks part (all 201 are in the sample) and the boards'
-refresh not at all (a lower bound for that part). That is an estimate from the
-sample's own costs, printed as one; given the path of a full clone, the
-figures are measured. Process start (Django and the apps loading) is not in
-these figures; `perf/startup.py` measures it.
+experiments, papers and end-to-end runs: 10), the reviews by the number of
+runs, the human scores and the hallucination check as the end-to-end runs
+(their rows are about those papers: 1 task in the sample), the tasks part (all
+201 are in the sample) and the boards' refresh not at all (a lower bound for
+that part), and loading the libraries not at all (once per process). That is
+an estimate from the sample's own costs, printed as one; given the path of a
+full clone, the figures are measured. Process start (Django and the apps
+loading) is not in these figures; `perf/startup.py` measures it.
 
     .venv/bin/python perf/import.py [PATH]
     .venv/bin/python perf/import.py --smoke   # a slice of the sample: does it still work?
@@ -45,10 +51,26 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-PHASES = ("reading", "markdown", "pdf", "traces", "costs", "store", "database", "other")
+PHASES = (
+    "reading",
+    "markdown",
+    "pdf",
+    "highlight",
+    "traces",
+    "costs",
+    "store",
+    "database",
+    "libraries",
+    "other",
+)
+# Paid once per process, whatever the size of the clone.
+UNSCALED_PHASES = frozenset({"libraries"})
 # Tasks of each stage in the full public repository (its README and the paper).
 # Parts whose work does not grow with the runs in the sample's proportion.
 UNSCALED_PARTS = frozenset({"tasks", "leaderboard"})
+# Parts that read rows about one stage's papers (the human evaluation of the
+# end-to-end papers: its rows of 1 task in the sample, of 10 in the repository).
+PART_STAGES = {"human scores": "end2end", "hallucination check": "end2end"}
 FULL_TASKS = {"idea": 201, "proposal": 201, "experiment": 10, "paper": 10, "end2end": 10}
 
 
@@ -117,6 +139,7 @@ def instrument(phases: Phases) -> dict[str, "Runs"]:
         (derived, "markdown_render_budgeted", "markdown"),
         (traces, "markdown_render_budgeted", "markdown"),
         (intake, "pdf_text_extract", "pdf"),
+        (derived, "sources_highlight", "highlight"),
         (intake, "traces_derive", "traces"),
         (intake, "_run_costs", "costs"),
         (intake, "_run_stage", "store"),
@@ -130,6 +153,19 @@ def instrument(phases: Phases) -> dict[str, "Runs"]:
     def sql(execute: Callable[..., Any], *args: Any) -> Any:
         with phases.timing("database"):
             return execute(*args)
+
+    import builtins
+
+    real_import = builtins.__import__
+
+    def first_import(name: str, *args: Any, **kwargs: Any) -> Any:
+        level = args[3] if len(args) > 3 else kwargs.get("level", 0)
+        if level == 0 and name in sys.modules:
+            return real_import(name, *args, **kwargs)
+        with phases.timing("libraries"):
+            return real_import(name, *args, **kwargs)
+
+    builtins.__import__ = first_import
 
     connection.ensure_connection()
     connection.execute_wrappers.append(sql)
@@ -158,16 +194,20 @@ Figures = dict[str, float]
 def import_once(path: Path, phases: Phases) -> tuple[float, dict[str, Figures]]:
     """One `import_mlrbench`: wall seconds and each part's phases."""
     from benchmark.mlrbench_import import ImportOptions, import_parts
+    from common.bulk_writes import writes_deferred
 
     parts: dict[str, Figures] = {}
     start = time.perf_counter()
-    for part in import_parts():
-        phases.totals.clear()
-        with phases.timing("other"):
-            report = part.run(path, ImportOptions())
-        parts[part.name] = phases.snapshot()
-        if report.problems:
-            print(f"  {part.name}: {len(report.problems)} problem(s), e.g. {report.problems[0]}")
+    # As the command runs them: caches invalidated once, at the end.
+    with writes_deferred():
+        for part in import_parts():
+            phases.totals.clear()
+            with phases.timing("other"):
+                report = part.run(path, ImportOptions())
+            parts[part.name] = phases.snapshot()
+            if report.problems:
+                problems = report.problems
+                print(f"  {part.name}: {len(problems)} problem(s), e.g. {problems[0]}")
     return time.perf_counter() - start, parts
 
 
@@ -208,10 +248,14 @@ def extrapolate(parts: dict[str, Figures], runs: Runs, tasks: Counter[str]) -> F
     for name, figures in parts.items():
         # The tasks are all in the sample; the boards' refresh is measured as is.
         scale = 1.0 if name in UNSCALED_PARTS else by_count
+        if name in PART_STAGES:
+            scale = factor.get(PART_STAGES[name], by_count)
         for phase, seconds in figures.items():
-            estimate[phase] += seconds * scale
+            estimate[phase] += seconds * (1.0 if phase in UNSCALED_PHASES else scale)
     for stage, spent, _wall in runs:
         for phase, seconds in spent.items():
+            if phase in UNSCALED_PHASES:
+                continue
             # The run was counted in its part at `by_count`; it scales by its stage.
             estimate[phase] += seconds * (factor[stage] - by_count)
     return estimate
@@ -296,8 +340,9 @@ def main() -> None:
             print(
                 "\n  scaled: "
                 + ", ".join(f"{stage} runs x{n:.0f}" for stage, n in factor.items())
-                + "; reviews and scores by the number of runs;"
-                + " tasks and the boards' refresh as measured"
+                + "; reviews by the number of runs, human scores and hallucination"
+                + " checks as the end-to-end runs;"
+                + " tasks, the boards' refresh and loading the libraries as measured"
             )
             print_side_by_side(
                 "full repository, estimated from the sample (goals: 60 s and 10 s)",

@@ -4,6 +4,7 @@ generation on once the transaction commits."""
 
 from django.db.models.signals import post_delete, post_save
 
+from common.bulk_writes import deferred
 from judging.models import DimensionScore, Judgment
 
 from .agreement_cache import AGREEMENT_GENERATION
@@ -14,6 +15,9 @@ _DRAFT_FIELDS = frozenset({"draft", "draft_saved_at", "updated_at"})
 
 
 def _invalidate_on_commit(**kwargs) -> None:
+    # In an import: once, at its end, not once per judgment and score.
+    if deferred("reviews.agreement", AGREEMENT_GENERATION.bump):
+        return
     AGREEMENT_GENERATION.bump_on_commit()
 
 

@@ -9,8 +9,14 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
+from benchmark.mlrbench_import import ImportOptions
 from benchmark.models import Agent, Artifact, ArtifactKind, Submission
+from benchmark.runs_import import runs_part
+from benchmark.services import tasks_import
+from common.bulk_writes import writes_deferred
 
 from .runs import SAMPLE_TASK
 
@@ -151,3 +157,30 @@ def test_a_changed_run_is_a_new_version(small_clone, media_root):
 
     assert "1 end2end created" in output
     assert list(Submission.objects.order_by("version").values_list("version", flat=True)) == [1, 2]
+
+
+def test_an_imported_run_costs_a_few_queries_and_no_board_is_invalidated_per_row(
+    mlrbench_data, media_root, monkeypatch
+):
+    """Issue 28: thousands of runs in a full clone; each one's queries are its own
+    rows (the existing versions and digests read once, no receiver's query), and
+    the boards are made stale once, at the end, not per submission."""
+    import leaderboard.caching
+
+    tasks_import(path=mlrbench_data)
+    invalidations: list[object] = []
+    monkeypatch.setattr(leaderboard.caching, "data_changed", invalidations.append)
+
+    with writes_deferred():
+        with CaptureQueriesContext(connection) as queries:
+            report = runs_part(mlrbench_data, ImportOptions())
+        assert invalidations == []
+    # At the end of the bulk write, every board at once (None: every stage).
+    assert invalidations == [None]
+
+    runs = Submission.objects.count()
+    assert runs == 47 and not report.problems
+    # Per run: the agent's lock, its versions read, the submission, its files and
+    # their derived rows written, the savepoint and its release; the agents' own
+    # rows and the reads made once on top.
+    assert len(queries) <= 7 * runs + 120, len(queries)

@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from benchmark.mlrbench_import import ImportOptions
 from benchmark.models import Stage, SubmissionStatus, Task
 from benchmark.services import tasks_import
+from common.bulk_writes import writes_deferred
 from judging.mlrbench_import import reviews_part
 from judging.models import (
     Judge,
@@ -165,6 +168,21 @@ def test_every_published_review_is_imported_once(mlrbench_data, tasks):
 
     assert second.counts == {"unchanged": 100}
     assert Judgment.objects.count() == 100
+
+
+def test_an_imported_review_costs_its_own_rows_and_no_lookup(mlrbench_data, tasks):
+    """Issue 28: a full clone has thousands of reviews. A new one is written
+    without a lookup of its own (the keys are read once) nor a receiver's query
+    per row (the import invalidates boards and statistics once, at its end)."""
+    all_published_runs()
+
+    with writes_deferred(), CaptureQueriesContext(connection) as queries:
+        report = reviews_part(mlrbench_data, ImportOptions())
+
+    assert report.counts["judgments created"] == 100
+    # Per review: the judgment and its scores, in a transaction (a savepoint and
+    # its release); the rubrics, judges and panel once.
+    assert len(queries) <= 4 * 100 + 80, len(queries)
 
 
 def test_unknown_files_bad_reviews_and_missing_runs_are_problems(mlrbench_data, tmp_path):

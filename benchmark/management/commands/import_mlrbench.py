@@ -3,7 +3,13 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmark.mlrbench_import import ImportOptions, ImportRefused, import_parts
+from benchmark.mlrbench_import import (
+    ImportOptions,
+    ImportPartReport,
+    ImportRefused,
+    import_parts,
+)
+from common.bulk_writes import writes_deferred
 
 PROGRESS_EVERY_SECONDS = 5.0
 
@@ -79,18 +85,23 @@ class Command(BaseCommand):
         )
         changed = 0
         problems = 0
-        for part in import_parts():
-            try:
-                report = part.run(path, import_options)
-            except ImportRefused as exc:
-                raise CommandError(f"{part.name}: {exc}") from exc
-            counts = ", ".join(f"{n} {label}" for label, n in report.counts.items()) or "nothing"
-            self.stdout.write(f"{part.name}: {counts}")
-            for note in report.notes:
-                self.stdout.write(f"  {part.name}: {note}")
-            for problem in report.problems:
-                self.stderr.write(self.style.WARNING(f"  {part.name}: could not import {problem}"))
-            changed += report.changed
-            problems += len(report.problems)
+        # Caches are invalidated once, after the last part, not once per row.
+        with writes_deferred():
+            for part in import_parts():
+                try:
+                    report = part.run(path, import_options)
+                except ImportRefused as exc:
+                    raise CommandError(f"{part.name}: {exc}") from exc
+                self._report(part.name, report)
+                changed += report.changed
+                problems += len(report.problems)
         summary = "nothing new" if changed == 0 else f"{changed} rows created or updated"
         self.stdout.write(self.style.SUCCESS(f"done: {summary}; {problems} problem(s)"))
+
+    def _report(self, name: str, report: ImportPartReport) -> None:
+        counts = ", ".join(f"{n} {label}" for label, n in report.counts.items()) or "nothing"
+        self.stdout.write(f"{name}: {counts}")
+        for note in report.notes:
+            self.stdout.write(f"  {name}: {note}")
+        for problem in report.problems:
+            self.stderr.write(self.style.WARNING(f"  {name}: could not import {problem}"))
