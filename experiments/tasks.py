@@ -25,7 +25,7 @@ _HARD_LIMIT = settings.EXPERIMENT_MAX_TIME_LIMIT_SECONDS + 600
 )
 def experiment_run_task(self, run_id: int) -> None:
     from experiments.models import ExperimentStatus
-    from experiments.runner import STALE_AFTER_SECONDS, experiment_execute, experiment_give_up
+    from experiments.runner import experiment_execute, experiment_give_up
     from experiments.slots import HostTooSmall, SlotsBusy
 
     try:
@@ -39,7 +39,7 @@ def experiment_run_task(self, run_id: int) -> None:
     if run is not None and run.status == ExperimentStatus.RUNNING and not self.request.is_eager:
         # Another worker holds it (this is a redelivered message). Look again once
         # its heartbeat could have gone stale: a lost worker's run is then taken over.
-        raise self.retry(countdown=STALE_AFTER_SECONDS + 30)
+        raise self.retry(countdown=settings.LEASE_STALE_SECONDS + 30)
 
 
 @worker_ready.connect
