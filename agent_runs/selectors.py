@@ -15,6 +15,14 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 
+from benchmark.traces import (
+    MLRAgentStep,
+    mlr_agent_ended_read,
+    mlr_agent_raw_steps,
+    mlr_agent_step_read,
+    mlr_agent_trace_load,
+)
+
 from .models import AgentRun
 from .workspace import TRACE_NAME, workspace_of
 
@@ -54,41 +62,21 @@ def _preview(value: Any) -> str:
     return f"{text[:PREVIEW_CHARS]}\n… ({len(text) - PREVIEW_CHARS} more characters)"
 
 
-def _tool_calls(message: dict[str, Any]) -> list[dict[str, str]]:
-    calls = message.get("tool_calls")
-    if not isinstance(calls, list):
-        return []
-    shown = []
-    for call in calls:
-        function = call.get("function") if isinstance(call, dict) else None
-        if isinstance(function, dict):
-            shown.append(
-                {
-                    "name": str(function.get("name", "")),
-                    "arguments": _preview(function.get("arguments", "")),
-                }
-            )
-    return shown
-
-
-def _step(raw: dict[str, Any]) -> dict[str, Any]:
-    message = raw.get("message") if isinstance(raw.get("message"), dict) else {}
-    usage = raw.get("usage") if isinstance(raw.get("usage"), dict) else {}
-    results = raw.get("tool_results") if isinstance(raw.get("tool_results"), list) else []
-    tokens = sum(v for v in (usage or {}).values() if isinstance(v, int))
+def _step(step: MLRAgentStep) -> dict[str, Any]:
     return {
-        "index": raw.get("index"),
-        "stage": str(raw.get("stage", "")),
-        "started_at": raw.get("started_at"),
-        "duration_s": raw.get("duration_s"),
-        "tokens": tokens,
-        "cost_usd": raw.get("cost_usd"),
-        "text": _preview((message or {}).get("content") or ""),
-        "tool_calls": _tool_calls(message or {}),
+        "index": step.index,
+        "stage": step.stage,
+        "started_at": step.started_at,
+        "duration_s": step.duration_s,
+        "tokens": (step.input_tokens or 0) + (step.output_tokens or 0),
+        "cost_usd": step.cost_usd,
+        "text": _preview(step.content or ""),
+        "tool_calls": [
+            {"name": call.name, "arguments": _preview(call.arguments)} for call in step.tool_calls
+        ],
         "tool_results": [
-            {"name": str(result.get("name", "")), "content": _preview(result.get("content", ""))}
-            for result in results or []
-            if isinstance(result, dict)
+            {"name": result.name, "content": _preview(result.content or "")}
+            for result in step.tool_results
         ],
     }
 
@@ -110,21 +98,21 @@ class Transcript:
 def agent_run_transcript(*, run: AgentRun, after: int = 0) -> Transcript:
     path = workspace_of(run.pk) / TRACE_NAME
     try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except (OSError, ValueError):
+        data = mlr_agent_trace_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, UnicodeDecodeError):
         data = None  # never half-written (atomic replace), but a removed workspace races
-    if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
+    if data is None:
         return Transcript(available=path.parent.is_dir(), next_after=after)
-    raw_steps = [step for step in data["steps"] if isinstance(step, dict)]
+    raw_steps = mlr_agent_raw_steps(data)
     reset = after > len(raw_steps)
     start = 0 if reset else max(0, after)
     page = raw_steps[start : start + STEPS_PER_PAGE]
-    ended = data.get("ended") if isinstance(data.get("ended"), dict) else None
+    ended = mlr_agent_ended_read(data)
     return Transcript(
         available=True,
         reset=reset,
         total=len(raw_steps),
         next_after=start + len(page),
-        steps=[_step(step) for step in page],
-        ended=ended,
+        steps=[_step(mlr_agent_step_read(raw, start + i)) for i, raw in enumerate(page)],
+        ended={"reason": ended.reason, "summary": ended.summary} if ended else None,
     )

@@ -16,7 +16,6 @@ import tarfile
 import tempfile
 import threading
 from collections.abc import Callable
-from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from benchmark.models.submissions import AGENT_NAME_PATTERN
 from benchmark.run_layout import primary_path
 from common import llm as gateway
 from common.errors import ApplicationError, ErrorItem, ValidationFailed
+from common.leases import Lease, lease_claim, lease_heartbeat, lease_reap, lease_release
 from experiments.slots import SlotsBusy
 
 from . import coding, stages
@@ -52,6 +52,11 @@ from .models import (
 from .workspace import TRACE_NAME, Trace, regular_files, run_folder, text_write, workspace_of
 
 logger = logging.getLogger(__name__)
+
+# A stage is held by its run token ("" while nobody holds it) and kept alive by
+# the heartbeat thread below; AGENT_RUN_STALE_SECONDS of silence and another
+# worker may take it over.
+STAGE_LEASE = Lease(running=StageStatus.RUNNING)
 
 AGENT_RUNS_TEAM = ("MLR-Agent runs", "mlr-agent-runs")
 SCAFFOLD = "MLR-Agent"
@@ -392,23 +397,18 @@ def _claim(run: AgentRun, stage: AgentRunStage) -> str | None:
     if earlier_open.exists():
         return None
     now = timezone.now()
-    stale = now - timedelta(seconds=settings.AGENT_RUN_STALE_SECONDS)
     token = secrets.token_hex(16)
     with transaction.atomic():
-        claimed = (
-            AgentRunStage.objects.filter(pk=stage.pk)
-            .filter(
-                Q(status=StageStatus.PENDING)
-                | Q(status=StageStatus.RUNNING, heartbeat_at__lt=stale)
-            )
-            .update(
-                status=StageStatus.RUNNING,
-                run_token=token,
-                heartbeat_at=now,
-                started_at=now,
-                attempts=stage.attempts + 1,
-                error="",
-            )
+        claimed = lease_claim(
+            AgentRunStage.objects.filter(pk=stage.pk),
+            lease=STAGE_LEASE,
+            free=Q(status=StageStatus.PENDING),
+            stale_seconds=settings.AGENT_RUN_STALE_SECONDS,
+            token=token,
+            now=now,
+            started_at=now,
+            attempts=stage.attempts + 1,
+            error="",
         )
         if not claimed:
             return None
@@ -429,9 +429,8 @@ class _Heartbeat(threading.Thread):
     def run(self) -> None:
         try:
             while not self.stopped.wait(settings.AGENT_RUN_HEARTBEAT_SECONDS):
-                AgentRunStage.objects.filter(pk=self.stage_id, run_token=self.token).update(
-                    heartbeat_at=timezone.now()
-                )
+                rows = AgentRunStage.objects.filter(pk=self.stage_id)
+                lease_heartbeat(rows, lease=STAGE_LEASE, token=self.token)
         finally:
             close_old_connections()
 
@@ -599,9 +598,8 @@ def _stage_body(run: AgentRun, row: AgentRunStage, token: str) -> str:
         note = STAGE_FUNCTIONS[row.name](context)
         context.usage_write()
     except SlotsBusy:
-        AgentRunStage.objects.filter(pk=row.pk, run_token=token).update(
-            status=StageStatus.PENDING, run_token=""
-        )
+        rows = AgentRunStage.objects.filter(pk=row.pk)
+        lease_release(rows, lease=STAGE_LEASE, token=token, status=StageStatus.PENDING)
         raise
     except RunCancelled:
         raise
@@ -617,8 +615,14 @@ def _stage_body(run: AgentRun, row: AgentRunStage, token: str) -> str:
 
 
 def _stage_done(row: AgentRunStage, token: str, status: str, note: str) -> None:
-    AgentRunStage.objects.filter(pk=row.pk, run_token=token, status=StageStatus.RUNNING).update(
-        status=status, note=note[:2000], finished_at=timezone.now(), run_token=""
+    rows = AgentRunStage.objects.filter(pk=row.pk)
+    lease_release(
+        rows,
+        lease=STAGE_LEASE,
+        token=token,
+        status=status,
+        note=note[:2000],
+        finished_at=timezone.now(),
     )
 
 
@@ -672,25 +676,20 @@ def agent_runs_resume_stalled(*, older_than: float | None = None) -> list[int]:
     (AGENT_RUN_STALE_SECONDS): its worker died. The stage goes back to pending and
     the chain is sent again from there; the finished stages are kept."""
     seconds = settings.AGENT_RUN_STALE_SECONDS if older_than is None else older_than
-    cutoff = timezone.now() - timedelta(seconds=seconds)
-    resumed = []
     with transaction.atomic():
-        stalled = list(
-            AgentRunStage.objects.filter(status=StageStatus.RUNNING, heartbeat_at__lte=cutoff)
-            .exclude(run__status__in=[RunStatus.FINISHED, RunStatus.FAILED, RunStatus.CANCELLED])
-            .select_for_update(skip_locked=True)
-            .values_list("pk", "run_id", "run_token")
+        freed = lease_reap(
+            AgentRunStage.objects.exclude(
+                run__status__in=[RunStatus.FINISHED, RunStatus.FAILED, RunStatus.CANCELLED]
+            ),
+            lease=STAGE_LEASE,
+            stale_seconds=seconds,
+            status=StageStatus.PENDING,
+            error="resumed: its worker stopped before finishing",
         )
-        for pk, run_id, token in stalled:
-            if AgentRunStage.objects.filter(
-                pk=pk, run_token=token, status=StageStatus.RUNNING
-            ).update(
-                status=StageStatus.PENDING,
-                run_token="",
-                error="resumed: its worker stopped before finishing",
-            ):
-                resumed.append(run_id)
-                transaction.on_commit(functools.partial(agent_run_enqueue, run_id=run_id))
+        stages = AgentRunStage.objects.filter(pk__in=freed).order_by("pk")
+        resumed = list(stages.values_list("run_id", flat=True))
+        for run_id in resumed:
+            transaction.on_commit(functools.partial(agent_run_enqueue, run_id=run_id))
     if resumed:
         logger.warning("resumed %d stalled agent run(s): %s", len(resumed), resumed)
     return resumed

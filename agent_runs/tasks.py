@@ -7,7 +7,8 @@ resent message does a finished stage no second time."""
 from celery import chain, shared_task
 from celery.exceptions import Ignore
 from django.conf import settings
-from django.db import close_old_connections
+
+from common.tasks import WorkerTask
 
 _HARD_LIMIT = settings.EXPERIMENT_MAX_TIME_LIMIT_SECONDS + 600
 
@@ -17,9 +18,6 @@ def _execute(task, run_id: int, stage: str) -> str:
 
     from .services import StageHeld, agent_run_stage_execute
 
-    in_worker = not task.request.is_eager
-    if in_worker:
-        close_old_connections()
     try:
         outcome = agent_run_stage_execute(run_id=run_id, stage=stage)
     except StageHeld as exc:
@@ -27,29 +25,39 @@ def _execute(task, run_id: int, stage: str) -> str:
         raise Ignore() from exc
     except SlotsBusy as exc:
         raise task.retry(exc=exc, countdown=30, max_retries=240) from exc
-    finally:
-        if in_worker:
-            close_old_connections()
     if outcome == "stopped":
         raise Ignore()  # the run ended: the rest of the chain has nothing to do
     return outcome
 
 
-@shared_task(bind=True, name="agent_runs.llm_stage", acks_late=True, time_limit=_HARD_LIMIT)
+@shared_task(
+    bind=True, base=WorkerTask, name="agent_runs.llm_stage", acks_late=True, time_limit=_HARD_LIMIT
+)
 def llm_stage_task(self, run_id: int, stage: str) -> str:
     return _execute(self, run_id, stage)
 
 
-@shared_task(bind=True, name="agent_runs.experiment_stage", acks_late=True, time_limit=_HARD_LIMIT)
+@shared_task(
+    bind=True,
+    base=WorkerTask,
+    name="agent_runs.experiment_stage",
+    acks_late=True,
+    time_limit=_HARD_LIMIT,
+)
 def experiment_stage_task(self, run_id: int, stage: str) -> str:
     return _execute(self, run_id, stage)
 
 
-@shared_task(name="agent_runs.resume_stalled", time_limit=120, ignore_result=True)
+@shared_task(
+    base=WorkerTask,
+    close_when_eager=True,
+    name="agent_runs.resume_stalled",
+    time_limit=120,
+    ignore_result=True,
+)
 def resume_stalled_task() -> int:
     from .services import agent_runs_resume_stalled
 
-    close_old_connections()
     return len(agent_runs_resume_stalled())
 
 

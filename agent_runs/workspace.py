@@ -22,8 +22,9 @@ from typing import Any
 
 from django.conf import settings
 
+from benchmark.traces import MLR_AGENT_FORMAT, mlr_agent_trace_load
+
 TRACE_NAME = "mlr-agent_output.json"
-TRACE_FORMAT = "mlr-agent-trace"
 RUN_SCRIPT = "run.sh"
 LOG_PATH = "results/log.txt"
 PAPER_PATH = "results/paper.md"
@@ -147,7 +148,7 @@ class Trace:
     def __init__(self, path: Path, *, model: str, agent: str):
         self.path = path
         self.data: dict[str, Any] = {
-            "format": TRACE_FORMAT,
+            "format": MLR_AGENT_FORMAT,
             "version": 1,
             "model": model,
             "agent": agent,
@@ -156,10 +157,10 @@ class Trace:
         }
         if path.is_file():
             try:
-                loaded = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                loaded = mlr_agent_trace_load(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
                 loaded = None
-            if isinstance(loaded, dict) and isinstance(loaded.get("steps"), list):
+            if loaded is not None:
                 self.data["steps"] = loaded["steps"]
                 self.data["ended"] = loaded.get("ended")
 

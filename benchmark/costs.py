@@ -1,7 +1,7 @@
-"""What a run cost: the LLM steps from `<step>_token_usage.json`, priced with
-litellm's own model price table or, for a model it does not list, the
-organisers' prices and the site's price table (`benchmark.prices`), and the
-coding agent's own figures from its trace (`claude_output.json`: the last
+"""What a run cost: the LLM steps from `<step>_token_usage.json`, priced in the
+site's one order (`common.prices.tokens_price`: the organisers' prices, then the
+site's price table, `benchmark.prices`, then litellm's own model price table),
+and the coding agent's own figures from its trace (`claude_output.json`: the last
 message has `cost_usd` and `duration_ms`).
 
 Each step is priced at the model that ran it, as MLR-Bench's own
@@ -17,7 +17,6 @@ with unknown steps is the sum of the known ones and says how many are not.
 """
 
 import json
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -25,17 +24,16 @@ from pathlib import Path
 
 from django.db.models.fields.files import FieldFile
 
+from common.llm import litellm_table_cost
+from common.prices import Price, tokens_price
 from common.storage import storage_errors
 
 from .models import Stage
-from .prices import SHIPPED_PRICES, Price, price_lookup
-
-logger = logging.getLogger(__name__)
+from .prices import SHIPPED_PRICES
 
 # The model a step of MLR-Agent ran on when it is not the agent's own, as
 # MLR-Bench's performance_cost.py assigns it (`lit_model_name`).
 STEP_MODELS = {"lit": "gpt-4o-search-preview-2025-03-11"}
-LITELLM_SOURCE = "litellm's model price table"
 
 # Large traces are not worth parsing for two numbers at the end.
 MAX_TRACE_BYTES = 64 * 1024 * 1024
@@ -97,17 +95,6 @@ def token_usage_read(source: Path | FieldFile) -> dict | None:
     return data if keys & data.keys() else None
 
 
-def model_price_known(model: str) -> bool:
-    """Whether litellm's price table has the model under exactly this name.
-    No guessing of providers or aliases: a near miss prices the wrong model."""
-    import litellm
-
-    entry = litellm.model_cost.get(model) if model else None
-    if not entry:
-        return False
-    return "input_cost_per_token" in entry or "output_cost_per_token" in entry
-
-
 def price_table() -> tuple[Price, ...]:
     """The organisers' prices (from the admin), then the shipped table."""
     from .models import ModelPrice
@@ -128,29 +115,6 @@ def price_table() -> tuple[Price, ...]:
     return own + SHIPPED_PRICES
 
 
-def _litellm_cost(
-    model: str, inputs: int, outputs: int, cache_read: int, cache_creation: int
-) -> Decimal | None:
-    import litellm
-
-    if not model_price_known(model):
-        return None
-    try:
-        prompt_cost, completion_cost = litellm.cost_per_token(
-            model=model,
-            # litellm counts cached tokens inside the prompt and prices
-            # them apart; Anthropic reports them beside input_tokens.
-            prompt_tokens=inputs + cache_read + cache_creation,
-            completion_tokens=outputs,
-            cache_read_input_tokens=cache_read,
-            cache_creation_input_tokens=cache_creation,
-        )
-    except Exception as exc:  # an entry litellm cannot use: unknown, not zero
-        logger.info("litellm could not price %s: %s", model, exc)
-        return None
-    return Decimal(str(round(prompt_cost + completion_cost, 6)))
-
-
 def step_cost(
     *, step: str, usage: dict, default_model: str, prices: tuple[Price, ...] = SHIPPED_PRICES
 ) -> StepCost:
@@ -165,16 +129,15 @@ def step_cost(
         inputs, outputs = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
     cache_read = _int(usage.get("cache_read_input_tokens"))
     cache_creation = _int(usage.get("cache_creation_input_tokens"))
-    cost = _litellm_cost(model, inputs, outputs, cache_read, cache_creation)
-    source = LITELLM_SOURCE if cost is not None else ""
-    if cost is None and (price := price_lookup(model, prices)) is not None:
-        cost = price.cost(
-            input_tokens=inputs,
-            output_tokens=outputs,
-            cache_write=cache_creation,
-            cache_read=cache_read,
-        )
-        source = f"{price.source} (as of {price.as_of.isoformat()})"
+    priced = tokens_price(
+        model=model,
+        input_tokens=inputs,
+        output_tokens=outputs,
+        cache_read_tokens=cache_read,
+        cache_creation_tokens=cache_creation,
+        prices=prices,
+        litellm=lambda: litellm_table_cost(model, inputs, outputs, cache_read, cache_creation),
+    )
     return StepCost(
         step=step,
         model=model,
@@ -182,8 +145,8 @@ def step_cost(
         output_tokens=outputs,
         cache_read_tokens=cache_read,
         cache_creation_tokens=cache_creation,
-        cost_usd=cost,
-        price_source=source,
+        cost_usd=priced.cost_usd,
+        price_source=priced.source,
     )
 
 

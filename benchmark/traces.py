@@ -439,65 +439,155 @@ def _claude_code(data: list, parsed: _Parsed, budget: _Budget) -> None:
 
 
 # --- the MLR-Agent's own trace -----------------------------------------------
+# The one reader of the format the site's agent runs write (agent_runs.workspace):
+# intake turns a trace into the stored step list, and a live run's page reads
+# the same file as it grows (agent_runs.selectors). Values here are the trace's,
+# unbounded: each use cuts them to its own bounds.
 
 
-def _mlr_agent_step(raw: dict, steps: list[dict], budget: _Budget) -> None:
-    index = len(steps)
+@dataclass(frozen=True)
+class MLRAgentCall:
+    id: str
+    name: str
+    arguments: object
+
+
+@dataclass(frozen=True)
+class MLRAgentResult:
+    tool_call_id: str
+    name: str
+    content: object
+    is_error: bool
+
+
+@dataclass(frozen=True)
+class MLRAgentStep:
+    index: int
+    role: str
+    content: object
+    stage: str
+    started_at: str
+    duration_s: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    tool_calls: list[MLRAgentCall]
+    tool_results: list[MLRAgentResult]
+
+
+@dataclass(frozen=True)
+class MLRAgentEnded:
+    reason: str
+    summary: object
+
+
+def mlr_agent_trace_load(text: str) -> dict[str, Any] | None:
+    """The document of an MLR-Agent trace: a JSON object with a list of `steps`
+    (its `format` is MLR_AGENT_FORMAT); None for anything else."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("steps"), list) else None
+
+
+def mlr_agent_raw_steps(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The trace's steps, unread (entries that are not objects are no steps)."""
+    return [raw for raw in _list(data.get("steps")) if isinstance(raw, dict)]
+
+
+def mlr_agent_step_read(raw: dict[str, Any], position: int) -> MLRAgentStep:
+    """One step of the trace (`position`: its place among the steps)."""
     message = _dict(raw.get("message"))
     usage = _dict(raw.get("usage"))
-    step = _step(
-        index,
-        str(message.get("role") or "assistant")[:20],
-        budget.text_of(message.get("content")),
-        budget,
-        stage=str(raw.get("stage") or "")[:40],
-        started_at=str(raw.get("started_at") or "")[:40],
+    calls = []
+    for raw_call in _list(message.get("tool_calls")):
+        if isinstance(raw_call, dict):
+            function = _dict(raw_call.get("function"))
+            calls.append(
+                MLRAgentCall(
+                    id=str(raw_call.get("id", "")),
+                    name=str(function.get("name", "")),
+                    arguments=function.get("arguments", ""),
+                )
+            )
+    results = [
+        MLRAgentResult(
+            tool_call_id=str(result.get("tool_call_id") or ""),
+            name=str(result.get("name", "")),
+            content=result.get("content"),
+            is_error=result.get("is_error") is True,
+        )
+        for result in _list(raw.get("tool_results"))
+        if isinstance(result, dict)
+    ]
+    index = raw.get("index")
+    return MLRAgentStep(
+        index=index if isinstance(index, int) and not isinstance(index, bool) else position,
+        role=str(message.get("role") or "assistant"),
+        content=message.get("content"),
+        stage=str(raw.get("stage") or ""),
+        started_at=str(raw.get("started_at") or ""),
         duration_s=_number(raw.get("duration_s")),
         input_tokens=_count(usage.get("prompt_tokens")),
         output_tokens=_count(usage.get("completion_tokens")),
         cost_usd=_number(raw.get("cost_usd")),
+        tool_calls=calls,
+        tool_results=results,
+    )
+
+
+def mlr_agent_ended_read(data: dict[str, Any]) -> MLRAgentEnded | None:
+    """How the run's coding loop ended, once it has."""
+    ended = data.get("ended")
+    if not isinstance(ended, dict):
+        return None
+    return MLRAgentEnded(reason=str(ended.get("reason") or ""), summary=ended.get("summary"))
+
+
+def _mlr_agent_step(read: MLRAgentStep, steps: list[dict], budget: _Budget) -> None:
+    step = _step(
+        len(steps),
+        read.role[:20],
+        budget.text_of(read.content),
+        budget,
+        stage=read.stage[:40],
+        started_at=read.started_at[:40],
+        duration_s=read.duration_s,
+        input_tokens=read.input_tokens,
+        output_tokens=read.output_tokens,
+        cost_usd=read.cost_usd,
     )
     # In the list before its tool calls: a cut among them keeps the step.
     steps.append(step)
-    results: dict[str, dict] = {}
-    for result in _list(raw.get("tool_results")):
-        if isinstance(result, dict):
-            results[str(result.get("tool_call_id") or "")] = result
-    for raw_call in _list(message.get("tool_calls")):
-        if not isinstance(raw_call, dict):
-            continue
-        function = _dict(raw_call.get("function"))
+    results = {result.tool_call_id: result for result in read.tool_results}
+    for read_call in read.tool_calls:
         call = _call(
-            budget,
-            call_id=raw_call.get("id", ""),
-            name=function.get("name", ""),
-            arguments=function.get("arguments", ""),
+            budget, call_id=read_call.id, name=read_call.name, arguments=read_call.arguments
         )
         step["tool_calls"].append(call)
         if (result := results.get(call["id"])) is not None:
-            call["result"] = budget.clip(budget.text_of(result.get("content")))
-            call["is_error"] = result.get("is_error") is True
+            call["result"] = budget.clip(budget.text_of(result.content))
+            call["is_error"] = result.is_error
 
 
 def _mlr_agent(data: dict, parsed: _Parsed, budget: _Budget) -> None:
     parsed.format = "mlr-agent"
     parsed.model = str(data.get("model") or "")[:200]
     parsed.agent = str(data.get("agent") or "")[:200]
-    raw_steps = data.get("steps")
-    if not isinstance(raw_steps, list):
+    if not isinstance(data.get("steps"), list):
         raise TraceUnreadable("an MLR-Agent trace needs a list of `steps`")
-    for raw in raw_steps:
-        if isinstance(raw, dict):
-            budget.check(parsed.steps)
-            _mlr_agent_step(raw, parsed.steps, budget)
+    for raw in mlr_agent_raw_steps(data):
+        budget.check(parsed.steps)
+        _mlr_agent_step(mlr_agent_step_read(raw, len(parsed.steps)), parsed.steps, budget)
 
 
 def _mlr_agent_ended(data: dict, parsed: _Parsed, budget: _Budget) -> None:
-    ended = data.get("ended")
-    if isinstance(ended, dict):
+    ended = mlr_agent_ended_read(data)
+    if ended is not None:
         parsed.ended = {
-            "reason": str(ended.get("reason") or "")[:40],
-            "summary": budget.clip(budget.text_of(ended.get("summary"))),
+            "reason": ended.reason[:40],
+            "summary": budget.clip(budget.text_of(ended.summary)),
         }
 
 

@@ -8,8 +8,9 @@ its own backoff, rate limit and deadline. Errors come out classified:
 `TransientLLMError` (worth retrying: rate limits, timeouts, refused
 connections, 5xx) or `PermanentLLMError` (a bad key, a context too long, a bad
 request, an unknown model: retrying cannot help). Usage and cost come from
-the configured price when there is one, else litellm's bundled price table; a
-model it has no price for costs `None` (unknown), never 0.
+the configured price when there is one, else litellm's bundled price table, in
+the one order of `common.prices.tokens_price`; a model it has no price for
+costs `None` (unknown), never 0.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import logging
 import os
 import socket
 import threading
@@ -25,6 +27,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from types import ModuleType
 from typing import Any, cast
+
+from .prices import tokens_price
+
+logger = logging.getLogger(__name__)
 
 # litellm (with openai and httpx under it) takes seconds to import, so it is
 # imported on the first call, not when the apps load: every command, worker and
@@ -219,32 +225,20 @@ def chat(
         text=text,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        cost_usd=(
-            own_price_cost(own_price, input_tokens, output_tokens)
-            if own_price is not None
-            else cost_of(response, model=config.model)
-        ),
+        cost_usd=tokens_price(
+            model=config.model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            own_price=own_price,
+            litellm=lambda: cost_of(response, model=config.model),
+        ).cost_usd,
         latency_seconds=latency,
         model=getattr(response, "model", "") or config.model,
         tool_calls=_tool_calls(message),
     )
 
 
-_MILLION = Decimal(1_000_000)
 _MICRODOLLAR = Decimal("0.000001")
-
-
-def own_price_cost(
-    own_price: tuple[Decimal, Decimal] | None, input_tokens: int | None, output_tokens: int | None
-) -> Decimal | None:
-    """USD at a known price per million tokens (exact, in decimals); None when the
-    server did not say how many tokens the call used. A price of 0 (a free
-    self-hosted server) is a known cost of 0."""
-    if input_tokens is None or output_tokens is None or own_price is None:
-        return None
-    input_price, output_price = own_price
-    cost = (input_tokens * input_price + output_tokens * output_price) / _MILLION
-    return cost.quantize(_MICRODOLLAR)
 
 
 def cost_for_tokens(
@@ -254,10 +248,18 @@ def cost_for_tokens(
     input_tokens: int,
     output_tokens: int,
 ) -> Decimal | None:
-    """What a call of that many tokens costs: at the own price, else litellm's
-    table's; None when neither prices the model."""
-    if own_price is not None:
-        return own_price_cost(own_price, input_tokens, output_tokens)
+    """What a call of that many tokens costs (common.prices' order: the own price,
+    else litellm's table's); None when neither prices the model."""
+    return tokens_price(
+        model=model,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        own_price=own_price,
+        litellm=lambda: _model_info_cost(model, input_tokens, output_tokens),
+    ).cost_usd
+
+
+def _model_info_cost(model: str, input_tokens: int, output_tokens: int) -> Decimal | None:
     try:
         info = _litellm().get_model_info(model)
     except Exception:  # a model litellm's table does not list
@@ -267,6 +269,36 @@ def cost_for_tokens(
         return None
     cost = Decimal(str(per_in)) * input_tokens + Decimal(str(per_out)) * output_tokens
     return cost.quantize(_MICRODOLLAR)
+
+
+def litellm_table_cost(
+    model: str,
+    input_tokens: int,
+    output_tokens: int,
+    cache_read_tokens: int = 0,
+    cache_creation_tokens: int = 0,
+) -> Decimal | None:
+    """USD from litellm's price table for the model under exactly this name (no
+    guessing of providers or aliases: a near miss prices the wrong model); None
+    when the table has no price for it."""
+    litellm = _litellm()
+    entry = litellm.model_cost.get(model) if model else None
+    if not entry or ("input_cost_per_token" not in entry and "output_cost_per_token" not in entry):
+        return None
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=model,
+            # litellm counts cached tokens inside the prompt and prices
+            # them apart; Anthropic reports them beside input_tokens.
+            prompt_tokens=input_tokens + cache_read_tokens + cache_creation_tokens,
+            completion_tokens=output_tokens,
+            cache_read_input_tokens=cache_read_tokens,
+            cache_creation_input_tokens=cache_creation_tokens,
+        )
+    except Exception as exc:  # an entry litellm cannot use: unknown, not zero
+        logger.info("litellm could not price %s: %s", model, exc)
+        return None
+    return Decimal(str(round(prompt_cost + completion_cost, 6)))
 
 
 def cost_of(response: Any, *, model: str) -> Decimal | None:

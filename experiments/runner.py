@@ -13,7 +13,6 @@ import shutil
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -21,6 +20,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from common.leases import Lease, lease_claim, lease_heartbeat
 from common.storage import object_save
 from experiments import sandbox
 from experiments.models import (
@@ -44,10 +44,10 @@ from .stored_log import StoredLog
 logger = logging.getLogger(__name__)
 
 
-# A running run whose worker has not written a heartbeat for this long is
-# taken to be lost; a redelivered message may then run it again.
-STALE_AFTER_SECONDS = 180
-HEARTBEAT_EVERY_SECONDS = 15
+# A run names no holder (its worker_host says where it runs): one worker at a
+# time takes it. A running run whose worker has not written a heartbeat for
+# LEASE_STALE_SECONDS is taken to be lost; a redelivered message may then run it again.
+EXPERIMENT_LEASE = Lease(running=ExperimentStatus.RUNNING, token_field=None)
 OUTPUT_FILES_MAX = 500
 
 
@@ -122,20 +122,15 @@ def experiment_execute(*, run_id: int) -> ExperimentRun | None:
 
 def _claim(run: ExperimentRun, slots: Slots) -> bool:
     now = timezone.now()
-    stale = now - timedelta(seconds=STALE_AFTER_SECONDS)
-    claimed = (
-        ExperimentRun.objects.filter(pk=run.pk)
-        .filter(
-            Q(status=ExperimentStatus.QUEUED, cancel_requested=False)
-            | Q(status=ExperimentStatus.RUNNING, heartbeat_at__lt=stale)
-        )
-        .update(
-            status=ExperimentStatus.RUNNING,
-            started_at=now,
-            heartbeat_at=now,
-            worker_host=host_name(),
-            gpus=slots.gpus,
-        )
+    claimed = lease_claim(
+        ExperimentRun.objects.filter(pk=run.pk),
+        lease=EXPERIMENT_LEASE,
+        free=Q(status=ExperimentStatus.QUEUED, cancel_requested=False),
+        stale_seconds=settings.LEASE_STALE_SECONDS,
+        now=now,
+        started_at=now,
+        worker_host=host_name(),
+        gpus=slots.gpus,
     )
     run.refresh_from_db()
     return bool(claimed)
@@ -280,8 +275,8 @@ def _cancel_poller(run: ExperimentRun) -> Callable[[], bool]:
         nonlocal last_beat
         now = timezone.now()
         query = ExperimentRun.objects.filter(pk=run.pk)
-        if (now - last_beat).total_seconds() >= HEARTBEAT_EVERY_SECONDS:
-            query.update(heartbeat_at=now)
+        if (now - last_beat).total_seconds() >= settings.EXPERIMENT_HEARTBEAT_SECONDS:
+            lease_heartbeat(query, lease=EXPERIMENT_LEASE)
             last_beat = now
         return bool(query.filter(cancel_requested=True).exists())
 

@@ -365,20 +365,16 @@ def canary_submissions() -> list[Submission]:
 
 
 def _price(judge: Judge, input_tokens: int, output_tokens: int) -> Decimal | None:
-    from common.llm import own_price_cost
+    from common.llm import litellm_table_cost
+    from common.prices import tokens_price
 
-    if judge.own_price is not None:
-        return own_price_cost(judge.own_price, input_tokens, output_tokens)
-    from benchmark.costs import model_price_known
-
-    if not model_price_known(judge.model):
-        return None
-    import litellm
-
-    prompt, completion = litellm.cost_per_token(
-        model=judge.model, prompt_tokens=input_tokens, completion_tokens=output_tokens
-    )
-    return Decimal(str(round(prompt + completion, 6)))
+    return tokens_price(
+        model=judge.model,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        own_price=judge.own_price,
+        litellm=lambda: litellm_table_cost(judge.model, input_tokens, output_tokens),
+    ).cost_usd
 
 
 def canaries_estimate(*, judges: list[Judge]) -> list[JudgeEstimate]:

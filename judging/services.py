@@ -40,11 +40,12 @@ from django.db import (
     connection,
     transaction,
 )
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from benchmark.models import Stage, Submission, SubmissionStatus
 from common.errors import Conflict, NotFound, ValidationFailed
+from common.leases import Lease, lease_claim, lease_held, lease_reap, lease_release
 from common.llm import LLMResponse, PermanentLLMError, TransientLLMError
 
 from . import llm
@@ -728,11 +729,8 @@ class _Run:
     def _update_owned(self, **values: Any) -> bool:
         """Set fields of the judgment while it is still this run's (running, with the
         run's token); False, changing nothing, once it is not (given up for dead)."""
-        return bool(
-            Judgment.objects.filter(
-                pk=self.judgment.pk, status=JudgmentStatus.RUNNING, run_token=self.token
-            ).update(**values)
-        )
+        rows = Judgment.objects.filter(pk=self.judgment.pk)
+        return bool(lease_held(rows, lease=JUDGMENT_LEASE, token=self.token).update(**values))
 
     def _call_turn(self) -> float:
         """The judge's turn (judge_call_turn); while Redis cannot answer (a restart,
@@ -894,9 +892,11 @@ class _Run:
         """Back to queued, if still this run's, after a database outage."""
         try:
             database_retry(
-                lambda: self._update_owned(
+                lambda: lease_release(
+                    Judgment.objects.filter(pk=self.judgment.pk),
+                    lease=JUDGMENT_LEASE,
+                    token=self.token,
                     status=JudgmentStatus.QUEUED,
-                    run_token=None,
                     started_at=None,
                     error="",
                     updated_at=timezone.now(),
@@ -995,6 +995,12 @@ def judgment_details_write(
     )
 
 
+# A judgment writes no heartbeat: its claim's time is its last sign of life, and
+# its run is given up for dead after the judge task's hard time limit
+# (JUDGE_TASK_TIME_LIMIT), which no live run outlasts.
+JUDGMENT_LEASE = Lease(running=JudgmentStatus.RUNNING, no_token=None, heartbeat_field="started_at")
+
+
 def _judgment_claim(*, judgment_id: int, token: uuid.UUID) -> Judgment | None:
     """queued -> running, stamped with the run's token, in one conditional update;
     then the judgment with what the run reads before its prompt, in one statement:
@@ -1002,10 +1008,12 @@ def _judgment_claim(*, judgment_id: int, token: uuid.UUID) -> Judgment | None:
     and its task. None when it was not queued (another delivery has it, it is
     finished, or it is gone)."""
     now = timezone.now()
-    claimed = Judgment.objects.filter(pk=judgment_id, status=JudgmentStatus.QUEUED).update(
-        status=JudgmentStatus.RUNNING,
-        run_token=token,
-        started_at=now,
+    claimed = lease_claim(
+        Judgment.objects.filter(pk=judgment_id),
+        lease=JUDGMENT_LEASE,
+        free=Q(status=JudgmentStatus.QUEUED),
+        token=token,
+        now=now,
         finished_at=None,
         attempts=1,
         error="",
@@ -1119,25 +1127,16 @@ def judgments_reap_stuck(*, older_than: float | None = None) -> list[int]:
     (a worker killed half-way): their run can no longer finish on its own.
     Returns the ids requeued; their messages go out after commit."""
     seconds = settings.JUDGE_TASK_TIME_LIMIT if older_than is None else older_than
-    cutoff = timezone.now() - timedelta(seconds=seconds)
-    requeued = []
     with transaction.atomic():
-        stuck = list(
-            Judgment.objects.filter(status=JudgmentStatus.RUNNING, started_at__lte=cutoff)
-            .select_for_update(skip_locked=True)
-            .values_list("pk", "run_token")
+        requeued = lease_reap(
+            Judgment.objects.all(),
+            lease=JUDGMENT_LEASE,
+            stale_seconds=seconds,
+            status=JudgmentStatus.QUEUED,
+            started_at=None,
+            error="requeued: its worker stopped before finishing",
+            updated_at=timezone.now(),
         )
-        for pk, token in stuck:
-            if Judgment.objects.filter(
-                pk=pk, status=JudgmentStatus.RUNNING, run_token=token
-            ).update(
-                status=JudgmentStatus.QUEUED,
-                run_token=None,
-                started_at=None,
-                error="requeued: its worker stopped before finishing",
-                updated_at=timezone.now(),
-            ):
-                requeued.append(pk)
         judgments_enqueue_on_commit(requeued)
     if requeued:
         logger.warning("requeued %d stuck judgment(s): %s", len(requeued), requeued)

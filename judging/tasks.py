@@ -15,9 +15,10 @@ import threading
 from celery import shared_task
 from celery.signals import worker_init, worker_process_init, worker_ready
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, close_old_connections
+from django.db import InterfaceError, OperationalError
 
 from common import llm as gateway
+from common.tasks import WorkerTask
 
 from . import services
 
@@ -63,6 +64,7 @@ def _warm_up_in_background() -> None:
 
 @shared_task(
     bind=True,
+    base=WorkerTask,
     name="judging.judgment_run",
     acks_late=True,
     # A task that fails is not acknowledged-and-forgotten by design: its row is
@@ -75,12 +77,9 @@ def _warm_up_in_background() -> None:
     ignore_result=True,
 )
 def judgment_run_task(self, judgment_id: int) -> None:
-    # In a worker, around each task what Django does around a request: drop a
-    # connection that is broken or older than CONN_MAX_AGE, keep a good one (see
-    # CELERY_DB_REUSE_MAX). Eager tasks run inside their caller's connection: leave it.
+    # Connections: WorkerTask, around each task in a worker.
     in_worker = not self.request.is_eager
     if in_worker:
-        close_old_connections()
         # A worker answers as soon as it starts, while litellm is still being
         # imported beside it: the judgment's clock starts once that is done.
         gateway.warm_up()
@@ -88,19 +87,18 @@ def judgment_run_task(self, judgment_id: int) -> None:
         services.judgment_run(judgment_id=judgment_id)
     except DATABASE_ERRORS as exc:
         # Before the claim committed, or after the run gave its row back: the row
-        # is queued. Retry soon on a fresh connection; should the retry's message
-        # not go out, the reaper sends the row again.
+        # is queued. Retry soon (on a fresh connection: the dead one is dropped as
+        # the task ends); should the retry's message not go out, the reaper sends
+        # the row again.
         if not in_worker:
             raise
-        close_old_connections()
         raise self.retry(exc=exc, countdown=RETRY_SECONDS, max_retries=RETRIES) from exc
-    finally:
-        if in_worker:
-            close_old_connections()
 
 
 @shared_task(
     bind=True,
+    base=WorkerTask,
+    close_when_eager=True,
     name="judging.reap_stuck",
     soft_time_limit=60,
     time_limit=120,
@@ -112,9 +110,5 @@ def judgment_run_task(self, judgment_id: int) -> None:
 def reap_stuck_task(self) -> int:
     """Requeue judgments whose worker died, and send again those whose message
     was lost. A connection reused from an earlier task may be dead (PostgreSQL
-    restarted, the connection terminated): closed first, as around a request."""
-    close_old_connections()
-    try:
-        return len(services.judgments_reap_stuck()) + len(services.judgments_resend_queued())
-    finally:
-        close_old_connections()
+    restarted, the connection terminated): WorkerTask drops it first, eager too."""
+    return len(services.judgments_reap_stuck()) + len(services.judgments_resend_queued())

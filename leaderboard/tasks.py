@@ -2,8 +2,10 @@
 
 from celery import shared_task
 
+from common.tasks import WorkerTask
 
-@shared_task(name="leaderboard.boards_refresh", ignore_result=True)
+
+@shared_task(base=WorkerTask, name="leaderboard.boards_refresh", ignore_result=True)
 def boards_refresh(stages: list[str] | None = None) -> None:
     """Recompute the default boards of `stages` (default: every stage) for
     the data as it is now. The queued marks go first: a write from here on

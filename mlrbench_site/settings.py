@@ -445,6 +445,15 @@ LOGGING = {
     },
 }
 
+# Leases (common/leases.py): a worker holds the row it works on (an experiment
+# run, an agent run's stage) and writes a heartbeat while it does; a row whose
+# worker has been silent this long is taken to be lost and another worker takes
+# it over. A judgment writes no heartbeat: it is given up for dead after the judge
+# task's hard time limit (JUDGE_TASK_TIME_LIMIT below).
+LEASE_STALE_SECONDS = env.int("LEASE_STALE_SECONDS", default=180)
+# How often a running experiment run writes its heartbeat (with its cancel check).
+EXPERIMENT_HEARTBEAT_SECONDS = env.float("EXPERIMENT_HEARTBEAT_SECONDS", default=15.0)
+
 # MLR-Judge (judging app). A judge run stops retrying at the soft limit and is
 # given up for dead (requeued by `reap_stuck`) after the hard one; the Redis
 # visibility timeout above must outlast the hard limit.
@@ -514,8 +523,9 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 # MLR-Agent runs (agent_runs/): a stage whose worker has not written a heartbeat for
-# this long is taken to be lost and the run resumes at that stage on another worker.
-AGENT_RUN_STALE_SECONDS = env.int("AGENT_RUN_STALE_SECONDS", default=180)
+# this long is taken to be lost and the run resumes at that stage on another worker
+# (the lease's time unless set apart).
+AGENT_RUN_STALE_SECONDS = env.int("AGENT_RUN_STALE_SECONDS", default=LEASE_STALE_SECONDS)
 AGENT_RUN_HEARTBEAT_SECONDS = env.float("AGENT_RUN_HEARTBEAT_SECONDS", default=10.0)
 # Each LLM call's timeout, and a `run` command's wall time in the coding loop.
 AGENT_RUN_CALL_TIMEOUT_SECONDS = env.float("AGENT_RUN_CALL_TIMEOUT_SECONDS", default=300.0)

@@ -3,9 +3,10 @@ from django.db.models import Q
 
 
 class ModelPrice(models.Model):
-    """A model's price that organisers add, for models litellm's table does
-    not list; it wins over the price table shipped with the site
-    (`benchmark.prices`). USD per million tokens."""
+    """A model's price that organisers add (a model litellm's table does not
+    list, or a rate of their own); it wins over the price table shipped with
+    the site (`benchmark.prices`) and litellm's (the order: `common.prices`).
+    USD per million tokens."""
 
     model = models.CharField(
         max_length=200,

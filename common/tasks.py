@@ -1,0 +1,30 @@
+"""The base of the site's Celery tasks (`@shared_task(base=WorkerTask, ...)`).
+
+Around each task in a worker it does what Django does around a request: a
+database connection that is broken (PostgreSQL restarted, the connection
+terminated) or older than CONN_MAX_AGE is dropped before the task and after it,
+a good one kept (see CELERY_DB_REUSE_MAX). A task run eagerly, or called as a
+plain function, runs inside its caller's connection, and maybe its transaction:
+left alone, unless the task says `close_when_eager` (one that is never part of a
+caller's work, like a reaper) and runs eagerly.
+"""
+
+from typing import Any
+
+from celery import Task
+from django.db import close_old_connections
+
+
+class WorkerTask(Task):  # type: ignore[misc]  # celery ships no types
+    close_when_eager = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        request = self.request
+        closes = not request.called_directly and (self.close_when_eager or not request.is_eager)
+        if closes:
+            close_old_connections()
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            if closes:
+                close_old_connections()
