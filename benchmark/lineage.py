@@ -217,24 +217,31 @@ def stage_inputs_sample(
 
 
 def _visible(
-    submissions: QuerySet[Submission], user: User | AnonymousUser
+    submissions: QuerySet[Submission], hidden: frozenset[int]
 ) -> tuple[list[Submission], int]:
-    hidden = hidden_submission_ids(user=user)
     rows = list(submissions.select_related("agent"))
     shown = [row for row in rows if row.pk not in hidden]
     return shown, len(rows) - len(shown)
 
 
-def submission_lineage(*, submission: Submission, user: User | AnonymousUser) -> dict:
+def submission_lineage(
+    *,
+    submission: Submission,
+    user: User | AnonymousUser,
+    hidden: frozenset[int] | None = None,
+) -> dict:
     """What the submission page shows of its lineage: the inputs in order and
     the submissions built on it, leaving out (and only counting) those `user`
-    may not see with their agent (a reviewer's blind tasks)."""
+    may not see with their agent (a reviewer's blind tasks: `hidden`, when the
+    page has read `hidden_submission_ids` for this request already)."""
+    if hidden is None:
+        hidden = hidden_submission_ids(user=user)
     based_on, based_on_hidden = _visible(
         Submission.objects.filter(outputs__submission=submission).order_by("outputs__position"),
-        user,
+        hidden,
     )
     used_by, used_by_hidden = _visible(
-        Submission.objects.filter(inputs__based_on=submission).order_by("id"), user
+        Submission.objects.filter(inputs__based_on=submission).order_by("id"), hidden
     )
     return {
         "based_on": based_on,

@@ -52,6 +52,8 @@ from .submission_selectors import (
 from .uploads import upload_refusal
 from .visibility import (
     agents_visible_to,
+    hidden_submission_ids,
+    omitted_submission_ids,
     staff_only_submission,
     submissions_visible_to,
     unseen_submission_ids,
@@ -151,7 +153,13 @@ def _visible_submissions(request: HttpRequest):
 
 
 def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResponse:
-    submission = get_object_or_404(_visible_submissions(request), pk=submission_id)
+    # The visibility hooks, once for the request: the page and its lineage both ask.
+    hidden = hidden_submission_ids(user=request.user)
+    unseen = hidden | omitted_submission_ids(user=request.user)
+    submission = get_object_or_404(
+        submissions_visible_to(user=request.user, submissions=submission_list(), unseen=unseen),
+        pk=submission_id,
+    )
     page = submission_page(submission)
     response = render(
         request,
@@ -167,7 +175,7 @@ def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResp
                 if panel.strip()
             ],
             "summary": submission_summary(submission=submission),
-            "lineage": submission_lineage(submission=submission, user=request.user),
+            "lineage": submission_lineage(submission=submission, user=request.user, hidden=hidden),
         },
     )
     response["Content-Security-Policy"] = SUBMISSION_PAGE_CSP
