@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from common.errors import ValidationFailed
 
-from .models import Agent, Stage, Submission, SubmissionStatus, Task
+from .models import Agent, Stage, Submission, SubmissionInput, SubmissionStatus, Task
 from .submission_selectors import submissions_newest
 from .visibility import hidden_submission_ids
 
@@ -216,10 +216,7 @@ def stage_inputs_sample(
     return [found[pk] for pk in picked]
 
 
-def _visible(
-    submissions: QuerySet[Submission], hidden: frozenset[int]
-) -> tuple[list[Submission], int]:
-    rows = list(submissions.select_related("agent"))
+def _visible(rows: list[Submission], hidden: frozenset[int]) -> tuple[list[Submission], int]:
     shown = [row for row in rows if row.pk not in hidden]
     return shown, len(rows) - len(shown)
 
@@ -236,12 +233,21 @@ def submission_lineage(
     page has read `hidden_submission_ids` for this request already)."""
     if hidden is None:
         hidden = hidden_submission_ids(user=user)
+    # Both directions in one query (a submission is never its own input).
+    links = list(
+        SubmissionInput.objects.filter(Q(submission=submission) | Q(based_on=submission))
+        .select_related("submission__agent", "based_on__agent")
+        .order_by("position", "submission_id")
+    )
     based_on, based_on_hidden = _visible(
-        Submission.objects.filter(outputs__submission=submission).order_by("outputs__position"),
-        hidden,
+        [link.based_on for link in links if link.submission_id == submission.pk], hidden
     )
     used_by, used_by_hidden = _visible(
-        Submission.objects.filter(inputs__based_on=submission).order_by("id"), hidden
+        sorted(
+            (link.submission for link in links if link.based_on_id == submission.pk),
+            key=lambda row: row.pk,
+        ),
+        hidden,
     )
     return {
         "based_on": based_on,

@@ -514,6 +514,21 @@ def _hallucination_rows(judgments: list[Judgment]) -> list[HallucinationRow]:
     ]
 
 
+def _not_counted(
+    submission: Submission, judgments: list[Judgment], panel: PanelChoice | None
+) -> dict[str, str] | None:
+    """`submission_not_counted`, asked only when one of the panel's judgments with
+    code is not done: without one there is no reason (`not_counted_reasons`)."""
+    unfinished = panel is not None and any(
+        j.judge_id in panel.judge_ids
+        and j.condition == JudgingCondition.WITH_CODE
+        and j.kind == JudgmentKind.SCORE
+        and j.status != JudgmentStatus.DONE
+        for j in judgments
+    )
+    return submission_not_counted(submission=submission, panel=panel) if unfinished else None
+
+
 def judgments_panel_context(submission: Submission) -> dict[str, Any]:
     """Everything `templates/judging/_judgments_panel.html` shows for a submission.
 
@@ -564,7 +579,7 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
         "complete": total > 0 and finished == total,
         "stage_score": panels[0].stage_score if panels else None,
         "score_panel": score_panel,
-        "not_counted": submission_not_counted(submission=submission, panel=score_panel),
+        "not_counted": _not_counted(submission, judgments, score_panel),
         # The panel judges' failed judgments, for the staff's "Judge again" buttons.
         "failed_panel_judgments": [
             row.judgment
