@@ -233,22 +233,18 @@ def submission_lineage(
     page has read `hidden_submission_ids` for this request already)."""
     if hidden is None:
         hidden = hidden_submission_ids(user=user)
-    # Both directions in one query (a submission is never its own input).
+    # Both directions in one small query (a submission is never its own input);
+    # most submissions have neither, and then nothing more is read.
     links = list(
         SubmissionInput.objects.filter(Q(submission=submission) | Q(based_on=submission))
-        .select_related("submission__agent", "based_on__agent")
         .order_by("position", "submission_id")
+        .values_list("submission_id", "based_on_id")
     )
-    based_on, based_on_hidden = _visible(
-        [link.based_on for link in links if link.submission_id == submission.pk], hidden
-    )
-    used_by, used_by_hidden = _visible(
-        sorted(
-            (link.submission for link in links if link.based_on_id == submission.pk),
-            key=lambda row: row.pk,
-        ),
-        hidden,
-    )
+    inputs = [based_on for of, based_on in links if of == submission.pk]
+    outputs = sorted(of for of, based_on in links if based_on == submission.pk)
+    found = Submission.objects.select_related("agent").in_bulk([*inputs, *outputs]) if links else {}
+    based_on, based_on_hidden = _visible([found[pk] for pk in inputs if pk in found], hidden)
+    used_by, used_by_hidden = _visible([found[pk] for pk in outputs if pk in found], hidden)
     return {
         "based_on": based_on,
         "based_on_hidden": based_on_hidden,
