@@ -326,6 +326,8 @@ def html_with_figures(html: str, url_for_path: Callable[[str], str]) -> SafeStri
     def replace(match: re.Match[str]) -> str:
         return f'src="{url_for_path(unquote(match.group(1)))}"'
 
+    if ARTIFACT_SRC_PREFIX not in html:  # no figure: a plain search, not the pattern's
+        return mark_safe(html)  # noqa: S308 - cleaned when stored
     return mark_safe(_FIGURE_SRC_RE.sub(replace, html))  # noqa: S308 - cleaned when stored
 
 
