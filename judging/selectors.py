@@ -197,13 +197,6 @@ class PanelChoice:
     is_default: bool = False
 
 
-class _Unset:
-    """Not given (None is a value: the stage has no default panel)."""
-
-
-UNSET = _Unset()
-
-
 class UnknownPanel(ValidationFailed, LookupError):
     default_code = "unknown_panel"
 
@@ -303,14 +296,13 @@ def not_counted_reasons(
     return reasons
 
 
-def submission_not_counted(
-    *, submission: Submission, panel: PanelChoice | None | _Unset = UNSET
-) -> dict[str, str] | None:
-    """`{"panel", "reason"}` when the stage's default panel (`panel`, when the
-    caller has read it already) does not count the submission because one of
-    its judges failed or is still at work; else None."""
-    if isinstance(panel, _Unset):
-        panel = stage_panel(stage=submission.stage)
+def submission_not_counted(*, submission: Submission) -> dict[str, str] | None:
+    """`{"panel", "reason"}` when the stage's default panel does not count the
+    submission because one of its judges failed or is still at work; else None."""
+    return _not_counted_by(submission, stage_panel(stage=submission.stage))
+
+
+def _not_counted_by(submission: Submission, panel: PanelChoice | None) -> dict[str, str] | None:
     if panel is None:
         return None
     reason = not_counted_reasons(submission_ids=[submission.pk], panel=panel).get(submission.pk)
@@ -526,7 +518,7 @@ def _not_counted(
         and j.status != JudgmentStatus.DONE
         for j in judgments
     )
-    return submission_not_counted(submission=submission, panel=panel) if unfinished else None
+    return _not_counted_by(submission, panel) if unfinished else None
 
 
 def judgments_panel_context(submission: Submission) -> dict[str, Any]:
