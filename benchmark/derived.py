@@ -284,17 +284,41 @@ def trace_number_sources_store(*, artifact: Artifact, sources: list[dict]) -> No
     )
 
 
+_HTML_FIELDS = ("artifact_id", "source_sha256", "version", "content", "note")
+
+
+def _html_fresh(row: DerivedArtifact | None, artifact: Artifact) -> bool:
+    return row is not None and row.source_sha256 == artifact.sha256 and row.version == HTML_VERSION
+
+
 def artifact_html(artifact: Artifact) -> DerivedArtifact | None:
     """The stored clean HTML of a markdown document (derived now if missing or
     stale), or None when the document is too large to show."""
     row = (
         DerivedArtifact.objects.filter(artifact=artifact, kind=DerivedKind.HTML)
-        .only("source_sha256", "version", "content", "note")
+        .only(*_HTML_FIELDS)
         .first()
     )
-    if row is not None and row.source_sha256 == artifact.sha256 and row.version == HTML_VERSION:
-        return row
-    return artifact_html_derive(artifact)
+    return row if _html_fresh(row, artifact) else artifact_html_derive(artifact)
+
+
+def artifacts_html(artifacts: Iterable[Artifact]) -> dict[int, DerivedArtifact | None]:
+    """`artifact_html` of each of `artifacts` by its id, the stored rows read in one
+    query (a page shows several documents)."""
+    artifacts = list(artifacts)
+    rows = {
+        row.artifact_id: row
+        for row in DerivedArtifact.objects.filter(
+            artifact__in=[artifact.pk for artifact in artifacts], kind=DerivedKind.HTML
+        )
+        .only(*_HTML_FIELDS)
+        .order_by()
+    }
+    result: dict[int, DerivedArtifact | None] = {}
+    for artifact in artifacts:
+        row = rows.get(artifact.pk)
+        result[artifact.pk] = row if _html_fresh(row, artifact) else artifact_html_derive(artifact)
+    return result
 
 
 _FIGURE_SRC_RE = re.compile(r'src="' + re.escape(ARTIFACT_SRC_PREFIX) + r'([^"]*)"')
@@ -306,6 +330,8 @@ def html_with_figures(html: str, url_for_path: Callable[[str], str]) -> SafeStri
     def replace(match: re.Match[str]) -> str:
         return f'src="{url_for_path(unquote(match.group(1)))}"'
 
+    if ARTIFACT_SRC_PREFIX not in html:  # no figure: a plain search, not the pattern's
+        return mark_safe(html)  # noqa: S308 - cleaned when stored
     return mark_safe(_FIGURE_SRC_RE.sub(replace, html))  # noqa: S308 - cleaned when stored
 
 

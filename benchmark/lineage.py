@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from common.errors import ValidationFailed
 
-from .models import Agent, Stage, Submission, SubmissionStatus, Task
+from .models import Agent, Stage, Submission, SubmissionInput, SubmissionStatus, Task
 from .submission_selectors import submissions_newest
 from .visibility import hidden_submission_ids
 
@@ -216,26 +216,35 @@ def stage_inputs_sample(
     return [found[pk] for pk in picked]
 
 
-def _visible(
-    submissions: QuerySet[Submission], user: User | AnonymousUser
-) -> tuple[list[Submission], int]:
-    hidden = hidden_submission_ids(user=user)
-    rows = list(submissions.select_related("agent"))
+def _visible(rows: list[Submission], hidden: frozenset[int]) -> tuple[list[Submission], int]:
     shown = [row for row in rows if row.pk not in hidden]
     return shown, len(rows) - len(shown)
 
 
-def submission_lineage(*, submission: Submission, user: User | AnonymousUser) -> dict:
+def submission_lineage(
+    *,
+    submission: Submission,
+    user: User | AnonymousUser,
+    hidden: frozenset[int] | None = None,
+) -> dict:
     """What the submission page shows of its lineage: the inputs in order and
     the submissions built on it, leaving out (and only counting) those `user`
-    may not see with their agent (a reviewer's blind tasks)."""
-    based_on, based_on_hidden = _visible(
-        Submission.objects.filter(outputs__submission=submission).order_by("outputs__position"),
-        user,
+    may not see with their agent (a reviewer's blind tasks: `hidden`, when the
+    page has read `hidden_submission_ids` for this request already)."""
+    if hidden is None:
+        hidden = hidden_submission_ids(user=user)
+    # Both directions in one small query (a submission is never its own input);
+    # most submissions have neither, and then nothing more is read.
+    links = list(
+        SubmissionInput.objects.filter(Q(submission=submission) | Q(based_on=submission))
+        .order_by("position", "submission_id")
+        .values_list("submission_id", "based_on_id")
     )
-    used_by, used_by_hidden = _visible(
-        Submission.objects.filter(inputs__based_on=submission).order_by("id"), user
-    )
+    inputs = [based_on for of, based_on in links if of == submission.pk]
+    outputs = sorted(of for of, based_on in links if based_on == submission.pk)
+    found = Submission.objects.select_related("agent").in_bulk([*inputs, *outputs]) if links else {}
+    based_on, based_on_hidden = _visible([found[pk] for pk in inputs if pk in found], hidden)
+    used_by, used_by_hidden = _visible([found[pk] for pk in outputs if pk in found], hidden)
     return {
         "based_on": based_on,
         "based_on_hidden": based_on_hidden,

@@ -13,8 +13,8 @@ from django.utils.safestring import SafeString, mark_safe
 from common.storage import object_read, storage_errors
 
 from .costs import StepCost, coding_cost_unknown, steps_cost, steps_priced_total
-from .derived import artifact_html, html_with_figures
-from .models import Agent, Artifact, ArtifactKind, Stage, Submission
+from .derived import artifact_html, artifacts_html, html_with_figures
+from .models import Agent, Artifact, ArtifactKind, DerivedArtifact, Stage, Submission
 from .pdf_text import is_pdf_path, pdf_text_of
 from .run_layout import TEXT_SUFFIXES, primary_path
 from .submission_states import submissions_with_state
@@ -184,12 +184,15 @@ def pdf_viewer_html(artifact: Artifact) -> SafeString:
     )
 
 
-def _render(title: str, artifact: Artifact) -> RenderedDocument:
+def _render(
+    title: str, artifact: Artifact, stored: dict[int, DerivedArtifact | None] | None = None
+) -> RenderedDocument:
     """The document as stored at intake: a PDF's viewer and extracted text, or a
-    markdown document's HTML with its figures served from the submission's files."""
+    markdown document's HTML (`stored`: read already, by artifact id) with its
+    figures served from the submission's files."""
     if is_pdf_path(artifact.path):
         return RenderedDocument(title=title, artifact=artifact, html=pdf_viewer_html(artifact))
-    derived = artifact_html(artifact)
+    derived = stored[artifact.pk] if stored is not None else artifact_html(artifact)
     html = None
     if derived is not None:
         html = html_with_figures(
@@ -234,17 +237,24 @@ def submission_page(submission: Submission) -> SubmissionPage:
         return by_path[path] if path else None
 
     paper_artifact = primary(ArtifactKind.PAPER)
-    paper = _render("Paper", paper_artifact) if paper_artifact else None
-    documents = []
-    for kind, title in (
-        (ArtifactKind.IDEA, "Idea"),
-        (ArtifactKind.PROPOSAL, "Proposal"),
-        (ArtifactKind.RELATED_WORK, "Related work"),
-        (ArtifactKind.RESULTS, "Results"),
-    ):
-        artifact = primary(kind)
-        if artifact is not None:
-            documents.append(_render(title, artifact))
+    shown = [
+        (title, artifact)
+        for kind, title in (
+            (ArtifactKind.IDEA, "Idea"),
+            (ArtifactKind.PROPOSAL, "Proposal"),
+            (ArtifactKind.RELATED_WORK, "Related work"),
+            (ArtifactKind.RESULTS, "Results"),
+        )
+        if (artifact := primary(kind)) is not None
+    ]
+    # Every markdown document's stored HTML in one query.
+    stored = artifacts_html(
+        artifact
+        for artifact in [paper_artifact, *(artifact for _, artifact in shown)]
+        if artifact is not None and not is_pdf_path(artifact.path)
+    )
+    paper = _render("Paper", paper_artifact, stored) if paper_artifact else None
+    documents = [_render(title, artifact, stored) for title, artifact in shown]
     log = primary(ArtifactKind.LOG)
     other_logs = [
         a for a in artifacts if a.kind in (ArtifactKind.LOG, ArtifactKind.TRACE) and a != log

@@ -1,7 +1,9 @@
 """Pages for agent builders: upload a run, see a submission, browse its files,
 manage teams, agents and API tokens. Thin: forms, then services or selectors."""
 
+import dataclasses
 import posixpath
+import secrets
 from pathlib import Path
 
 from django.contrib import messages
@@ -9,6 +11,8 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
 
 from common.errors import (
@@ -39,6 +43,8 @@ from .page_panels import submission_page_panels, submission_summary
 from .submission_selectors import (
     CODE_STAGES,
     PDF_TYPE,
+    RenderedDocument,
+    SubmissionPage,
     artifact_delivery,
     artifact_get,
     artifact_raw_url,
@@ -52,6 +58,8 @@ from .submission_selectors import (
 from .uploads import upload_refusal
 from .visibility import (
     agents_visible_to,
+    hidden_submission_ids,
+    omitted_submission_ids,
     staff_only_submission,
     submissions_visible_to,
     unseen_submission_ids,
@@ -150,14 +158,57 @@ def _visible_submissions(request: HttpRequest):
     return submissions_visible_to(user=request.user, submissions=submission_list())
 
 
+class _HtmlSplice:
+    """The documents' stored HTML, put into the rendered page once, at the end.
+    Passed through the template, a document of a megabyte would be copied again
+    at every level of its nested tags (each block joins its children): a page
+    of three such documents took twice an ordinary page's time. The template
+    gets a marker instead, made with a secret of this request, so no document
+    can hold one."""
+
+    def __init__(self) -> None:
+        self.marker = f"<!--document-{secrets.token_hex(16)}-"
+        self.parts: list[str] = []
+
+    def _document(self, document: RenderedDocument) -> RenderedDocument:
+        if document.html is None:
+            return document
+        self.parts.append(document.html)
+        marker = SafeString(f"{self.marker}{len(self.parts) - 1}-->")
+        return dataclasses.replace(document, html=marker)
+
+    def page(self, page: SubmissionPage) -> SubmissionPage:
+        """`page` with markers where its documents' HTML goes."""
+        return dataclasses.replace(
+            page,
+            paper=self._document(page.paper) if page.paper is not None else None,
+            documents=[self._document(document) for document in page.documents],
+        )
+
+    def into(self, html: str) -> str:
+        """The rendered page with each marker replaced by its document's HTML."""
+        first, *rest = html.split(self.marker)
+        pieces = [first]
+        for piece in rest:
+            index, _, after = piece.partition("-->")
+            pieces += [self.parts[int(index)], after]
+        return "".join(pieces)
+
+
 def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResponse:
-    submission = get_object_or_404(_visible_submissions(request), pk=submission_id)
+    # The visibility hooks, once for the request: the page and its lineage both ask.
+    hidden = hidden_submission_ids(user=request.user)
+    unseen = hidden | omitted_submission_ids(user=request.user)
+    submission = get_object_or_404(
+        submissions_visible_to(user=request.user, submissions=submission_list(), unseen=unseen),
+        pk=submission_id,
+    )
     page = submission_page(submission)
-    response = render(
-        request,
+    splice = _HtmlSplice()
+    html = render_to_string(
         "benchmark/submission_detail.html",
         {
-            "page": page,
+            "page": splice.page(page),
             "sections": submission_sections(page),
             "code_stage": submission.stage in CODE_STAGES,
             # Panels with nothing to show for this stage render nothing, and are left out.
@@ -167,9 +218,11 @@ def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResp
                 if panel.strip()
             ],
             "summary": submission_summary(submission=submission),
-            "lineage": submission_lineage(submission=submission, user=request.user),
+            "lineage": submission_lineage(submission=submission, user=request.user, hidden=hidden),
         },
+        request=request,
     )
+    response = HttpResponse(splice.into(html))
     response["Content-Security-Policy"] = SUBMISSION_PAGE_CSP
     return response
 

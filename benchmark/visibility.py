@@ -94,9 +94,14 @@ def unseen_submission_ids(*, user: User | AnonymousUser) -> frozenset[int]:
 
 
 def submissions_visible_to(
-    *, user: User | AnonymousUser, submissions: QuerySet[Submission]
+    *,
+    user: User | AnonymousUser,
+    submissions: QuerySet[Submission],
+    unseen: frozenset[int] | None = None,
 ) -> QuerySet[Submission]:
+    """`submissions` less what `user` may not see (`unseen`: `unseen_submission_ids`,
+    when the caller has read it for this request already)."""
     if not sees_system_agents(user):
         submissions = submissions.filter(agent__is_system=False)
-    hidden = unseen_submission_ids(user=user)
+    hidden = unseen_submission_ids(user=user) if unseen is None else unseen
     return submissions.exclude(id__in=hidden) if hidden else submissions

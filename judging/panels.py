@@ -1,6 +1,7 @@
 """The judges' panel on the submission page (see benchmark/page_panels.py)."""
 
 from decimal import Decimal
+from typing import Any
 
 from django.http import HttpRequest
 from django.template.loader import render_to_string
@@ -15,11 +16,23 @@ from .models import Canary, CanaryRole, JudgingCondition, Judgment
 from .rubrics import DEFAULT_RUBRICS, OVERALL
 from .selectors import judgments_panel_context
 
+# The panel's context, kept on the submission object: the page's panel and its
+# summary both read it, and the next request has a new submission object.
+_CONTEXT_ATTRIBUTE = "_judgments_panel_context"
+
+
+def _panel_context(submission: Submission) -> dict[str, Any]:
+    context = getattr(submission, _CONTEXT_ATTRIBUTE, None)
+    if context is None:
+        context = judgments_panel_context(submission)
+        setattr(submission, _CONTEXT_ATTRIBUTE, context)
+    return context
+
 
 def judgments_panel(*, request: HttpRequest, submission: Submission) -> SafeString:
     html = render_to_string(
         "judging/_judgments_panel.html",
-        {"judging": judgments_panel_context(submission), "return_to": request.get_full_path()},
+        {"judging": _panel_context(submission), "return_to": request.get_full_path()},
         request=request,
     )
     return mark_safe(html)  # noqa: S308 - a template rendered with autoescaping
@@ -65,6 +78,8 @@ def _reproduction_item(submission: Submission) -> SummaryItem | None:
 
 def _canary_item(submission: Submission) -> SummaryItem | None:
     """A canary's ground truth (its page is staff-only): what was planted where."""
+    if not submission.agent.is_system:
+        return None  # canaries are the system agent's (`canary_services`)
     canary = Canary.objects.filter(submission=submission).first()
     if canary is None:
         return None
@@ -83,7 +98,7 @@ def judging_summary(*, submission: Submission) -> list[SummaryItem]:
     """The stage score with each judge's Overall, the fabrication flags and the
     reproduction verdict, for the top of the submission page (and, on a canary's,
     its planted fabrication)."""
-    context = judgments_panel_context(submission)
+    context = _panel_context(submission)
     items: list[SummaryItem] = []
     canary = _canary_item(submission)
     if canary:

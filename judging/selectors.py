@@ -37,6 +37,7 @@ from django.db.models.expressions import Combinable
 from django.urls import reverse
 
 from benchmark.models import ModelFamily, Submission, SubmissionStatus
+from benchmark.submission_states import STATE
 from common.errors import ValidationFailed
 
 from .models import (
@@ -298,7 +299,10 @@ def not_counted_reasons(
 def submission_not_counted(*, submission: Submission) -> dict[str, str] | None:
     """`{"panel", "reason"}` when the stage's default panel does not count the
     submission because one of its judges failed or is still at work; else None."""
-    panel = stage_panel(stage=submission.stage)
+    return _not_counted_by(submission, stage_panel(stage=submission.stage))
+
+
+def _not_counted_by(submission: Submission, panel: PanelChoice | None) -> dict[str, str] | None:
     if panel is None:
         return None
     reason = not_counted_reasons(submission_ids=[submission.pk], panel=panel).get(submission.pk)
@@ -427,9 +431,11 @@ def _panel_for(
     submission: Submission,
     judgments: list[Judgment],
     condition: str,
-    with_active: bool,
+    active: list[Judge],
     score_panel: PanelChoice | None = None,
 ) -> ConditionPanel | None:
+    """The judges' rows under `condition`, with the `active` judges that have no
+    judgment yet (pass none to leave them out)."""
     mine = [j for j in judgments if j.condition == condition and j.kind == JudgmentKind.SCORE]
     # Each judge's newest judgment is the one shown, so a re-judging shows its progress.
     newest: dict[int, Judgment] = {}
@@ -437,8 +443,8 @@ def _panel_for(
         newest[judgment.judge_id] = judgment
     judges = {j.judge_id: j.judge for j in mine}
     # Active judges without a judgment yet, on stages that LLM judges score.
-    if with_active and submission.stage in DEFAULT_RUBRICS:
-        for judge in Judge.objects.filter(is_active=True):
+    if submission.stage in DEFAULT_RUBRICS:
+        for judge in active:
             judges.setdefault(judge.pk, judge)
     if not judges:
         return None
@@ -500,6 +506,21 @@ def _hallucination_rows(judgments: list[Judgment]) -> list[HallucinationRow]:
     ]
 
 
+def _not_counted(
+    submission: Submission, judgments: list[Judgment], panel: PanelChoice | None
+) -> dict[str, str] | None:
+    """`submission_not_counted`, asked only when one of the panel's judgments with
+    code is not done: without one there is no reason (`not_counted_reasons`)."""
+    unfinished = panel is not None and any(
+        j.judge_id in panel.judge_ids
+        and j.condition == JudgingCondition.WITH_CODE
+        and j.kind == JudgmentKind.SCORE
+        and j.status != JudgmentStatus.DONE
+        for j in judgments
+    )
+    return _not_counted_by(submission, panel) if unfinished else None
+
+
 def judgments_panel_context(submission: Submission) -> dict[str, Any]:
     """Everything `templates/judging/_judgments_panel.html` shows for a submission.
 
@@ -514,12 +535,14 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
     )
     hallucination = _hallucination_rows(judgments)
     score_panel = stage_panel(stage=submission.stage)
+    # Read once: the rows, the "no judge is active" notice and "Judge now" all use them.
+    active = list(Judge.objects.filter(is_active=True))
     panels = []
-    for condition, with_active in (
-        (JudgingCondition.WITH_CODE, True),
-        (JudgingCondition.NO_CODE, False),
+    for condition, judges_active in (
+        (JudgingCondition.WITH_CODE, active),
+        (JudgingCondition.NO_CODE, []),
     ):
-        panel = _panel_for(submission, judgments, condition, with_active, score_panel)
+        panel = _panel_for(submission, judgments, condition, judges_active, score_panel)
         if panel is not None:
             panels.append(panel)
     shown = [row.judgment for panel in panels for row in panel.rows if row.judgment] + [
@@ -531,7 +554,11 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
     total = len(shown)
     finished = progress[JudgmentStatus.DONE] + progress[JudgmentStatus.FAILED]
     costs = [j.cost_usd for j in shown if not j.imported]
-    state = submission_judging_state(submission_id=submission.pk) or submission.status
+    # The page's submission comes with its state annotated (`submission_list`).
+    state = getattr(submission, STATE, None) or (
+        submission_judging_state(submission_id=submission.pk) or submission.status
+    )
+    asked = {j.judge_id for j in judgments if j.condition == JudgingCondition.WITH_CODE}
     return {
         "submission": submission,
         "state": state,
@@ -544,7 +571,7 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
         "complete": total > 0 and finished == total,
         "stage_score": panels[0].stage_score if panels else None,
         "score_panel": score_panel,
-        "not_counted": submission_not_counted(submission=submission),
+        "not_counted": _not_counted(submission, judgments, score_panel),
         # The panel judges' failed judgments, for the staff's "Judge again" buttons.
         "failed_panel_judgments": [
             row.judgment
@@ -561,12 +588,14 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
             f"{j.pk}:{j.status}:{j.attempts}:{j.updated_at.timestamp():.3f}" for j in shown
         )
         + f"|{state}",
-        "active_judges": active_judge_count(),
+        "active_judges": len(active),
         "no_judge_notice": NO_ACTIVE_JUDGE,
         "judge_add_hosted": JUDGE_ADD_HOSTED,
         "judge_add_local": JUDGE_ADD_LOCAL,
         "judged_stage": submission.stage in DEFAULT_RUBRICS,
-        "judge_now": judge_now_possible(submission=submission),
+        # As `judge_now_possible`, from what was read above.
+        "judge_now": submission.stage in DEFAULT_RUBRICS
+        and any(judge.pk not in asked for judge in active),
         "status_url": reverse("api:submission-judgments", args=[submission.pk]),
         "panel_url": reverse("judging:submission-judgments-panel", args=[submission.pk]),
     }
