@@ -1,0 +1,179 @@
+"""The domain's limits, budgets and times, app by app: leases, submission intake,
+experiments and the sandbox, MLR-Judge, MLR-Agent runs, leaderboards and
+releases. Each is read from the environment with a default that runs on a bare
+machine; `.env.example` lists them."""
+
+import os
+
+from django.core.exceptions import ImproperlyConfigured
+
+from .base import BASE_DIR, env
+
+# Leases (common/leases.py): a worker holds the row it works on (an experiment
+# run, an agent run's stage) and writes a heartbeat while it does; a row whose
+# worker has been silent this long is taken to be lost and another worker takes
+# it over. A judgment writes no heartbeat: it is given up for dead after the judge
+# task's hard time limit (JUDGE_TASK_TIME_LIMIT, MLR-Judge below).
+LEASE_STALE_SECONDS = env.int("LEASE_STALE_SECONDS", default=180)
+# How often a running experiment run writes its heartbeat (with its cancel check).
+EXPERIMENT_HEARTBEAT_SECONDS = env.float("EXPERIMENT_HEARTBEAT_SECONDS", default=15.0)
+
+# Submission intake (benchmark/archives.py). Limits on an uploaded run,
+# counted on the bytes actually read, never taken from headers.
+INTAKE_MAX_ARCHIVE_BYTES = env.int("INTAKE_MAX_ARCHIVE_BYTES", default=512 * 1024 * 1024)
+INTAKE_MAX_UNPACKED_BYTES = env.int("INTAKE_MAX_UNPACKED_BYTES", default=2 * 1024 * 1024 * 1024)
+INTAKE_MAX_ENTRIES = env.int("INTAKE_MAX_ENTRIES", default=10_000)
+INTAKE_MAX_COMPRESSION_RATIO = env.int("INTAKE_MAX_COMPRESSION_RATIO", default=200)
+INTAKE_MAX_PATH_DEPTH = env.int("INTAKE_MAX_PATH_DEPTH", default=16)
+INTAKE_MAX_NESTED_ARCHIVES = env.int("INTAKE_MAX_NESTED_ARCHIVES", default=0)
+# Untrusted markdown is rendered once, at intake (benchmark/rendering.py): past
+# this size, or past this time in the child process that renders large
+# documents, it is kept as escaped plain text with a note.
+MARKDOWN_RENDER_MAX_BYTES = env.int("MARKDOWN_RENDER_MAX_BYTES", default=2 * 1024 * 1024)
+MARKDOWN_RENDER_TIMEOUT_SECONDS = env.float("MARKDOWN_RENDER_TIMEOUT_SECONDS", default=10.0)
+# Coding-agent traces (claude_output.json, Codex and Gemini CLI logs, the MLR-Agent's
+# trace) are read once at intake into steps (benchmark/traces.py) within these bounds;
+# past one the steps are cut with a note.
+TRACE_MAX_BYTES = env.int("TRACE_MAX_BYTES", default=32 * 1024 * 1024)
+TRACE_PARSE_SECONDS = env.float("TRACE_PARSE_SECONDS", default=10.0)
+TRACE_MAX_STEPS = env.int("TRACE_MAX_STEPS", default=2000)
+TRACE_MAX_FIELD_CHARS = env.int("TRACE_MAX_FIELD_CHARS", default=20_000)
+TRACE_MAX_TOTAL_CHARS = env.int("TRACE_MAX_TOTAL_CHARS", default=8_000_000)
+# A PDF paper's text is extracted once at intake, in a child process under these limits.
+PDF_MAX_BYTES = env.int("PDF_MAX_BYTES", default=50 * 1024 * 1024)
+PDF_MAX_PAGES = env.int("PDF_MAX_PAGES", default=300)
+PDF_TEXT_MAX_CHARS = env.int("PDF_TEXT_MAX_CHARS", default=2_000_000)
+PDF_TEXT_SECONDS = env.float("PDF_TEXT_SECONDS", default=30.0)
+PDF_TEXT_MEMORY_BYTES = env.int("PDF_TEXT_MEMORY_BYTES", default=1024 * 1024 * 1024)
+# One upload's untrusted work together (issue 32): at most this many PDF papers and
+# markdown documents, and this many seconds for all of their rendering, PDF text and
+# trace reading (each also within its own limit above). Past the time, documents are
+# kept as plain text, and a PDF not yet read refuses the upload, saying so. Below a
+# web worker's timeout (gunicorn's 120 s), so an upload never takes the worker down.
+INTAKE_MAX_PDFS = env.int("INTAKE_MAX_PDFS", default=5)
+INTAKE_MAX_DOCUMENTS = env.int("INTAKE_MAX_DOCUMENTS", default=50)
+INTAKE_WORK_SECONDS = env.float("INTAKE_WORK_SECONDS", default=60.0)
+# Source files are highlighted once at intake (benchmark/highlight.py) up to this size,
+# each within this time; past either, the file page shows escaped plain text.
+SOURCE_HIGHLIGHT_MAX_BYTES = env.int("SOURCE_HIGHLIGHT_MAX_BYTES", default=256 * 1024)
+SOURCE_HIGHLIGHT_FILE_SECONDS = env.float("SOURCE_HIGHLIGHT_FILE_SECONDS", default=2.0)
+
+# Experiment jobs (`gpu` queue): submitted code runs in a bubblewrap sandbox.
+# Work folders and the GPU slot locks live under EXPERIMENT_WORK_ROOT, which every
+# worker process of a host shares and the sandbox user must be able to enter.
+EXPERIMENT_WORK_ROOT = env.path(
+    "EXPERIMENT_WORK_ROOT",
+    default="/tmp/mlrbench-experiments",  # noqa: S108 - per-run folders, made 0755 by us
+)
+# Where installed objective tasks keep their data and evaluation program
+# (never under MEDIA_ROOT, which may be served: test labels are secret).
+EXPERIMENT_DATA_ROOT = env.path("EXPERIMENT_DATA_ROOT", default=BASE_DIR / "var" / "objective")
+# Objective tasks' Python environments (experiments/environments.py): one
+# virtual environment per requirements hash, built with TASK_ENV_PYTHON.
+TASK_ENV_ROOT = env.path("TASK_ENV_ROOT", default=BASE_DIR / "var" / "task-envs")
+TASK_ENV_PYTHON = env.str("TASK_ENV_PYTHON", default="/usr/bin/python3")
+EXPERIMENT_TIME_LIMIT_SECONDS = env.int("EXPERIMENT_TIME_LIMIT_SECONDS", default=3600)
+EXPERIMENT_MAX_TIME_LIMIT_SECONDS = env.int("EXPERIMENT_MAX_TIME_LIMIT_SECONDS", default=6 * 3600)
+EXPERIMENT_LOG_MAX_BYTES = env.int("EXPERIMENT_LOG_MAX_BYTES", default=10 * 1024 * 1024)
+# How often a running run's log is written again to the store (its page follows it).
+EXPERIMENT_LOG_PUBLISH_SECONDS = env.float("EXPERIMENT_LOG_PUBLISH_SECONDS", default=2.0)
+EXPERIMENT_OUTPUT_MAX_BYTES = env.int("EXPERIMENT_OUTPUT_MAX_BYTES", default=50 * 1024 * 1024)
+SANDBOX_MEMORY_BYTES = env.int("SANDBOX_MEMORY_BYTES", default=16 * 1024**3)
+SANDBOX_PROCESSES = env.int("SANDBOX_PROCESSES", default=1024)
+SANDBOX_DISK_BYTES = env.int("SANDBOX_DISK_BYTES", default=4 * 1024**3)
+SANDBOX_CGROUPS = env.str("SANDBOX_CGROUPS", default="auto")  # auto | v2 | v1 | off
+# Each concurrent job on a host runs as its own uid SANDBOX_UID_BASE + slot.
+SANDBOX_UID_BASE = env.int("SANDBOX_UID_BASE", default=61000)
+SANDBOX_MAX_JOBS = env.int("SANDBOX_MAX_JOBS", default=16)
+# The locks that guard those uids: one folder for the whole host, whatever the
+# work root, so that no two workers run (or sweep) one uid at once.
+SANDBOX_UID_LOCK_DIR = env.path(
+    "SANDBOX_UID_LOCK_DIR",
+    default="/run/lock/mlrbench-sandbox" if os.path.isdir("/run/lock") else "/tmp/mlrbench-sandbox",  # noqa: S108
+)
+# Extra host folders the sandbox sees read-only (e.g. a virtualenv with torch),
+# and names of worker variables passed through; nothing else is.
+SANDBOX_RO_PATHS = env.list("SANDBOX_RO_PATHS", default=[])
+SANDBOX_ENV_ALLOW = env.list("SANDBOX_ENV_ALLOW", default=[])
+# GPUs of this host (unset: `nvidia-smi -L`), and the most any host has (unset:
+# what the gpu workers announce in Redis). A job asking for more is refused.
+GPU_COUNT = env.int("GPU_COUNT", default=None)
+GPU_MAX_PER_HOST = env.int("GPU_MAX_PER_HOST", default=None)
+# Queue a dev run (method code) or a reproduction run (run.sh) when an upload's
+# intake finishes; only with a broker, and never for imported runs.
+EXPERIMENT_AUTO_QUEUE = env.bool("EXPERIMENT_AUTO_QUEUE", default=True)
+# Relative tolerance when a reproduction run's numbers are compared with the paper's.
+REPRODUCTION_TOLERANCE = env.float("REPRODUCTION_TOLERANCE", default=0.01)
+
+# MLR-Judge (judging app). A judge run stops retrying at the soft limit and is
+# given up for dead (requeued by `reap_stuck`) after the hard one; the Redis
+# visibility timeout (celery.py) must outlast the hard limit.
+JUDGE_TASK_SOFT_TIME_LIMIT = env.int("JUDGE_TASK_SOFT_TIME_LIMIT", default=10 * 60)
+JUDGE_TASK_TIME_LIMIT = env.int("JUDGE_TASK_TIME_LIMIT", default=12 * 60)
+# Transient errors (429, 5xx, timeouts, refused connections): tries per call,
+# exponential backoff with jitter between them.
+JUDGE_RETRY_ATTEMPTS = env.int("JUDGE_RETRY_ATTEMPTS", default=5)
+JUDGE_RETRY_BASE_SECONDS = env.float("JUDGE_RETRY_BASE_SECONDS", default=2.0)
+JUDGE_RETRY_MAX_SECONDS = env.float("JUDGE_RETRY_MAX_SECONDS", default=60.0)
+# Answers that are not the rubric's JSON: how many times the judge is asked again.
+JUDGE_MAX_REASKS = env.int("JUDGE_MAX_REASKS", default=2)
+# Every active judge also runs the hallucination review of experiment, paper and
+# end-to-end submissions (its own rubric per stage); off: scores only.
+JUDGE_HALLUCINATION_REVIEWS = env.bool("JUDGE_HALLUCINATION_REVIEWS", default=True)
+# What a judge reads is cut to these many characters, with a visible marker.
+JUDGE_DOCUMENT_BUDGET_CHARS = env.int("JUDGE_DOCUMENT_BUDGET_CHARS", default=60_000)
+JUDGE_CODE_BUDGET_CHARS = env.int("JUDGE_CODE_BUDGET_CHARS", default=60_000)
+JUDGE_LOG_BUDGET_CHARS = env.int("JUDGE_LOG_BUDGET_CHARS", default=20_000)
+JUDGE_REAP_INTERVAL_SECONDS = env.int("JUDGE_REAP_INTERVAL_SECONDS", default=5 * 60)
+# The reaper also sends again judgments `queued` this long since they were
+# queued or last sent (their message may be lost: a broker restart, a failed
+# enqueue); at most this many per run. Sending twice is harmless (the claim).
+JUDGE_RESEND_QUEUED_SECONDS = env.int("JUDGE_RESEND_QUEUED_SECONDS", default=15 * 60)
+JUDGE_RESEND_BATCH = env.int("JUDGE_RESEND_BATCH", default=5000)
+# The window a judge's requests_per_minute counts over (judging/ratelimit.py): a
+# minute. Only perf/judge_throughput.py changes it, to scale time with its answers.
+JUDGE_RATE_WINDOW_SECONDS = env.float("JUDGE_RATE_WINDOW_SECONDS", default=60.0)
+# A call is counted when its turn is taken and reaches the provider a little
+# later (litellm building the request, a busy core): the limiter keeps each call
+# counted this share of the window longer, so that late calls never crowd one
+# of the provider's windows past the limit (2%: 1.2 s of a minute).
+JUDGE_RATE_GUARD = env.float("JUDGE_RATE_GUARD", default=0.02)
+# Calls in flight per worker process (judging/callslots.py): with it set, a worker
+# may run more threads than calls, the others preparing prompts and recording
+# results. 0: the process's threads are its calls.
+JUDGE_CALLS_PER_PROCESS = env.int("JUDGE_CALLS_PER_PROCESS", default=0)
+if JUDGE_CALLS_PER_PROCESS < 0:
+    raise ImproperlyConfigured("JUDGE_CALLS_PER_PROCESS must be 0 (no limit) or more.")
+
+# MLR-Agent runs (agent_runs/): a stage whose worker has not written a heartbeat for
+# this long is taken to be lost and the run resumes at that stage on another worker
+# (the lease's time unless set apart).
+AGENT_RUN_STALE_SECONDS = env.int("AGENT_RUN_STALE_SECONDS", default=LEASE_STALE_SECONDS)
+AGENT_RUN_HEARTBEAT_SECONDS = env.float("AGENT_RUN_HEARTBEAT_SECONDS", default=10.0)
+# Each LLM call's timeout, and a `run` command's wall time in the coding loop.
+AGENT_RUN_CALL_TIMEOUT_SECONDS = env.float("AGENT_RUN_CALL_TIMEOUT_SECONDS", default=300.0)
+AGENT_RUN_COMMAND_SECONDS = env.int("AGENT_RUN_COMMAND_SECONDS", default=600)
+# Answers without a tool call the coding loop tolerates (telling the model to use one).
+AGENT_RUN_MAX_NUDGES = env.int("AGENT_RUN_MAX_NUDGES", default=2)
+# How often a running stage looks for a cancel (it then stops whatever it is doing).
+AGENT_RUN_CANCEL_POLL_SECONDS = env.float("AGENT_RUN_CANCEL_POLL_SECONDS", default=2.0)
+# The environment variables a run's `api_key_env` may name (comma-separated
+# names or shell patterns, e.g. `OPENAI_API_KEY,ANTHROPIC_*`). Empty (the
+# default): names ending in `_API_KEY`. Never a variable or setting the site
+# itself reads (SECRET_KEY, DATABASE_URL, ...), whatever this says: a run's key
+# is sent to the run's `api_base`, which its creator chooses.
+AGENT_RUN_KEY_ENV_ALLOW = env.list("AGENT_RUN_KEY_ENV_ALLOW", default=[])
+
+# Leaderboards (leaderboard/caching.py): cached boards expire after this even
+# when no write signalled a change.
+LEADERBOARD_CACHE_SECONDS = env.int("LEADERBOARD_CACHE_SECONDS", default=15 * 60)
+# For this long after a write, a board that takes seconds is answered as it was
+# while a judge worker recomputes it (leaderboard.caching); 0: readers compute.
+# Without a broker readers always compute.
+LEADERBOARD_STALE_SECONDS = env.int("LEADERBOARD_STALE_SECONDS", default=120)
+# Releases: the site's public address, for the absolute links of a release's dataset
+# card and Croissant metadata ("" leaves them relative to the site), and the licence
+# of the released data (a Hugging Face licence id, and its URL for Croissant).
+RELEASE_BASE_URL = env("RELEASE_BASE_URL", default="")
+RELEASE_LICENSE = env("RELEASE_LICENSE", default="mit")
+RELEASE_LICENSE_URL = env("RELEASE_LICENSE_URL", default="https://opensource.org/licenses/MIT")

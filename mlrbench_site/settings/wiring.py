@@ -1,0 +1,83 @@
+"""How the apps reach the ones above them without importing them, in one place.
+
+Arrows point one way (benchmark <- experiments <- judging <- reviews <-
+leaderboard, benchmark <- experiments <- agent_runs; README "What is where"):
+where a lower app must call code of a higher one, it does so through one of
+three means, all listed here.
+
+1. Dotted-path lists (the settings below): the lower app imports each named
+   callable when first used.
+
+   | setting                      | read by (benchmark)      | filled by           |
+   | ---------------------------- | ------------------------ | ------------------- |
+   | SUBMISSION_VISIBILITY_HOOKS  | visibility.py            | reviews             |
+   | SUBMISSION_OMISSION_HOOKS    | visibility.py            | reviews             |
+   | SUBMISSION_PAGE_PANELS       | page_panels.py           | experiments, judging|
+   | TASK_PAGE_PANELS             | page_panels.py           | experiments         |
+   | SUBMISSION_NOTICES           | page_panels.py           | judging             |
+   | SUBMISSION_SUMMARY           | page_panels.py           | judging, reviews    |
+   | SUBMISSION_INTAKE_CHECKS     | intake.py                | experiments         |
+
+2. Registries in benchmark, filled from the higher apps' `AppConfig.ready()`:
+
+   | registry (benchmark)                        | registered from (apps.py)            |
+   | ------------------------------------------- | ------------------------------------ |
+   | mlrbench_import.import_part_register        | `import_mlrbench`'s parts, in order: |
+   |                                             | benchmark "tasks" 10, "runs" 20;     |
+   |                                             | judging "reviews" 30; reviews "human |
+   |                                             | scores" 40, "hallucination check" 45;|
+   |                                             | leaderboard "leaderboard" 90         |
+   | submission_states.submission_state_register | judging: a submission's judging      |
+   |                                             | state (pages, API, admin)            |
+   | accounts.user_role_register                 | reviews: the "reviewer" role         |
+
+   (judging's `ready()` also imports `judging/checks.py`, Django system checks
+   of its settings.)
+
+3. Signals, connected in `ready()`:
+
+   | signal (sent by)                              | received by                          |
+   | --------------------------------------------- | ------------------------------------ |
+   | benchmark.signals.submission_ready            | experiments/receivers.py (queue a    |
+   | (benchmark/intake.py, after commit)           | dev or reproduction run);            |
+   |                                               | judging/receivers.py (queue judging) |
+   | judging.signals.judgment_finished             | leaderboard/apps.py (the boards of   |
+   | (judging/services.py, a judge run's end)      | the judgment's stage)                |
+   | post_save, post_delete: every model           | leaderboard/apps.py `_data_written`  |
+   | (Django; only benchmark, judging and reviews  | (the boards a row can change)        |
+   | tables count, leaderboard.apps.WATCHED_APPS)  |                                      |
+   | pre_save: benchmark.Submission                | leaderboard/apps.py (the stage a     |
+   |                                               | submission leaves)                   |
+   | post_save, post_delete: judging.Rubric        | judging/receivers.py (its own cached |
+   |                                               | rubrics; within the app)             |
+   | post_save, post_delete: judging.Judgment,     | reviews/receivers.py (the agreement  |
+   | DimensionScore; reviews.HumanReview,          | cache's generation)                  |
+   | HumanReviewScore; post_save: ReviewRound      |                                      |
+
+Elsewhere in the settings, by name only: the Celery routes by task name
+(celery.py), benchmark's upload handler and API token authentication and the
+models named by the API schema's enums (base.py).
+"""
+
+# Hooks that hide submissions from one user on the pages that name agents
+# (benchmark/visibility.py): a reviewer does not see the papers they have not
+# reviewed yet, anywhere on the site, until their own review is in.
+SUBMISSION_VISIBILITY_HOOKS = ["reviews.blind.submissions_pending_review_by"]
+# Left out of every page for everyone (anonymous visitors too) but organisers: papers
+# in an open blind review round (benchmark/visibility.py, README "Blind review").
+SUBMISSION_OMISSION_HOOKS = ["reviews.blind.submissions_under_open_review"]
+
+# Panels other apps add to benchmark's pages (benchmark/page_panels.py).
+SUBMISSION_PAGE_PANELS = [
+    "experiments.panels.experiment_runs_panel",
+    "judging.panels.judgments_panel",
+]
+TASK_PAGE_PANELS = ["experiments.panels.objective_results_panel"]
+SUBMISSION_NOTICES = ["judging.selectors.judging_notices"]
+SUBMISSION_SUMMARY = [
+    "judging.panels.judging_summary",
+    "reviews.panels.human_review_summary",
+]
+# Checks other apps make of an upload before it becomes a submission (see
+# benchmark/intake.py): an MLRC-Bench method archive's layout and read-only files.
+SUBMISSION_INTAKE_CHECKS = ["experiments.intake.method_archive_problem"]
