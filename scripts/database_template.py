@@ -5,7 +5,7 @@
 
 `create` (re)creates NAME on DATABASE_URL's server and runs the migrations in
 it; with TEST_DATABASE_TEMPLATE=NAME in the environment, the test database
-(settings.py) and the perf scripts' databases are copies of it (CREATE
+(mlrbench_site/settings/base.py) and the perf scripts' databases are copies of it (CREATE
 DATABASE ... TEMPLATE, a second), not migrated again (a minute on a busy
 two-core machine). CI (.ci/run) makes one per run and drops it at the end.
 """

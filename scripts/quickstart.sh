@@ -29,7 +29,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
 fi
 
 # The settings this run uses, written once for every later command in a new
-# shell (mlrbench_site/settings.py reads the file; the environment wins over it).
+# shell (mlrbench_site/settings/base.py reads the file; the environment wins over it).
 ENV_FILE=${MLRBENCH_ENV_FILE:-.env}
 if [ ! -f "$ENV_FILE" ]; then
   echo "==> writing the local settings to $ENV_FILE (development only; see .env.example for production)"
@@ -37,7 +37,7 @@ if [ ! -f "$ENV_FILE" ]; then
   umask 077
   cat >"$ENV_FILE" <<ENV
 # Written by scripts/quickstart.sh: the local development settings it ran with,
-# read by every manage.py command (mlrbench_site/settings.py). Not for production:
+# read by every manage.py command (mlrbench_site/settings/). Not for production:
 # see .env.example. Ignored by git; delete it to have the quick start write it again.
 DEBUG=$DEBUG
 SECRET_KEY=$secret
