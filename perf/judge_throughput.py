@@ -77,15 +77,7 @@ os.environ["JUDGE_HALLUCINATION_REVIEWS"] = "0"
 MEDIA = tempfile.mkdtemp(prefix="mlrbench-perf-media-")
 os.environ["MEDIA_ROOT"] = MEDIA
 
-from tests.support.workers import (  # noqa: E402 - after the path above
-    WorkerStartError,
-    database_url,
-    processes_stop,
-    queues_purge,
-    worker_command,
-    worker_start,
-    workers_wait_ready,
-)
+from tests.support import workers as worker_processes  # noqa: E402 - after the path above
 
 PREFETCH = int(os.environ.get("PERF_PREFETCH", "1"))
 MEDIAN, P95 = 8.0, 40.0  # seconds, before the time scale
@@ -319,13 +311,13 @@ def _start_workers(processes: int, concurrency: int, spare: int) -> list[subproc
 
     from mlrbench_site.celery import app
 
-    queues_purge(app, [settings.JUDGE_QUEUE])
+    worker_processes.queues_purge(app, [settings.JUDGE_QUEUE])
     # The calls split as evenly as they go: 128 over 3 processes is 43, 43, 42.
     calls = [concurrency // processes + (i < concurrency % processes) for i in range(processes)]
     threads = [n + spare for n in calls]
     env = {
         **os.environ,
-        "DATABASE_URL": database_url(connection.settings_dict),
+        "DATABASE_URL": worker_processes.database_url(connection.settings_dict),
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         # A pool of connections per process, as the README's worker command has: a
         # judge run gives its connection back while it waits on the judge.
@@ -335,7 +327,7 @@ def _start_workers(processes: int, concurrency: int, spare: int) -> list[subproc
     for i in range(processes):
         env["JUDGE_CALLS_PER_PROCESS"] = str(calls[i])
         node = f"perf{i}-{uuid.uuid4().hex[:6]}@{socket.gethostname()}"
-        command = worker_command(
+        command = worker_processes.worker_command(
             "judge",
             node=node,
             pool="threads",
@@ -343,12 +335,12 @@ def _start_workers(processes: int, concurrency: int, spare: int) -> list[subproc
             loglevel="WARNING",
             extra_args=["--prefetch-multiplier", str(PREFETCH)],
         )
-        workers.append(worker_start(command, env))
+        workers.append(worker_processes.worker_start(command, env))
         nodes.append(node)
     print(f"workers: {processes} process(es), calls {calls}, threads {threads}", flush=True)
     try:
-        workers_wait_ready(app, workers, nodes, timeout=120, ping_timeout=1.0)
-    except WorkerStartError as error:
+        worker_processes.workers_wait_ready(app, workers, nodes, timeout=120, ping_timeout=1.0)
+    except worker_processes.WorkerStartError as error:
         raise SystemExit(f"the workers did not start: {error}") from None
     return workers
 
@@ -374,7 +366,7 @@ def _machine_cpu() -> float:
 
 
 def _stop(workers: list[subprocess.Popen]) -> None:
-    processes_stop(workers, timeout=30)
+    worker_processes.processes_stop(workers, timeout=30)
 
 
 # ---------------------------------------------------------------- (a) the spread
