@@ -43,7 +43,7 @@ def _arguments() -> argparse.Namespace:
 
 def _coding(steps: int):
     from tests.agent_runs.scripted_agent import SCRIPT
-    from tests.judging.fake_llm import tool_call
+    from tests.support.fake_llm import tool_call
 
     # write, then alternate run and read, then finish: each `run` starts a sandbox.
     middle = [
@@ -91,7 +91,7 @@ def main() -> None:
     from experiments.sandbox import sandbox_problem
     from mlrbench_site.celery import app
     from tests.agent_runs.scripted_agent import scripted_agent
-    from tests.judging.fake_llm import FakeLLMServer
+    from tests.support.fake_llm import FakeLLMServer
 
     problem = sandbox_problem()
     if problem:

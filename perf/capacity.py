@@ -12,7 +12,7 @@ one run on this machine:
 (b) intake: MB/s of `submission_intake` (unpack, hash, store every file,
     render the derived HTML) of one `--intake-mb` archive, to the local disk
     (FileSystemStorage) and to S3 (the loopback moto server of the test
-    suite, tests/s3_server.py, over HTTP), each in a fresh process, taking
+    suite, tests/support/s3_server.py, over HTTP), each in a fresh process, taking
     turns (`--intake-rounds`, best of each);
 (c) the leaderboard: the uncached latency (the first request after a judgment
     lands, median over the five stages, rendered in this process by Django's
@@ -101,7 +101,7 @@ def main() -> None:
         import django
 
         django.setup()
-        from tests.s3_server import S3Server
+        from tests.support.s3_server import S3Server
 
         s3 = S3Server(bucket="mlrbench-perf-capacity").start()
         board = _leaderboard_part(args) if "leaderboard" in args.parts else None

@@ -5,7 +5,7 @@ Everything runs in one invocation, on a fresh test database, through the real
 queue (Redis) and real Celery worker processes on a thread pool with call
 slots, as the README recommends (four processes of 32 calls in flight and 36
 threads: 128 calls in all), against the loopback OpenAI-compatible server of
-the test suite (tests/judging/fake_llm.py) in a process of its own.
+the test suite (tests/support/fake_llm.py) in a process of its own.
 
 (a) Latency spread. The server answers each request after a delay drawn from a
     lognormal distribution with median 8 s and p95 40 s (seeded; capped at
@@ -56,7 +56,6 @@ import heapq
 import json
 import math
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -77,6 +76,8 @@ os.environ["PERF_JUDGE_KEY"] = "sk-perf"
 os.environ["JUDGE_HALLUCINATION_REVIEWS"] = "0"
 MEDIA = tempfile.mkdtemp(prefix="mlrbench-perf-media-")
 os.environ["MEDIA_ROOT"] = MEDIA
+
+from tests.support import workers as worker_processes  # noqa: E402 - after the path above
 
 PREFETCH = int(os.environ.get("PERF_PREFETCH", "1"))
 MEDIAN, P95 = 8.0, 40.0  # seconds, before the time scale
@@ -164,7 +165,7 @@ def main() -> None:
 
 _SERVER_CODE = """
 import json, math, random, sys
-from tests.judging.fake_llm import FakeLLMServer, answer
+from tests.support.fake_llm import FakeLLMServer, answer
 from tests.judging.helpers import review_answer
 
 scale, seed, median, p95, z95 = (float(v) for v in sys.argv[1:6])
@@ -304,33 +305,19 @@ def _data(n: int, api_base: str, args: argparse.Namespace):
     return submissions, judges
 
 
-def _database_url() -> str:
-    from django.db import connection
-
-    s = connection.settings_dict
-    password = f":{s['PASSWORD']}" if s.get("PASSWORD") else ""
-    return (
-        f"postgres://{s.get('USER') or ''}{password}@{s.get('HOST') or '127.0.0.1'}:"
-        f"{s.get('PORT') or 5432}/{s['NAME']}"
-    )
-
-
 def _start_workers(processes: int, concurrency: int, spare: int) -> list[subprocess.Popen]:
     from django.conf import settings
+    from django.db import connection
 
     from mlrbench_site.celery import app
 
-    with app.connection_for_write() as conn:
-        # Declared first: RabbitMQ refuses to purge a queue it does not have yet.
-        judge_queue = app.amqp.queues[settings.JUDGE_QUEUE](conn.default_channel)
-        judge_queue.declare()
-        judge_queue.purge()
+    worker_processes.queues_purge(app, [settings.JUDGE_QUEUE])
     # The calls split as evenly as they go: 128 over 3 processes is 43, 43, 42.
     calls = [concurrency // processes + (i < concurrency % processes) for i in range(processes)]
     threads = [n + spare for n in calls]
     env = {
         **os.environ,
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": worker_processes.database_url(connection.settings_dict),
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         # A pool of connections per process, as the README's worker command has: a
         # judge run gives its connection back while it waits on the judge.
@@ -340,36 +327,22 @@ def _start_workers(processes: int, concurrency: int, spare: int) -> list[subproc
     for i in range(processes):
         env["JUDGE_CALLS_PER_PROCESS"] = str(calls[i])
         node = f"perf{i}-{uuid.uuid4().hex[:6]}@{socket.gethostname()}"
-        command = [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "mlrbench_site",
-            "worker",
-            "-Q",
+        command = worker_processes.worker_command(
             "judge",
-            "--pool",
-            "threads",
-            "--concurrency",
-            str(threads[i]),
-            "-n",
-            node,
-            "--prefetch-multiplier",
-            str(PREFETCH),
-            "--without-mingle",
-            "--without-gossip",
-            "--loglevel",
-            "WARNING",
-        ]
-        workers.append(subprocess.Popen(command, cwd=ROOT, env=dict(env), start_new_session=True))
+            node=node,
+            pool="threads",
+            concurrency=threads[i],
+            loglevel="WARNING",
+            extra_args=["--prefetch-multiplier", str(PREFETCH)],
+        )
+        workers.append(worker_processes.worker_start(command, env))
         nodes.append(node)
     print(f"workers: {processes} process(es), calls {calls}, threads {threads}", flush=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if len(app.control.ping(destination=nodes, timeout=1.0)) == len(nodes):
-            return workers
-    raise SystemExit("the workers did not start")
+    try:
+        worker_processes.workers_wait_ready(app, workers, nodes, timeout=120, ping_timeout=1.0)
+    except worker_processes.WorkerStartError as error:
+        raise SystemExit(f"the workers did not start: {error}") from None
+    return workers
 
 
 def _process_cpu(pid: int) -> float:
@@ -393,14 +366,7 @@ def _machine_cpu() -> float:
 
 
 def _stop(workers: list[subprocess.Popen]) -> None:
-    for worker in workers:
-        if worker.poll() is None:
-            os.killpg(worker.pid, signal.SIGTERM)
-    for worker in workers:
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
+    worker_processes.processes_stop(workers, timeout=30)
 
 
 # ---------------------------------------------------------------- (a) the spread

@@ -17,7 +17,17 @@ import pytest
 from django.conf import settings
 from django.core.cache import cache
 
-from tests.s3_server import S3Server
+from tests.support.fake_llm import FakeLLMServer
+from tests.support.s3_server import S3Server
+from tests.support.workers import (
+    WorkerStartError,
+    database_url,
+    processes_stop,
+    queues_purge,
+    worker_command,
+    worker_start,
+    workers_wait_ready,
+)
 
 S3_BACKEND = "storages.backends.s3.S3Storage"
 
@@ -153,6 +163,15 @@ def s3_storage(settings, monkeypatch, s3_server) -> S3Storage:
 
 
 @pytest.fixture
+def fake_llm() -> Iterator[FakeLLMServer]:
+    """The loopback OpenAI-compatible server (tests/support/fake_llm.py), for
+    this test alone: scripted per test, every request recorded."""
+    server = FakeLLMServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
 def write_task_file(tmp_path: Path) -> Callable[..., Path]:
     """Write `<slug>.md` into a fresh folder and return its path."""
     folder = tmp_path / "tasks"
@@ -182,18 +201,6 @@ def closed_port() -> int:
     return free_port()
 
 
-def _database_url_for(db_settings: dict) -> str:
-    """The URL of the database Django is using now (the test database)."""
-    engine = db_settings["ENGINE"]
-    if engine.endswith("sqlite3"):
-        return f"sqlite:///{db_settings['NAME']}"
-    user = db_settings.get("USER") or ""
-    password = f":{db_settings['PASSWORD']}" if db_settings.get("PASSWORD") else ""
-    host = db_settings.get("HOST") or "127.0.0.1"
-    port = db_settings.get("PORT") or 5432
-    return f"postgres://{user}{password}@{host}:{port}/{db_settings['NAME']}"
-
-
 @pytest.fixture
 def celery_worker_process(transactional_db, settings):
     """Start real Celery worker processes on the suite's broker (Redis or
@@ -206,12 +213,7 @@ def celery_worker_process(transactional_db, settings):
     Tests that use it must commit their rows (this fixture implies
     `transactional_db`), since the worker reads them from another connection.
     """
-    import os
-    import signal
     import subprocess
-    import sys
-    import time
-    import uuid
 
     from django.db import connection
 
@@ -220,7 +222,7 @@ def celery_worker_process(transactional_db, settings):
     if not settings.CELERY_BROKER_URL:
         pytest.fail("the Celery tests need REDIS_URL / CELERY_BROKER_URL (see scripts/test.sh)")
     started: list[subprocess.Popen] = []
-    database_url = _database_url_for(connection.settings_dict)
+    db_url = database_url(connection.settings_dict)
 
     def start(
         queues: str = "judge",
@@ -231,66 +233,33 @@ def celery_worker_process(transactional_db, settings):
         extra_args: list[str] | None = None,
     ) -> subprocess.Popen:
         node = f"test-{uuid.uuid4().hex[:8]}@%h"
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "mlrbench_site",
-                "worker",
-                "-Q",
-                queues,
-                "--pool",
-                pool,
-                "--concurrency",
-                str(concurrency),
-                "-n",
-                node,
-                "--without-mingle",
-                "--without-gossip",
-                "--loglevel",
-                "INFO",
-                *(extra_args or []),
-            ],
-            cwd=PROJECT_ROOT,
-            env={
+        command = worker_command(
+            queues, node=node, pool=pool, concurrency=concurrency, extra_args=extra_args or ()
+        )
+        process = worker_start(
+            command,
+            {
                 **os.environ,
-                "DATABASE_URL": database_url,
+                "DATABASE_URL": db_url,
                 "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
                 "REDIS_URL": settings.REDIS_URL,
                 "LEADERBOARD_STALE_SECONDS": str(settings.LEADERBOARD_STALE_SECONDS),
                 **(env or {}),
             },
-            start_new_session=True,
         )
         started.append(process)
         hostname = node.replace("%h", socket.gethostname())
         process.node = hostname  # type: ignore[attr-defined]
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                pytest.fail(f"the Celery worker exited with {process.returncode}")
-            if app.control.ping(destination=[hostname], timeout=0.5):
-                return process
-        pytest.fail("the Celery worker did not answer within 60 s")
-
-    # Leftover messages from an earlier test must not reach this test's worker
-    # (declared first: RabbitMQ refuses to purge a queue it does not have yet).
-    with app.connection_for_write() as conn:
-        for queue in app.amqp.queues.values():
-            queue(conn.default_channel).declare()
-            queue(conn.default_channel).purge()
-    yield start
-    for process in started:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-    for process in started:
         try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            workers_wait_ready(app, [process], [hostname], timeout=60, ping_timeout=0.5)
+        except WorkerStartError as error:
+            pytest.fail(str(error))
+        return process
+
+    # Leftover messages from an earlier test must not reach this test's worker.
+    queues_purge(app)
+    yield start
+    processes_stop(started, timeout=20)
 
 
 # CI's second leg (S3 storage, RabbitMQ) runs only the tests marked `backends`

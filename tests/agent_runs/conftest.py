@@ -9,16 +9,8 @@ from tests.experiments.conftest import (  # noqa: F401 - fixtures
     experiment_settings,
     sandbox_ready,
 )
-from tests.judging.fake_llm import FakeLLMServer
 
 TEST_KEY_ENV = "TEST_AGENT_API_KEY"
-
-
-@pytest.fixture
-def fake_llm():
-    server = FakeLLMServer()
-    yield server
-    server.close()
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from common.llm import CHECK_PROMPT
-from tests.judging.fake_llm import Behaviour, answer, tool_call
+from tests.support.fake_llm import Behaviour, answer, tool_call
 
 SCRIPT = (
     "import random\n"

@@ -14,7 +14,7 @@ from benchmark.models import ArtifactKind, Submission
 from common.llm import ToolCall
 from experiments.slots import slots_acquire
 from mlrbench_site.celery import app
-from tests.judging.fake_llm import answer, tool_call
+from tests.support.fake_llm import answer, tool_call
 
 from .conftest import run_options
 from .scripted_agent import PRINTED, coding_steps, scripted_agent

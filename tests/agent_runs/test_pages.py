@@ -13,7 +13,7 @@ from agent_runs.workspace import TRACE_NAME, Trace, workspace_of
 from mlrbench_site.celery import app
 from tests.agent_runs.conftest import TEST_KEY_ENV
 from tests.benchmark.factories import TaskFactory, UserFactory
-from tests.judging.fake_llm import FakeLLMServer, answer
+from tests.support.fake_llm import FakeLLMServer, answer
 
 MODEL = "openai/gpt-4o-mini"
 API_BASE = "http://127.0.0.1:9/v1"  # never called: these runs are not executed

@@ -113,7 +113,7 @@ def test_run_agent_answers_a_bad_input_with_the_reason_and_queues_nothing(task):
 def test_run_agent_calls_each_model_once_first_and_queues_nothing_it_cannot_reach(
     task, fake_llm, closed_port
 ):
-    from tests.judging.fake_llm import error
+    from tests.support.fake_llm import error
 
     fake_llm.script(error(401, "Incorrect API key provided"))
     options = run_options(fake_llm)
@@ -132,7 +132,7 @@ def test_run_agent_calls_each_model_once_first_and_queues_nothing_it_cannot_reac
 def test_the_new_run_form_checks_the_model_before_queueing(client, task, fake_llm):
     from django.contrib.auth.models import User
 
-    from tests.judging.fake_llm import error
+    from tests.support.fake_llm import error
 
     client.force_login(User.objects.create_user("grace", password="pw", is_staff=True))
     fake_llm.script(error(401, "Incorrect API key provided"))

@@ -12,7 +12,7 @@ from agent_runs.models import AgentRun, RunStatus, StageStatus
 from agent_runs.services import agent_run_cancel, agent_run_create, agent_runs_resume_stalled
 from benchmark.models import Submission
 from experiments.models import ReproductionCheck, ReproductionVerdict
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 from .conftest import run_options
 from .scripted_agent import root_coding_steps, scripted_agent
@@ -48,7 +48,7 @@ def test_an_end2end_run_is_stored_and_reproduced_and_a_fabricating_twin_is_not(
     honest_server = fake_llm
     # The model writes at the workspace's top and in subfolders, not under code/.
     honest_server.default = scripted_agent(coding=root_coding_steps())
-    from tests.judging.fake_llm import FakeLLMServer
+    from tests.support.fake_llm import FakeLLMServer
 
     twin_server = FakeLLMServer(default=scripted_agent(claim="0.9512", coding=root_coding_steps()))
     try:

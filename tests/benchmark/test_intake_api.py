@@ -11,21 +11,12 @@ import pytest
 from benchmark.accounts import api_token_create, api_token_revoke
 from benchmark.models import Artifact, ArtifactKind, Submission
 from tests.errors import error_messages
+from tests.support.uploads import upload
 
 from .factories import AgentFactory, TeamFactory, UserFactory
 from .runs import PAPER, PNG, SAMPLE_TASK, sample_run, tar_entries, zip_entries, zip_folder
 
 pytestmark = [pytest.mark.django_db, pytest.mark.backends]
-
-
-def upload(client, path: Path, *, token: str | None, agent="my-agent", stage="end2end", **extra):
-    headers = {"HTTP_AUTHORIZATION": f"Token {token}"} if token else {}
-    with path.open("rb") as handle:
-        return client.post(
-            "/api/submissions/",
-            {"agent": agent, "task": SAMPLE_TASK, "stage": stage, "archive": handle, **extra},
-            **headers,
-        )
 
 
 def store_state(store) -> tuple:

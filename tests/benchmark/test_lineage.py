@@ -11,6 +11,7 @@ from benchmark.lineage import LineageRefused, stage_inputs_resolve, stage_inputs
 from benchmark.models import Submission, SubmissionInput
 from tests.errors import error_items, error_messages
 from tests.reviews.factories import AssignmentFactory
+from tests.support.uploads import upload
 
 from .factories import AgentFactory, SubmissionFactory
 from .runs import PAPER, SAMPLE_TASK, zip_entries
@@ -20,15 +21,6 @@ pytestmark = pytest.mark.django_db
 PROPOSAL = b"# A proposal\n\nBuilt on an idea.\n"
 CODE = b"print('accuracy 0.91')\n"
 LOG = b"accuracy 0.91\n"
-
-
-def upload(client, path: Path, *, token: str, stage: str, **extra):
-    with path.open("rb") as handle:
-        return client.post(
-            "/api/submissions/",
-            {"agent": "my-agent", "task": SAMPLE_TASK, "stage": stage, "archive": handle, **extra},
-            HTTP_AUTHORIZATION=f"Token {token}",
-        )
 
 
 def proposal_file(tmp_path: Path) -> Path:

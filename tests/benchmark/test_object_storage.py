@@ -1,5 +1,5 @@
 """Artifacts in S3-compatible object storage: the site talks S3 over HTTP to
-moto's server on loopback (tests/s3_server.py). Upload, import, pages and
+moto's server on loopback (tests/support/s3_server.py). Upload, import, pages and
 downloads go through the bucket, nothing lands under MEDIA_ROOT, a storage
 outage mid-upload leaves nothing half-stored, and staged leftovers are swept."""
 
@@ -17,7 +17,8 @@ from benchmark.accounts import api_token_create
 from benchmark.models import Artifact, DerivedArtifact, Submission
 from common.storage import object_save, staged_sweep
 from tests.errors import error_messages
-from tests.s3_server import StorageCut
+from tests.support.s3_server import StorageCut
+from tests.support.uploads import upload
 
 from .factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
 from .runs import PAPER, PNG, SAMPLE_TASK, sample_run, zip_entries, zip_folder
@@ -33,15 +34,6 @@ def token():
     return api_token_create(user=owner, name="laptop").key
 
 
-def upload(client, path: Path, token: str, stage: str = "end2end"):
-    with path.open("rb") as handle:
-        return client.post(
-            "/api/submissions/",
-            {"agent": "my-agent", "task": SAMPLE_TASK, "stage": stage, "archive": handle},
-            HTTP_AUTHORIZATION=f"Token {token}",
-        )
-
-
 def local_files(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
@@ -51,7 +43,7 @@ def test_an_upload_is_stored_in_the_bucket_and_its_pages_and_downloads_read_it_f
 ):
     archive = zip_folder(sample_run(mlrbench_data), tmp_path / "run.zip", prefix="bi_align/")
 
-    response = upload(client, archive, token)
+    response = upload(client, archive, token=token)
 
     assert response.status_code == 201, response.content
     submission = Submission.objects.get()
@@ -87,7 +79,7 @@ def test_a_pdf_papers_text_is_stored_in_the_bucket_beside_the_run(
     ).read_bytes()
     archive = zip_entries(tmp_path / "run.zip", {"results/paper.pdf": pdf})
 
-    response = upload(client, archive, token, stage="paper")
+    response = upload(client, archive, token=token, stage="paper")
 
     assert response.status_code == 201, response.content
     submission = Submission.objects.get()
@@ -130,7 +122,7 @@ def test_the_storage_server_stopping_mid_upload_fails_it_clearly_and_stores_noth
         # Past the first two pictures: the server goes away in the middle of the third.
         cut.arm(int(2.5 * len(big)))
 
-        failed = upload(client, archive, token)
+        failed = upload(client, archive, token=token)
 
         assert cut.is_cut
         assert failed.status_code == 503, failed.content
@@ -142,7 +134,7 @@ def test_the_storage_server_stopping_mid_upload_fails_it_clearly_and_stores_noth
         assert all(key.startswith("staged/") for key in s3_storage.keys(""))
 
         cut.restore()
-        retried = upload(client, archive, token)
+        retried = upload(client, archive, token=token)
 
     assert retried.status_code == 201, retried.content
     submission = Submission.objects.get()

@@ -4,7 +4,6 @@ the browser's viewer and that text; a PDF that cannot be read is refused at
 intake with its name and why, leaving nothing behind."""
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -12,6 +11,7 @@ from benchmark.models import Artifact, ArtifactKind, DerivedArtifact, Submission
 from benchmark.pdf_text import pdf_text_of
 from benchmark.pdf_worker import margin_numbers_drop
 from tests.errors import error_messages
+from tests.support.uploads import upload
 
 from .factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
 from .runs import SAMPLE_TASK, zip_entries
@@ -29,15 +29,6 @@ def owner():
     return user
 
 
-def upload(client, owner, archive: Path):
-    client.force_login(owner)
-    with archive.open("rb") as handle:
-        return client.post(
-            "/api/submissions/",
-            {"agent": "pdf-agent", "task": SAMPLE_TASK, "stage": "end2end", "archive": handle},
-        )
-
-
 def test_a_pdf_paper_is_read_once_at_intake_and_shown_with_its_text(
     client, owner, store, mlrbench_data, tmp_path
 ):
@@ -47,7 +38,8 @@ def test_a_pdf_paper_is_read_once_at_intake_and_shown_with_its_text(
         {"results/paper.pdf": pdf, "code/run.py": b"print(1)\n", "results/log.txt": b"ok\n"},
     )
 
-    response = upload(client, owner, archive)
+    client.force_login(owner)
+    response = upload(client, archive, agent="pdf-agent")
 
     assert response.status_code == 201, response.content
     submission = Submission.objects.get()
@@ -90,7 +82,8 @@ def test_a_bad_pdf_is_refused_at_intake_with_a_clear_message(
 ):
     archive = zip_entries(tmp_path / "run.zip", {"results/paper.pdf": data})
 
-    response = upload(client, owner, archive)
+    client.force_login(owner)
+    response = upload(client, archive, agent="pdf-agent")
 
     assert response.status_code == 400
     (message,) = error_messages(response)["archive"]
@@ -116,13 +109,14 @@ def test_an_uploads_pdfs_are_counted_and_read_within_one_summed_budget(
     entries["code/run.py"] = b"print(1)\n"
 
     settings.INTAKE_MAX_PDFS = 2
-    too_many = upload(client, owner, zip_entries(tmp_path / "many.zip", entries))
+    client.force_login(owner)
+    too_many = upload(client, zip_entries(tmp_path / "many.zip", entries), agent="pdf-agent")
     assert too_many.status_code == 400
     assert "3 PDF papers; at most 2" in error_messages(too_many)["archive"][0]
 
     settings.INTAKE_MAX_PDFS = 5
     settings.INTAKE_WORK_SECONDS = 0.01  # no PDF is read that fast
-    late = upload(client, owner, zip_entries(tmp_path / "late.zip", entries))
+    late = upload(client, zip_entries(tmp_path / "late.zip", entries), agent="pdf-agent")
     assert late.status_code == 400
     assert "took longer than 0.01 s to read together" in error_messages(late)["archive"][0]
     assert Submission.objects.count() == 0

@@ -19,7 +19,7 @@ from tests.agent_runs.conftest import (  # noqa: F401 - the agent-run fixtures
 )
 from tests.agent_runs.scripted_agent import PRINTED, scripted_agent
 from tests.benchmark.factories import TaskFactory, UserFactory
-from tests.judging.fake_llm import FakeLLMServer
+from tests.support.fake_llm import FakeLLMServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

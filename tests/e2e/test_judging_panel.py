@@ -8,17 +8,10 @@ from judging.models import Judgment
 from judging.services import ensure_default_rubrics, judgment_run, rubric_current
 from tests.judging.conftest import end2end_submission
 from tests.judging.factories import JudgeFactory
-from tests.judging.fake_llm import FakeLLMServer, answer
 from tests.judging.helpers import review_answer
+from tests.support.fake_llm import answer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def fake_llm():
-    server = FakeLLMServer()
-    yield server
-    server.close()
 
 
 def test_the_panel_shows_a_judgment_finishing_without_a_reload(

@@ -5,7 +5,6 @@ from judging.services import ensure_default_rubrics
 from mlrbench_site.celery import app
 
 from .factories import JudgeFactory, SubmissionFactory, artifact_add
-from .fake_llm import FakeLLMServer
 
 TEST_KEY = "sk-test-judge-key"
 
@@ -56,13 +55,6 @@ def rubrics(db) -> dict:
     from judging.models import Rubric
 
     return {rubric.stage: rubric for rubric in Rubric.objects.filter(version=1, kind="score")}
-
-
-@pytest.fixture
-def fake_llm():
-    server = FakeLLMServer()
-    yield server
-    server.close()
 
 
 @pytest.fixture

@@ -27,6 +27,8 @@ from pathlib import Path
 
 from django.db import connection
 
+from tests.support.workers import database_url, processes_stop, worker_command, worker_start
+
 ROOT = Path(__file__).resolve().parents[2]
 TEST_KEY = "sk-test-judge-key"
 
@@ -95,18 +97,9 @@ class _Redis:
             self.process.wait()
 
 
-def _database_url() -> str:
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    host = db.get("HOST") or "127.0.0.1"
-    return (
-        f"postgres://{db.get('USER') or ''}{password}@{host}:{db.get('PORT') or 5432}/{db['NAME']}"
-    )
-
-
 class FaultDrill:
     def __init__(self, options: DrillOptions, *, media_root: str):
-        from .fake_llm import FakeLLMServer
+        from tests.support.fake_llm import FakeLLMServer
 
         self.options = options
         self.media_root = media_root
@@ -119,7 +112,8 @@ class FaultDrill:
 
     # -------------------------------------------------------------- the model
     def _behaviour(self, body: dict):
-        from .fake_llm import answer, error
+        from tests.support.fake_llm import answer, error
+
         from .helpers import review_answer
 
         delay = self.options.answer_seconds
@@ -138,7 +132,7 @@ class FaultDrill:
         o = self.options
         return {
             **os.environ,
-            "DATABASE_URL": _database_url(),
+            "DATABASE_URL": database_url(connection.settings_dict),
             "REDIS_URL": self.redis.url,
             "CELERY_BROKER_URL": self.redis.url,
             "MEDIA_ROOT": self.media_root,
@@ -160,15 +154,12 @@ class FaultDrill:
 
     def _start_worker(self) -> subprocess.Popen[bytes]:
         node = f"drill-{uuid.uuid4().hex[:8]}@%h"
-        command = [
-            sys.executable, "-m", "celery", "-A", "mlrbench_site", "worker", "-Q", "judge",
-            "--pool", "threads", "--concurrency", str(self.options.threads), "-n", node,
-            "--without-mingle", "--without-gossip", "--loglevel", "WARNING",
-        ]  # fmt: skip
-        worker = subprocess.Popen(
-            command, cwd=ROOT, env=self._env(), start_new_session=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+        command = worker_command(
+            "judge", node=node, pool="threads", concurrency=self.options.threads, loglevel="WARNING"
+        )
+        worker = worker_start(
+            command, self._env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         self.workers.append(worker)
         return worker
 
@@ -302,17 +293,7 @@ class FaultDrill:
         )
 
     def close(self) -> None:
-        for process in [*self.workers, self.beat]:
-            if process is not None and process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in [*self.workers, self.beat]:
-            if process is None:
-                continue
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        processes_stop([*self.workers, self.beat], timeout=15)
         self.redis.stop()
         self.server.close()
         shutil.rmtree(self._scratch, ignore_errors=True)

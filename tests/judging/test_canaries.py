@@ -22,8 +22,8 @@ from judging.models import (
 )
 from judging.prompts import artifact_text
 from judging.services import judgment_run, judgments_queue
+from tests.support.fake_llm import answer
 
-from .fake_llm import answer
 from .helpers import review_answer
 
 pytestmark = pytest.mark.django_db

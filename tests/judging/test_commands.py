@@ -10,10 +10,10 @@ from benchmark.models import Stage
 from judging.models import Judge, Judgment, JudgmentStatus, Rubric, SubmissionJudgingState
 from judging.selectors import submission_judging_state
 from judging.services import rubric_current
+from tests.support.fake_llm import answer, error
 
 from .conftest import end2end_submission
 from .factories import AgentFactory, SubmissionFactory, artifact_add
-from .fake_llm import answer, error
 from .helpers import review_answer
 
 pytestmark = pytest.mark.django_db

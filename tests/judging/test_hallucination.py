@@ -15,11 +15,11 @@ from benchmark.signals import submission_ready
 from judging.models import HallucinationType, Judgment, JudgmentKind, JudgmentStatus
 from judging.prompts import judge_prompt_build
 from judging.services import judgment_run, judgments_queue
-from tests.waiting import wait_for
+from tests.support.fake_llm import answer
+from tests.support.waiting import wait_for
 
 from .conftest import end2end_submission
 from .factories import JudgeFactory, SubmissionFactory, artifact_add
-from .fake_llm import answer
 from .helpers import review_answer
 
 

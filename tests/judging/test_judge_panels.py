@@ -14,9 +14,9 @@ from benchmark.models import Stage, Submission
 from judging.models import Judge, JudgePanel, Judgment, JudgmentStatus, StagePanel
 from judging.services import judgment_run, rubric_current
 from leaderboard.selectors import LEADERBOARD_STAGES
+from tests.support.fake_llm import answer, error
 
 from .conftest import end2end_submission
-from .fake_llm import answer, error
 from .helpers import review_answer
 
 pytestmark = pytest.mark.django_db

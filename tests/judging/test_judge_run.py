@@ -16,9 +16,9 @@ from judging.models import (
 )
 from judging.selectors import submission_judging_state
 from judging.services import judgment_run, judgments_reap_stuck
+from tests.support.fake_llm import answer, error
 
 from .conftest import end2end_submission
-from .fake_llm import answer, error
 from .helpers import review_answer
 
 pytestmark = pytest.mark.django_db

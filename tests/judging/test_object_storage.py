@@ -7,9 +7,9 @@ import pytest
 
 from judging.models import Judgment, JudgmentStatus
 from judging.services import judgment_run
+from tests.support.fake_llm import answer
 
 from .conftest import end2end_submission
-from .fake_llm import answer
 from .helpers import review_answer
 
 pytestmark = [pytest.mark.django_db, pytest.mark.backends]

@@ -10,10 +10,10 @@ from benchmark.signals import submission_ready
 from judging.models import Judgment, JudgmentStatus, Rubric, SubmissionJudgingState
 from judging.selectors import submission_judging_state
 from judging.services import judgment_rerun, judgments_queue, rubric_import
+from tests.support.fake_llm import answer, error
 
 from .conftest import end2end_submission
 from .factories import JudgeFactory, SubmissionFactory
-from .fake_llm import answer, error
 from .helpers import review_answer
 
 pytestmark = pytest.mark.django_db

@@ -17,8 +17,8 @@ from django.utils import timezone
 from judging import services
 from judging.models import Judgment, JudgmentStatus
 from judging.tasks import judgment_run_task, reap_stuck_task
+from tests.support.fake_llm import answer
 
-from .fake_llm import answer
 from .helpers import review_answer
 
 

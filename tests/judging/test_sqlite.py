@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 from tests.conftest import PROJECT_ROOT
+from tests.support.fake_llm import answer
 
-from .fake_llm import answer
 from .helpers import review_answer
 
 REPRO_HEADING = "# The site's own re-run of the code (reproduction run)"

@@ -21,11 +21,11 @@ from judging.models import Judgment, JudgmentStatus, SubmissionJudgingState
 from judging.selectors import stage_scores, submission_judging_state
 from judging.services import ensure_default_rubrics, judgments_queue
 from judging.tasks import judgment_run_task
-from tests.waiting import wait_for
+from tests.support.fake_llm import answer
+from tests.support.waiting import wait_for
 
 from .conftest import end2end_submission
 from .factories import JudgeFactory
-from .fake_llm import answer
 from .helpers import review_answer
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backends]

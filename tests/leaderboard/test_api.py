@@ -12,6 +12,7 @@ from common.csv_cells import csv_cell
 from judging.models import JudgingCondition, JudgmentStatus
 from tests.benchmark.factories import TaskFactory
 from tests.errors import error_messages
+from tests.support.queries import count_queries
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, bulk_board, judge_submission
 
@@ -138,16 +139,6 @@ def test_csv_cells_that_look_like_formulas_are_escaped(client):
 
     row = next(csv.DictReader(io.StringIO(response.content.decode())))
     assert row["display_name"] == '\'=HYPERLINK("http://x","y")'
-
-
-def count_queries(client, url, params=None) -> int:
-    from django.core.cache import cache
-
-    cache.clear()
-    with CaptureQueriesContext(connection) as queries:
-        response = client.get(url, params or {})
-    assert response.status_code == 200
-    return len(queries)
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,6 @@ import io
 import zipfile
 
 import pytest
-from django.core.cache import cache
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -25,6 +22,7 @@ from tests.judging.factories import RubricFactory
 from tests.reviews.factories import AssignmentFactory, ReviewRoundFactory
 from tests.reviews.factories import UserFactory as ReviewUserFactory
 from tests.reviews.scenario import review_data
+from tests.support.queries import count_queries
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, bulk_board, judge_submission
 
@@ -179,14 +177,6 @@ def test_releasing_twice_keeps_the_first_release_time(papers):
     first = review_round_release(review_round=review_round).released_at
     again = review_round_release(review_round=ReviewRound.objects.get(pk=review_round.pk))
     assert again.released_at == first
-
-
-def count_queries(client, url) -> int:
-    cache.clear()
-    with CaptureQueriesContext(connection) as queries:
-        response = client.get(url)
-    assert response.status_code == 200
-    return len(queries)
 
 
 def test_the_human_column_keeps_the_query_count_constant(client):

@@ -15,7 +15,7 @@ from leaderboard.caching import DATA_GENERATION, REFRESH_QUEUED_KEY, stage_gener
 from leaderboard.releases import release_create, release_data
 from leaderboard.selectors import LeaderboardQuery
 from leaderboard.tasks import boards_refresh
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
 

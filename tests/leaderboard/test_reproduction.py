@@ -7,9 +7,6 @@ import io
 from datetime import timedelta
 
 import pytest
-from django.core.cache import cache
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -22,6 +19,7 @@ from experiments.models import (
     ReproductionVerdict,
 )
 from tests.benchmark.factories import TaskFactory
+from tests.support.queries import count_queries
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, bulk_board, judge_submission
 
@@ -137,14 +135,6 @@ def test_the_column_is_hidden_where_no_verdict_exists(client):
     assert row_of(answer, "alpha")["reproduced_rate"] is None
     assert ">Reproduced</a>" not in client.get(reverse("leaderboard:leaderboard")).content.decode()
     assert client.get(LEADERBOARD, {"stage": "experiment"}).json()["has_reproduction"] is True
-
-
-def count_queries(client, url, params) -> int:
-    cache.clear()
-    with CaptureQueriesContext(connection) as queries:
-        response = client.get(url, params)
-    assert response.status_code == 200
-    return len(queries)
 
 
 @pytest.mark.parametrize("stage", [Stage.EXPERIMENT, Stage.END2END])

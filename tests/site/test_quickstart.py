@@ -130,7 +130,7 @@ def in_a_new_shell(tmp_path: Path, command: str) -> subprocess.CompletedProcess:
 
 
 def assert_hints_run_in_a_new_shell(tmp_path: Path, hint: str) -> None:
-    from tests.judging.fake_llm import FakeLLMServer, answer
+    from tests.support.fake_llm import FakeLLMServer, answer
 
     settings_file = (tmp_path / ".env").read_text()
     assert "DEBUG=1" in settings_file and "SECRET_KEY=" in settings_file
