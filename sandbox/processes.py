@@ -134,7 +134,7 @@ class Watch:
     a memory cgroup, bytes written)."""
 
     spec: SandboxSpec
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     cgroup: Cgroup | None
     started: float
     disk: WorkDisk | None = None

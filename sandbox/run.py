@@ -220,7 +220,7 @@ class _Ended:
 
 
 def _teardown(
-    process: subprocess.Popen,
+    process: subprocess.Popen[bytes],
     cgroup: Cgroup | None,
     uid: int | None,
     pump: _LogPump,
@@ -260,7 +260,7 @@ def _teardown(
     return ended
 
 
-def _kill_run(process: subprocess.Popen, cgroup: Cgroup | None, uid: int | None) -> None:
+def _kill_run(process: subprocess.Popen[bytes], cgroup: Cgroup | None, uid: int | None) -> None:
     # Kill what runs now (taken before the kill, since the tree falls apart
     # after): the outer bwrap's group, whose init then dies (die-with-parent)
     # and takes the pid namespace with it; the rest are belts and braces.
