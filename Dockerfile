@@ -17,6 +17,7 @@ COPY judging ./judging
 COPY agent_runs ./agent_runs
 COPY reviews ./reviews
 COPY leaderboard ./leaderboard
+COPY sandbox ./sandbox
 RUN pip install --no-cache-dir .
 
 COPY . .

@@ -2,7 +2,7 @@
 
 The model works in a copy of the workspace with five tools, `write_file {path,
 content}`, `read_file {path}`, `list_files {path}`, `run {command}` (in the
-experiments app's bubblewrap sandbox: no network, the run's time, memory and
+`sandbox` package's bubblewrap sandbox: no network, the run's time, memory and
 disk limits) and `finish {summary}`. A bad call (invalid JSON, a missing
 argument, an unknown tool, a path outside the workspace) is an error result the
 model sees, never a crash. Every command `run` executed goes to `run.sh`, in
@@ -32,9 +32,9 @@ from typing import Any
 
 from django.conf import settings
 
+import sandbox
 from benchmark.archives import IntakeLimits, folder_unpack
 from common import llm as gateway
-from experiments import sandbox
 from experiments.slots import Slots, slots_acquire
 
 from .context import BudgetSpent, StageContext, StageFailed

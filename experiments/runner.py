@@ -20,9 +20,9 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+import sandbox
 from common.leases import Lease, lease_claim, lease_heartbeat
 from common.storage import object_save
-from experiments import sandbox
 from experiments.models import (
     ExperimentLimit,
     ExperimentPhase,

@@ -205,7 +205,7 @@ def example_submission(
 
 
 def _examples_run(objective: ObjectiveTask, folder: Path, examples: dict, report: InstallReport):
-    from experiments.sandbox import sandbox_problem
+    from sandbox import sandbox_problem
 
     problem = sandbox_problem()
     if problem:

@@ -88,8 +88,8 @@ def main() -> None:
 
     from agent_runs.models import AgentRun
     from benchmark.models import Task
-    from experiments.sandbox import sandbox_problem
     from mlrbench_site.celery import app
+    from sandbox import sandbox_problem
     from tests.agent_runs.scripted_agent import scripted_agent
     from tests.support.fake_llm import FakeLLMServer
 

@@ -85,7 +85,7 @@ def _direct(work: Path, command: str, environment, shim: Path) -> float:
 
 def _sandboxed(work: Path, command: str, environment, shim: Path, scratch: Path) -> float:
     from experiments import mlrc
-    from experiments.sandbox import Limits, Mount, SandboxSpec, sandbox_run
+    from sandbox import Limits, Mount, SandboxSpec, sandbox_run
 
     uid = 61998 if os.geteuid() == 0 else None
     if uid is not None:
@@ -136,7 +136,7 @@ def main() -> None:
 
     from experiments import mlrc
     from experiments.environments import environment_for
-    from experiments.sandbox import sandbox_problem
+    from sandbox import sandbox_problem
 
     problem = sandbox_problem()
     if problem:

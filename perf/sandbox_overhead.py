@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from experiments.sandbox import Limits, SandboxSpec, sandbox_problem, sandbox_run  # noqa: E402
+from sandbox import Limits, SandboxSpec, sandbox_problem, sandbox_run  # noqa: E402
 
 JOB = """import sys
 total = 0

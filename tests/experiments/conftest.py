@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.sandbox import sandbox_problem
+from sandbox import sandbox_problem
 
 SMALL_LIMITS = {
     "SANDBOX_MEMORY_BYTES": 384 * 1024 * 1024,

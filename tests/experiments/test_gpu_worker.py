@@ -11,8 +11,8 @@ from benchmark.models import ArtifactKind
 from experiments.errors import ExperimentRefused
 from experiments.models import ExperimentLimit, ExperimentRun, ExperimentStatus
 from experiments.queue import experiment_cancel, experiment_queue
-from experiments.sandbox import processes_of_uid
 from experiments.selectors import experiment_log_chunk
+from sandbox import processes_of_uid
 from tests.support.waiting import wait_for
 
 from .factories import submission_with_files

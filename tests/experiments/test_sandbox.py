@@ -12,7 +12,7 @@ from django.core.files.storage import default_storage
 from experiments.models import ExperimentLimit, ExperimentStatus
 from experiments.queue import experiment_queue
 from experiments.runner import experiment_execute
-from experiments.sandbox import processes_of_uid
+from sandbox import processes_of_uid
 
 from .factories import submission_with_files
 

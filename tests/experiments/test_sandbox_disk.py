@@ -5,7 +5,7 @@ import pytest
 from django.conf import settings
 
 from experiments.models import ExperimentLimit, ExperimentStatus
-from experiments.sandbox import WorkDisk
+from sandbox import WorkDisk
 
 from .test_sandbox import assert_worker_healthy, log_of, run_code
 

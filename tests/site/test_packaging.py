@@ -13,12 +13,16 @@ from django.conf import settings
 
 from tests.conftest import PROJECT_ROOT
 
-# Packages that are not Django apps but ship with the site.
-NOT_APPS = {"mlrbench_site", "common"}
+# Packages that are not Django apps but ship with the site (never in INSTALLED_APPS).
+NOT_APPS = {"mlrbench_site", "common", "sandbox"}
 
 
 def _site_packages() -> set[str]:
     return set(settings.PROJECT_APPS) | NOT_APPS
+
+
+def test_the_packages_that_are_not_apps_are_not_installed_as_apps():
+    assert NOT_APPS.isdisjoint(settings.INSTALLED_APPS)
 
 
 def test_pyproject_packages_are_the_site_packages():
