@@ -46,12 +46,30 @@ def _ready() -> bool:
     return True
 
 
+def _children_allowed() -> None:
+    """A Celery prefork child is marked daemonic, and multiprocessing refuses
+    children to a daemonic process (now and each time the pool replaces one).
+    The flag only guards against orphans: the pool's children leave when their
+    parent's pipe closes, and `pool_close` stops them at exit, so it is lifted
+    for this process."""
+    current = multiprocessing.current_process()
+    if current.daemon:
+        current._config["daemon"] = False  # type: ignore[attr-defined]
+    # Celery's billiard leaves its own key type here, which the spawn refuses
+    # to pickle; the same bytes as multiprocessing's own type.
+    key = current._config.get("authkey")  # type: ignore[attr-defined]
+    key_type: Any = getattr(multiprocessing.process, "AuthenticationString")  # noqa: B009
+    if key is not None and not isinstance(key, key_type):
+        current._config["authkey"] = key_type(bytes(key))  # type: ignore[attr-defined]
+
+
 def _pool_get() -> Pool:
     global _pool, _pool_pid
     with _lock:
         # A forked copy of this process (a web worker forked after first use)
         # starts its own pool: the parent's children are not its own.
         if _pool is None or _pool_pid != os.getpid():
+            _children_allowed()
             pool = multiprocessing.get_context("spawn").Pool(
                 processes=1, maxtasksperchild=CHILD_TASKS
             )
