@@ -52,7 +52,7 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 # The site's own apps, in the order of their arrows (README, "What is where").
 # pyproject.toml's packages and the Dockerfile name the same list, with the
-# two packages that are not apps (mlrbench_site, common); a test checks it.
+# three packages that are not apps (mlrbench_site, common, sandbox); a test checks it.
 PROJECT_APPS = ["benchmark", "experiments", "judging", "agent_runs", "reviews", "leaderboard"]
 
 INSTALLED_APPS = [
