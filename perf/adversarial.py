@@ -431,6 +431,76 @@ def _math_part(site: Site, sizes: Sizes, scratch: Path) -> None:
     _page_row(site, f"{shape}, idea.md", f"/submissions/{pk}/files/idea.md", "file")
 
 
+def _concurrent_part(site: Site, sizes: Sizes, scratch: Path) -> None:
+    """Finding 1's three uploads at once (`\\[` x 600,000 each in the probe), each
+    by its own client in its own thread, while this thread asks /healthz until all
+    have answered. In one process the uploads share one child pool, so each waits
+    for the others' documents: a pessimistic reading of an upload's time. (Under
+    gunicorn's sync workers each upload holds a worker for its intake, at most the
+    summed budget: run more workers than uploads expected at once.)"""
+    import threading
+
+    from django.conf import settings
+    from django.db import connection
+    from django.test import Client
+
+    from benchmark.models import Task
+
+    brackets = sizes.brackets * 3 // 5
+    budget = settings.INTAKE_WORK_SECONDS
+    answers: list[tuple[float, int]] = []
+
+    def upload(i: int) -> None:
+        task = Task.objects.create(
+            slug=f"{TASK}_c{i}", title=f"Perf {i}", conference="iclr", year=2025, description="#"
+        )
+        body = b"# M%d\n\n" % i + b"\\[" * brackets
+        archive = _zip(scratch / f"math-at-once-{i}.zip", {"results/paper.md": body}, stored=True)
+        client = Client()
+        client.force_login(site.user)
+        try:
+            with archive.open("rb") as handle:
+                started = time.perf_counter()
+                response = client.post(
+                    "/api/submissions/",
+                    {"agent": "perf-agent", "task": task.slug, "stage": "paper", "archive": handle},
+                )
+                answers.append((time.perf_counter() - started, response.status_code))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=upload, args=(i,)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    healths = []
+    while any(thread.is_alive() for thread in threads):
+        healths.append(site._page_seconds("/healthz"))
+        time.sleep(0.05)
+    for thread in threads:
+        thread.join()
+    shape = f"(1) 3 uploads of {brackets:,} '\\[' at once"
+    slowest = max(seconds for seconds, _status in answers)
+    statuses = sorted(status for _seconds, status in answers)
+    print(f"    {shape}: answered {statuses}, {len(healths)} /healthz asked meanwhile")
+    _row(
+        f"{shape}: slowest intake",
+        f"{slowest:.2f} s",
+        f"budget {budget:g} s",
+        slowest / budget,
+        "all 201, <= budget",
+        slowest <= budget and statuses == [201, 201, 201],
+    )
+    worst = max(healths, default=0.0)
+    _row(
+        f"{shape}: slowest /healthz meanwhile",
+        _ms(worst),
+        f"/healthz {_ms(site.healthz)}",
+        worst / site.healthz,
+        "<= 1 s",
+        worst <= 1.0,
+    )
+
+
 def _sources_part(site: Site, sizes: Sizes, scratch: Path) -> None:
     entries = {
         "results/paper.md": ORDINARY_PAPER,
@@ -525,6 +595,7 @@ def _parts(site: Site, sizes: Sizes, scratch: Path) -> list[tuple[str, Callable[
         ("(a) the pathological paper", lambda: _paper_part(site, scratch)),
         ("(b) the tar.gz bomb", lambda: _bomb_part(sizes, scratch)),
         ("(1) math protection", lambda: _math_part(site, sizes, scratch)),
+        ("(1) three math uploads at once", lambda: _concurrent_part(site, sizes, scratch)),
         ("(2) source views", lambda: _sources_part(site, sizes, scratch)),
         ("(3) nested trace content", lambda: _traces_part(site, sizes, scratch)),
         ("(5) many small zip entries", lambda: _zip_part(site, sizes, scratch)),
