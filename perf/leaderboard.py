@@ -511,6 +511,7 @@ def main() -> None:
         # The measurement sends hundreds of requests a minute from one address.
         "API_ANON_RATE": "1000000/minute",
         "EXPORT_ANON_RATE": "1000000/minute",
+        "PAGE_ANON_RATE": "1000000/minute",
         "LOG_LEVEL": "WARNING",
     }
     if args.smoke:
