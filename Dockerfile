@@ -12,6 +12,7 @@ COPY pyproject.toml README.md ./
 COPY mlrbench_site ./mlrbench_site
 COPY common ./common
 COPY benchmark ./benchmark
+COPY submissions ./submissions
 COPY experiments ./experiments
 COPY judging ./judging
 COPY agent_runs ./agent_runs

@@ -7,7 +7,7 @@ from django.db import transaction
 
 from common.errors import ErrorItem, ValidationFailed
 
-from .derived import task_description_derive
+from .descriptions import task_description_derive
 from .models import Task, TaskKind
 from .task_files import (
     ParsedTask,
@@ -133,30 +133,3 @@ def _tasks_upsert(
         task.save(update_fields=[*changed, "updated_at"])
     report.created += len(to_create)
     report.updated += len(to_update)
-
-
-def submissions_reprice() -> int:
-    """Price again the LLM steps of every submission with an unpriced step,
-    with the current tables (after organisers add a price); returns how many
-    changed. Reads each one's token-usage files from the store."""
-    from .costs import price_table, steps_cost, steps_priced_total
-    from .models import ArtifactKind, Submission
-
-    prices = price_table()
-    changed = 0
-    pending = Submission.objects.filter(llm_unpriced_steps__gt=0).select_related("agent")
-    for submission in pending.prefetch_related("artifacts"):
-        usage = [
-            (a.path, a.file)
-            for a in submission.artifacts.all()
-            if a.kind == ArtifactKind.TOKEN_USAGE
-        ]
-        total, unpriced = steps_priced_total(
-            steps_cost(usage, default_model=submission.agent.base_model, prices=prices)
-        )
-        if (total, unpriced) != (submission.llm_cost_usd, submission.llm_unpriced_steps):
-            # save() so the leaderboard's caches hear of it.
-            submission.llm_cost_usd, submission.llm_unpriced_steps = total, unpriced
-            submission.save(update_fields=["llm_cost_usd", "llm_unpriced_steps"])
-            changed += 1
-    return changed

@@ -1,44 +1,20 @@
-"""The benchmark's tables, one module per concept: the task catalogue,
-agents with their submissions and artifacts, and users' API tokens.
-Experiment runs live in the `experiments` app."""
+"""The benchmark's tables, one module per concept: the task catalogue, teams
+and agents, users' API tokens and the organisers' model prices. Submissions live
+in the `submissions` app, experiment runs in the `experiments` app."""
 
 from .accounts import ApiToken
+from .agents import Agent, ModelFamily, Team
 from .catalogue import OBJECTIVE_SLUG_PATTERN, TASK_SLUG_PATTERN, Conference, Task, TaskKind, Topic
 from .prices import ModelPrice
-from .submissions import (
-    Agent,
-    Artifact,
-    ArtifactKind,
-    DerivedArtifact,
-    DerivedKind,
-    ModelFamily,
-    Stage,
-    Submission,
-    SubmissionInput,
-    SubmissionSource,
-    SubmissionStatus,
-    Team,
-)
 
 __all__ = [
     "OBJECTIVE_SLUG_PATTERN",
     "TASK_SLUG_PATTERN",
-    "ApiToken",
     "Agent",
-    "Artifact",
-    "ArtifactKind",
-    "DerivedArtifact",
-    "DerivedKind",
+    "ApiToken",
     "Conference",
-    "DerivedArtifact",
-    "DerivedKind",
     "ModelFamily",
     "ModelPrice",
-    "Stage",
-    "Submission",
-    "SubmissionInput",
-    "SubmissionSource",
-    "SubmissionStatus",
     "Task",
     "TaskKind",
     "Team",

@@ -53,7 +53,15 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 # The site's own apps, in the order of their arrows (README, "What is where").
 # pyproject.toml's packages and the Dockerfile name the same list, with the
 # three packages that are not apps (mlrbench_site, common, sandbox); a test checks it.
-PROJECT_APPS = ["benchmark", "experiments", "judging", "agent_runs", "reviews", "leaderboard"]
+PROJECT_APPS = [
+    "benchmark",
+    "submissions",
+    "experiments",
+    "judging",
+    "agent_runs",
+    "reviews",
+    "leaderboard",
+]
 
 INSTALLED_APPS = [
     "django.contrib.admin",

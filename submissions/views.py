@@ -1,5 +1,5 @@
-"""Pages for agent builders: upload a run, see a submission, browse its files,
-manage teams, agents and API tokens. Thin: forms, then services or selectors."""
+"""Pages for agent builders: upload a run, see a submission, browse its files
+and an agent's submissions. Thin: forms, then services or selectors."""
 
 import dataclasses
 import posixpath
@@ -25,22 +25,17 @@ from common.errors import (
 from common.http import AuthenticatedHttpRequest, json_error
 from common.storage import storage_errors
 
-from .accounts import (
-    agent_register,
-    agents_of,
-    api_token_create,
-    api_token_revoke,
-    team_create,
-    teams_of,
-)
+from benchmark.accounts import agents_of
+from benchmark.models import Agent, Task
+
 from .derived import artifact_source_html, artifact_trace
-from .forms import AgentForm, ApiTokenForm, SubmissionUploadForm, TeamForm
+from .forms import SubmissionUploadForm
 from .highlight import source_plain_html
 from .intake import DuplicateSubmission, submission_intake
 from .lineage import submission_lineage
-from .models import Agent, Stage, Submission, SubmissionSource, Task
+from .models import Stage, Submission, SubmissionSource
 from .page_panels import submission_page_panels, submission_summary
-from .submission_selectors import (
+from .selectors import (
     CODE_STAGES,
     PDF_TYPE,
     RenderedDocument,
@@ -339,83 +334,5 @@ def agent_detail_view(request: HttpRequest, name: str) -> HttpResponse:
     agent = get_object_or_404(agents, name=name)
     submissions = _visible_submissions(request).filter(agent=agent)[:200]
     return render(
-        request, "benchmark/agent_detail.html", {"agent": agent, "submissions": submissions}
+        request, "submissions/agent_detail.html", {"agent": agent, "submissions": submissions}
     )
-
-
-@login_required
-def account_view(request: AuthenticatedHttpRequest) -> HttpResponse:
-    return _account_render(request)
-
-
-def _account_render(request, *, status=200, new_key=None, **forms) -> HttpResponse:
-    user = request.user
-    context = {
-        "teams": teams_of(user).prefetch_related("members"),
-        "agents": agents_of(user),
-        "tokens": user.api_tokens.all(),
-        "team_form": forms.get("team_form") or TeamForm(),
-        "agent_form": forms.get("agent_form") or AgentForm(user=user),
-        "token_form": forms.get("token_form") or ApiTokenForm(),
-        "new_key": new_key,
-    }
-    return render(request, "benchmark/account.html", context, status=status)
-
-
-@login_required
-@require_POST
-def team_create_view(request: AuthenticatedHttpRequest) -> HttpResponse:
-    form = TeamForm(request.POST)
-    if form.is_valid():
-        try:
-            team = team_create(name=form.cleaned_data["name"], creator=request.user)
-        except ApplicationError as exc:
-            form_add_errors(form, exc)
-        else:
-            messages.success(request, f"Team {team.name} created.")
-            return redirect("benchmark:account")
-    return _account_render(request, status=400, team_form=form)
-
-
-@login_required
-@require_POST
-def agent_register_view(request: AuthenticatedHttpRequest) -> HttpResponse:
-    form = AgentForm(request.POST, user=request.user)
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            agent = agent_register(user=request.user, **data)
-        except ApplicationError as exc:
-            form_add_errors(form, exc)
-        else:
-            messages.success(request, f"Agent {agent.name} registered.")
-            return redirect("benchmark:account")
-    return _account_render(request, status=400, agent_form=form)
-
-
-@login_required
-@require_POST
-def token_create_view(request: AuthenticatedHttpRequest) -> HttpResponse:
-    form = ApiTokenForm(request.POST)
-    if form.is_valid():
-        try:
-            created = api_token_create(user=request.user, name=form.cleaned_data["name"])
-        except ApplicationError as exc:
-            form_add_errors(form, exc)
-        else:
-            # Shown in this response only; never stored, never shown again.
-            response = _account_render(request, new_key=created.key)
-            response["Cache-Control"] = "no-store"
-            return response
-    return _account_render(request, status=400, token_form=form)
-
-
-@login_required
-@require_POST
-def token_revoke_view(request: AuthenticatedHttpRequest, token_id: int) -> HttpResponse:
-    try:
-        token = api_token_revoke(user=request.user, token_id=token_id)
-    except NotFound as exc:
-        raise Http404(exc.message) from None
-    messages.success(request, f"Token {token.name} revoked.")
-    return redirect("benchmark:account")

@@ -28,7 +28,7 @@ from common.llm import litellm_table_cost
 from common.prices import Price, tokens_price
 from common.storage import storage_errors
 
-from .models import Stage
+from .models import ArtifactKind, Stage, Submission
 from .prices import SHIPPED_PRICES
 
 # The model a step of MLR-Agent ran on when it is not the agent's own, as
@@ -239,3 +239,27 @@ def token_tracker_cost(path: Path) -> Decimal | None:
             return None
         total += Decimal(str(cost))
     return total.quantize(Decimal("0.000001"))
+
+
+def submissions_reprice() -> int:
+    """Price again the LLM steps of every submission with an unpriced step,
+    with the current tables (after organisers add a price); returns how many
+    changed. Reads each one's token-usage files from the store."""
+    prices = price_table()
+    changed = 0
+    pending = Submission.objects.filter(llm_unpriced_steps__gt=0).select_related("agent")
+    for submission in pending.prefetch_related("artifacts"):
+        usage = [
+            (a.path, a.file)
+            for a in submission.artifacts.all()
+            if a.kind == ArtifactKind.TOKEN_USAGE
+        ]
+        total, unpriced = steps_priced_total(
+            steps_cost(usage, default_model=submission.agent.base_model, prices=prices)
+        )
+        if (total, unpriced) != (submission.llm_cost_usd, submission.llm_unpriced_steps):
+            # save() so the leaderboard's caches hear of it.
+            submission.llm_cost_usd, submission.llm_unpriced_steps = total, unpriced
+            submission.save(update_fields=["llm_cost_usd", "llm_unpriced_steps"])
+            changed += 1
+    return changed

@@ -1,4 +1,4 @@
-"""Signals other apps listen to, so that `benchmark` never imports them.
+"""Signals other apps listen to, so that `submissions` never imports them.
 
 `submission_ready` is sent (after the transaction commits) when a
 submission's intake has finished and its artifacts are in place; the judging
