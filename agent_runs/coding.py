@@ -33,9 +33,9 @@ from typing import Any
 from django.conf import settings
 
 import sandbox
-from benchmark.archives import IntakeLimits, folder_unpack
 from common import llm as gateway
 from experiments.slots import Slots, slots_acquire
+from submissions.archives import IntakeLimits, folder_unpack
 
 from .context import BudgetSpent, StageContext, StageFailed
 from .workspace import (

@@ -6,7 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from benchmark.models import Agent, Stage, Submission, Task
+from benchmark.models import Agent, Task
+from submissions.models import Stage, Submission
 
 
 class RunMode(models.TextChoices):

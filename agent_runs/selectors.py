@@ -15,7 +15,7 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 
-from benchmark.traces import (
+from submissions.traces import (
     MLRAgentStep,
     mlr_agent_ended_read,
     mlr_agent_raw_steps,

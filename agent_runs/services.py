@@ -27,15 +27,16 @@ from django.db.models import Q
 from django.utils import timezone
 
 from benchmark.forms import model_family_guess
-from benchmark.intake import submission_intake
-from benchmark.lineage import previous_stage, stage_inputs_resolve, stage_inputs_sample
-from benchmark.models import Agent, ArtifactKind, Stage, Submission, SubmissionSource, Task, Team
-from benchmark.models.submissions import AGENT_NAME_PATTERN
-from benchmark.run_layout import primary_path
+from benchmark.models import Agent, Task, Team
+from benchmark.models.agents import AGENT_NAME_PATTERN
 from common import llm as gateway
 from common.errors import ApplicationError, ErrorItem, ValidationFailed
 from common.leases import Lease, lease_claim, lease_heartbeat, lease_reap, lease_release
 from experiments.slots import SlotsBusy
+from submissions.intake import submission_intake
+from submissions.lineage import previous_stage, stage_inputs_resolve, stage_inputs_sample
+from submissions.models import ArtifactKind, Stage, Submission, SubmissionSource
+from submissions.run_layout import primary_path
 
 from . import coding, stages
 from .context import BudgetSpent, RunCancelled, StageContext, StageFailed, key_env_problem

@@ -22,7 +22,7 @@ from typing import Any
 
 from django.conf import settings
 
-from benchmark.traces import MLR_AGENT_FORMAT, mlr_agent_trace_load
+from submissions.traces import MLR_AGENT_FORMAT, mlr_agent_trace_load
 
 TRACE_NAME = "mlr-agent_output.json"
 RUN_SCRIPT = "run.sh"

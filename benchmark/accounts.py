@@ -15,7 +15,7 @@ from django.utils.text import slugify
 from common.errors import NotFound, ValidationFailed
 
 from .models import Agent, ApiToken, ModelFamily, Team
-from .models.submissions import AGENT_NAME_PATTERN
+from .models.agents import AGENT_NAME_PATTERN
 
 # Agent names are slugs, with dots allowed: the published agents are named
 # after their models (`gemini-2.5-pro-preview-03-25`).

@@ -3,8 +3,8 @@ from typing import Any
 from django import forms
 from django.db.models import QuerySet
 
-from .accounts import AGENT_NAME_PATTERN, agents_of, teams_of
-from .models import Agent, ModelFamily, Team
+from .accounts import AGENT_NAME_PATTERN, teams_of
+from .models import ModelFamily, Team
 
 
 def choices_limit(form: forms.BaseForm, name: str, queryset: QuerySet[Any]) -> None:

@@ -20,8 +20,8 @@ from .accounts import (
     teams_of,
 )
 from .descriptions import task_description_html
-from .forms import AgentForm, ApiTokenForm, TeamForm
 from .filters import TaskFilter
+from .forms import AgentForm, ApiTokenForm, TeamForm
 from .models import Task
 from .page_panels import task_page_panels
 from .selectors import task_list

@@ -4,7 +4,7 @@ agent run's call, a plan or an estimate, a submission's usage files at intake):
 1. the judge's or the agent run's own price (`own_price`): someone set it on
    purpose for this deployment (a self-hosted server, a negotiated rate);
 2. the price tables, first match wins: the organisers' prices (`ModelPrice` in
-   the admin), then the site's shipped table (`benchmark.prices.SHIPPED_PRICES`,
+   the admin), then the site's shipped table (`submissions.prices.SHIPPED_PRICES`,
    versioned: a release records its `PRICE_TABLE_VERSION`, so its costs do not
    move with the litellm installed);
 3. litellm's model price table.

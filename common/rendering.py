@@ -15,7 +15,7 @@ as escaped preformatted text with a note.
 Images: only relative ones that name a figure of the same submission are
 kept, with `src` pointing at `ARTIFACT_SRC_PREFIX` + the figure's path; each
 page replaces the prefix with its own URL for the submission's files
-(`benchmark.derived.html_with_figures`). Every other image is dropped, so no reader's
+(`submissions.derived.html_with_figures`). Every other image is dropped, so no reader's
 browser fetches anything from elsewhere.
 """
 
@@ -31,6 +31,7 @@ from django.conf import settings
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
+from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from mdit_py_plugins.footnote import footnote_plugin
@@ -95,7 +96,7 @@ def _parser() -> MarkdownIt:
 _ALIGNMENTS = {"left", "right", "center"}
 
 
-def _align_classes(state) -> None:
+def _align_classes(state: StateCore) -> None:
     """A table column's alignment as `class="align-right"`, not markdown-it's
     `style="text-align:right"`, which the pages' content security policy blocks."""
     for token in state.tokens:
@@ -114,7 +115,7 @@ def markdown_html(text: str) -> str:
     """markdown-it's HTML, not yet cleaned (linear in the input)."""
     if not _PARSER:
         _PARSER.append(_parser())
-    return _PARSER[0].render(text)
+    return str(_PARSER[0].render(text))
 
 
 def _clean(html: str, image_src: Callable[[str], str | None] | None) -> str:

@@ -22,8 +22,6 @@ import re
 
 from django.db.models import Q
 
-from benchmark.derived import artifact_trace
-from benchmark.submission_selectors import trace_artifacts
 from experiments.models import (
     ExperimentPhase,
     ExperimentRun,
@@ -31,6 +29,8 @@ from experiments.models import (
     ObjectiveResult,
     ObjectiveTask,
 )
+from submissions.derived import artifact_trace
+from submissions.selectors import trace_artifacts
 
 from .environments import environment_state
 from .results import method_lloc, method_runtime_seconds

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmark.models import Stage, Task
+from benchmark.models import Task
+from submissions.models import Stage
 
 from . import mlrc
 from .models import ObjectiveTask

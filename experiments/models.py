@@ -5,7 +5,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from benchmark.models import Agent, Submission, Task
+from benchmark.models import Agent, Task
+from submissions.models import Submission
 
 
 class ExperimentPhase(models.TextChoices):

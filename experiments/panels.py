@@ -6,7 +6,8 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
-from benchmark.models import Stage, Submission, Task, TaskKind
+from benchmark.models import Task, TaskKind
+from submissions.models import Stage, Submission
 
 from .environments import environment_state
 from .selectors import experiment_runs, objective_task_results

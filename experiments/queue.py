@@ -11,13 +11,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from benchmark.models import (
-    Agent,
-    Artifact,
-    ArtifactKind,
-    Stage,
-    Submission,
-)
+from benchmark.models import Agent
 from experiments.models import (
     ExperimentPhase,
     ExperimentRun,
@@ -25,6 +19,7 @@ from experiments.models import (
     ObjectiveResult,
     ObjectiveTask,
 )
+from submissions.models import Artifact, ArtifactKind, Stage, Submission
 
 from . import mlrc
 from .environments import run_environment

@@ -14,9 +14,9 @@ from django.conf import settings
 from django.dispatch import receiver
 from django.utils import timezone
 
-from benchmark.models import Stage, Submission, SubmissionSource
-from benchmark.signals import submission_ready
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
+from submissions.models import Stage, Submission, SubmissionSource
+from submissions.signals import submission_ready
 
 from .errors import ExperimentRefused
 from .queue import REPRO_STAGES, experiment_queue, repro_command_find

@@ -11,12 +11,6 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from benchmark.derived import artifact_trace, trace_number_sources_store
-from benchmark.models import (
-    ArtifactKind,
-    Submission,
-)
-from benchmark.submission_selectors import trace_artifacts, trace_step_page
 from experiments.models import (
     ExperimentPhase,
     ExperimentRun,
@@ -26,6 +20,9 @@ from experiments.models import (
     ReproductionCheck,
     ReproductionVerdict,
 )
+from submissions.derived import artifact_trace, trace_number_sources_store
+from submissions.models import ArtifactKind, Submission
+from submissions.selectors import trace_artifacts, trace_step_page
 
 from . import claims as claims_module
 from . import mlrc

@@ -13,8 +13,6 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
-from benchmark.models import Submission
-from benchmark.visibility import hidden_submission_ids
 from experiments.models import (
     FINISHED_STATUSES,
     ExperimentPhase,
@@ -24,6 +22,8 @@ from experiments.models import (
     ObjectiveTask,
     ReproductionCheck,
 )
+from submissions.models import Submission
+from submissions.visibility import hidden_submission_ids
 
 from . import mlrc
 

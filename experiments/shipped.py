@@ -26,17 +26,10 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.db.models import Max
 
-from benchmark.models import (
-    Agent,
-    Artifact,
-    Stage,
-    Submission,
-    SubmissionSource,
-    SubmissionStatus,
-    Team,
-)
-from benchmark.run_layout import artifact_kind
+from benchmark.models import Agent, Team
 from experiments.models import ExperimentPhase, ObjectiveResult, ObjectiveTask
+from submissions.models import Artifact, Stage, Submission, SubmissionSource, SubmissionStatus
+from submissions.run_layout import artifact_kind
 
 from .objective_tasks import ImportOutcome, objective_task_import_mlrc
 from .queue import experiment_queue, objective_test_queue

@@ -2,10 +2,10 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from benchmark.models import Submission
-from benchmark.visibility import submissions_visible_to
 from common.errors import ValidationFailed
 from common.http import json_error
+from submissions.models import Submission
+from submissions.visibility import submissions_visible_to
 
 from .selectors import experiment_log_chunk, experiment_runs
 

@@ -8,9 +8,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchmark.models import Submission
-from benchmark.visibility import submissions_visible_to
 from common.errors import Conflict, ErrorItem
+from submissions.models import Submission
+from submissions.visibility import submissions_visible_to
 
 from . import services
 from .selectors import judgments_status_data

@@ -9,8 +9,8 @@ class JudgingConfig(AppConfig):
         from django.db.models.signals import post_delete, post_save
 
         from benchmark.mlrbench_import import import_part_register
-        from benchmark.signals import submission_ready
-        from benchmark.submission_states import submission_state_register
+        from submissions.signals import submission_ready
+        from submissions.states import submission_state_register
 
         from . import checks  # noqa: F401 - registers the settings checks
         from .mlrbench_import import reviews_part

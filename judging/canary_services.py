@@ -22,8 +22,10 @@ from decimal import Decimal
 from django.db import transaction
 from django.db.models import Avg, Max
 
-from benchmark.models import (
-    Agent,
+from benchmark.models import Agent, Team
+from common.errors import ValidationFailed
+from common.storage import object_save, objects_delete, storage_errors
+from submissions.models import (
     Artifact,
     ArtifactKind,
     DerivedArtifact,
@@ -31,11 +33,8 @@ from benchmark.models import (
     Submission,
     SubmissionSource,
     SubmissionStatus,
-    Team,
 )
-from benchmark.pdf_text import is_pdf_path
-from common.errors import ValidationFailed
-from common.storage import object_save, objects_delete, storage_errors
+from submissions.pdf_text import is_pdf_path
 
 from . import canaries
 from .canaries import NothingToAlter, Plant

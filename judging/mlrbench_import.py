@@ -48,7 +48,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchmark.mlrbench_import import ImportOptions, ImportPartReport
-from benchmark.models import ModelFamily, Stage, Submission
+from benchmark.models import ModelFamily
+from submissions.models import Stage, Submission
 
 from .models import (
     DimensionScore,

@@ -9,7 +9,8 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import F, Q
 
-from benchmark.models import ModelFamily, Stage, Submission
+from benchmark.models import ModelFamily
+from submissions.models import Stage, Submission
 
 
 class JudgmentKind(models.TextChoices):

@@ -7,10 +7,10 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
-from benchmark.models import Submission
-from benchmark.page_panels import SummaryItem
 from experiments.models import ReproductionVerdict
 from experiments.selectors import reproduction_verdicts
+from submissions.models import Submission
+from submissions.page_panels import SummaryItem
 
 from .models import Canary, CanaryRole, JudgingCondition, Judgment
 from .rubrics import DEFAULT_RUBRICS, OVERALL

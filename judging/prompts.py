@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from benchmark.models import Artifact, ArtifactKind, Stage, Submission
-from benchmark.pdf_text import is_pdf_path, pdf_text_of
 from experiments.selectors import ReproductionForJudges, reproduction_for_judges
+from submissions.models import Artifact, ArtifactKind, Stage, Submission
+from submissions.pdf_text import is_pdf_path, pdf_text_of
 
 from . import llm
 from .models import JudgingCondition, JudgmentKind, Rubric

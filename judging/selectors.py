@@ -36,9 +36,10 @@ from django.db.models import (
 from django.db.models.expressions import Combinable
 from django.urls import reverse
 
-from benchmark.models import ModelFamily, Submission, SubmissionStatus
-from benchmark.submission_states import STATE
+from benchmark.models import ModelFamily
 from common.errors import ValidationFailed
+from submissions.models import Submission, SubmissionStatus
+from submissions.states import STATE
 
 from .models import (
     DimensionScore,

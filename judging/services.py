@@ -43,10 +43,10 @@ from django.db import (
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from benchmark.models import Stage, Submission, SubmissionStatus
 from common.errors import Conflict, NotFound, ValidationFailed
 from common.leases import Lease, lease_claim, lease_held, lease_reap, lease_release
 from common.llm import LLMResponse, PermanentLLMError, TransientLLMError
+from submissions.models import Stage, Submission, SubmissionStatus
 
 from . import llm
 from .callslots import CallSlotTimeout, call_slot

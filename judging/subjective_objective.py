@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Q
 
-from benchmark.models import Stage
 from experiments.models import ExperimentStatus, ObjectiveResult
+from submissions.models import Stage
 
 from .models import DimensionScore, JudgingCondition, JudgmentStatus
 from .rubrics import MLRC_DIMENSIONS

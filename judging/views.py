@@ -9,9 +9,9 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from benchmark.models import Submission
-from benchmark.visibility import submissions_visible_to
 from common.errors import ApplicationError
+from submissions.models import Submission
+from submissions.visibility import submissions_visible_to
 
 from . import services
 from .selectors import judgments_panel_context

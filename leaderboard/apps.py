@@ -1,7 +1,7 @@
 from django.apps import AppConfig
 
 # Writes to these apps' tables can change a leaderboard, an agent page or the export.
-WATCHED_APPS = frozenset({"benchmark", "judging", "reviews"})
+WATCHED_APPS = frozenset({"benchmark", "submissions", "judging", "reviews"})
 # A reviewer's draft autosave writes only these: nothing public changes.
 DRAFT_FIELDS = frozenset({"draft", "draft_saved_at", "updated_at"})
 # Rows that no public answer reads (a reviewer's assignment and its progress).
@@ -13,8 +13,8 @@ BOARDS_DEFERRED = "leaderboard.boards"
 def _stages_written(sender, instance) -> set[str] | None:
     """The stages whose boards a saved or deleted row can change; None when it
     belongs to no one stage (a task, an agent, a judge: every board)."""
-    from benchmark.models import Submission
     from judging.models import Judgment
+    from submissions.models import Submission
 
     if isinstance(instance, Submission):
         return {instance.stage, *getattr(instance, "_leaderboard_stage_before", ())}
@@ -64,7 +64,7 @@ def _data_written(sender, instance=None, update_fields=None, created=False, **kw
 
 
 def _judgment_finished(sender, submission_id=None, **kwargs) -> None:
-    from benchmark.models import Submission
+    from submissions.models import Submission
 
     from .caching import data_changed
 
@@ -97,8 +97,8 @@ class LeaderboardConfig(AppConfig):
         from django.db.models.signals import post_delete, post_save, pre_save
 
         from benchmark.mlrbench_import import import_part_register
-        from benchmark.models import Submission
         from judging.signals import judgment_finished
+        from submissions.models import Submission
 
         pre_save.connect(
             _submission_stage_before, sender=Submission, dispatch_uid="leaderboard-stage-before"

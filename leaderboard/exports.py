@@ -17,12 +17,13 @@ from typing import IO, cast
 
 from django.db.models import F, QuerySet
 
-from benchmark.models import Agent, Submission, SubmissionInput, Task
+from benchmark.models import Agent, Task
 from common.csv_cells import csv_row
 from judging.models import DimensionScore, HallucinationFinding, Judgment, JudgmentStatus
 from judging.selectors import submissions_with_judging_state
 from reviews.blind import under_open_review
 from reviews.selectors import hallucination_checks_export, released_review_export
+from submissions.models import Submission, SubmissionInput
 
 ROWS_PER_CHUNK = 5000
 

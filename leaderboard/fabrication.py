@@ -37,7 +37,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from benchmark.models import Agent, Stage, Submission
+from benchmark.models import Agent
 from common.errors import ValidationFailed
 from common.proportions import BinaryAgreement, binary_agreement, wilson_interval
 from experiments.models import ReproductionVerdict
@@ -47,6 +47,7 @@ from judging.models import HallucinationType, Judge
 from judging.selectors import JudgeFinding, JudgeVerdict, hallucination_verdicts, stage_panel
 from reviews.models import HallucinationAnswer
 from reviews.selectors import hallucination_answers, public_hallucination_checks
+from submissions.models import Stage, Submission
 
 from .selectors import SubmissionFacts, counted_submissions, stage_submissions
 

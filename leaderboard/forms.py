@@ -3,9 +3,10 @@
 
 from django import forms
 
-from benchmark.models import Conference, Stage, Topic
+from benchmark.models import Conference, Topic
 from experiments.mlrc import IDEA_SOURCE_RE
 from judging.models import Judge, JudgePanel, JudgingCondition
+from submissions.models import Stage
 
 from .selectors import LEADERBOARD_STAGES, OBJECTIVE_STAGE, LeaderboardQuery
 

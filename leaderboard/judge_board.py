@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from django.db.models import Count, Q, Sum
 
-from benchmark.models import Artifact, ArtifactKind, ModelFamily, Stage, Submission
+from benchmark.models import ModelFamily
 from common.bootstrap import resampled_means
 from common.errors import ValidationFailed
 from common.proportions import BinaryAgreement, wilson_interval
@@ -55,6 +55,7 @@ from judging.models import (
 from judging.selectors import done_scores
 from reviews.agreement import DimensionAgreement, agreement_compute
 from reviews.selectors import agreement_dimensions, agreements_for_stage, human_score_rows
+from submissions.models import Artifact, ArtifactKind, Stage, Submission
 
 from .fabrication import FABRICATION_STAGES, ExpertDetection, judge_detection_metrics
 from .selectors import LEADERBOARD_STAGES, stage_dimensions

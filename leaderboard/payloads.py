@@ -5,7 +5,8 @@ stage's answers are kept by that stage's generation, `caching.cached_stage`)."""
 
 from dataclasses import dataclass
 
-from benchmark.models import Agent, Stage
+from benchmark.models import Agent
+from submissions.models import Stage
 
 from .caching import cached, cached_stage
 from .selectors import (

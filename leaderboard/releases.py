@@ -36,8 +36,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from benchmark.models import Submission, Task
-from benchmark.prices import PRICE_TABLE_VERSION
+from benchmark.models import Task
 from common.cache_generation import fresh_reads
 from common.errors import Conflict, NotFound, ValidationFailed
 from judging.models import (
@@ -50,6 +49,8 @@ from judging.models import (
 )
 from judging.selectors import panels_list
 from reviews.selectors import released_review_export
+from submissions.models import Submission
+from submissions.prices import PRICE_TABLE_VERSION
 
 from .exports import TASK_FIELDS, csv_text, json_default, zip_stream
 from .models import Release, ReleaseFile, release_name_validator

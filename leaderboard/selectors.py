@@ -32,9 +32,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Count, Max, Q, QuerySet
 
-from benchmark.costs import coding_cost_unknown
-from benchmark.models import Agent, Stage, Submission, Task
-from benchmark.submission_states import submissions_with_state
+from benchmark.models import Agent, Task
 from common.bootstrap import mean_intervals
 from common.errors import ValidationFailed
 from experiments.models import ReproductionVerdict
@@ -64,6 +62,9 @@ from judging.selectors import (
 from judging.subjective_objective import Correlation, subjective_objective
 from reviews.blind import under_open_review
 from reviews.selectors import human_overall_by_submission
+from submissions.costs import coding_cost_unknown
+from submissions.models import Stage, Submission
+from submissions.states import submissions_with_state
 
 from .ranking import PairedDifference, paired_difference, pareto_optimal, tie_aware_ranks
 

@@ -6,18 +6,15 @@ from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import mark_safe
 
-from benchmark.models import Agent, Stage, Submission, Task
-from benchmark.visibility import (
-    submissions_visible_to,
-    task_hidden_from,
-    unseen_submission_ids,
-)
+from benchmark.models import Agent, Task
 from common.cache_generation import served_stale
 from common.errors import ApplicationError, ErrorItem, ValidationFailed, form_add_errors
 from experiments.analyses import TREND_SERIES, objective_analyses_of_tasks
 from judging.models import HallucinationType, JudgingCondition
 from judging.selectors import stage_scores
 from judging.subjective_objective import Correlation
+from submissions.models import Stage, Submission
+from submissions.visibility import submissions_visible_to, task_hidden_from, unseen_submission_ids
 
 from .caching import cached, cached_stage
 from .charts import ShareChart, cost_chart, heatmap, interval_chart, share_chart, sparkline
@@ -444,7 +441,7 @@ def task_results_view(request: HttpRequest, slug: str) -> HttpResponse:
 def _submission_page_url(submission: Submission) -> str | None:
     # The submission's own page belongs to the benchmark app; link to it when it exists.
     try:
-        return reverse("benchmark:submission-detail", args=[submission.pk])
+        return reverse("submissions:submission-detail", args=[submission.pk])
     except NoReverseMatch:
         return None
 

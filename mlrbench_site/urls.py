@@ -8,6 +8,7 @@ from benchmark import api_urls as benchmark_api
 from experiments import api_urls as experiments_api
 from leaderboard import api_urls as leaderboard_api
 from reviews.views import SignInView
+from submissions import api_urls as submissions_api
 
 from . import views
 
@@ -15,7 +16,12 @@ from . import views
 api_root = APIRootView.as_view(
     api_root_dict={
         prefix: f"{basename}-list"
-        for router in (benchmark_api.router, leaderboard_api.router, experiments_api.router)
+        for router in (
+            benchmark_api.router,
+            submissions_api.router,
+            leaderboard_api.router,
+            experiments_api.router,
+        )
         for prefix, _viewset, basename in router.registry
     }
 )
@@ -24,6 +30,7 @@ api_root = APIRootView.as_view(
 api_patterns = [
     *format_suffix_patterns([path("", api_root, name="api-root")]),
     path("", include("benchmark.api_urls")),
+    path("", include("submissions.api_urls")),
     path("", include("leaderboard.api_urls")),
     path("", include("experiments.api_urls")),
     path("", include("judging.api_urls")),
@@ -39,6 +46,7 @@ urlpatterns = [
     # Browsers ask for /favicon.ico whatever the page's <link> says.
     path("favicon.ico", views.favicon_view),
     path("", include("benchmark.urls")),
+    path("", include("submissions.urls")),
     path("", include("reviews.urls")),
     path("", include("experiments.urls")),
     path("", include("judging.urls")),

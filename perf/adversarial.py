@@ -389,7 +389,7 @@ def _paper_part(site: Site, scratch: Path) -> None:
 
 
 def _bomb_part(sizes: Sizes, scratch: Path) -> None:
-    from benchmark.archives import ArchiveRefused, IntakeLimits, archive_unpack
+    from submissions.archives import ArchiveRefused, IntakeLimits, archive_unpack
 
     bomb = scratch / "bomb.tar.gz"
     _bomb(bomb, sizes.bomb_mib * MIB)
@@ -554,7 +554,7 @@ def _pdf_part(site: Site, sizes: Sizes, scratch: Path) -> None:
 
 
 def _best_parse(text: bytes, runs: int = 3) -> float:
-    from benchmark.traces import trace_parse
+    from submissions.traces import trace_parse
 
     best = float("inf")
     for _ in range(runs):

@@ -59,8 +59,8 @@ BOOTSTRAP_SEED = 20250
 def site_rubric():
     """The end-to-end stage's active rubric: the site's own, from its migrations
     (creating version 1 again would clash with it)."""
-    from benchmark.models import Stage
     from judging.models import Rubric
+    from submissions.models import Stage
 
     rubric = (
         Rubric.objects.filter(stage=Stage.END2END, kind="score")
@@ -73,9 +73,10 @@ def site_rubric():
 
 
 def populate(n_papers: int, dimensions: list[str]) -> list[int]:
-    from benchmark.models import Agent, Stage, Submission, Task, Team
+    from benchmark.models import Agent, Task, Team
     from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus
     from reviews.models import HumanReview, HumanReviewScore, ReviewStatus
+    from submissions.models import Stage, Submission
 
     rng = np.random.default_rng(1)
     rubric = site_rubric()
@@ -353,7 +354,7 @@ def main() -> None:
 
 
 def _submission(submission_id: int):
-    from benchmark.models import Submission
+    from submissions.models import Submission
 
     return Submission.objects.get(pk=submission_id)
 

@@ -74,7 +74,8 @@ def sample_runs() -> list[dict[str, str]]:
 def populate(n: int) -> None:
     from django.core.files.base import ContentFile
 
-    from benchmark.models import Agent, Artifact, ArtifactKind, Submission, Task, Team
+    from benchmark.models import Agent, Task, Team
+    from submissions.models import Artifact, ArtifactKind, Submission
 
     kinds = {"results/paper.md": ArtifactKind.PAPER, "results/log.txt": ArtifactKind.LOG}
     team = Team.objects.create(name="perf", slug="perf")
@@ -108,8 +109,8 @@ def populate(n: int) -> None:
 
 def floor(n_canaries: int) -> float:
     """Read each source's paper and write one altered copy: the least I/O a canary needs."""
-    from benchmark.models import Artifact, ArtifactKind
     from common.storage import object_read, object_save
+    from submissions.models import Artifact, ArtifactKind
 
     papers = list(
         Artifact.objects.filter(kind=ArtifactKind.PAPER, submission__agent__is_system=False)

@@ -201,7 +201,7 @@ import django
 django.setup()
 from pathlib import Path
 from django.core.files.storage import default_storage
-from benchmark.intake import submission_intake
+from submissions.intake import submission_intake
 from benchmark.models import Agent, Task, Team
 
 team, _ = Team.objects.get_or_create(slug="perf-intake", defaults={"name": "perf intake"})

@@ -126,11 +126,11 @@ def instrument(phases: Phases) -> dict[str, "Runs"]:
     stage, phase times and wall time are recorded (by part)."""
     from django.db import connection
 
-    import benchmark.derived as derived
-    import benchmark.intake as intake
-    import benchmark.runs_import as runs_import
-    import benchmark.traces as traces
     import judging.mlrbench_import as reviews_import
+    import submissions.derived as derived
+    import submissions.intake as intake
+    import submissions.runs_import as runs_import
+    import submissions.traces as traces
 
     targets = [
         (runs_import, "_quick_digest", "reading"),
@@ -263,7 +263,7 @@ def extrapolate(parts: dict[str, Figures], runs: Runs, tasks: Counter[str]) -> F
 
 def count_tasks(path: Path) -> Counter[str]:
     """Distinct tasks per stage among the clone's runs."""
-    from benchmark.runs_import import published_runs
+    from submissions.runs_import import published_runs
 
     seen: dict[str, set[str]] = defaultdict(set)
     for run in published_runs(path):

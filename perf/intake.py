@@ -111,7 +111,7 @@ def time_reference(command: list[str], dest: Path) -> float:
 
 
 def time_intake(archive: Path, dest: Path) -> float:
-    from benchmark.archives import IntakeLimits, archive_unpack, file_sha256
+    from submissions.archives import IntakeLimits, archive_unpack, file_sha256
 
     limits = IntakeLimits.from_settings()
     shutil.rmtree(dest, ignore_errors=True)
@@ -130,7 +130,7 @@ import sys, json, threading, time
 sys.path.insert(0, sys.argv[3])
 from perf.intake import django_setup
 django_setup()
-from benchmark.archives import IntakeLimits, archive_unpack, file_sha256
+from submissions.archives import IntakeLimits, archive_unpack, file_sha256
 from pathlib import Path
 
 def rss_mb():

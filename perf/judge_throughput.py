@@ -256,9 +256,10 @@ class _ServerProcess:
 
 def _data(n: int, api_base: str, args: argparse.Namespace):
     """n / 2 end-to-end submissions (paper, code, log) and two judges: n judgments."""
-    from benchmark.models import Agent, ArtifactKind, Stage, Submission, Task, Team
+    from benchmark.models import Agent, Task, Team
     from judging.models import Judge
     from judging.services import ensure_default_rubrics
+    from submissions.models import ArtifactKind, Stage, Submission
     from tests.judging.factories import artifact_add
 
     ensure_default_rubrics()

@@ -139,8 +139,9 @@ def stage_rubrics() -> dict[str, tuple[int, list[str]]]:
 def fill(n_agents: int, n_tasks: int, seed: int = 7) -> dict[str, int]:
     from django.db import connection
 
-    from benchmark.models import Agent, Submission, Task, Team
+    from benchmark.models import Agent, Task, Team
     from judging.models import DimensionScore, Judge, Judgment
+    from submissions.models import Submission
 
     rnd = random.Random(seed)
     counts: dict[str, int] = {}

@@ -13,9 +13,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchmark.models import Stage
 from common.errors import ErrorItem, ValidationFailed
 from common.http import signed_in_user
+from submissions.models import Stage
 
 from . import selectors, services
 from .forms import (

@@ -12,7 +12,8 @@ import re
 
 from django.db.models import Exists, OuterRef, prefetch_related_objects
 
-from benchmark.models import Agent, Artifact, Submission
+from benchmark.models import Agent
+from submissions.models import Artifact, Submission
 
 from .models import Assignment, HumanReview, ReviewStatus
 from .roles import is_organiser

@@ -10,9 +10,9 @@ from django.db.models import QuerySet
 from django.utils.text import slugify
 
 from benchmark.forms import choices_limit
-from benchmark.models import Stage, Submission
-from benchmark.submission_selectors import submissions_newest
 from judging.models import HallucinationType
+from submissions.models import Stage, Submission
+from submissions.selectors import submissions_newest
 
 from .models import HallucinationAnswer, ReviewRound
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from django.db import transaction
 
 from benchmark.mlrbench_import import ImportOptions, ImportPartReport
-from benchmark.models import Stage, Submission
 from judging.models import HallucinationType
+from submissions.models import Stage, Submission
 
 from .models import HallucinationAnswer, HumanHallucinationCheck
 

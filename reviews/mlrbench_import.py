@@ -22,7 +22,8 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from benchmark.mlrbench_import import ImportOptions, ImportPartReport
-from benchmark.models import Agent, Stage, Submission, Task
+from benchmark.models import Agent, Task
+from submissions.models import Stage, Submission
 
 from .models import ImportedReviewSkip
 from .selectors import rubric_for_stage

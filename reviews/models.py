@@ -13,8 +13,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from benchmark.models import Stage, Submission
 from judging.models import HallucinationType
+from submissions.models import Stage, Submission
 
 REVIEWERS_GROUP = "reviewers"
 ORGANISERS_GROUP = "organisers"

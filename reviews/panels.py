@@ -1,8 +1,8 @@
 """The human score line of benchmark's submission page summary (see
 benchmark/page_panels.py): only released reviews, as on every public page."""
 
-from benchmark.models import Submission
-from benchmark.page_panels import SummaryItem
+from submissions.models import Submission
+from submissions.page_panels import SummaryItem
 
 from .selectors import human_overall_by_submission, released_reviews
 

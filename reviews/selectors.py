@@ -12,10 +12,10 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import Avg, Count, F, Max, Prefetch, Q, QuerySet
 
-from benchmark.models import Artifact, Stage, Submission
 from common.errors import ValidationFailed
 from judging.models import Judge, Judgment, JudgmentKind, JudgmentStatus, Rubric
 from judging.selectors import stage_scores
+from submissions.models import Artifact, Stage, Submission
 
 from .agreement import DimensionAgreement, DimensionPlot, agreement_compute
 from .agreement_cache import AGREEMENT_GENERATION, ENTRY_TIMEOUT_SECONDS

@@ -15,10 +15,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from benchmark.models import Submission, Team, Topic
-from benchmark.submission_selectors import submissions_newest
+from benchmark.models import Team, Topic
 from common.errors import ApplicationError, Conflict, ValidationFailed, form_error_items
 from judging.models import Rubric
+from submissions.models import Submission
+from submissions.selectors import submissions_newest
 
 from .agreement_cache import AGREEMENT_GENERATION
 from .forms import (

@@ -32,12 +32,13 @@ from django.utils.timezone import make_aware
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from benchmark.derived import artifact_trace, task_description_html
-from benchmark.models import ArtifactKind, Stage
-from benchmark.submission_selectors import trace_page
+from benchmark.descriptions import task_description_html
 from common.csv_cells import csv_row
 from common.errors import form_add_errors
 from common.http import AuthenticatedHttpRequest, json_error
+from submissions.derived import artifact_trace
+from submissions.models import ArtifactKind, Stage
+from submissions.selectors import trace_page
 
 from . import selectors, services
 from .agreement import DimensionAgreement, Interval

@@ -54,7 +54,6 @@ class SubmissionAdmin(admin.ModelAdmin):
         return submission_state_label(submission_state(submission))
 
 
-
 # The organisers' prices (a benchmark table) are edited here: saving one prices
 # again the submissions' stored steps.
 @admin.register(ModelPrice)

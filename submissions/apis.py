@@ -9,22 +9,23 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
 
+from benchmark.accounts import user_owns_agent
+from benchmark.authentication import ApiTokenAuthentication
+from benchmark.models import ModelFamily
 from common.errors import PermissionDenied, ValidationFailed
 
-from .accounts import user_owns_agent
-from .authentication import ApiTokenAuthentication
 from .intake import DuplicateSubmission, submission_intake
-from .models import ModelFamily, Stage, SubmissionSource
+from .models import Stage, SubmissionSource
 from .page_panels import submission_notices
-from .submission_selectors import agent_list, submission_list
-from .submission_serializers import (
+from .selectors import agent_list, submission_list
+from .serializers import (
     AgentSerializer,
     DuplicateSubmissionErrorSerializer,
     SubmissionDetailSerializer,
     SubmissionSerializer,
     SubmissionUploadSerializer,
 )
-from .submission_states import STATE, submission_state_choices
+from .states import STATE, submission_state_choices
 from .uploads import upload_refusal
 from .visibility import agents_visible_to, submissions_visible_to
 

@@ -1,6 +1,6 @@
 """What a run cost: the LLM steps from `<step>_token_usage.json`, priced in the
 site's one order (`common.prices.tokens_price`: the organisers' prices, then the
-site's price table, `benchmark.prices`, then litellm's own model price table),
+site's price table, `submissions.prices`, then litellm's own model price table),
 and the coding agent's own figures from its trace (`claude_output.json`: the last
 message has `cost_usd` and `duration_ms`).
 
@@ -97,7 +97,7 @@ def token_usage_read(source: Path | FieldFile) -> dict | None:
 
 def price_table() -> tuple[Price, ...]:
     """The organisers' prices (from the admin), then the shipped table."""
-    from .models import ModelPrice
+    from benchmark.models import ModelPrice
 
     own = tuple(
         Price(

@@ -24,15 +24,15 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils.safestring import SafeString, mark_safe
 
-from common.storage import object_read, storage_errors
-
-from .highlight import HIGHLIGHT_VERSION, SourceFile, is_source, sources_highlight
 from common.rendering import (
     ARTIFACT_SRC_PREFIX,
     RenderedHtml,
     figure_resolver,
     markdown_render_budgeted,
 )
+from common.storage import object_read, storage_errors
+
+from .highlight import HIGHLIGHT_VERSION, SourceFile, is_source, sources_highlight
 from .models import Artifact, ArtifactKind, DerivedArtifact, DerivedKind
 from .traces import TRACE_VERSION, trace_format_of, trace_parse
 
@@ -125,7 +125,7 @@ def documents_derive(
 def traces_derive(
     files: list[DocumentFile], *, deadline: float | None = None
 ) -> dict[str, Derived]:
-    """The steps of every coding-agent trace of a run, by path (`benchmark.traces`),
+    """The steps of every coding-agent trace of a run, by path (`submissions.traces`),
     each within its own time and the upload's `deadline`."""
     derived: dict[str, Derived] = {}
     for item in files:
@@ -145,7 +145,7 @@ def sources_derive(
     files: list[DocumentFile], *, deadline: float | None = None
 ) -> dict[str, Derived]:
     """The highlighted HTML of the run's source files, by path, made in one
-    child within what is left of the upload's budget (`benchmark.highlight`)."""
+    child within what is left of the upload's budget (`submissions.highlight`)."""
     sources = [
         SourceFile(path=item.path, location=item.location)
         for item in files

@@ -4,7 +4,7 @@
 Pygments' lexers are regular expressions, and some are quadratic on hostile
 input (the Makefile lexer takes seconds on 8 KB of `_`): highlighting runs in
 a child of the pool the renderers use (`common.child_pool`, the function in
-`benchmark.highlight_worker`), one file at a time, each within
+`submissions.highlight_worker`), one file at a time, each within
 `SOURCE_HIGHLIGHT_FILE_SECONDS`, all of them within what is left of the
 upload's budget; a child past that budget is killed and the files not done by
 then are left out. (A process per upload cost a Python start per run: most of

@@ -1,5 +1,5 @@
 """Highlighting of one source file in a child of `common.child_pool`
-(`highlight_budgeted`, run by `benchmark.highlight`): the HTML, or None when the
+(`highlight_budgeted`, run by `submissions.highlight`): the HTML, or None when the
 lexer ran past the file's time. Imports nothing of Django (the child has no
 settings)."""
 

@@ -26,6 +26,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils.module_loading import import_string
 
+from benchmark.models import Agent, Task
 from common.errors import Conflict, ValidationFailed
 from common.storage import (
     StorageUnavailable,
@@ -64,16 +65,7 @@ from .derived import (
     traces_derive,
 )
 from .lineage import BASED_ON_FILE, LineageRefused, based_on_file_read, stage_inputs_resolve
-from .models import (
-    Agent,
-    Artifact,
-    ArtifactKind,
-    Stage,
-    Submission,
-    SubmissionInput,
-    SubmissionStatus,
-    Task,
-)
+from .models import Artifact, ArtifactKind, Stage, Submission, SubmissionInput, SubmissionStatus
 from .pdf_text import (
     PdfRefused,
     PdfText,
@@ -157,7 +149,7 @@ def submission_intake(
     when the same archive was already submitted. `archive_sha256` may come
     from the upload handler, which hashed the upload while receiving it.
     `based_on` names the submissions (ids) this one was built on, checked
-    against what `uploader` may see (see `benchmark.lineage`); the archive may
+    against what `uploader` may see (see `submissions.lineage`); the archive may
     name them in `based_on.json` instead.
     """
     if stage not in Stage.values:

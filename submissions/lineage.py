@@ -20,10 +20,11 @@ from pathlib import Path
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
+from benchmark.models import Agent, Task
 from common.errors import ValidationFailed
 
-from .models import Agent, Stage, Submission, SubmissionInput, SubmissionStatus, Task
-from .submission_selectors import submissions_newest
+from .models import Stage, Submission, SubmissionInput, SubmissionStatus
+from .selectors import submissions_newest
 from .visibility import hidden_submission_ids
 
 STAGE_CHAIN: tuple[str, ...] = (Stage.IDEA, Stage.PROPOSAL, Stage.EXPERIMENT, Stage.PAPER)

@@ -30,7 +30,7 @@ class SubmissionSource(models.TextChoices):
 class SubmissionStatus(models.TextChoices):
     """The intake's status. Whether a ready submission is being judged or judged is
     not stored: the judging app derives it from the judgments (see
-    `benchmark.submission_states`)."""
+    `submissions.states`)."""
 
     RECEIVED = "received", "Received"
     READY = "ready", "Ready"
@@ -134,7 +134,7 @@ class Submission(models.Model):
 class SubmissionInput(models.Model):
     """One input of a submission (`Submission.based_on`), at its place in the
     list the uploader gave. Same task and an earlier stage are checked at intake
-    (`benchmark.lineage`); an input is kept while anything is built on it."""
+    (`submissions.lineage`); an input is kept while anything is built on it."""
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="inputs")
     based_on = models.ForeignKey(Submission, on_delete=models.PROTECT, related_name="outputs")

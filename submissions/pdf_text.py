@@ -3,7 +3,7 @@ size and memory budget, and stored as a derived artifact (`DerivedArtifact`,
 kind `pdf_text`) beside the submission's files. Pages, search and judges read
 what was stored; nothing parses an untrusted PDF per request.
 
-The extraction runs in a child process (`benchmark.pdf_worker`, pypdf, in the
+The extraction runs in a child process (`submissions.pdf_worker`, pypdf, in the
 pool of `common.child_pool`) with a wall-clock timeout and an address-space
 limit, so that a PDF built to make a parser loop or balloon costs the intake a
 refusal, not a worker.

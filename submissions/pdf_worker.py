@@ -1,7 +1,7 @@
 """A PDF's text as `{"text", "pages", "truncated"}` or `{"error"}`, read in a child
 process (`extract_budgeted`, run by `common.child_pool`), so that the intake can bound
-an untrusted PDF's time and memory (see `benchmark.pdf_text`); imports nothing of
-Django. `python -m benchmark.pdf_worker PATH MAX_PAGES MAX_CHARS MAX_MEMORY` prints the
+an untrusted PDF's time and memory (see `submissions.pdf_text`); imports nothing of
+Django. `python -m submissions.pdf_worker PATH MAX_PAGES MAX_CHARS MAX_MEMORY` prints the
 same as JSON."""
 
 import json

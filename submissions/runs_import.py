@@ -33,10 +33,12 @@ from urllib.parse import unquote, urlsplit
 
 from django.db import transaction
 
+from benchmark.mlrbench_import import ImportOptions, ImportPartReport
+from benchmark.models import Agent, ModelFamily, Task, Team
+
 from .archives import IntakeLimits, files_digest, folder_unpack
 from .intake import DuplicateSubmission, RunFiles, incoming_folder, submission_store
-from .mlrbench_import import ImportOptions, ImportPartReport
-from .models import Agent, ModelFamily, Stage, Submission, SubmissionSource, Task, Team
+from .models import Stage, Submission, SubmissionSource
 from .run_layout import artifact_kind, stage_check
 
 PUBLISHED_TEAM = ("MLR-Bench (published runs)", "mlr-bench")

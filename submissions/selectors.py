@@ -4,20 +4,22 @@ import bisect
 import posixpath
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from django.db.models import Exists, OuterRef, QuerySet
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from benchmark.models import Agent
 from common.storage import object_read, storage_errors
 
 from .costs import StepCost, coding_cost_unknown, steps_cost, steps_priced_total
 from .derived import artifact_html, artifacts_html, html_with_figures
-from .models import Agent, Artifact, ArtifactKind, DerivedArtifact, Stage, Submission
+from .models import Artifact, ArtifactKind, DerivedArtifact, Stage, Submission
 from .pdf_text import is_pdf_path, pdf_text_of
 from .run_layout import TEXT_SUFFIXES, primary_path
-from .submission_states import submissions_with_state
+from .states import submissions_with_state
 from .traces import trace_format_of
 
 LOG_TAIL_LINES = 200
@@ -55,7 +57,7 @@ def agent_list() -> QuerySet[Agent]:
 
 def artifact_raw_url(artifact: Artifact) -> str:
     return reverse(
-        "benchmark:artifact-raw",
+        "submissions:artifact-raw",
         kwargs={"submission_id": artifact.submission_id, "path": artifact.path},
     )
 
@@ -198,7 +200,7 @@ def _render(
         html = html_with_figures(
             derived.content,
             lambda path: reverse(
-                "benchmark:artifact-raw",
+                "submissions:artifact-raw",
                 kwargs={"submission_id": artifact.submission_id, "path": path},
             ),
         )
@@ -317,7 +319,7 @@ def artifact_get(*, submission_id: int, path: str) -> Artifact | None:
 
 TRACE_STEPS_PER_PAGE = 100
 # And at most this many tool calls a page (a step holds at most
-# `benchmark.traces.STEP_MAX_CALLS`): a page's cost is bounded by what it shows.
+# `submissions.traces.STEP_MAX_CALLS`): a page's cost is bounded by what it shows.
 TRACE_CALLS_PER_PAGE = 200
 
 
@@ -328,7 +330,7 @@ class TraceStepsPage:
     number: int
     num_pages: int
     start: int  # the position of the page's first step
-    steps: list[dict]
+    steps: list[dict[str, Any]]
     count: int  # steps in all
 
     def has_other_pages(self) -> bool:
@@ -357,15 +359,15 @@ class TraceStepsPage:
 class TracePage:
     """One page of a trace's stored steps, with the paper's numbers located in it."""
 
-    trace: dict
-    steps: list[dict]
+    trace: dict[str, Any]
+    steps: list[dict[str, Any]]
     page: TraceStepsPage
     # The paper's numbers the reproduction check found, each with the step that printed it.
-    number_sources: list[dict]
+    number_sources: list[dict[str, Any]]
     query: str  # what links to other pages of steps start their query with
 
 
-def _page_starts(steps: list[dict]) -> list[int]:
+def _page_starts(steps: list[dict[str, Any]]) -> list[int]:
     """Where each page of steps starts: at most TRACE_STEPS_PER_PAGE steps and,
     past its first step, TRACE_CALLS_PER_PAGE tool calls a page (linear)."""
     starts, calls = [0], 0
@@ -379,13 +381,15 @@ def _page_starts(steps: list[dict]) -> list[int]:
     return starts
 
 
-def trace_step_page(trace: dict, index: int, starts: list[int] | None = None) -> int:
+def trace_step_page(trace: dict[str, Any], index: int, starts: list[int] | None = None) -> int:
     """The page of the trace viewer that shows step `index` of `trace`."""
     starts = _page_starts(trace["steps"]) if starts is None else starts
     return max(bisect.bisect_right(starts, index), 1)
 
 
-def _steps_page(steps: list[dict], starts: list[int], page_number: str | None) -> TraceStepsPage:
+def _steps_page(
+    steps: list[dict[str, Any]], starts: list[int], page_number: str | None
+) -> TraceStepsPage:
     try:
         number = min(max(int(page_number or 1), 1), len(starts))
     except ValueError:
@@ -396,7 +400,7 @@ def _steps_page(steps: list[dict], starts: list[int], page_number: str | None) -
 
 
 def trace_page(
-    trace: dict, *, page_number: str | None, markup: bool = True, query: str = ""
+    trace: dict[str, Any], *, page_number: str | None, markup: bool = True, query: str = ""
 ) -> TracePage:
     """`trace` (from `artifact_trace`) cut into pages of steps. `markup`: the
     messages' HTML, cleaned at intake, is served as it was stored; without it
@@ -404,7 +408,7 @@ def trace_page(
     query of links to other pages (`steps=1&` on the blind page)."""
     starts = _page_starts(trace["steps"])
     page = _steps_page(trace["steps"], starts, page_number)
-    by_step: dict[int, list[dict]] = {}
+    by_step: dict[int, list[dict[str, Any]]] = {}
     sources = []
     for source in trace.get("number_sources", []):
         step = source["step"]

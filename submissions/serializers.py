@@ -1,11 +1,12 @@
 from rest_framework import serializers
 
+from benchmark.models import Agent, Task
 from common.drf import ErrorSerializer
 
 from .lineage import MAX_BASED_ON
-from .models import Agent, Artifact, Stage, Submission, Task
-from .submission_selectors import artifact_raw_url
-from .submission_states import STATE
+from .models import Artifact, Stage, Submission
+from .selectors import artifact_raw_url
+from .states import STATE
 
 
 class AgentSerializer(serializers.ModelSerializer):
@@ -49,7 +50,7 @@ class SubmissionSerializer(serializers.HyperlinkedModelSerializer):
     task = serializers.CharField(source="task.slug", read_only=True)
     uploader = serializers.CharField(source="uploader.get_username", read_only=True, default=None)
     # The state, not the intake's own column: judging and judged are derived from the
-    # judgments (benchmark.submission_states), as the API has always answered them.
+    # judgments (submissions.states), as the API has always answered them.
     status = serializers.CharField(
         source=STATE,
         read_only=True,

@@ -27,9 +27,10 @@ from typing import Any, cast
 
 from django.conf import settings
 
+from common.rendering import INLINE_RENDER_BYTES, markdown_render_budgeted
+
 from .costs import price_table, step_cost
 from .models import ArtifactKind
-from .rendering import INLINE_RENDER_BYTES, markdown_render_budgeted
 
 # Bump when the step list's shape or content changes: stored traces are read again.
 TRACE_VERSION = 2

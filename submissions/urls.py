@@ -7,7 +7,9 @@ app_name = "submissions"
 urlpatterns = [
     path("submissions/", views.submission_list_view, name="submission-list"),
     path("submissions/new/", views.submission_upload_view, name="submission-upload"),
-    path("submissions/<int:submission_id>/", views.submission_detail_view, name="submission-detail"),
+    path(
+        "submissions/<int:submission_id>/", views.submission_detail_view, name="submission-detail"
+    ),
     path(
         "submissions/<int:submission_id>/files/<path:path>",
         views.artifact_detail_view,

@@ -13,20 +13,17 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonRe
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
-from django.views.decorators.http import require_POST
 
+from benchmark.accounts import agents_of
+from benchmark.models import Agent, Task
 from common.errors import (
     ApplicationError,
-    NotFound,
     ValidationFailed,
     form_add_errors,
     form_error_items,
 )
 from common.http import AuthenticatedHttpRequest, json_error
 from common.storage import storage_errors
-
-from benchmark.accounts import agents_of
-from benchmark.models import Agent, Task
 
 from .derived import artifact_source_html, artifact_trace
 from .forms import SubmissionUploadForm
@@ -139,7 +136,7 @@ def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
         status = 200
     return render(
         request,
-        "benchmark/submission_upload.html",
+        "submissions/submission_upload.html",
         {
             "form": form,
             "tasks": Task.objects.only("slug", "title"),
@@ -201,7 +198,7 @@ def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResp
     page = submission_page(submission)
     splice = _HtmlSplice()
     html = render_to_string(
-        "benchmark/submission_detail.html",
+        "submissions/submission_detail.html",
         {
             "page": splice.page(page),
             "sections": submission_sections(page),
@@ -240,7 +237,7 @@ def submission_list_view(request: HttpRequest) -> HttpResponse:
     query.pop("page", None)
     return render(
         request,
-        "benchmark/submission_list.html",
+        "submissions/submission_list.html",
         {"page": page, "chosen": chosen, "stages": Stage.choices, "query": query.urlencode()},
     )
 
@@ -268,7 +265,7 @@ def artifact_detail_view(request: HttpRequest, submission_id: int, path: str) ->
             highlighted = source_plain_html(text) if text is not None else None
     response = render(
         request,
-        "benchmark/artifact_detail.html",
+        "submissions/artifact_detail.html",
         {
             "artifact": artifact,
             "submission": artifact.submission,
@@ -290,7 +287,7 @@ def trace_view(request: HttpRequest, submission_id: int, path: str) -> HttpRespo
         raise Http404("This file is not a trace the site reads.")
     response = render(
         request,
-        "benchmark/trace.html",
+        "submissions/trace.html",
         {
             "artifact": artifact,
             "submission": artifact.submission,

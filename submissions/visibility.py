@@ -15,7 +15,9 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 from django.utils.module_loading import import_string
 
-from .models import Agent, Submission, Task
+from benchmark.models import Agent, Task
+
+from .models import Submission
 
 
 def sees_system_agents(user: User | AnonymousUser) -> bool:

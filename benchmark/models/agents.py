@@ -1,10 +1,8 @@
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Q
 from django.urls import reverse
-
-from .catalogue import Task
 
 
 class Team(models.Model):

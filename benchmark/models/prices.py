@@ -5,7 +5,7 @@ from django.db.models import Q
 class ModelPrice(models.Model):
     """A model's price that organisers add (a model litellm's table does not
     list, or a rate of their own); it wins over the price table shipped with
-    the site (`benchmark.prices`) and litellm's (the order: `common.prices`).
+    the site (`submissions.prices`) and litellm's (the order: `common.prices`).
     USD per million tokens."""
 
     model = models.CharField(

@@ -188,7 +188,7 @@ USE_I18N = True
 USE_TZ = True
 
 # Uploads stream to a temporary file (hashed on the way), never into memory.
-FILE_UPLOAD_HANDLERS = ["benchmark.uploads.ArchiveUploadHandler"]
+FILE_UPLOAD_HANDLERS = ["submissions.uploads.ArchiveUploadHandler"]
 
 # Anonymous clients are throttled, every API endpoint per scope and every page
 # (common/throttling.py); signed-in users are not. A client is its address:

@@ -38,7 +38,7 @@ three means, all listed here.
 
    | signal (sent by)                              | received by                          |
    | --------------------------------------------- | ------------------------------------ |
-   | benchmark.signals.submission_ready            | experiments/receivers.py (queue a    |
+   | submissions.signals.submission_ready            | experiments/receivers.py (queue a    |
    | (benchmark/intake.py, after commit)           | dev or reproduction run);            |
    |                                               | judging/receivers.py (queue judging) |
    | judging.signals.judgment_finished             | leaderboard/apps.py (the boards of   |

@@ -8,10 +8,10 @@ from urllib.parse import quote
 from django import template
 from django.utils.safestring import SafeString
 
-from benchmark.derived import artifact_html, html_with_figures
-from benchmark.models import Artifact
-from benchmark.rendering import markdown_render
-from benchmark.submission_selectors import artifact_tail, trace_artifacts
+from common.rendering import markdown_render
+from submissions.derived import artifact_html, html_with_figures
+from submissions.models import Artifact
+from submissions.selectors import artifact_tail, trace_artifacts
 
 from ..blind import blind_log_text
 

@@ -1,7 +1,7 @@
 from django import template
 
-from benchmark.models import Submission
-from benchmark.submission_states import submission_state, submission_state_label
+from submissions.models import Submission
+from submissions.states import submission_state, submission_state_label
 
 register = template.Library()
 

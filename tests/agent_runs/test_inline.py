@@ -10,10 +10,10 @@ import pytest
 from agent_runs.coding import Commands, tool_execute
 from agent_runs.models import AgentRun, RunStatus, StageStatus
 from agent_runs.services import agent_run_create
-from benchmark.models import ArtifactKind, Submission
 from common.llm import ToolCall
 from experiments.slots import slots_acquire
 from mlrbench_site.celery import app
+from submissions.models import ArtifactKind, Submission
 from tests.support.fake_llm import answer, tool_call
 
 from .conftest import run_options

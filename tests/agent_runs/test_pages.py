@@ -401,7 +401,7 @@ def test_a_run_from_the_form_runs_and_its_page_shows_the_submission(
     assert server.requests[-1].headers["authorization"] == "Bearer sk-test-agent-key"
     page = organiser_client.get(response["Location"]).content.decode()
     assert f'href="/submissions/{run.submission_id}/"' in page
-    trace_url = reverse("benchmark:trace", args=[run.submission_id, "mlr-agent_output.json"])
+    trace_url = reverse("submissions:trace", args=[run.submission_id, "mlr-agent_output.json"])
     assert f'href="{trace_url}"' in page
     assert organiser_client.get(trace_url).status_code == 200
     assert "# Sparse agents" in page and page.count('data-testid="transcript-step"') == 1

@@ -5,9 +5,9 @@ import pytest
 
 from agent_runs.models import AgentRun, RunStatus
 from agent_runs.services import agent_run_create
-from benchmark.intake import submission_intake
 from common.errors import ValidationFailed
 from mlrbench_site.celery import app
+from submissions.intake import submission_intake
 from tests.benchmark.factories import AgentFactory
 
 from .conftest import run_options

@@ -1,10 +1,10 @@
-"""A run's trace has one reader (benchmark.traces): the live run page and the
+"""A run's trace has one reader (submissions.traces): the live run page and the
 submission it is stored as show the same steps of the same file."""
 
 import pytest
 
 from agent_runs.selectors import agent_run_transcript
-from benchmark.traces import trace_parse
+from submissions.traces import trace_parse
 from tests.agent_runs.test_pages import (
     _run,
     _trace_with_steps,

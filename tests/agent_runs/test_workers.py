@@ -10,8 +10,8 @@ import pytest
 
 from agent_runs.models import AgentRun, RunStatus, StageStatus
 from agent_runs.services import agent_run_cancel, agent_run_create, agent_runs_resume_stalled
-from benchmark.models import Submission
 from experiments.models import ReproductionCheck, ReproductionVerdict
+from submissions.models import Submission
 from tests.support.waiting import wait_for
 
 from .conftest import run_options

@@ -60,7 +60,7 @@ class SubmissionFactory(factory.django.DjangoModelFactory):
     The apps' factories adjust stage, status and source to their tests."""
 
     class Meta:
-        model = "benchmark.Submission"
+        model = "submissions.Submission"
 
     agent = factory.SubFactory(AgentFactory)
     task = factory.SubFactory(TaskFactory)
@@ -75,7 +75,7 @@ def artifact_add(submission, path: str, kind: str, content: str | bytes):
     """Store one file of a submission the way the intake does (under MEDIA_ROOT)."""
     from django.core.files.base import ContentFile
 
-    from benchmark.models import Artifact
+    from submissions.models import Artifact
 
     data = content.encode() if isinstance(content, str) else content
     artifact = Artifact(

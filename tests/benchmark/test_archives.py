@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark import archives
-from benchmark.archives import ArchiveRefused, IntakeLimits, archive_unpack, name_check
-from benchmark.intake import DuplicateSubmission, IntakeRefused, submission_intake
+from submissions import archives
+from submissions.archives import ArchiveRefused, IntakeLimits, archive_unpack, name_check
+from submissions.intake import DuplicateSubmission, IntakeRefused, submission_intake
 
 from .factories import AgentFactory, TaskFactory
 from .runs import PAPER, SAMPLE_TASK, zip_entries

@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from benchmark.costs import price_table, step_cost
 from benchmark.models import ModelPrice
 from common.prices import LITELLM_SOURCE
+from submissions.costs import price_table, step_cost
 
 USAGE = {"model": "gpt-4o-mini", "input_tokens": 1_000_000, "output_tokens": 0}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmark.accounts import api_token_create, api_token_revoke
-from benchmark.models import Artifact, ArtifactKind, Submission
+from submissions.models import Artifact, ArtifactKind, Submission
 from tests.errors import error_messages
 from tests.support.uploads import upload
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.intake import submission_intake
-from benchmark.lineage import LineageRefused, stage_inputs_resolve, stage_inputs_sample
-from benchmark.models import Submission, SubmissionInput
+from submissions.intake import submission_intake
+from submissions.lineage import LineageRefused, stage_inputs_resolve, stage_inputs_sample
+from submissions.models import Submission, SubmissionInput
 from tests.errors import error_items, error_messages
 from tests.reviews.factories import AssignmentFactory
 from tests.support.uploads import upload

@@ -4,7 +4,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
-from benchmark.models import Submission as CurrentSubmission
+from submissions.models import Submission as CurrentSubmission
 
 INTAKE_ONLY = ("benchmark", "0008_submission_status_intake_only")
 

@@ -14,8 +14,8 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from benchmark.accounts import api_token_create
-from benchmark.models import Artifact, DerivedArtifact, Submission
 from common.storage import object_save, staged_sweep
+from submissions.models import Artifact, DerivedArtifact, Submission
 from tests.errors import error_messages
 from tests.support.s3_server import StorageCut
 from tests.support.uploads import upload

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from benchmark.models import Artifact, ArtifactKind, DerivedArtifact, Submission
-from benchmark.pdf_text import pdf_text_of
-from benchmark.pdf_worker import margin_numbers_drop
+from submissions.models import Artifact, ArtifactKind, DerivedArtifact, Submission
+from submissions.pdf_text import pdf_text_of
+from submissions.pdf_worker import margin_numbers_drop
 from tests.errors import error_messages
 from tests.support.uploads import upload
 

@@ -4,10 +4,10 @@ image (issue 20, finding 1)."""
 
 import pytest
 
-from benchmark import rendering
-from benchmark.archives import IntakeLimits
-from benchmark.intake import submission_intake
-from benchmark.models import DerivedArtifact, DerivedKind
+from common import rendering
+from submissions.archives import IntakeLimits
+from submissions.intake import submission_intake
+from submissions.models import DerivedArtifact, DerivedKind
 
 from .factories import AgentFactory, TaskFactory
 from .runs import PNG, SAMPLE_TASK, zip_entries

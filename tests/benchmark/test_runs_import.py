@@ -13,10 +13,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from benchmark.mlrbench_import import ImportOptions
-from benchmark.models import Agent, Artifact, ArtifactKind, Submission
-from benchmark.runs_import import runs_part
+from benchmark.models import Agent
 from benchmark.services import tasks_import
 from common.bulk_writes import writes_deferred
+from submissions.models import Artifact, ArtifactKind, Submission
+from submissions.runs_import import runs_part
 
 from .runs import SAMPLE_TASK
 

@@ -6,7 +6,7 @@ signed out and for staff (perf/adversarial.py times the page against
 
 import pytest
 
-from benchmark.models import ArtifactKind, Stage, Submission
+from submissions.models import ArtifactKind, Stage, Submission
 
 from .factories import UserFactory
 

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.archives import IntakeLimits
-from benchmark.intake import submission_intake
-from benchmark.models import ApiToken, DerivedArtifact, DerivedKind, Submission
+from benchmark.models import ApiToken
+from submissions.archives import IntakeLimits
+from submissions.intake import submission_intake
+from submissions.models import DerivedArtifact, DerivedKind, Submission
 from tests.errors import error_messages
 
 from .factories import AgentFactory, TeamFactory, UserFactory

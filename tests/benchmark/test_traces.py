@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.derived import artifact_trace
-from benchmark.intake import submission_intake
-from benchmark.models import DerivedArtifact, DerivedKind, Submission
+from submissions.derived import artifact_trace
+from submissions.intake import submission_intake
+from submissions.models import DerivedArtifact, DerivedKind, Submission
 
 from .factories import AgentFactory, SubmissionFactory, artifact_add
 from .runs import PAPER, sample_run, zip_entries, zip_folder
@@ -295,7 +295,7 @@ def test_deeply_nested_content_costs_what_is_kept_not_a_copy_per_level(settings)
     every level; written once up to the field's bound it is a few KiB."""
     import tracemalloc
 
-    from benchmark.traces import trace_parse
+    from submissions.traces import trace_parse
 
     settings.TRACE_MAX_FIELD_CHARS = 2000
     content: object = "\n" * 60_000
@@ -319,7 +319,7 @@ def test_deeply_nested_content_costs_what_is_kept_not_a_copy_per_level(settings)
 def test_a_codex_result_takes_the_first_waiting_call_without_rescanning_the_turn():
     """Issue 32, finding 8: each result header rescanned the turn's calls
     (quadratic: 20,000 commands took 35 s). The waiting calls are a queue."""
-    from benchmark.traces import _Budget, _codex_section, _Parsed
+    from submissions.traces import _Budget, _codex_section, _Parsed
 
     budget = _Budget(deadline=float("inf"), max_steps=10, max_chars=1000, max_total_chars=10**7)
     parsed, state = _Parsed(), {}
@@ -348,8 +348,8 @@ def test_a_turn_of_many_commands_is_shown_a_bounded_page_at_a_time(client, task,
     (0.9 s, 90x an ordinary trace page). A step holds at most STEP_MAX_CALLS
     calls, the rest continue in steps of their own, and a page shows at most
     TRACE_CALLS_PER_PAGE calls; all of them are still there, page by page."""
-    from benchmark.submission_selectors import TRACE_CALLS_PER_PAGE
-    from benchmark.traces import STEP_MAX_CALLS
+    from submissions.selectors import TRACE_CALLS_PER_PAGE
+    from submissions.traces import STEP_MAX_CALLS
 
     stamp = "[2025-07-30T13:48:02]"
     calls = 2 * TRACE_CALLS_PER_PAGE + 7

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from benchmark.pdf_text import PdfRefused, pdf_text_extract
-from benchmark.rendering import FALLBACK_NOTE_TIME, INLINE_RENDER_BYTES, markdown_render_budgeted
 from common.child_pool import ChildTimeout, child_run, pool_close
+from common.rendering import FALLBACK_NOTE_TIME, INLINE_RENDER_BYTES, markdown_render_budgeted
+from submissions.pdf_text import PdfRefused, pdf_text_extract
 
 SCIENTIST_PDF = "ai_scientist_v2_papers/o4-mini/iclr2025_bi_align/iclr2025_bi_align.pdf"
 # Past the size that is rendered in the process itself.

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from benchmark.accounts import api_token_create
-from benchmark.models import Stage
 from reviews.models import Assignment
+from submissions.models import Stage
 from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
 from tests.benchmark.runs import SAMPLE_TASK, sample_run
 from tests.reviews.scenario import scenario_build

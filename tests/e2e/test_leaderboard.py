@@ -3,7 +3,7 @@ import io
 
 import pytest
 
-from benchmark.models import Stage
+from submissions.models import Stage
 from tests.benchmark.factories import TaskFactory
 from tests.leaderboard.factories import (
     AgentFactory,

@@ -115,7 +115,6 @@ class Cast:
 def cast_build(data: Path) -> Cast:
     """The imported sample, the site's objective task, a staff organiser, a
     reviewer assigned one imported paper, and two releases."""
-    from benchmark.models import Stage, Submission
     from experiments.shipped import objective_tasks_install
     from judging.services import ensure_default_rubrics
     from leaderboard.releases import release_create
@@ -125,6 +124,7 @@ def cast_build(data: Path) -> Cast:
         review_round_create,
         reviewer_register,
     )
+    from submissions.models import Stage, Submission
     from tests.benchmark.factories import UserFactory
 
     # The migrations' rubrics (the ones reviewers fill in): an earlier live-server

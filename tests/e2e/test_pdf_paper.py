@@ -7,11 +7,11 @@ import pytest
 from playwright.sync_api import expect
 
 from benchmark.mlrbench_import import ImportOptions
-from benchmark.models import Submission
-from benchmark.runs_import import runs_part
 from benchmark.services import tasks_import
 from judging.prompts import judge_prompt_build
 from judging.services import ensure_default_rubrics, rubric_current
+from submissions.models import Submission
+from submissions.runs_import import runs_part
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -8,7 +8,6 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from benchmark.models import ArtifactKind, Stage
 from reviews.services import (
     assignment_add,
     review_import_record,
@@ -16,6 +15,7 @@ from reviews.services import (
     review_round_release,
     reviewer_register,
 )
+from submissions.models import ArtifactKind, Stage
 from tests.reviews.factories import (
     END2END_DIMENSIONS,
     AgentFactory,

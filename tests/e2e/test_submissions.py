@@ -2,8 +2,8 @@ import re
 
 import pytest
 
-from benchmark.archives import IntakeLimits
-from benchmark.intake import submission_intake
+from submissions.archives import IntakeLimits
+from submissions.intake import submission_intake
 from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
 from tests.benchmark.runs import PNG, SAMPLE_TASK, sample_run, zip_entries, zip_folder
 from tests.benchmark.test_submission_pages import MALICIOUS_PAPER

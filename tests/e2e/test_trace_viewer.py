@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from benchmark.intake import submission_intake
+from submissions.intake import submission_intake
 from tests.benchmark.factories import AgentFactory, TaskFactory
 from tests.benchmark.runs import SAMPLE_TASK, sample_run, zip_folder
 

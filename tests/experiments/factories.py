@@ -2,13 +2,8 @@
 
 import factory
 
-from benchmark.models import (
-    ArtifactKind,
-    ModelFamily,
-    Stage,
-    Submission,
-    SubmissionSource,
-)
+from benchmark.models import ModelFamily
+from submissions.models import ArtifactKind, Stage, Submission, SubmissionSource
 from tests.benchmark import factories as base
 
 

@@ -5,11 +5,11 @@ queue time."""
 import pytest
 from django.template import Context, Template
 
-from benchmark.models import ArtifactKind
 from experiments.errors import ExperimentRefused
 from experiments.models import ExperimentRun, ExperimentStatus
 from experiments.queue import experiment_queue
 from experiments.runner import experiment_execute
+from submissions.models import ArtifactKind
 
 from .factories import submission_with_files
 

@@ -4,10 +4,10 @@ with a run.sh; a refusal is kept as a failed run that says why."""
 
 import pytest
 
-from benchmark.models import Stage, SubmissionSource
-from benchmark.signals import submission_ready
 from experiments.models import ExperimentRun, ExperimentStatus
 from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
+from submissions.models import Stage, SubmissionSource
+from submissions.signals import submission_ready
 
 from .factories import submission_with_files
 

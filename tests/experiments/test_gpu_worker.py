@@ -7,12 +7,12 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmark.models import ArtifactKind
 from experiments.errors import ExperimentRefused
 from experiments.models import ExperimentLimit, ExperimentRun, ExperimentStatus
 from experiments.queue import experiment_cancel, experiment_queue
 from experiments.selectors import experiment_log_chunk
 from sandbox import processes_of_uid
+from submissions.models import ArtifactKind
 from tests.support.waiting import wait_for
 
 from .factories import submission_with_files

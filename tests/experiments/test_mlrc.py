@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmark.intake import IntakeRefused, submission_intake
-from benchmark.models import ArtifactKind, Stage, SubmissionSource
 from experiments.models import (
     ExperimentRun,
     ExperimentStatus,
@@ -24,6 +22,8 @@ from experiments.models import (
 )
 from experiments.queue import experiment_queue, objective_test_queue
 from experiments.runner import experiment_execute
+from submissions.intake import IntakeRefused, submission_intake
+from submissions.models import ArtifactKind, Stage, SubmissionSource
 
 from .factories import AgentFactory, submission_with_files
 

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmark.models import Stage
 from experiments import mlrc
 from experiments.environments import environment_state
 from experiments.errors import ExperimentRefused
@@ -29,6 +28,7 @@ from experiments.models import (
     TaskEnvironment,
 )
 from experiments.queue import experiment_queue
+from submissions.models import Stage
 
 from .factories import AgentFactory, submission_with_files
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from benchmark.models import ArtifactKind
 from experiments.models import ExperimentRun, ExperimentStatus, ReproductionVerdict
 from experiments.selectors import experiment_log_chunk
+from submissions.models import ArtifactKind
 
 from .factories import submission_with_files
 

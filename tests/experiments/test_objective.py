@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmark.models import Stage, TaskKind
+from benchmark.models import TaskKind
 from experiments.errors import ExperimentRefused
 from experiments.models import ExperimentStatus, ObjectiveFormat, ObjectiveResult, ObjectiveTask
 from experiments.queue import experiment_queue, objective_test_queue
 from experiments.runner import experiment_execute
 from experiments.selectors import objective_leaderboard_rows
 from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
+from submissions.models import Stage
 
 from .factories import AgentFactory, submission_with_files
 

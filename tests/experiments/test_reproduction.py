@@ -4,13 +4,13 @@ is reproduced, a fabricated number is not (and the evidence names it)."""
 
 import pytest
 
-from benchmark.models import ArtifactKind, Stage
 from experiments.claims import claims_check, numbers_in, paper_claims, results_claims
 from experiments.errors import ExperimentRefused
 from experiments.models import ExperimentStatus, ReproductionVerdict
 from experiments.queue import experiment_queue
 from experiments.runner import experiment_execute
 from experiments.selectors import reproduction_for_judges, reproduction_verdicts
+from submissions.models import ArtifactKind, Stage
 
 from .factories import submission_with_files
 

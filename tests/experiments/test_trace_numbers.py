@@ -8,11 +8,11 @@ import pytest
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
-from benchmark.models import ArtifactKind
 from experiments.claims import Number
 from experiments.models import ExperimentStatus, ReproductionVerdict
 from experiments.queue import experiment_queue
 from experiments.results import reproduction_check_record
+from submissions.models import ArtifactKind
 
 from .factories import submission_with_files
 

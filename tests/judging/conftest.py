@@ -1,8 +1,8 @@
 import pytest
 
-from benchmark.models import ArtifactKind, Stage
 from judging.services import ensure_default_rubrics
 from mlrbench_site.celery import app
+from submissions.models import ArtifactKind, Stage
 
 from .factories import JudgeFactory, SubmissionFactory, artifact_add
 

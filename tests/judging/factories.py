@@ -4,8 +4,9 @@ tests import these or subclass them to adjust defaults."""
 import factory
 from django.db.models import Max
 
-from benchmark.models import ModelFamily, Stage
+from benchmark.models import ModelFamily
 from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
+from submissions.models import Stage
 from tests.benchmark import factories as base
 from tests.benchmark.factories import artifact_add  # noqa: F401 - where the app's tests import it
 

@@ -9,7 +9,6 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from benchmark.models import Artifact, ArtifactKind, Stage, Submission
 from judging.canary_selectors import canary_scores, points_at
 from judging.canary_services import CANARY_AGENT, PaperCorpus
 from judging.models import (
@@ -22,6 +21,7 @@ from judging.models import (
 )
 from judging.prompts import artifact_text
 from judging.services import judgment_run, judgments_queue
+from submissions.models import Artifact, ArtifactKind, Stage, Submission
 from tests.support.fake_llm import answer
 
 from .helpers import review_answer

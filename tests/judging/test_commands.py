@@ -6,10 +6,10 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmark.models import Stage
 from judging.models import Judge, Judgment, JudgmentStatus, Rubric, SubmissionJudgingState
 from judging.selectors import submission_judging_state
 from judging.services import rubric_current
+from submissions.models import Stage
 from tests.support.fake_llm import answer, error
 
 from .conftest import end2end_submission

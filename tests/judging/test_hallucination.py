@@ -9,12 +9,12 @@ import json
 import pytest
 from django.core.management import call_command
 
-from benchmark.models import ArtifactKind, DerivedArtifact, Stage
-from benchmark.pdf_text import PdfText, derived_text_write
-from benchmark.signals import submission_ready
 from judging.models import HallucinationType, Judgment, JudgmentKind, JudgmentStatus
 from judging.prompts import judge_prompt_build
 from judging.services import judgment_run, judgments_queue
+from submissions.models import ArtifactKind, DerivedArtifact, Stage
+from submissions.pdf_text import PdfText, derived_text_write
+from submissions.signals import submission_ready
 from tests.support.fake_llm import answer
 from tests.support.waiting import wait_for
 

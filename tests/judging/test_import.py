@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from benchmark.mlrbench_import import ImportOptions
-from benchmark.models import Stage, SubmissionStatus, Task
+from benchmark.models import Task
 from benchmark.services import tasks_import
 from common.bulk_writes import writes_deferred
 from judging.mlrbench_import import reviews_part
@@ -28,6 +28,7 @@ from judging.models import (
 )
 from judging.selectors import stage_scores, submission_judging_state
 from judging.services import rubric_current
+from submissions.models import Stage, SubmissionStatus
 
 from .factories import AgentFactory, SubmissionFactory
 

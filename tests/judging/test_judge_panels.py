@@ -10,10 +10,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
 
-from benchmark.models import Stage, Submission
 from judging.models import Judge, JudgePanel, Judgment, JudgmentStatus, StagePanel
 from judging.services import judgment_run, rubric_current
 from leaderboard.selectors import LEADERBOARD_STAGES
+from submissions.models import Stage, Submission
 from tests.support.fake_llm import answer, error
 
 from .conftest import end2end_submission

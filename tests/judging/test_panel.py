@@ -8,10 +8,10 @@ import pytest
 from django.template.loader import render_to_string
 from django.test import RequestFactory
 
-from benchmark.models import Stage
 from judging.models import DimensionScore, Judgment, JudgmentStatus
 from judging.rubrics import DEFAULT_RUBRICS
 from judging.selectors import judgments_panel_context
+from submissions.models import Stage
 from tests.errors import error_messages
 
 from .factories import JudgeFactory, SubmissionFactory, artifact_add

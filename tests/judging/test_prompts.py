@@ -4,9 +4,9 @@ a budget with a visible marker."""
 
 import pytest
 
-from benchmark.models import ArtifactKind, Stage
 from judging.models import JudgingCondition
 from judging.prompts import PromptError, judge_prompt_build
+from submissions.models import ArtifactKind, Stage
 
 from .conftest import TASK_TEXT
 from .factories import SubmissionFactory, artifact_add

@@ -5,11 +5,11 @@ active judge is done, then judged; a failed judge can be re-run."""
 import pytest
 from django.db import transaction
 
-from benchmark.models import Stage, SubmissionStatus
-from benchmark.signals import submission_ready
 from judging.models import Judgment, JudgmentStatus, Rubric, SubmissionJudgingState
 from judging.selectors import submission_judging_state
 from judging.services import judgment_rerun, judgments_queue, rubric_import
+from submissions.models import Stage, SubmissionStatus
+from submissions.signals import submission_ready
 from tests.support.fake_llm import answer, error
 
 from .conftest import end2end_submission

@@ -6,7 +6,6 @@ import pytest
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
-from benchmark.models import ArtifactKind
 from experiments.claims import Number
 from experiments.models import ExperimentStatus, ReproductionVerdict
 from experiments.queue import experiment_queue
@@ -15,6 +14,7 @@ from experiments.runner import experiment_execute
 from judging.models import JudgingCondition, Judgment, JudgmentStatus
 from judging.prompts import judge_prompt_build
 from judging.services import judgment_run
+from submissions.models import ArtifactKind
 from tests.experiments.conftest import (  # noqa: F401 - fixtures of the sandboxed run
     experiment_root,
     experiment_settings,

@@ -10,7 +10,6 @@ from django.urls import reverse
 from django.utils import timezone
 from scipy import stats
 
-from benchmark.models import ArtifactKind, Stage
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
 from experiments.queue import objective_test_queue
 from experiments.results import objective_result_record
@@ -19,6 +18,7 @@ from judging.models import DimensionScore, JudgingCondition, Judgment, JudgmentS
 from judging.prompts import judge_prompt_build
 from judging.services import rubric_current, submission_ready_judge
 from judging.subjective_objective import spearman_interval
+from submissions.models import ArtifactKind, Stage
 from tests.experiments.factories import AgentFactory, submission_with_files
 
 from .factories import JudgeFactory

@@ -16,11 +16,11 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from benchmark.signals import submission_ready
 from judging.models import Judgment, JudgmentStatus, SubmissionJudgingState
 from judging.selectors import stage_scores, submission_judging_state
 from judging.services import ensure_default_rubrics, judgments_queue
 from judging.tasks import judgment_run_task
+from submissions.signals import submission_ready
 from tests.support.fake_llm import answer
 from tests.support.waiting import wait_for
 

@@ -12,14 +12,7 @@ from decimal import Decimal
 
 import factory
 
-from benchmark.models import (
-    Agent,
-    ModelFamily,
-    Stage,
-    Submission,
-    SubmissionSource,
-    SubmissionStatus,
-)
+from benchmark.models import Agent, ModelFamily
 from judging.models import (
     DimensionScore,
     Judge,
@@ -28,6 +21,7 @@ from judging.models import (
     JudgmentStatus,
     Rubric,
 )
+from submissions.models import Stage, Submission, SubmissionSource, SubmissionStatus
 from tests.benchmark import factories as base
 from tests.judging import factories as judging
 

@@ -7,9 +7,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from benchmark.models import ModelFamily, Stage
+from benchmark.models import ModelFamily
 from common.csv_cells import csv_cell
 from judging.models import JudgingCondition, JudgmentStatus
+from submissions.models import Stage
 from tests.benchmark.factories import TaskFactory
 from tests.errors import error_messages
 from tests.support.queries import count_queries

@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from benchmark.models import Stage, SubmissionInput
 from judging.models import JudgingCondition, JudgmentStatus
 from judging.selectors import stage_scores
+from submissions.models import Stage, SubmissionInput
 from tests.errors import error_messages
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission

@@ -263,7 +263,7 @@ def test_mlr_agents_o4_mini_run_by_judges_and_by_experts(client, imported, mlrbe
     paths = client.get("/api/leaderboard/?stage=end2end").json()
     o4 = next(r for r in paths["rows"] if r["agent"] == "o4-mini")
     assert o4["fabrication_rate"] == 1.0 and o4["human_fabrication_rate"] == 1.0
-    from benchmark.models import Artifact
+    from submissions.models import Artifact
 
     assert not Artifact.objects.filter(path__startswith="review_hallucination_").exists()
     # The experts' row is o4-mini's, not Claude's.

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from benchmark.models import ArtifactKind, ModelFamily, Stage
+from benchmark.models import ModelFamily
 from common.proportions import wilson_interval
 from judging.models import HallucinationType, Judgment, JudgmentKind, JudgmentStatus, Rubric
 from leaderboard.judge_board import (
@@ -20,6 +20,7 @@ from leaderboard.judge_board import (
 )
 from leaderboard.releases import release_create
 from reviews.models import HallucinationAnswer, HumanHallucinationCheck
+from submissions.models import ArtifactKind, Stage
 from tests.benchmark.factories import TaskFactory, artifact_add
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission

@@ -20,11 +20,11 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.models import ArtifactKind, Stage
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
 from experiments.queue import objective_test_queue
 from experiments.results import objective_result_record, submission_lloc
 from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
+from submissions.models import ArtifactKind, Stage
 from tests.experiments.factories import AgentFactory, submission_with_files
 from tests.experiments.test_mlrc import CLAUDE_TRACE
 

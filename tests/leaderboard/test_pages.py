@@ -3,7 +3,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from benchmark.models import ModelFamily, Stage
+from benchmark.models import ModelFamily
+from submissions.models import Stage
 from tests.benchmark.factories import TaskFactory
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission

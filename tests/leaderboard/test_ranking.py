@@ -4,9 +4,9 @@ data cannot tell apart, a three-way tie; and the Pareto frontier."""
 import numpy as np
 import pytest
 
-from benchmark.models import Stage
 from leaderboard.ranking import paired_difference, pareto_optimal, tie_aware_ranks
 from leaderboard.selectors import LeaderboardQuery, agents_compare, leaderboard_compute
+from submissions.models import Stage
 from tests.benchmark.factories import TaskFactory
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission

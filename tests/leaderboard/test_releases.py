@@ -11,7 +11,6 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from benchmark.models import Stage
 from judging.models import DimensionScore
 from leaderboard.models import Release
 from leaderboard.releases import (
@@ -21,6 +20,7 @@ from leaderboard.releases import (
     release_create,
     release_withdraw,
 )
+from submissions.models import Stage
 from tests.benchmark.factories import TaskFactory
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission

@@ -10,7 +10,6 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.models import Stage
 from experiments.models import (
     ExperimentPhase,
     ExperimentRun,
@@ -18,6 +17,7 @@ from experiments.models import (
     ReproductionCheck,
     ReproductionVerdict,
 )
+from submissions.models import Stage
 from tests.benchmark.factories import TaskFactory
 from tests.support.queries import count_queries
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from benchmark.models import Agent, Stage, Submission
+from benchmark.models import Agent
 from judging.models import JudgingCondition, Judgment, JudgmentStatus
+from submissions.models import Stage, Submission
 
 pytestmark = pytest.mark.django_db
 
@@ -149,7 +150,7 @@ def script_step_cost(usage: dict, model: str) -> float:
 def test_costs_per_step_follow_mlrbenchs_rule_and_unknown_coding_costs_are_lower_bounds(
     client, sample
 ):
-    from benchmark.submission_selectors import submission_costs
+    from submissions.selectors import submission_costs
 
     data = sample.path
     board = {r["agent"]: r for r in client.get("/api/leaderboard/?stage=end2end").json()["rows"]}

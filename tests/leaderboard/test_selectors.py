@@ -4,11 +4,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from benchmark.models import ModelFamily, Stage, SubmissionStatus
+from benchmark.models import ModelFamily
 from common.bootstrap import mean_intervals
 from judging.models import JudgingCondition, JudgmentStatus
 from leaderboard import selectors
 from leaderboard.selectors import LeaderboardQuery, leaderboard_compute, leaderboard_sort
+from submissions.models import Stage, SubmissionStatus
 from tests.benchmark.factories import TaskFactory
 
 from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission

@@ -7,9 +7,10 @@ from decimal import Decimal
 import factory
 from django.utils import timezone
 
-from benchmark.models import ModelFamily, Stage
+from benchmark.models import ModelFamily
 from judging.models import DimensionScore, Judgment, JudgmentStatus
 from reviews.models import Assignment, ReviewRound
+from submissions.models import Stage
 from tests.benchmark import factories as base
 from tests.benchmark.factories import TaskFactory, TeamFactory, artifact_add  # noqa: F401
 from tests.judging import factories as judging

@@ -5,7 +5,6 @@ submitted, reviewer C is a reviewer without this paper; an organiser."""
 
 from dataclasses import dataclass
 
-from benchmark.models import ArtifactKind, Stage
 from reviews.models import Assignment
 from reviews.services import (
     assignment_add,
@@ -14,6 +13,7 @@ from reviews.services import (
     review_submit,
     reviewer_register,
 )
+from submissions.models import ArtifactKind, Stage
 
 from .factories import (
     AgentFactory,

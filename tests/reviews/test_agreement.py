@@ -14,13 +14,13 @@ import pytest
 from django.utils import timezone
 from scipy import stats
 
-from benchmark.models import Stage
 from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
 from reviews import agreement as agreement_module
 from reviews.models import HumanReview, HumanReviewScore, ReviewStatus
 from reviews.selectors import AgreementReviews, agreement_for_stage
 from reviews.serializers import DimensionAgreementSerializer
 from reviews.services import review_import_record
+from submissions.models import Stage
 from tests.errors import error_messages
 
 from .factories import (

@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.models import Stage, Topic
+from benchmark.models import Topic
 from reviews.models import Assignment
 from reviews.services import (
     AssignmentRefused,
@@ -21,6 +21,7 @@ from reviews.services import (
     review_round_create,
     review_submit,
 )
+from submissions.models import Stage
 
 from .factories import AgentFactory, SubmissionFactory, TaskFactory, TeamFactory
 from .scenario import review_data

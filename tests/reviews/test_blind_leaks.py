@@ -8,9 +8,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from benchmark.models import ArtifactKind, Stage
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
 from reviews.services import review_round_close
+from submissions.models import ArtifactKind, Stage
 
 from .factories import AgentFactory, SubmissionFactory, artifact_add
 from .scenario import scenario_build

@@ -9,7 +9,6 @@ import re
 import pytest
 from django.urls import reverse
 
-from benchmark.models import ArtifactKind, Stage
 from leaderboard.releases import release_create
 from reviews.services import (
     assignment_add,
@@ -18,6 +17,7 @@ from reviews.services import (
     review_round_create,
     reviewer_register,
 )
+from submissions.models import ArtifactKind, Stage
 
 from .factories import (
     AgentFactory,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from benchmark.models import ArtifactKind
 from reviews.services import review_round_close
+from submissions.models import ArtifactKind
 
 from .factories import artifact_add
 from .scenario import AGENT_MODEL, AGENT_NAME, IDENTITY, scenario_build

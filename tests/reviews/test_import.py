@@ -15,10 +15,10 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 
 from benchmark.mlrbench_import import ImportOptions, import_parts
-from benchmark.models import Stage
 from reviews.mlrbench_import import human_scores_part
 from reviews.models import HumanReview, ImportedReviewSkip, ReviewStatus
 from reviews.services import assignments_generate, review_round_create
+from submissions.models import Stage
 
 from .factories import AgentFactory, SubmissionFactory, TaskFactory, TeamFactory
 

@@ -310,7 +310,7 @@ def test_every_sign_in_lands_a_reviewer_on_their_queue_without_upload_links(clie
         )
         assert answer.status_code == 302 and answer["Location"] == lands, (login, wanted)
     html = client.get(queue).content.decode()
-    assert reverse("benchmark:submission-upload") not in html
+    assert reverse("submissions:submission-upload") not in html
     # Not the organisers' page: the site's own 403, with a way back.
     refused = client.get(reverse("reviews:rounds"))
     assert refused.status_code == 403

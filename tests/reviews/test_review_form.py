@@ -11,7 +11,6 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.models import Stage
 from judging.models import Rubric
 from reviews.models import (
     Assignment,
@@ -28,6 +27,7 @@ from reviews.services import (
     review_round_create,
     review_submit,
 )
+from submissions.models import Stage
 from tests.errors import error_messages
 
 from .factories import SubmissionFactory

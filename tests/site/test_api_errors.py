@@ -5,7 +5,7 @@ headers; the OpenAPI schema says so; the HTML forms show the same messages."""
 import pytest
 
 from benchmark.accounts import api_token_create
-from benchmark.models import Submission
+from submissions.models import Submission
 from tests.benchmark.factories import (
     AgentFactory,
     SubmissionFactory,

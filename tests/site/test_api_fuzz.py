@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 
 from benchmark.accounts import api_token_create
-from benchmark.models import Agent, Submission, Task
+from benchmark.models import Agent, Task
 from judging.models import Judgment, JudgmentKind
+from submissions.models import Submission
 from tests.benchmark.factories import UserFactory
 
 EXAMPLES = 15

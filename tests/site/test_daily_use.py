@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from benchmark.accounts import api_token_authenticate, api_token_create
-from benchmark.forms import AgentForm, ApiTokenForm, SubmissionUploadForm, model_family_guess
+from benchmark.forms import AgentForm, ApiTokenForm, model_family_guess
 from benchmark.mlrbench_import import ImportOptions, tasks_part
 from benchmark.models import Agent, ModelFamily, Task, Team, Topic
 from benchmark.services import SHIPPED_TOPICS_CSV, task_topics_default_apply
@@ -23,6 +23,7 @@ from judging.models import Judgment
 from reviews.admin import ReviewerProfileForm
 from reviews.forms import ReviewRoundForm
 from reviews.services import ReviewInvalid, review_round_create
+from submissions.forms import SubmissionUploadForm
 from tests.benchmark.factories import (
     AgentFactory,
     SubmissionFactory,
@@ -308,7 +309,7 @@ def test_the_upload_form_preselects_the_only_agent_and_remembers_the_last_stage(
     session = client.session
     session["upload_last_stage"] = "paper"
     session.save()
-    html = client.get(reverse("benchmark:submission-upload")).content.decode()
+    html = client.get(reverse("submissions:submission-upload")).content.decode()
     assert re.search(r'<option value="paper" selected>', html)
     assert ApiTokenForm().fields["name"].label == "Token name"
 

@@ -15,11 +15,12 @@ from tests.conftest import PROJECT_ROOT
 # Each app and the project packages it may import (besides itself and common).
 ALLOWED = {
     "benchmark": set(),
-    "experiments": {"benchmark", "sandbox"},
-    "judging": {"benchmark", "experiments"},
-    "agent_runs": {"benchmark", "experiments", "sandbox"},
-    "reviews": {"benchmark", "experiments", "judging"},
-    "leaderboard": {"benchmark", "experiments", "judging", "reviews"},
+    "submissions": {"benchmark"},
+    "experiments": {"benchmark", "submissions", "sandbox"},
+    "judging": {"benchmark", "submissions", "experiments"},
+    "agent_runs": {"benchmark", "submissions", "experiments", "sandbox"},
+    "reviews": {"benchmark", "submissions", "experiments", "judging"},
+    "leaderboard": {"benchmark", "submissions", "experiments", "judging", "reviews"},
     "common": set(),
     "sandbox": set(),
 }

@@ -5,7 +5,8 @@ names such as `o4-mini-2025-04-16` carry dots)."""
 
 import pytest
 
-from benchmark.models import Agent, Stage, Submission
+from benchmark.models import Agent
+from submissions.models import Stage, Submission
 
 pytestmark = pytest.mark.django_db
 

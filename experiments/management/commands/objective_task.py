@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmark.models import Agent, Submission
+from benchmark.models import Agent
 from experiments.environments import environment_state, objective_environment_build
 from experiments.errors import EnvironmentInvalid, ExperimentRefused, ObjectiveTaskInvalid
 from experiments.models import ObjectiveResult, ObjectiveTask, TestPhase
@@ -11,6 +11,7 @@ from experiments.queue import objective_test_queue
 from experiments.results import objective_test_score_record
 from experiments.selectors import objective_trials_to_test
 from experiments.shipped import objective_tasks_install
+from submissions.models import Submission
 
 SLUG_HELP = "<venue><year>_<name>, e.g. kdd2023_product_recommendation"
 

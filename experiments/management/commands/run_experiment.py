@@ -2,11 +2,11 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmark.models import Submission
 from experiments.errors import ExperimentRefused
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
 from experiments.queue import experiment_queue
 from experiments.selectors import experiment_log_chunk
+from submissions.models import Submission
 
 # How long --wait waits, after the run ends, for its reproduction check.
 CHECK_WAIT_SECONDS = 30

@@ -5,7 +5,6 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db.models import QuerySet
 from tqdm import tqdm
 
-from benchmark.models import Stage, Submission, SubmissionStatus
 from judging import services
 from judging.models import (
     Judge,
@@ -15,6 +14,7 @@ from judging.models import (
     JudgmentStatus,
 )
 from judging.selectors import judgments_pending, pending_submissions
+from submissions.models import Stage, Submission, SubmissionStatus
 
 
 def _interactive() -> bool:
