@@ -1,6 +1,6 @@
 """Markdown from tasks and agents is untrusted: it is rendered once (at intake,
 on import, when a task is saved) and the clean HTML is stored; pages serve
-what was stored (`benchmark/derived.py`).
+what was stored (`submissions/derived.py`).
 
 Rendering is markdown-it-py (CommonMark with GitHub's tables and
 strikethrough, so a table or a list right after a paragraph line renders as

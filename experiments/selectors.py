@@ -41,7 +41,7 @@ def experiment_runs(
     *, submission_id: int | None = None, user: User | AnonymousUser | None = None
 ) -> QuerySet[ExperimentRun]:
     """Runs, newest first; with `user`, without those of submissions hidden
-    from that user (a reviewer's blind papers, benchmark/visibility.py)."""
+    from that user (a reviewer's blind papers, submissions/visibility.py)."""
     runs = ExperimentRun.objects.select_related("reproduction", "submission")
     if submission_id is not None:
         runs = runs.filter(submission_id=submission_id)

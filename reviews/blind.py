@@ -177,7 +177,7 @@ def submissions_under_open_review(user) -> set[int]:
 
 def submissions_pending_review_by(user) -> set[int]:
     """The papers `user` is assigned and has not submitted a review of: every
-    page that names agents hides them from this user (benchmark/visibility.py).
+    page that names agents hides them from this user (submissions/visibility.py).
     Organisers see everything."""
     if is_organiser(user):
         return set()

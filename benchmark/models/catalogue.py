@@ -45,7 +45,7 @@ class Task(models.Model):
     topic = models.CharField(max_length=32, choices=Topic.choices, blank=True, default="")
     description = models.TextField(help_text="The task as markdown.")
     # The description rendered once to clean HTML, and the digest of the text
-    # it was rendered from (benchmark/derived.py); pages serve this.
+    # it was rendered from (submissions/derived.py); pages serve this.
     description_html = models.TextField(blank=True, default="", editable=False)
     description_html_sha256 = models.CharField(
         max_length=64, blank=True, default="", editable=False

@@ -235,7 +235,7 @@ SPECTACULAR_SETTINGS = {
     # Two models name a choice field `kind`: each enum gets its own name.
     "ENUM_NAME_OVERRIDES": {
         "TaskKindEnum": "benchmark.models.TaskKind",
-        "ArtifactKindEnum": "benchmark.models.ArtifactKind",
+        "ArtifactKindEnum": "submissions.models.ArtifactKind",
         "AgentRunStatusEnum": "agent_runs.models.RunStatus",
         "AgentRunStageStatusEnum": "agent_runs.models.StageStatus",
     },

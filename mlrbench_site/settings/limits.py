@@ -18,7 +18,7 @@ LEASE_STALE_SECONDS = env.int("LEASE_STALE_SECONDS", default=180)
 # How often a running experiment run writes its heartbeat (with its cancel check).
 EXPERIMENT_HEARTBEAT_SECONDS = env.float("EXPERIMENT_HEARTBEAT_SECONDS", default=15.0)
 
-# Submission intake (benchmark/archives.py). Limits on an uploaded run,
+# Submission intake (submissions/archives.py). Limits on an uploaded run,
 # counted on the bytes actually read, never taken from headers.
 INTAKE_MAX_ARCHIVE_BYTES = env.int("INTAKE_MAX_ARCHIVE_BYTES", default=512 * 1024 * 1024)
 INTAKE_MAX_UNPACKED_BYTES = env.int("INTAKE_MAX_UNPACKED_BYTES", default=2 * 1024 * 1024 * 1024)
@@ -26,13 +26,13 @@ INTAKE_MAX_ENTRIES = env.int("INTAKE_MAX_ENTRIES", default=10_000)
 INTAKE_MAX_COMPRESSION_RATIO = env.int("INTAKE_MAX_COMPRESSION_RATIO", default=200)
 INTAKE_MAX_PATH_DEPTH = env.int("INTAKE_MAX_PATH_DEPTH", default=16)
 INTAKE_MAX_NESTED_ARCHIVES = env.int("INTAKE_MAX_NESTED_ARCHIVES", default=0)
-# Untrusted markdown is rendered once, at intake (benchmark/rendering.py): past
+# Untrusted markdown is rendered once, at intake (common/rendering.py): past
 # this size, or past this time in the child process that renders large
 # documents, it is kept as escaped plain text with a note.
 MARKDOWN_RENDER_MAX_BYTES = env.int("MARKDOWN_RENDER_MAX_BYTES", default=2 * 1024 * 1024)
 MARKDOWN_RENDER_TIMEOUT_SECONDS = env.float("MARKDOWN_RENDER_TIMEOUT_SECONDS", default=10.0)
 # Coding-agent traces (claude_output.json, Codex and Gemini CLI logs, the MLR-Agent's
-# trace) are read once at intake into steps (benchmark/traces.py) within these bounds;
+# trace) are read once at intake into steps (submissions/traces.py) within these bounds;
 # past one the steps are cut with a note.
 TRACE_MAX_BYTES = env.int("TRACE_MAX_BYTES", default=32 * 1024 * 1024)
 TRACE_PARSE_SECONDS = env.float("TRACE_PARSE_SECONDS", default=10.0)
@@ -53,7 +53,7 @@ PDF_TEXT_MEMORY_BYTES = env.int("PDF_TEXT_MEMORY_BYTES", default=1024 * 1024 * 1
 INTAKE_MAX_PDFS = env.int("INTAKE_MAX_PDFS", default=5)
 INTAKE_MAX_DOCUMENTS = env.int("INTAKE_MAX_DOCUMENTS", default=50)
 INTAKE_WORK_SECONDS = env.float("INTAKE_WORK_SECONDS", default=60.0)
-# Source files are highlighted once at intake (benchmark/highlight.py) up to this size,
+# Source files are highlighted once at intake (submissions/highlight.py) up to this size,
 # each within this time; past either, the file page shows escaped plain text.
 SOURCE_HIGHLIGHT_MAX_BYTES = env.int("SOURCE_HIGHLIGHT_MAX_BYTES", default=256 * 1024)
 SOURCE_HIGHLIGHT_FILE_SECONDS = env.float("SOURCE_HIGHLIGHT_FILE_SECONDS", default=2.0)

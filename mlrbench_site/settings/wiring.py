@@ -1,35 +1,36 @@
 """How the apps reach the ones above them without importing them, in one place.
 
-Arrows point one way (benchmark <- experiments <- judging <- reviews <-
-leaderboard, benchmark <- experiments <- agent_runs; README "What is where"):
-where a lower app must call code of a higher one, it does so through one of
-three means, all listed here.
+Arrows point one way (benchmark <- submissions <- experiments <- judging <-
+reviews <- leaderboard, submissions <- experiments <- agent_runs; README "What
+is where"): where a lower app must call code of a higher one, it does so
+through one of three means, all listed here.
 
 1. Dotted-path lists (the settings below): the lower app imports each named
    callable when first used.
 
-   | setting                      | read by (benchmark)      | filled by           |
+   | setting                      | read by                  | filled by           |
    | ---------------------------- | ------------------------ | ------------------- |
-   | SUBMISSION_VISIBILITY_HOOKS  | visibility.py            | reviews             |
-   | SUBMISSION_OMISSION_HOOKS    | visibility.py            | reviews             |
-   | SUBMISSION_PAGE_PANELS       | page_panels.py           | experiments, judging|
-   | TASK_PAGE_PANELS             | page_panels.py           | experiments         |
-   | SUBMISSION_NOTICES           | page_panels.py           | judging             |
-   | SUBMISSION_SUMMARY           | page_panels.py           | judging, reviews    |
-   | SUBMISSION_INTAKE_CHECKS     | intake.py                | experiments         |
+   | SUBMISSION_VISIBILITY_HOOKS  | submissions/visibility.py| reviews             |
+   | SUBMISSION_OMISSION_HOOKS    | submissions/visibility.py| reviews             |
+   | SUBMISSION_PAGE_PANELS       | submissions/page_panels  | experiments, judging|
+   | TASK_PAGE_PANELS             | benchmark/page_panels.py | experiments         |
+   | SUBMISSION_NOTICES           | submissions/page_panels  | judging             |
+   | SUBMISSION_SUMMARY           | submissions/page_panels  | judging, reviews    |
+   | SUBMISSION_INTAKE_CHECKS     | submissions/intake.py    | experiments         |
 
-2. Registries in benchmark, filled from the higher apps' `AppConfig.ready()`:
+2. Registries in the lower apps, filled from the higher apps' `AppConfig.ready()`:
 
-   | registry (benchmark)                        | registered from (apps.py)            |
+   | registry                                    | registered from (apps.py)            |
    | ------------------------------------------- | ------------------------------------ |
-   | mlrbench_import.import_part_register        | `import_mlrbench`'s parts, in order: |
-   |                                             | benchmark "tasks" 10, "runs" 20;     |
-   |                                             | judging "reviews" 30; reviews "human |
-   |                                             | scores" 40, "hallucination check" 45;|
+   | benchmark.mlrbench_import                   | `import_mlrbench`'s parts, in order: |
+   | .import_part_register                       | benchmark "tasks" 10; submissions    |
+   |                                             | "runs" 20; judging "reviews" 30;     |
+   |                                             | reviews "human scores" 40,           |
+   |                                             | "hallucination check" 45;            |
    |                                             | leaderboard "leaderboard" 90         |
-   | submission_states.submission_state_register | judging: a submission's judging      |
+   | submissions.states.submission_state_register| judging: a submission's judging      |
    |                                             | state (pages, API, admin)            |
-   | accounts.user_role_register                 | reviews: the "reviewer" role         |
+   | benchmark.accounts.user_role_register       | reviews: the "reviewer" role         |
 
    (judging's `ready()` also imports `judging/checks.py`, Django system checks
    of its settings.)
@@ -38,15 +39,16 @@ three means, all listed here.
 
    | signal (sent by)                              | received by                          |
    | --------------------------------------------- | ------------------------------------ |
-   | submissions.signals.submission_ready            | experiments/receivers.py (queue a    |
-   | (benchmark/intake.py, after commit)           | dev or reproduction run);            |
+   | submissions.signals.submission_ready          | experiments/receivers.py (queue a    |
+   | (submissions/intake.py, after commit)         | dev or reproduction run);            |
    |                                               | judging/receivers.py (queue judging) |
    | judging.signals.judgment_finished             | leaderboard/apps.py (the boards of   |
    | (judging/services.py, a judge run's end)      | the judgment's stage)                |
    | post_save, post_delete: every model           | leaderboard/apps.py `_data_written`  |
-   | (Django; only benchmark, judging and reviews  | (the boards a row can change)        |
-   | tables count, leaderboard.apps.WATCHED_APPS)  |                                      |
-   | pre_save: benchmark.Submission                | leaderboard/apps.py (the stage a     |
+   | (Django; only benchmark, submissions, judging | (the boards a row can change)        |
+   | and reviews tables count,                     |                                      |
+   | leaderboard.apps.WATCHED_APPS)                |                                      |
+   | pre_save: submissions.Submission              | leaderboard/apps.py (the stage a     |
    |                                               | submission leaves)                   |
    | post_save, post_delete: judging.Rubric        | judging/receivers.py (its own cached |
    |                                               | rubrics; within the app)             |
@@ -55,19 +57,20 @@ three means, all listed here.
    | HumanReviewScore; post_save: ReviewRound      |                                      |
 
 Elsewhere in the settings, by name only: the Celery routes by task name
-(celery.py), benchmark's upload handler and API token authentication and the
-models named by the API schema's enums (base.py).
+(celery.py), the submissions' upload handler, benchmark's API token
+authentication and the models named by the API schema's enums (base.py).
 """
 
 # Hooks that hide submissions from one user on the pages that name agents
-# (benchmark/visibility.py): a reviewer does not see the papers they have not
+# (submissions/visibility.py): a reviewer does not see the papers they have not
 # reviewed yet, anywhere on the site, until their own review is in.
 SUBMISSION_VISIBILITY_HOOKS = ["reviews.blind.submissions_pending_review_by"]
 # Left out of every page for everyone (anonymous visitors too) but organisers: papers
-# in an open blind review round (benchmark/visibility.py, README "Blind review").
+# in an open blind review round (submissions/visibility.py, README "Blind review").
 SUBMISSION_OMISSION_HOOKS = ["reviews.blind.submissions_under_open_review"]
 
-# Panels other apps add to benchmark's pages (benchmark/page_panels.py).
+# Panels other apps add to the submission page (submissions/page_panels.py) and
+# the task page (benchmark/page_panels.py).
 SUBMISSION_PAGE_PANELS = [
     "experiments.panels.experiment_runs_panel",
     "judging.panels.judgments_panel",
@@ -79,5 +82,5 @@ SUBMISSION_SUMMARY = [
     "reviews.panels.human_review_summary",
 ]
 # Checks other apps make of an upload before it becomes a submission (see
-# benchmark/intake.py): an MLRC-Bench method archive's layout and read-only files.
+# submissions/intake.py): an MLRC-Bench method archive's layout and read-only files.
 SUBMISSION_INTAKE_CHECKS = ["experiments.intake.method_archive_problem"]

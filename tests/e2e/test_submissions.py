@@ -6,7 +6,7 @@ from submissions.archives import IntakeLimits
 from submissions.intake import submission_intake
 from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
 from tests.benchmark.runs import PNG, SAMPLE_TASK, sample_run, zip_entries, zip_folder
-from tests.benchmark.test_submission_pages import MALICIOUS_PAPER
+from tests.submissions.test_submission_pages import MALICIOUS_PAPER
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

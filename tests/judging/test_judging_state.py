@@ -142,9 +142,9 @@ def test_pages_and_the_admin_show_the_derived_state(client, admin_client, rubric
     page = client.get(f"/submissions/{judging.pk}/judgments/").content.decode()
     assert 'data-testid="submission-status">Judging<' in page
 
-    changelist = "/admin/benchmark/submission/"
+    changelist = "/admin/submissions/submission/"
     html = admin_client.get(f"{changelist}?state=judged").content.decode()
-    assert f"/admin/benchmark/submission/{judged.pk}/change/" in html
-    assert f"/admin/benchmark/submission/{judging.pk}/change/" not in html
+    assert f"/admin/submissions/submission/{judged.pk}/change/" in html
+    assert f"/admin/submissions/submission/{judging.pk}/change/" not in html
     html = admin_client.get(changelist).content.decode()
     assert "Judging" in html and "Judged" in html

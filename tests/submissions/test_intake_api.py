@@ -10,11 +10,18 @@ import pytest
 
 from benchmark.accounts import api_token_create, api_token_revoke
 from submissions.models import Artifact, ArtifactKind, Submission
+from tests.benchmark.factories import AgentFactory, TeamFactory, UserFactory
+from tests.benchmark.runs import (
+    PAPER,
+    PNG,
+    SAMPLE_TASK,
+    sample_run,
+    tar_entries,
+    zip_entries,
+    zip_folder,
+)
 from tests.errors import error_messages
 from tests.support.uploads import upload
-
-from .factories import AgentFactory, TeamFactory, UserFactory
-from .runs import PAPER, PNG, SAMPLE_TASK, sample_run, tar_entries, zip_entries, zip_folder
 
 pytestmark = [pytest.mark.django_db, pytest.mark.backends]
 
@@ -63,7 +70,7 @@ def test_the_same_run_however_packed_answers_409_and_a_changed_one_is_version_2(
     archive's bytes: zip, tar.gz and a wrapping folder are the same run."""
     import shutil
 
-    from .runs import tar_folder
+    from tests.benchmark.runs import tar_folder
 
     run = shutil.copytree(sample_run(mlrbench_data), tmp_path / "run")
     first = upload(client, zip_folder(run, tmp_path / "a.zip"), token=token).json()

@@ -4,9 +4,8 @@ upload tests' cast."""
 import pytest
 
 from benchmark.accounts import api_token_create
-
-from .factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
-from .runs import SAMPLE_TASK
+from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
+from tests.benchmark.runs import SAMPLE_TASK
 
 
 @pytest.fixture

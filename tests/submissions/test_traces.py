@@ -10,9 +10,8 @@ import pytest
 from submissions.derived import artifact_trace
 from submissions.intake import submission_intake
 from submissions.models import DerivedArtifact, DerivedKind, Submission
-
-from .factories import AgentFactory, SubmissionFactory, artifact_add
-from .runs import PAPER, sample_run, zip_entries, zip_folder
+from tests.benchmark.factories import AgentFactory, SubmissionFactory, artifact_add
+from tests.benchmark.runs import PAPER, sample_run, zip_entries, zip_folder
 
 pytestmark = pytest.mark.django_db
 

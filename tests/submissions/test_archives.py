@@ -14,9 +14,8 @@ import pytest
 from submissions import archives
 from submissions.archives import ArchiveRefused, IntakeLimits, archive_unpack, name_check
 from submissions.intake import DuplicateSubmission, IntakeRefused, submission_intake
-
-from .factories import AgentFactory, TaskFactory
-from .runs import PAPER, SAMPLE_TASK, zip_entries
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.benchmark.runs import PAPER, SAMPLE_TASK, zip_entries
 
 LIMITS = IntakeLimits(
     max_archive_bytes=512 * 1024 * 1024,

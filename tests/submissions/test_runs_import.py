@@ -18,8 +18,7 @@ from benchmark.services import tasks_import
 from common.bulk_writes import writes_deferred
 from submissions.models import Artifact, ArtifactKind, Submission
 from submissions.runs_import import runs_part
-
-from .runs import SAMPLE_TASK
+from tests.benchmark.runs import SAMPLE_TASK
 
 pytestmark = pytest.mark.django_db
 

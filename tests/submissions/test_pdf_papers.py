@@ -10,11 +10,10 @@ import pytest
 from submissions.models import Artifact, ArtifactKind, DerivedArtifact, Submission
 from submissions.pdf_text import pdf_text_of
 from submissions.pdf_worker import margin_numbers_drop
+from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
+from tests.benchmark.runs import SAMPLE_TASK, zip_entries
 from tests.errors import error_messages
 from tests.support.uploads import upload
-
-from .factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
-from .runs import SAMPLE_TASK, zip_entries
 
 pytestmark = [pytest.mark.django_db, pytest.mark.backends]
 

@@ -8,9 +8,8 @@ from common import rendering
 from submissions.archives import IntakeLimits
 from submissions.intake import submission_intake
 from submissions.models import DerivedArtifact, DerivedKind
-
-from .factories import AgentFactory, TaskFactory
-from .runs import PNG, SAMPLE_TASK, zip_entries
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.benchmark.runs import PNG, SAMPLE_TASK, zip_entries
 
 pytestmark = pytest.mark.django_db
 

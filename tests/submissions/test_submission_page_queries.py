@@ -7,8 +7,7 @@ signed out and for staff (perf/adversarial.py times the page against
 import pytest
 
 from submissions.models import ArtifactKind, Stage, Submission
-
-from .factories import UserFactory
+from tests.benchmark.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 

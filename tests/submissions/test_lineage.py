@@ -9,12 +9,11 @@ import pytest
 from submissions.intake import submission_intake
 from submissions.lineage import LineageRefused, stage_inputs_resolve, stage_inputs_sample
 from submissions.models import Submission, SubmissionInput
+from tests.benchmark.factories import AgentFactory, SubmissionFactory
+from tests.benchmark.runs import PAPER, SAMPLE_TASK, zip_entries
 from tests.errors import error_items, error_messages
 from tests.reviews.factories import AssignmentFactory
 from tests.support.uploads import upload
-
-from .factories import AgentFactory, SubmissionFactory
-from .runs import PAPER, SAMPLE_TASK, zip_entries
 
 pytestmark = pytest.mark.django_db
 

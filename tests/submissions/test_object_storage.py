@@ -16,12 +16,11 @@ from django.utils import timezone
 from benchmark.accounts import api_token_create
 from common.storage import object_save, staged_sweep
 from submissions.models import Artifact, DerivedArtifact, Submission
+from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
+from tests.benchmark.runs import PAPER, PNG, SAMPLE_TASK, sample_run, zip_entries, zip_folder
 from tests.errors import error_messages
 from tests.support.s3_server import StorageCut
 from tests.support.uploads import upload
-
-from .factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
-from .runs import PAPER, PNG, SAMPLE_TASK, sample_run, zip_entries, zip_folder
 
 pytestmark = [pytest.mark.django_db, pytest.mark.backends]
 

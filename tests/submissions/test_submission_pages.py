@@ -10,10 +10,9 @@ from benchmark.models import ApiToken
 from submissions.archives import IntakeLimits
 from submissions.intake import submission_intake
 from submissions.models import DerivedArtifact, DerivedKind, Submission
+from tests.benchmark.factories import AgentFactory, TeamFactory, UserFactory
+from tests.benchmark.runs import PAPER, PNG, SAMPLE_TASK, sample_run, zip_entries, zip_folder
 from tests.errors import error_messages
-
-from .factories import AgentFactory, TeamFactory, UserFactory
-from .runs import PAPER, PNG, SAMPLE_TASK, sample_run, zip_entries, zip_folder
 
 pytestmark = pytest.mark.django_db
 
