@@ -19,8 +19,6 @@ from common import llm as gateway
 from .models import AgentRun, AgentRunStage
 from .workspace import Trace, json_write, now_iso
 
-RETRY_ATTEMPTS = 3
-
 
 class StageFailed(Exception):
     """The stage cannot finish; the message says why (shown on the run's page)."""
@@ -119,18 +117,22 @@ class StageContext:
         self.cancel_check()
         self.budget_check()
         config = self.config(model)
-        for attempt in range(RETRY_ATTEMPTS):
-            try:
-                response = gateway.chat(config=config, messages=messages, tools=tools)
-                break
-            except gateway.TransientLLMError as exc:
-                if attempt + 1 == RETRY_ATTEMPTS:
-                    raise StageFailed(
-                        f"the model call failed {RETRY_ATTEMPTS} times: {exc}"
-                    ) from exc
-                time.sleep(min(30.0, exc.retry_after or 2.0**attempt))
-            except gateway.PermanentLLMError as exc:
-                raise StageFailed(str(exc)) from exc
+        # The gateway's one retry policy (settings LLM_RETRY_*), as for the judges.
+        # This loop used its own until then: 3 attempts, 1 s then 2 s apart, a
+        # Retry-After taken as the wait up to 30 s. The judges' policy won (5
+        # attempts, 2 s doubling up to 60 s, with jitter, a Retry-After as the
+        # least wait): a stage runs for minutes and failing it costs the whole
+        # stage's work, while 3 s of retrying gives up inside one provider's rate
+        # window (a 429 without Retry-After) or a brief 5xx outage, which ~30 s
+        # of backoff rides out; jitter keeps parallel runs from retrying together.
+        try:
+            response = gateway.call_with_retries(
+                lambda: gateway.chat(config=config, messages=messages, tools=tools)
+            )
+        except gateway.RetriesExhausted as exc:
+            raise StageFailed(f"the model call failed {exc.attempts} times: {exc.last}") from exc
+        except gateway.PermanentLLMError as exc:
+            raise StageFailed(str(exc)) from exc
         self._account(response)
         return response
 

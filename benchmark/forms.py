@@ -66,11 +66,10 @@ def model_family_guess(base_model: str) -> str:
         # Short fragments only at the start: "o1" is in "gemma-o1x" by accident.
         if tail.startswith(fragment) if len(fragment) <= 3 else fragment in tail:
             return family
-    try:
-        import litellm
+    from common.llm import model_provider
 
-        provider = litellm.get_llm_provider(name)[1]
-    except Exception:  # noqa: BLE001 - litellm refuses names it cannot route
+    provider = model_provider(name)
+    if provider is None:  # a name litellm cannot route
         return ModelFamily.OTHER
     return _FAMILY_BY_PROVIDER.get(provider, ModelFamily.OTHER)
 

@@ -3,14 +3,20 @@ judges and for anything else that calls one, configured by a `ModelConfig`
 (judging builds one from a judge's row).
 
 Every call carries a timeout and `num_retries=0` (and `max_retries=0` for the
-provider SDK underneath) because retrying is the judge run's decision, with
-its own backoff, rate limit and deadline. Errors come out classified:
-`TransientLLMError` (worth retrying: rate limits, timeouts, refused
+provider SDK underneath): litellm never retries on its own. Errors come out
+classified: `TransientLLMError` (worth retrying: rate limits, timeouts, refused
 connections, 5xx) or `PermanentLLMError` (a bad key, a context too long, a bad
-request, an unknown model: retrying cannot help). Usage and cost come from
+request, an unknown model: retrying cannot help). Retrying is the site's one
+policy, `RetryPolicy` (settings `LLM_RETRY_*`), applied by `call_with_retries`
+around whatever a caller does per attempt (a judge takes its rate-limit turn
+and watches its deadline; an agent run just calls). Usage and cost come from
 the configured price when there is one, else litellm's bundled price table, in
 the one order of `common.prices.tokens_price`; a model it has no price for
 costs `None` (unknown), never 0.
+
+Nothing else in the site imports litellm (tests/common/test_llm_gateway.py):
+what another module needs of it (whether a model reads PDFs, which provider
+routes a name) is a function here.
 """
 
 from __future__ import annotations
@@ -20,13 +26,15 @@ import contextlib
 import json
 import logging
 import os
+import random
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from types import ModuleType
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from .prices import tokens_price
 
@@ -62,6 +70,23 @@ class TransientLLMError(LLMError):
 
 class PermanentLLMError(LLMError):
     transient = False
+
+
+class RetriesExhausted(LLMError):
+    """A call that failed transiently on every attempt the policy allows, or whose
+    next wait would end past the caller's deadline (`out_of_time`). `last` is the
+    last attempt's error."""
+
+    transient = False
+
+    def __init__(self, last: TransientLLMError, *, attempts: int, out_of_time: bool = False):
+        limit = " (time limit)" if out_of_time else ""
+        super().__init__(
+            f"gave up after {attempts} attempts{limit}: {last}", retry_after=last.retry_after
+        )
+        self.last = last
+        self.attempts = attempts
+        self.out_of_time = out_of_time
 
 
 @dataclass(frozen=True)
@@ -236,6 +261,97 @@ def chat(
         model=getattr(response, "model", "") or config.model,
         tool_calls=_tool_calls(message),
     )
+
+
+# ---------------------------------------------------------------- retries
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """The site's one retry policy for model calls (judges and agent runs alike).
+
+    - Retried: `TransientLLMError` only (429, 5xx, 408/409, timeouts, refused or
+      dropped connections; `error_classify` decides). A `PermanentLLMError` (a bad
+      key, an unknown model, a context too long, a bad request) is never retried,
+      and nor is any other exception.
+    - `attempts` tries in all (the first call included).
+    - After failed attempt n (1-based) the wait is `base_seconds * 2**(n-1)`, at
+      most `max_seconds`, with jitter: a random point in its upper half, so that
+      many calls that failed together do not retry together.
+    - A server's `Retry-After` is honoured: the wait is at least that, up to
+      `max_seconds` (a server asking for an hour does not stall a worker for one).
+    - With a deadline (`call_with_retries`), a wait that would end past it is not
+      waited: the caller gets `RetriesExhausted(out_of_time=True)` at once.
+
+    Settings: LLM_RETRY_ATTEMPTS (5), LLM_RETRY_BASE_SECONDS (2),
+    LLM_RETRY_MAX_SECONDS (60); `from_settings` reads them."""
+
+    attempts: int = 5
+    base_seconds: float = 2.0
+    max_seconds: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("a retry policy makes at least one attempt")
+        if self.base_seconds < 0 or self.max_seconds < 0:
+            raise ValueError("a retry policy's waits are not negative")
+
+    @classmethod
+    def from_settings(cls) -> RetryPolicy:
+        from django.conf import settings
+
+        return cls(
+            attempts=settings.LLM_RETRY_ATTEMPTS,
+            base_seconds=settings.LLM_RETRY_BASE_SECONDS,
+            max_seconds=settings.LLM_RETRY_MAX_SECONDS,
+        )
+
+    def delay(
+        self,
+        attempt: int,
+        retry_after: float | None = None,
+        *,
+        uniform: Callable[[float, float], float] = random.uniform,
+    ) -> float:
+        """Seconds to wait after failed attempt `attempt` (1-based) before the next."""
+        cap = self.max_seconds
+        delay = min(cap, self.base_seconds * 2 ** (attempt - 1))
+        delay = delay / 2 + uniform(0, delay / 2)
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, cap))
+        return float(delay)
+
+
+def call_with_retries(
+    call: Callable[[], T],
+    *,
+    policy: RetryPolicy | None = None,
+    deadline: float | None = None,
+    on_retry: Callable[[int, TransientLLMError, float], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """`call()` (one attempt: typically `chat`, with whatever the caller does around
+    each call) retried under `policy` (default: the settings'). `deadline` is a
+    `time.monotonic()` time no wait may end past; `on_retry(attempt, error, delay)`
+    is told before each wait (to log it). Raises `RetriesExhausted` once the
+    attempts or the time are spent; a `PermanentLLMError` or any other exception
+    from `call` propagates at once, untouched."""
+    policy = policy or RetryPolicy.from_settings()
+    for attempt in range(1, policy.attempts + 1):
+        try:
+            return call()
+        except TransientLLMError as exc:
+            if attempt == policy.attempts:
+                raise RetriesExhausted(exc, attempts=attempt) from exc
+            delay = policy.delay(attempt, exc.retry_after)
+            if deadline is not None and time.monotonic() + delay >= deadline:
+                raise RetriesExhausted(exc, attempts=attempt, out_of_time=True) from exc
+            if on_retry is not None:
+                on_retry(attempt, exc, delay)
+            sleep(delay)
+    raise AssertionError("unreachable")
 
 
 _MICRODOLLAR = Decimal("0.000001")
@@ -489,6 +605,24 @@ def _warm_up_once() -> None:
             num_retries=0,
             max_retries=0,
         )
+
+
+def supports_pdf_input(model: str) -> bool:
+    """Whether litellm's model table says `model` takes a PDF as message content;
+    False for a model it does not know."""
+    try:
+        return bool(_litellm().supports_pdf_input(model=model))
+    except Exception:  # a model litellm does not know reads text only
+        return False
+
+
+def model_provider(model: str) -> str | None:
+    """The provider litellm routes the model name to (`openai`, `anthropic`, ...),
+    or None for a name it cannot route."""
+    try:
+        return str(_litellm().get_llm_provider(model)[1])
+    except Exception:  # litellm refuses names it cannot route
+        return None
 
 
 def model_problem(model: str, *, api_base: str = "") -> str | None:

@@ -7,7 +7,7 @@ import base64
 import functools
 from typing import Any
 
-from common.llm import LLMResponse, ModelConfig
+from common.llm import LLMResponse, ModelConfig, supports_pdf_input
 from common.llm import chat as gateway_chat
 
 from .models import Judge
@@ -41,14 +41,7 @@ _PDF_PROVIDERS = ("anthropic/", "gemini/", "vertex_ai/")
 
 @functools.cache
 def _model_reads_pdf(model: str) -> bool:
-    if model.startswith(_PDF_PROVIDERS):
-        return True
-    import litellm
-
-    try:
-        return bool(litellm.supports_pdf_input(model=model))
-    except Exception:  # a model litellm does not know reads text only
-        return False
+    return model.startswith(_PDF_PROVIDERS) or supports_pdf_input(model)
 
 
 def reads_pdf(judge: Judge) -> bool:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import random
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -45,7 +44,7 @@ from django.utils import timezone
 
 from common.errors import Conflict, NotFound, ValidationFailed
 from common.leases import Lease, lease_claim, lease_held, lease_reap, lease_release
-from common.llm import LLMResponse, PermanentLLMError, TransientLLMError
+from common.llm import LLMResponse, PermanentLLMError, RetriesExhausted, call_with_retries
 from submissions.models import Stage, Submission, SubmissionStatus
 
 from . import llm
@@ -697,17 +696,6 @@ class _Usage:
         return self.cost_usd if self.cost_known and self.calls else None
 
 
-def _backoff(attempt: int, retry_after: float | None) -> float:
-    base = settings.JUDGE_RETRY_BASE_SECONDS
-    cap = settings.JUDGE_RETRY_MAX_SECONDS
-    delay = min(cap, base * 2 ** (attempt - 1))
-    # Jitter spreads the retries of many judgments that failed together.
-    delay = delay / 2 + random.uniform(0, delay / 2)  # noqa: S311 - not for security
-    if retry_after is not None:
-        delay = max(delay, min(retry_after, cap))
-    return float(delay)
-
-
 def _database_release() -> None:
     """Give this thread's database connection back before a wait of seconds (the
     judge's answer, the judge's next turn): with a pool (DATABASE_POOL_SIZE) to
@@ -764,42 +752,42 @@ class _Run:
             time.sleep(wait)
 
     def call(self, messages: list[dict[str, Any]]) -> LLMResponse:
+        """One answer of the judge, transient errors retried under the gateway's
+        policy (`common.llm.RetryPolicy`) within the run's deadline; each attempt
+        takes the judge's rate-limit turn and a call slot first."""
+        try:
+            response = call_with_retries(
+                lambda: self._attempt(messages),
+                deadline=self.deadline,
+                on_retry=lambda attempt, exc, delay: logger.info(
+                    "judgment %s: %s; retrying in %.1f s", self.judgment.pk, exc, delay
+                ),
+            )
+        except PermanentLLMError as exc:
+            raise JudgingFailed(f"{exc} (not retried: retrying cannot fix this)") from exc
+        except RetriesExhausted as exc:
+            raise JudgingFailed(str(exc)) from exc.last
+        self.usage.add(response)
+        return response
+
+    def _attempt(self, messages: list[dict[str, Any]]) -> LLMResponse:
         judge = self.judgment.judge
-        max_attempts = settings.JUDGE_RETRY_ATTEMPTS
-        for attempt in range(1, max_attempts + 1):
-            remaining = self.deadline - time.monotonic()
-            if remaining <= 1:
-                raise JudgingFailed("ran out of time before the judge answered")
-            try:
-                with self._turn():
-                    remaining = self.deadline - time.monotonic()
-                    if remaining <= 1:
-                        raise JudgingFailed("ran out of time before the judge answered")
-                    self.usage.calls += 1
-                    if self.usage.calls > 1:
-                        # Live progress for the submission page: a retry or a re-ask is
-                        # on its way (the claim already said "call 1"). Best effort.
-                        self._progress()
-                    _database_release()
-                    response = llm.chat(judge=judge, messages=messages, timeout=remaining)
-            except CallSlotTimeout as exc:
-                raise JudgingFailed(f"ran out of time before the call: {exc}") from exc
-            except PermanentLLMError as exc:
-                raise JudgingFailed(f"{exc} (not retried: retrying cannot fix this)") from exc
-            except TransientLLMError as exc:
-                if attempt == max_attempts:
-                    raise JudgingFailed(f"gave up after {attempt} attempts: {exc}") from exc
-                delay = _backoff(attempt, exc.retry_after)
-                if time.monotonic() + delay >= self.deadline:
-                    raise JudgingFailed(
-                        f"gave up after {attempt} attempts (time limit): {exc}"
-                    ) from exc
-                logger.info("judgment %s: %s; retrying in %.1f s", self.judgment.pk, exc, delay)
-                time.sleep(delay)
-                continue
-            self.usage.add(response)
-            return response
-        raise AssertionError("unreachable")
+        if self.deadline - time.monotonic() <= 1:
+            raise JudgingFailed("ran out of time before the judge answered")
+        try:
+            with self._turn():
+                remaining = self.deadline - time.monotonic()
+                if remaining <= 1:
+                    raise JudgingFailed("ran out of time before the judge answered")
+                self.usage.calls += 1
+                if self.usage.calls > 1:
+                    # Live progress for the submission page: a retry or a re-ask is
+                    # on its way (the claim already said "call 1"). Best effort.
+                    self._progress()
+                _database_release()
+                return llm.chat(judge=judge, messages=messages, timeout=remaining)
+        except CallSlotTimeout as exc:
+            raise JudgingFailed(f"ran out of time before the call: {exc}") from exc
 
     def _progress(self) -> None:
         try:

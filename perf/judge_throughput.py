@@ -124,8 +124,8 @@ def main() -> None:
     scale = args.time_scale
     # The workers inherit these; this process (the loop) reads them at django.setup().
     os.environ["JUDGE_RATE_WINDOW_SECONDS"] = repr(WINDOW * scale)
-    os.environ["JUDGE_RETRY_BASE_SECONDS"] = repr(2.0 * scale)
-    os.environ["JUDGE_RETRY_MAX_SECONDS"] = repr(60.0 * scale)
+    os.environ["LLM_RETRY_BASE_SECONDS"] = repr(2.0 * scale)
+    os.environ["LLM_RETRY_MAX_SECONDS"] = repr(60.0 * scale)
 
     import django
 

@@ -105,16 +105,33 @@ EXPERIMENT_AUTO_QUEUE = env.bool("EXPERIMENT_AUTO_QUEUE", default=True)
 # Relative tolerance when a reproduction run's numbers are compared with the paper's.
 REPRODUCTION_TOLERANCE = env.float("REPRODUCTION_TOLERANCE", default=0.01)
 
+# Every model call (the LLM gateway, common/llm.py `RetryPolicy`: judges and agent
+# runs alike). Transient errors (429, 5xx, timeouts, refused connections): tries
+# per call in all, and the backoff between them: the base doubling after each
+# failed try, at most the cap, with jitter; a server's Retry-After is waited, up
+# to the cap. A judge also stops retrying at its run's soft time limit. The
+# JUDGE_RETRY_* variables are the former names of these, still read.
+LLM_RETRY_ATTEMPTS = env.int(
+    "LLM_RETRY_ATTEMPTS", default=env.int("JUDGE_RETRY_ATTEMPTS", default=5)
+)
+LLM_RETRY_BASE_SECONDS = env.float(
+    "LLM_RETRY_BASE_SECONDS", default=env.float("JUDGE_RETRY_BASE_SECONDS", default=2.0)
+)
+LLM_RETRY_MAX_SECONDS = env.float(
+    "LLM_RETRY_MAX_SECONDS", default=env.float("JUDGE_RETRY_MAX_SECONDS", default=60.0)
+)
+if LLM_RETRY_ATTEMPTS < 1:
+    raise ImproperlyConfigured("LLM_RETRY_ATTEMPTS must be 1 (no retry) or more.")
+if LLM_RETRY_BASE_SECONDS < 0 or LLM_RETRY_MAX_SECONDS < 0:
+    raise ImproperlyConfigured(
+        "LLM_RETRY_BASE_SECONDS and LLM_RETRY_MAX_SECONDS must not be negative."
+    )
+
 # MLR-Judge (judging app). A judge run stops retrying at the soft limit and is
 # given up for dead (requeued by `reap_stuck`) after the hard one; the Redis
 # visibility timeout (celery.py) must outlast the hard limit.
 JUDGE_TASK_SOFT_TIME_LIMIT = env.int("JUDGE_TASK_SOFT_TIME_LIMIT", default=10 * 60)
 JUDGE_TASK_TIME_LIMIT = env.int("JUDGE_TASK_TIME_LIMIT", default=12 * 60)
-# Transient errors (429, 5xx, timeouts, refused connections): tries per call,
-# exponential backoff with jitter between them.
-JUDGE_RETRY_ATTEMPTS = env.int("JUDGE_RETRY_ATTEMPTS", default=5)
-JUDGE_RETRY_BASE_SECONDS = env.float("JUDGE_RETRY_BASE_SECONDS", default=2.0)
-JUDGE_RETRY_MAX_SECONDS = env.float("JUDGE_RETRY_MAX_SECONDS", default=60.0)
 # Answers that are not the rubric's JSON: how many times the judge is asked again.
 JUDGE_MAX_REASKS = env.int("JUDGE_MAX_REASKS", default=2)
 # Every active judge also runs the hallucination review of experiment, paper and

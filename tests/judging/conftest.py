@@ -13,9 +13,9 @@ TEST_KEY = "sk-test-judge-key"
 def _judging_settings(settings, tmp_path, monkeypatch):
     settings.MEDIA_ROOT = str(tmp_path / "media")
     # Retries are real, only short: the tests wait milliseconds, not seconds.
-    settings.JUDGE_RETRY_ATTEMPTS = 3
-    settings.JUDGE_RETRY_BASE_SECONDS = 0.01
-    settings.JUDGE_RETRY_MAX_SECONDS = 0.05
+    settings.LLM_RETRY_ATTEMPTS = 3
+    settings.LLM_RETRY_BASE_SECONDS = 0.01
+    settings.LLM_RETRY_MAX_SECONDS = 0.05
     settings.JUDGE_MAX_REASKS = 2
     # Most tests here are about scoring and script one answer per judge; those about
     # the hallucination pass turn it on (`hallucination_rubrics`).
@@ -40,9 +40,9 @@ def worker_env(settings) -> dict[str, str]:
     return {
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
         "TEST_JUDGE_KEY": TEST_KEY,
-        "JUDGE_RETRY_ATTEMPTS": str(settings.JUDGE_RETRY_ATTEMPTS),
-        "JUDGE_RETRY_BASE_SECONDS": str(settings.JUDGE_RETRY_BASE_SECONDS),
-        "JUDGE_RETRY_MAX_SECONDS": str(settings.JUDGE_RETRY_MAX_SECONDS),
+        "LLM_RETRY_ATTEMPTS": str(settings.LLM_RETRY_ATTEMPTS),
+        "LLM_RETRY_BASE_SECONDS": str(settings.LLM_RETRY_BASE_SECONDS),
+        "LLM_RETRY_MAX_SECONDS": str(settings.LLM_RETRY_MAX_SECONDS),
         "SECRET_KEY": "test-only-secret-key",
         "DEBUG": "0",
         "JUDGE_HALLUCINATION_REVIEWS": str(settings.JUDGE_HALLUCINATION_REVIEWS),

@@ -141,9 +141,9 @@ class FaultDrill:
             "DEBUG": "0",
             # Connections reused across tasks: the case that used to block recovery.
             "CONN_MAX_AGE": "60",
-            "JUDGE_RETRY_ATTEMPTS": "10",
-            "JUDGE_RETRY_BASE_SECONDS": "0.05",
-            "JUDGE_RETRY_MAX_SECONDS": "0.3",
+            "LLM_RETRY_ATTEMPTS": "10",
+            "LLM_RETRY_BASE_SECONDS": "0.05",
+            "LLM_RETRY_MAX_SECONDS": "0.3",
             "JUDGE_MAX_REASKS": "6",
             "JUDGE_TASK_SOFT_TIME_LIMIT": str(o.soft_limit),
             "JUDGE_TASK_TIME_LIMIT": str(o.hard_limit),
