@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from common.llm import (
     LLMError,
@@ -160,21 +161,19 @@ def test_what_litellm_knows_of_a_model_is_asked_through_the_gateway():
     assert supports_pdf_input("openai/no-such-model") is False
 
 
-# Not the site's code: tests and perf scripts may drive litellm directly (a
-# canary stubs litellm.completion), and migrations are history.
-SKIPPED_FOLDERS = {"tests", "perf", "migrations", "node_modules", "static", "templates"}
+# The site's code: its packages (what a non-editable install ships) and
+# manage.py. Tests and perf scripts may drive litellm directly (a canary stubs
+# litellm.completion), and migrations are history.
+SITE_PACKAGES = (*settings.PROJECT_APPS, "common", "sandbox", "mlrbench_site")
 GATEWAY = Path("common/llm.py")
 
 
 def _site_sources() -> list[Path]:
-    found = []
-    for path in PROJECT_ROOT.rglob("*.py"):
-        parts = path.relative_to(PROJECT_ROOT).parts
-        if any(part.startswith(".") or part.endswith(".egg-info") for part in parts):
-            continue  # .venv, .git, build metadata
-        if SKIPPED_FOLDERS.intersection(parts[:-1]):
-            continue
-        found.append(path)
+    found = [PROJECT_ROOT / "manage.py"]
+    for package in SITE_PACKAGES:
+        for path in (PROJECT_ROOT / package).rglob("*.py"):
+            if "migrations" not in path.relative_to(PROJECT_ROOT).parts:
+                found.append(path)
     return found
 
 
