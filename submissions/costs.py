@@ -62,6 +62,34 @@ class StepCost:
         )
 
 
+def step_json(step: StepCost) -> dict[str, object]:
+    """A priced step as stored on its submission (`Submission.llm_steps`)."""
+    return {
+        "step": step.step,
+        "model": step.model,
+        "input_tokens": step.input_tokens,
+        "output_tokens": step.output_tokens,
+        "cache_read_tokens": step.cache_read_tokens,
+        "cache_creation_tokens": step.cache_creation_tokens,
+        "cost_usd": None if step.cost_usd is None else str(step.cost_usd),
+        "price_source": step.price_source,
+    }
+
+
+def step_from_json(data: dict) -> StepCost:
+    cost = data.get("cost_usd")
+    return StepCost(
+        step=str(data["step"]),
+        model=str(data["model"]),
+        input_tokens=int(data["input_tokens"]),
+        output_tokens=int(data["output_tokens"]),
+        cache_read_tokens=int(data["cache_read_tokens"]),
+        cache_creation_tokens=int(data["cache_creation_tokens"]),
+        cost_usd=None if cost is None else Decimal(cost),
+        price_source=str(data.get("price_source", "")),
+    )
+
+
 @dataclass(frozen=True)
 class TraceSummary:
     cost_usd: Decimal | None
@@ -241,6 +269,28 @@ def token_tracker_cost(path: Path) -> Decimal | None:
     return total.quantize(Decimal("0.000001"))
 
 
+def submission_steps_price(
+    submission: Submission, *, prices: tuple[Price, ...] | None = None
+) -> list[StepCost]:
+    """Price the submission's LLM steps from its stored token-usage files."""
+    usage = [
+        (a.path, a.file) for a in submission.artifacts.all() if a.kind == ArtifactKind.TOKEN_USAGE
+    ]
+    return steps_cost(usage, default_model=submission.agent.base_model, prices=prices)
+
+
+def submission_steps(submission: Submission) -> list[StepCost]:
+    """The submission's priced LLM steps, as stored at intake. A row from before
+    they were stored is priced once from its files and the result stored."""
+    if submission.llm_steps is not None:
+        return [step_from_json(item) for item in submission.llm_steps]
+    steps = submission_steps_price(submission)
+    submission.llm_steps = [step_json(step) for step in steps]
+    # An update, not save(): the totals are unchanged, so nothing public changes.
+    Submission.objects.filter(pk=submission.pk).update(llm_steps=submission.llm_steps)
+    return steps
+
+
 def submissions_reprice() -> int:
     """Price again the LLM steps of every submission with an unpriced step,
     with the current tables (after organisers add a price); returns how many
@@ -249,17 +299,12 @@ def submissions_reprice() -> int:
     changed = 0
     pending = Submission.objects.filter(llm_unpriced_steps__gt=0).select_related("agent")
     for submission in pending.prefetch_related("artifacts"):
-        usage = [
-            (a.path, a.file)
-            for a in submission.artifacts.all()
-            if a.kind == ArtifactKind.TOKEN_USAGE
-        ]
-        total, unpriced = steps_priced_total(
-            steps_cost(usage, default_model=submission.agent.base_model, prices=prices)
-        )
+        steps = submission_steps_price(submission, prices=prices)
+        total, unpriced = steps_priced_total(steps)
         if (total, unpriced) != (submission.llm_cost_usd, submission.llm_unpriced_steps):
             # save() so the leaderboard's caches hear of it.
             submission.llm_cost_usd, submission.llm_unpriced_steps = total, unpriced
-            submission.save(update_fields=["llm_cost_usd", "llm_unpriced_steps"])
+            submission.llm_steps = [step_json(step) for step in steps]
+            submission.save(update_fields=["llm_cost_usd", "llm_unpriced_steps", "llm_steps"])
             changed += 1
     return changed

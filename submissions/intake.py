@@ -51,6 +51,7 @@ from .archives import (
 )
 from .costs import (
     TOKEN_TRACKER_NAME,
+    step_json,
     steps_cost,
     steps_priced_total,
     token_tracker_cost,
@@ -298,6 +299,7 @@ def _run_files(unpacked: Path, files: list[UnpackedFile], *, digest: str) -> Run
 class _Costs:
     llm_cost_usd: Decimal | None
     llm_unpriced_steps: int
+    llm_steps: list[dict[str, object]]
     agent_cost_usd: Decimal | None
     agent_duration_seconds: float | None
 
@@ -308,7 +310,8 @@ def _run_costs(run: RunFiles, agent: Agent) -> _Costs:
         for item in run.files
         if artifact_kind(item.path) == ArtifactKind.TOKEN_USAGE
     ]
-    llm, unpriced = steps_priced_total(steps_cost(usage, default_model=agent.base_model))
+    steps = steps_cost(usage, default_model=agent.base_model)
+    llm, unpriced = steps_priced_total(steps)
     if llm is None and any(item.path == TOKEN_TRACKER_NAME for item in run.files):
         llm = token_tracker_cost(run.folder / TOKEN_TRACKER_NAME)
     traces = sorted(
@@ -318,7 +321,7 @@ def _run_costs(run: RunFiles, agent: Agent) -> _Costs:
     if traces:
         summary = trace_summary(run.folder / traces[0])
         agent_cost, duration = summary.cost_usd, summary.duration_seconds
-    return _Costs(llm, unpriced, agent_cost, duration)
+    return _Costs(llm, unpriced, [step_json(step) for step in steps], agent_cost, duration)
 
 
 def _pdf_papers(run: RunFiles) -> list[str]:
@@ -417,6 +420,7 @@ def submission_store(
                 status=SubmissionStatus.READY,
                 llm_cost_usd=costs.llm_cost_usd,
                 llm_unpriced_steps=costs.llm_unpriced_steps,
+                llm_steps=costs.llm_steps,
                 agent_cost_usd=costs.agent_cost_usd,
                 agent_duration_seconds=costs.agent_duration_seconds,
             )

@@ -76,6 +76,10 @@ class Submission(models.Model):
     # with any of those it is a lower bound ("at least").
     llm_cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     llm_unpriced_steps = models.PositiveSmallIntegerField(default=0)
+    # The LLM steps as priced at intake (`costs.step_json`), so that no page
+    # reads and prices the token-usage files again; None for a row from before
+    # they were stored (priced on first read, then stored).
+    llm_steps = models.JSONField(null=True, blank=True, default=None, editable=False)
     agent_cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     agent_duration_seconds = models.FloatField(null=True, blank=True)
     # Lineage: the submissions of earlier stages this one was built from (a

@@ -14,7 +14,7 @@ from django.utils.safestring import SafeString, mark_safe
 from benchmark.models import Agent
 from common.storage import object_read, storage_errors
 
-from .costs import StepCost, coding_cost_unknown, steps_cost, steps_priced_total
+from .costs import StepCost, coding_cost_unknown, steps_priced_total, submission_steps
 from .derived import artifact_html, artifacts_html, html_with_figures
 from .models import Artifact, ArtifactKind, DerivedArtifact, Stage, Submission
 from .pdf_text import is_pdf_path, pdf_text_of
@@ -207,13 +207,9 @@ def _render(
     return RenderedDocument(title=title, artifact=artifact, html=html)
 
 
-def submission_costs(submission: Submission, artifacts: list[Artifact]) -> SubmissionCosts:
-    usage = [
-        (artifact.path, artifact.file)
-        for artifact in artifacts
-        if artifact.kind == ArtifactKind.TOKEN_USAGE
-    ]
-    steps = steps_cost(usage, default_model=submission.agent.base_model)
+def submission_costs(submission: Submission) -> SubmissionCosts:
+    """The run's costs as priced at intake (`Submission.llm_steps`)."""
+    steps = submission_steps(submission)
     total, unpriced = steps_priced_total(steps)
     return SubmissionCosts(
         steps=steps,
@@ -270,7 +266,7 @@ def submission_page(submission: Submission) -> SubmissionPage:
         log=log,
         log_tail=artifact_tail(log) if log else "",
         other_logs=other_logs,
-        costs=submission_costs(submission, artifacts),
+        costs=submission_costs(submission),
         traces=trace_artifacts(artifacts),
     )
 

@@ -158,7 +158,7 @@ def test_costs_per_step_follow_mlrbenchs_rule_and_unknown_coding_costs_are_lower
     for agent, writing_model in WRITING_MODEL.items():
         folder = data / "agent_results" / f"end2end_{agent}" / TASK
         submission = Submission.objects.get(agent__name=agent, stage=Stage.END2END)
-        costs = submission_costs(submission, list(submission.artifacts.all()))
+        costs = submission_costs(submission)
         steps = {step.step: step for step in costs.steps}
         assert set(steps) == {"idea", "lit", "proposal", "paper"}
         expected_total = 0.0
