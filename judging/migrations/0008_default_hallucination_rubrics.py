@@ -16,7 +16,12 @@ def hallucination_reviews_remove(apps, schema_editor):
     """Back to before hallucination reviews: they and their rubrics go (one rubric per
     stage and version again)."""
     apps.get_model("judging", "Judgment").objects.filter(kind="hallucination").delete()
-    apps.get_model("judging", "Rubric").objects.filter(kind="hallucination").delete()
+    # Without the collector: going back past the submissions' move, the historical
+    # models it would walk (every relation to a rubric) are not all of one state.
+    # Nothing refers to these rubrics once their judgments are gone; the
+    # database's foreign keys would refuse it otherwise.
+    rubrics = apps.get_model("judging", "Rubric").objects.filter(kind="hallucination")
+    rubrics._raw_delete(schema_editor.connection.alias)
 
 
 class Migration(migrations.Migration):

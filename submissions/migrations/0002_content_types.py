@@ -3,22 +3,7 @@ content types change app label instead of being created anew."""
 
 from django.db import migrations
 
-MODELS = ["submission", "submissioninput", "artifact", "derivedartifact"]
-
-
-def _relabel(apps, old: str, new: str) -> None:
-    content_type = apps.get_model("contenttypes", "ContentType")
-    if content_type.objects.filter(app_label=new, model__in=MODELS).exists():
-        return  # already created for the new app (post_migrate ran first)
-    content_type.objects.filter(app_label=old, model__in=MODELS).update(app_label=new)
-
-
-def forward(apps, schema_editor) -> None:
-    _relabel(apps, "benchmark", "submissions")
-
-
-def backward(apps, schema_editor) -> None:
-    _relabel(apps, "submissions", "benchmark")
+from common.migration_ops import content_types_relabel
 
 
 class Migration(migrations.Migration):
@@ -29,4 +14,10 @@ class Migration(migrations.Migration):
         ("submissions", "0001_initial"),
     ]
 
-    operations = [migrations.RunPython(forward, backward)]
+    operations = [
+        content_types_relabel(
+            models=["submission", "submissioninput", "artifact", "derivedartifact"],
+            old="benchmark",
+            new="submissions",
+        )
+    ]

@@ -4,9 +4,9 @@ in it, migrates forward and keeps every row and relation."""
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from experiments.models import ExperimentRun, ObjectiveResult, ObjectiveTask, ReproductionCheck
+from tests.support.migrations import apps_at, latest, migrate
 
 OLD_LAYOUT = [("benchmark", "0006_agent_names_with_dots"), ("experiments", None)]
 # The models of the old layout: benchmark's state before the move.
@@ -14,21 +14,6 @@ OLD_STATE = [
     ("benchmark", "0006_agent_names_with_dots"),
     ("contenttypes", "0002_remove_content_type_name"),
 ]
-
-
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-
-
-def _old_apps():
-    return MigrationExecutor(connection).loader.project_state(OLD_STATE).apps
-
-
-def _latest():
-    executor = MigrationExecutor(connection)
-    return executor.loader.graph.leaf_nodes()
 
 
 def _old_layout_rows(apps) -> dict[str, int]:
@@ -77,10 +62,10 @@ def _old_layout_rows(apps) -> dict[str, int]:
 @pytest.mark.django_db(transaction=True)
 def test_a_database_at_the_old_layout_migrates_forward_with_its_rows():
     try:
-        _migrate(OLD_LAYOUT)
-        ids = _old_layout_rows(_old_apps())
+        migrate(OLD_LAYOUT)
+        ids = _old_layout_rows(apps_at(OLD_STATE))
     finally:
-        _migrate(_latest())
+        migrate(latest())
 
     run = ExperimentRun.objects.get(pk=ids["run"])
     assert run.submission_id == ids["submission"]
@@ -108,12 +93,12 @@ def test_a_database_at_the_old_layout_migrates_forward_with_its_rows():
 def test_the_moved_models_keep_their_content_types():
     from django.contrib.contenttypes.models import ContentType
 
-    _migrate(OLD_LAYOUT)
+    migrate(OLD_LAYOUT)
     try:
-        content_type = _old_apps().get_model("contenttypes", "ContentType")
+        content_type = apps_at(OLD_STATE).get_model("contenttypes", "ContentType")
         content_type.objects.filter(app_label="experiments").delete()
         old = content_type.objects.get_or_create(app_label="benchmark", model="experimentrun")[0]
     finally:
-        _migrate(_latest())
+        migrate(latest())
 
     assert ContentType.objects.get_for_model(ExperimentRun).pk == old.pk

@@ -6,33 +6,19 @@ type."""
 import pytest
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from judging.models import Judgment
 from submissions.models import Artifact, DerivedArtifact, Submission, SubmissionInput
+from tests.support.migrations import apps_at, latest, migrate
 
 OLD_LAYOUT = [("benchmark", "0017_derived_source_html"), ("submissions", None)]
 
 
-def _migrate(targets) -> None:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-
-
-def _latest():
-    return MigrationExecutor(connection).loader.graph.leaf_nodes()
-
-
-def _old_apps():
-    executor = MigrationExecutor(connection)
-    return executor.loader.project_state(
-        [
-            *OLD_LAYOUT[:1],
-            ("judging", "0010_canaries"),
-            ("contenttypes", "0002_remove_content_type_name"),
-        ]
-    ).apps
+OLD_STATE = [
+    *OLD_LAYOUT[:1],
+    ("judging", "0010_canaries"),
+    ("contenttypes", "0002_remove_content_type_name"),
+]
 
 
 def _old_layout_rows(apps) -> dict[str, int]:
@@ -83,10 +69,10 @@ def _old_layout_rows(apps) -> dict[str, int]:
 @pytest.mark.django_db(transaction=True)
 def test_a_database_at_the_old_layout_migrates_forward_with_its_rows():
     try:
-        _migrate(OLD_LAYOUT)
-        ids = _old_layout_rows(_old_apps())
+        migrate(OLD_LAYOUT)
+        ids = _old_layout_rows(apps_at(OLD_STATE))
     finally:
-        _migrate(_latest())
+        migrate(latest())
 
     paper = Submission.objects.get(pk=ids["paper"])
     assert list(paper.based_on.values_list("pk", flat=True)) == [ids["idea"]]
