@@ -80,7 +80,6 @@ def test_celery_app_has_the_named_queues_and_safe_delivery_settings():
     assert {queue.name for queue in conf.task_queues} == {"judge", "gpu"}
     assert conf.task_default_queue == "judge"
     assert conf.task_serializer == "json" and conf.accept_content == ["json"]
-    assert conf.task_acks_late is True
     assert conf.worker_prefetch_multiplier == 1
     assert 0 < conf.task_soft_time_limit < conf.task_time_limit
     if settings.BROKER_IS_RABBITMQ:
