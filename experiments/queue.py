@@ -18,6 +18,7 @@ from benchmark.models import (
     Stage,
     Submission,
 )
+from common.results import results_changed
 from experiments.models import (
     ExperimentPhase,
     ExperimentRun,
@@ -326,6 +327,7 @@ def objective_test_queue(
                 trial=trial,
                 task_version=objective.version,
             )
+            results_changed([best.submission.stage])  # the trial's result, awaiting its score
     except IntegrityError:
         raise ExperimentRefused(
             f"agent {agent.name}{trial_label} was already evaluated on the test data of "
@@ -350,6 +352,8 @@ def experiment_cancel(*, run: ExperimentRun) -> ExperimentRun:
     run.refresh_from_db()
     if not cancelled:
         raise ExperimentRefused(f"run {run.pk} has already finished ({run.status})")
+    if run.is_finished:  # a running one is finished by its worker
+        results_changed([run.submission.stage])
     return run
 
 
@@ -372,7 +376,9 @@ def experiment_rerun(
             task_version=run.task_version,
             trial=run.trial,
         )
-        ObjectiveResult.objects.filter(test_run=run).update(
+        rescored = ObjectiveResult.objects.filter(test_run=run).update(
             test_run=new, test_score=None, relative_improvement=None, runtime_seconds=None
         )
+        if rescored:  # its test score is gone until the new run's
+            results_changed([run.submission.stage])
     return new

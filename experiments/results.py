@@ -17,6 +17,7 @@ from benchmark.models import (
     Submission,
 )
 from benchmark.submission_selectors import trace_artifacts, trace_step_page
+from common.results import results_changed
 from experiments.models import (
     ExperimentPhase,
     ExperimentRun,
@@ -149,6 +150,7 @@ def objective_test_score_record(
                 "baseline_lloc": base if isinstance(base, int) and base >= 0 else None,
             },
         )
+        results_changed([submission.stage])
     return result
 
 

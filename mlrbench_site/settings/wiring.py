@@ -8,7 +8,7 @@ three means, all listed here.
 1. Dotted-path lists (the settings below): the lower app imports each named
    callable when first used.
 
-   | setting                      | read by (benchmark)      | filled by           |
+   | setting                      | read by (benchmark/...)  | filled by           |
    | ---------------------------- | ------------------------ | ------------------- |
    | SUBMISSION_VISIBILITY_HOOKS  | visibility.py            | reviews             |
    | SUBMISSION_OMISSION_HOOKS    | visibility.py            | reviews             |
@@ -17,6 +17,7 @@ three means, all listed here.
    | SUBMISSION_NOTICES           | page_panels.py           | judging             |
    | SUBMISSION_SUMMARY           | page_panels.py           | judging, reviews    |
    | SUBMISSION_INTAKE_CHECKS     | intake.py                | experiments         |
+   | RESULTS_CHANGED_HOOKS        | common/results.py        | leaderboard         |
 
 2. Registries in benchmark, filled from the higher apps' `AppConfig.ready()`:
 
@@ -41,18 +42,13 @@ three means, all listed here.
    | benchmark.signals.submission_ready            | experiments/receivers.py (queue a    |
    | (benchmark/intake.py, after commit)           | dev or reproduction run);            |
    |                                               | judging/receivers.py (queue judging) |
-   | judging.signals.judgment_finished             | leaderboard/apps.py (the boards of   |
-   | (judging/services.py, a judge run's end)      | the judgment's stage)                |
-   | post_save, post_delete: every model           | leaderboard/apps.py `_data_written`  |
-   | (Django; only benchmark, judging and reviews  | (the boards a row can change)        |
-   | tables count, leaderboard.apps.WATCHED_APPS)  |                                      |
-   | pre_save: benchmark.Submission                | leaderboard/apps.py (the stage a     |
-   |                                               | submission leaves)                   |
+   | post_save, post_delete: every model           | leaderboard/receivers.py, the public |
+   | (Django; only benchmark, judging and reviews  | results' safety net for writes no    |
+   | tables count, receivers.WATCHED_APPS)         | service made: `results_changed`      |
+   | pre_save: benchmark.Submission                | leaderboard/receivers.py (the stage  |
+   |                                               | a submission leaves)                 |
    | post_save, post_delete: judging.Rubric        | judging/receivers.py (its own cached |
    |                                               | rubrics; within the app)             |
-   | post_save, post_delete: judging.Judgment,     | reviews/receivers.py (the agreement  |
-   | DimensionScore; reviews.HumanReview,          | cache's generation)                  |
-   | HumanReviewScore; post_save: ReviewRound      |                                      |
 
 Elsewhere in the settings, by name only: the Celery routes by task name
 (celery.py), benchmark's upload handler and API token authentication and the
@@ -81,3 +77,7 @@ SUBMISSION_SUMMARY = [
 # Checks other apps make of an upload before it becomes a submission (see
 # benchmark/intake.py): an MLRC-Bench method archive's layout and read-only files.
 SUBMISSION_INTAKE_CHECKS = ["experiments.intake.method_archive_problem"]
+# Called after the commit of every write that changed public results, with the
+# stages it changed (None: every stage), by `common.results.results_changed`:
+# the leaderboard's boards and answers made stale, and recomputed by a worker.
+RESULTS_CHANGED_HOOKS = ["leaderboard.caching.boards_changed"]
