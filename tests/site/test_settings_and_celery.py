@@ -125,6 +125,22 @@ def test_the_suite_runs_on_postgresql():
     assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 
 
+def test_the_test_settings_are_the_sites_but_for_what_a_test_run_changes():
+    """Every setting of the site's, each the same, but the few test overrides."""
+    import mlrbench_site.settings as site
+    import mlrbench_site.settings.test as test
+
+    assert os.environ["DJANGO_SETTINGS_MODULE"] == "mlrbench_site.settings.test"
+
+    def names(module) -> set[str]:
+        return {name for name in dir(module) if name.isupper()}
+
+    assert names(test) == names(site)
+    changed = {name for name in names(site) if getattr(test, name) != getattr(site, name)}
+    assert changed == {"PASSWORD_HASHERS"}
+    assert settings.PASSWORD_HASHERS == ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def test_each_task_is_routed_to_its_own_queue_and_to_no_other():
     """Published through the real broker, an experiment run lands in `gpu` and a
     judgment in `judge`, each once (the queues do not share an exchange key)."""
