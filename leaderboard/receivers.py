@@ -7,10 +7,13 @@ every model of the apps whose rows the public answers read (`WATCHED_APPS`);
 rows no public answer reads (`UNREAD_MODELS`) and a reviewer's draft (its
 autosave, or the draft row its first one creates) call nothing. A row names
 its stage (a submission, a rubric, a default panel, a round, or a row of one
-submission, one judgment or one review), else it
-changes every stage (a task, an agent, a judge). The agreement's
-inputs (`AGREEMENT_MODELS`, a submitted review, a released round) are marked so.
+submission, one judgment or one review), else it changes every stage (a task,
+an agent, a judge). The agreement's inputs (`AGREEMENT_MODELS`, a submitted
+review, a round) are marked so. Writes that send no model signal
+(`QuerySet.update`, `bulk_create`) are the services' to announce.
 """
+
+from django.db.models.signals import post_delete
 
 from benchmark.models import Submission
 from common.bulk_writes import pending
@@ -87,8 +90,6 @@ def model_written(
         return
     if _is_draft_write(sender, instance, update_fields, created):
         return
-    from django.db.models.signals import post_delete
-
     agreement = _agreement_written(sender, instance, deleted=signal is post_delete)
     # In an import: every stage once, at its end (no query per row for its stage).
     stages = None if pending() else _stages_written(instance)
