@@ -32,6 +32,7 @@ from benchmark.models.agents import AGENT_NAME_PATTERN
 from common import llm as gateway
 from common.errors import ApplicationError, ErrorItem, ValidationFailed
 from common.leases import Lease, lease_claim, lease_heartbeat, lease_reap, lease_release
+from common.results import results_changed
 from experiments.slots import SlotsBusy
 from submissions.intake import submission_intake
 from submissions.lineage import previous_stage, stage_inputs_resolve, stage_inputs_sample
@@ -666,6 +667,7 @@ def _store(run: AgentRun, row: AgentRunStage, token: str, workspace: Path) -> st
             locked.finished_at = timezone.now()
             locked.save(update_fields=["submission", "status", "finished_at"])
             _stage_done(row, token, StageStatus.FINISHED, f"stored as submission {submission.pk}")
+            results_changed([stage])  # a new submission of the stage (its intake's rows too)
     return "done"
 
 

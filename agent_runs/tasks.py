@@ -30,9 +30,7 @@ def _execute(task, run_id: int, stage: str) -> str:
     return outcome
 
 
-@shared_task(
-    bind=True, base=WorkerTask, name="agent_runs.llm_stage", acks_late=True, time_limit=_HARD_LIMIT
-)
+@shared_task(bind=True, base=WorkerTask, name="agent_runs.llm_stage", time_limit=_HARD_LIMIT)
 def llm_stage_task(self, run_id: int, stage: str) -> str:
     return _execute(self, run_id, stage)
 
@@ -41,7 +39,6 @@ def llm_stage_task(self, run_id: int, stage: str) -> str:
     bind=True,
     base=WorkerTask,
     name="agent_runs.experiment_stage",
-    acks_late=True,
     time_limit=_HARD_LIMIT,
 )
 def experiment_stage_task(self, run_id: int, stage: str) -> str:

@@ -50,3 +50,9 @@ def deferred_done(key: str) -> None:
     pending = _pending.get()
     if pending is not None:
         pending.pop(key, None)
+
+
+def pending() -> bool:
+    """Whether a `writes_deferred()` block is running (a receiver that would
+    compute what a row changes can skip that work: the end of the block redoes it all)."""
+    return _pending.get() is not None

@@ -1,5 +1,12 @@
 """The base of the site's Celery tasks (`@shared_task(base=WorkerTask, ...)`).
 
+Every task is acknowledged late (`acks_late`): its message is acknowledged
+once the task has run, not when a worker takes it, so a worker that dies
+mid-task (`reject_on_worker_lost`: killed, out of memory) leaves the message
+to the broker, which delivers it again. The tasks are written for that: each
+takes ids and calls one service whose row, claimed with a conditional update,
+is the truth, so a message delivered twice does the work once.
+
 Around each task in a worker it does what Django does around a request: a
 database connection that is broken (PostgreSQL restarted, the connection
 terminated) or older than CONN_MAX_AGE is dropped before the task and after it,
@@ -16,6 +23,8 @@ from django.db import close_old_connections
 
 
 class WorkerTask(Task):  # type: ignore[misc]  # celery ships no types
+    acks_late = True
+    reject_on_worker_lost = True
     close_when_eager = False
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchmark.models import Agent
+from common.results import results_changed
 from experiments.models import (
     ExperimentPhase,
     ExperimentRun,
@@ -321,6 +322,7 @@ def objective_test_queue(
                 trial=trial,
                 task_version=objective.version,
             )
+            results_changed([best.submission.stage])  # the trial's result, awaiting its score
     except IntegrityError:
         raise ExperimentRefused(
             f"agent {agent.name}{trial_label} was already evaluated on the test data of "
@@ -345,6 +347,8 @@ def experiment_cancel(*, run: ExperimentRun) -> ExperimentRun:
     run.refresh_from_db()
     if not cancelled:
         raise ExperimentRefused(f"run {run.pk} has already finished ({run.status})")
+    if run.is_finished:  # a running one is finished by its worker
+        results_changed([run.submission.stage])
     return run
 
 
@@ -367,7 +371,9 @@ def experiment_rerun(
             task_version=run.task_version,
             trial=run.trial,
         )
-        ObjectiveResult.objects.filter(test_run=run).update(
+        rescored = ObjectiveResult.objects.filter(test_run=run).update(
             test_run=new, test_score=None, relative_improvement=None, runtime_seconds=None
         )
+        if rescored:  # its test score is gone until the new run's
+            results_changed([run.submission.stage])
     return new

@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from common.results import results_changed
 from experiments.models import (
     ExperimentPhase,
     ExperimentRun,
@@ -146,6 +147,7 @@ def objective_test_score_record(
                 "baseline_lloc": base if isinstance(base, int) and base >= 0 else None,
             },
         )
+        results_changed([submission.stage])
     return result
 
 

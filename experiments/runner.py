@@ -22,6 +22,7 @@ from django.utils import timezone
 
 import sandbox
 from common.leases import Lease, lease_claim, lease_heartbeat
+from common.results import results_changed
 from common.storage import object_save
 from experiments.models import (
     ExperimentLimit,
@@ -31,6 +32,7 @@ from experiments.models import (
     ObjectiveTask,
     TaskEnvironment,
 )
+from submissions.models import Submission
 
 from . import claims as claims_module
 from . import mlrc
@@ -117,6 +119,8 @@ def experiment_execute(*, run_id: int) -> ExperimentRun | None:
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
     run.refresh_from_db()
+    if run.is_finished:  # its outcome, and what it recorded (a score, a reproduction check)
+        results_changed([run.submission.stage])
     return run
 
 
@@ -141,6 +145,7 @@ def _finish_unstarted(run: ExperimentRun, reason: str) -> None:
         status=ExperimentStatus.FAILED, reason=reason, finished_at=timezone.now()
     )
     run.refresh_from_db()
+    results_changed([run.submission.stage])
 
 
 def _finish(run: ExperimentRun, **fields: Any) -> bool:
@@ -767,6 +772,10 @@ def _produced_numbers(
 
 def experiment_give_up(*, run_id: int, reason: str) -> None:
     """A queued run that no worker could take in time fails with the reason."""
-    ExperimentRun.objects.filter(pk=run_id, status=ExperimentStatus.QUEUED).update(
+    given_up = ExperimentRun.objects.filter(pk=run_id, status=ExperimentStatus.QUEUED).update(
         status=ExperimentStatus.FAILED, reason=reason, finished_at=timezone.now()
     )
+    if given_up:
+        results_changed(
+            Submission.objects.filter(experiment_runs__pk=run_id).values_list("stage", flat=True)
+        )

@@ -24,7 +24,6 @@ _HARD_LIMIT = settings.EXPERIMENT_MAX_TIME_LIMIT_SECONDS + 600
     name="benchmark.experiment_run",
     bind=True,
     base=WorkerTask,
-    acks_late=True,
     soft_time_limit=_HARD_LIMIT - 120,
     time_limit=_HARD_LIMIT,
     max_retries=240,

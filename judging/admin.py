@@ -1,6 +1,8 @@
 from django.contrib import admin, messages
 from django.db.models import Count, Q, Sum
 
+from common.results import results_changed
+
 from . import services
 from .models import Canary, DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
 
@@ -83,10 +85,12 @@ class JudgeAdmin(admin.ModelAdmin):
     @admin.action(description="Activate: queue for new submissions")
     def activate(self, request, queryset):
         queryset.update(is_active=True)
+        results_changed(None)  # no model signal: the judging states on every stage
 
     @admin.action(description="Deactivate: no new judgments")
     def deactivate(self, request, queryset):
         queryset.update(is_active=False)
+        results_changed(None)
 
 
 class DimensionScoreInline(admin.TabularInline):

@@ -13,7 +13,7 @@ from submissions.models import Submission
 from submissions.visibility import submissions_visible_to
 
 from . import services
-from .selectors import judgments_status_data
+from .selectors import submission_judgments_status
 from .serializers import (
     JudgmentStatusSerializer,
     QueueConflictSerializer,
@@ -42,8 +42,7 @@ class SubmissionJudgmentsAPIView(APIView):
             user=request.user, submissions=Submission.objects.select_related("task")
         )
         submission = get_object_or_404(submissions, pk=submission_id)
-        data = judgments_status_data(submission)
-        return Response(SubmissionJudgmentsSerializer(data).data)
+        return Response(SubmissionJudgmentsSerializer(submission_judgments_status(submission)).data)
 
     @extend_schema(
         request=None,

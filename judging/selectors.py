@@ -602,94 +602,85 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
     }
 
 
-def _number(value: Decimal | None) -> float | None:
-    return float(value) if value is not None else None
+@dataclass
+class JudgmentEntry:
+    """One judgment as a submission's judgments answer lists it
+    (`serializers.JudgmentStatusSerializer` shapes it): a judge's newest scoring
+    judgment under one condition, with its scores, or its newest hallucination
+    review, with its findings. An active judge that has not been queued yet
+    stands as an unsaved judgment (no id, no rubric) whose status is `not_queued`."""
+
+    kind: str
+    condition: str
+    judge: Judge
+    judgment: Judgment
+    scores: dict[str, DimensionScore] = field(default_factory=dict)
+    findings: list[HallucinationFinding] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return self.judgment.status if self.judgment.pk is not None else "not_queued"
 
 
-def judgments_status_data(submission: Submission) -> dict[str, Any]:
-    """The JSON the page polls and API clients read: progress, then each judge's
-    judgment with its scores."""
+@dataclass
+class SubmissionJudgments:
+    """What the submission page polls and API clients read: progress, then each
+    judge's judgment with its scores (`serializers.SubmissionJudgmentsSerializer`)."""
+
+    submission: Submission
+    state: str
+    progress: dict[str, int]  # per status, and the total
+    complete: bool
+    signature: str
+    stage_score: Decimal | None
+    stage_scores: dict[str, dict[str, Decimal | None]]  # per condition, each dimension's mean
+    cost_usd: Decimal | None
+    panel: PanelChoice | None
+    not_counted: dict[str, str] | None
+    judgments: list[JudgmentEntry]
+
+
+def submission_judgments_status(submission: Submission) -> SubmissionJudgments:
+    """A submission's judgments as the page and the API see them (`judgments_panel_context`)."""
     context = judgments_panel_context(submission)
-    judgments = []
-    for panel in context["panels"]:
-        for row in panel.rows:
-            judgment = row.judgment
-            judgments.append(
-                {
-                    "id": judgment.pk if judgment else None,
-                    "kind": JudgmentKind.SCORE,
-                    "judge": row.judge.name,
-                    "model": row.judge.model,
-                    "condition": panel.condition,
-                    "status": row.status,
-                    "attempts": judgment.attempts if judgment else 0,
-                    "error": judgment.error if judgment else "",
-                    "imported": judgment.imported if judgment else False,
-                    "rubric_version": judgment.rubric.version if judgment else None,
-                    "scores": {
-                        key: {"score": _number(s.score), "justification": s.justification}
-                        for key, s in row.scores.items()
-                    },
-                    "strengths": judgment.strengths if judgment else [],
-                    "weaknesses": judgment.weaknesses if judgment else [],
-                    "confidence": judgment.confidence if judgment else None,
-                    "has_hallucination": judgment.has_hallucination if judgment else None,
-                    "hallucination_details": judgment.hallucination_details if judgment else "",
-                    "input_tokens": judgment.input_tokens if judgment else None,
-                    "output_tokens": judgment.output_tokens if judgment else None,
-                    "cost_usd": _number(judgment.cost_usd) if judgment else None,
-                    "latency_seconds": judgment.latency_seconds if judgment else None,
-                    "finished_at": judgment.finished_at.isoformat()
-                    if judgment and judgment.finished_at
-                    else None,
-                }
-            )
-    for row in context["hallucination"]:
-        judgments.append(_hallucination_data(row))
-    stage = {}
-    for panel in context["panels"]:
-        stage[panel.condition] = {row["key"]: _number(row["mean"]) for row in panel.table}
-    return {
-        "submission": submission.pk,
-        "submission_status": context["state"],
-        "progress": {**context["progress"], "total": context["total"]},
-        "complete": context["complete"],
-        "signature": context["signature"],
-        "stage_score": _number(context["stage_score"]),
-        "stage_scores": stage,
-        "cost_usd": _number(context["cost_usd"]),
-        "panel": context["score_panel"].name if context["score_panel"] else None,
-        "not_counted": context["not_counted"],
-        "judgments": judgments,
-    }
-
-
-def _hallucination_data(row: HallucinationRow) -> dict[str, Any]:
-    judgment = row.judgment
-    return {
-        "id": judgment.pk,
-        "kind": JudgmentKind.HALLUCINATION,
-        "judge": row.judge.name,
-        "model": row.judge.model,
-        "condition": judgment.condition,
-        "status": judgment.status,
-        "attempts": judgment.attempts,
-        "error": judgment.error,
-        "imported": judgment.imported,
-        "rubric_version": judgment.rubric.version,
-        "has_hallucination": judgment.has_hallucination,
-        "findings": [
-            {"type": f.type, "description": f.description, "evidence": f.evidence}
-            for f in row.findings
-        ],
-        "overall_assessment": judgment.overall_assessment,
-        "confidence": judgment.confidence,
-        "input_tokens": judgment.input_tokens,
-        "output_tokens": judgment.output_tokens,
-        "cost_usd": _number(judgment.cost_usd),
-        "latency_seconds": judgment.latency_seconds,
-        "finished_at": judgment.finished_at.isoformat() if judgment.finished_at else None,
-    }
+    entries = [
+        JudgmentEntry(
+            kind=JudgmentKind.SCORE,
+            condition=panel.condition,
+            judge=row.judge,
+            judgment=row.judgment
+            or Judgment(submission=submission, judge=row.judge, condition=panel.condition),
+            scores=row.scores,
+        )
+        for panel in context["panels"]
+        for row in panel.rows
+    ]
+    entries += [
+        JudgmentEntry(
+            kind=JudgmentKind.HALLUCINATION,
+            condition=row.judgment.condition,
+            judge=row.judge,
+            judgment=row.judgment,
+            findings=row.findings,
+        )
+        for row in context["hallucination"]
+    ]
+    return SubmissionJudgments(
+        submission=submission,
+        state=context["state"],
+        progress={**context["progress"], "total": context["total"]},
+        complete=context["complete"],
+        signature=context["signature"],
+        stage_score=context["stage_score"],
+        stage_scores={
+            panel.condition: {row["key"]: row["mean"] for row in panel.table}
+            for panel in context["panels"]
+        },
+        cost_usd=context["cost_usd"],
+        panel=context["score_panel"],
+        not_counted=context["not_counted"],
+        judgments=entries,
+    )
 
 
 def judgments_pending(*, judgment_ids: Iterable[int]) -> dict[str, int]:

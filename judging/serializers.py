@@ -1,8 +1,22 @@
-"""The shapes of the judging API's answers (also what the OpenAPI schema shows)."""
+"""The shapes of the judging API's answers (also what the OpenAPI schema shows):
+each is the one definition of its answer, read from what the selectors return
+(`selectors.SubmissionJudgments`)."""
+
+from datetime import datetime
+from typing import Any
 
 from rest_framework import serializers
 
 from common.drf import ErrorSerializer
+
+from .models import JudgmentKind
+
+
+class IsoDateTimeField(serializers.DateTimeField):
+    """A moment as Python writes it (`isoformat()`, "+00:00"), as the answer always did."""
+
+    def to_representation(self, value: datetime) -> str:
+        return value.isoformat()  # a null never gets here (the serializer writes it)
 
 
 class ScoreSerializer(serializers.Serializer):
@@ -16,36 +30,64 @@ class FindingSerializer(serializers.Serializer):
     evidence = serializers.CharField(allow_blank=True)
 
 
+# The fields only one kind of judgment has (the other's answer leaves them out).
+_SCORE_ONLY = ("scores", "strengths", "weaknesses", "hallucination_details")
+_HALLUCINATION_ONLY = ("findings", "overall_assessment")
+
+
+# Read from a `selectors.JudgmentEntry` (its docstring is the schema's description).
 class JudgmentStatusSerializer(serializers.Serializer):
     """A scoring judgment carries `scores`, `strengths`, `weaknesses` and
     `hallucination_details`; a hallucination review (`kind`) carries `findings`
     and `overall_assessment` instead."""
 
-    id = serializers.IntegerField(allow_null=True, help_text="null: the judge has not been queued")
+    id = serializers.IntegerField(
+        source="judgment.pk", allow_null=True, help_text="null: the judge has not been queued"
+    )
     kind = serializers.CharField(help_text="score or hallucination")
-    judge = serializers.CharField()
-    model = serializers.CharField()
+    judge = serializers.CharField(source="judge.name")
+    model = serializers.CharField(source="judge.model")
     condition = serializers.CharField(help_text="with_code or no_code")
     status = serializers.CharField(help_text="queued, running, done, failed or not_queued")
-    attempts = serializers.IntegerField(help_text="calls to the model in the latest run")
-    error = serializers.CharField(allow_blank=True)
-    imported = serializers.BooleanField()
-    rubric_version = serializers.IntegerField(allow_null=True)
+    attempts = serializers.IntegerField(
+        source="judgment.attempts", help_text="calls to the model in the latest run"
+    )
+    error = serializers.CharField(source="judgment.error", allow_blank=True)
+    imported = serializers.BooleanField(source="judgment.imported")
+    rubric_version = serializers.IntegerField(source="judgment.rubric.version", allow_null=True)
     # Only a scoring judgment has these (required=False: left out of a review's answer).
     scores = serializers.DictField(child=ScoreSerializer(), required=False)
-    strengths = serializers.ListField(child=serializers.CharField(), required=False)
-    weaknesses = serializers.ListField(child=serializers.CharField(), required=False)
-    hallucination_details = serializers.CharField(allow_blank=True, required=False)
+    strengths = serializers.ListField(
+        source="judgment.strengths", child=serializers.CharField(), required=False
+    )
+    weaknesses = serializers.ListField(
+        source="judgment.weaknesses", child=serializers.CharField(), required=False
+    )
+    hallucination_details = serializers.CharField(
+        source="judgment.hallucination_details", allow_blank=True, required=False
+    )
     # Only a hallucination review has these.
     findings = FindingSerializer(many=True, required=False)
-    overall_assessment = serializers.CharField(allow_blank=True, required=False)
-    confidence = serializers.IntegerField(allow_null=True)
-    has_hallucination = serializers.BooleanField(allow_null=True)
-    input_tokens = serializers.IntegerField(allow_null=True)
-    output_tokens = serializers.IntegerField(allow_null=True)
-    cost_usd = serializers.FloatField(allow_null=True, help_text="null: unknown price")
-    latency_seconds = serializers.FloatField(allow_null=True)
-    finished_at = serializers.DateTimeField(allow_null=True)
+    overall_assessment = serializers.CharField(
+        source="judgment.overall_assessment", allow_blank=True, required=False
+    )
+    confidence = serializers.IntegerField(source="judgment.confidence", allow_null=True)
+    has_hallucination = serializers.BooleanField(
+        source="judgment.has_hallucination", allow_null=True
+    )
+    input_tokens = serializers.IntegerField(source="judgment.input_tokens", allow_null=True)
+    output_tokens = serializers.IntegerField(source="judgment.output_tokens", allow_null=True)
+    cost_usd = serializers.FloatField(
+        source="judgment.cost_usd", allow_null=True, help_text="null: unknown price"
+    )
+    latency_seconds = serializers.FloatField(source="judgment.latency_seconds", allow_null=True)
+    finished_at = IsoDateTimeField(source="judgment.finished_at", allow_null=True)
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        for name in _HALLUCINATION_ONLY if instance.kind == JudgmentKind.SCORE else _SCORE_ONLY:
+            data.pop(name, None)
+        return data
 
 
 class SubmissionNotCountedSerializer(serializers.Serializer):
@@ -53,9 +95,10 @@ class SubmissionNotCountedSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
+# Read from a `selectors.SubmissionJudgments` (its docstring is the schema's description).
 class SubmissionJudgmentsSerializer(serializers.Serializer):
-    submission = serializers.IntegerField()
-    submission_status = serializers.CharField()
+    submission = serializers.IntegerField(source="submission.pk")
+    submission_status = serializers.CharField(source="state")
     progress = serializers.DictField(child=serializers.IntegerField())
     complete = serializers.BooleanField(help_text="every queued judgment is done or failed")
     signature = serializers.CharField(help_text="changes whenever the progress or a result does")
@@ -68,6 +111,7 @@ class SubmissionJudgmentsSerializer(serializers.Serializer):
     )
     cost_usd = serializers.FloatField(allow_null=True)
     panel = serializers.CharField(
+        source="panel.name",
         allow_null=True,
         help_text="The judge panel whose mean `stage_score` is (the stage's default); "
         "null: every judge (no panel)",

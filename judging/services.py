@@ -45,6 +45,7 @@ from django.utils import timezone
 from common.errors import Conflict, NotFound, ValidationFailed
 from common.leases import Lease, lease_claim, lease_held, lease_reap, lease_release
 from common.llm import LLMResponse, PermanentLLMError, RetriesExhausted, call_with_retries
+from common.results import results_changed
 from submissions.models import Stage, Submission, SubmissionStatus
 
 from . import llm
@@ -72,7 +73,6 @@ from .parsing import (
 from .prompts import PromptError, judge_prompt_build, reask_message
 from .ratelimit import judge_call_turn, rate_limit_timeout
 from .rubrics import DEFAULT_RUBRICS, HALLUCINATION_STAGES, hallucination_prompt
-from .signals import judgment_finished
 
 logger = logging.getLogger(__name__)
 
@@ -327,6 +327,8 @@ def judge_set_active(*, name: str, active: bool) -> Judge:
     updated = Judge.objects.filter(name=name).update(is_active=active)
     if not updated:
         raise JudgeError(f"no judge named {name!r}")
+    # Which submissions still await a judge (their judging state), on every stage.
+    results_changed(None)
     return Judge.objects.get(name=name)
 
 
@@ -592,6 +594,13 @@ def _judgments_reset(judgment_ids: list[int]) -> None:
     """Back to queued with nothing of the earlier runs left (scores, usage, error)."""
     if not judgment_ids:
         return
+    # A done judgment re-run loses its scores from its stage's results.
+    results_changed(
+        Submission.objects.filter(judgments__pk__in=judgment_ids)
+        .values_list("stage", flat=True)
+        .distinct(),
+        agreement=True,
+    )
     DimensionScore.objects.filter(judgment_id__in=judgment_ids).delete()
     HallucinationFinding.objects.filter(judgment_id__in=judgment_ids).delete()
     Judgment.objects.filter(pk__in=judgment_ids).update(
@@ -1055,16 +1064,9 @@ def judgment_run(*, judgment_id: int) -> Judgment | None:
     else:
         finished = run.fail(*failure)
     if finished:
-        # The judgment is done whatever a listener does (a cache refresh that
-        # cannot reach Redis is the cache's to retry, never this run's failure).
-        for receiver, error in judgment_finished.send_robust(
-            sender=Judgment,
-            judgment_id=judgment_id,
-            submission_id=judgment.submission_id,
-            status=judgment.status,
-        ):
-            if isinstance(error, Exception):
-                logger.warning("judgment %s: %s failed: %r", judgment_id, receiver, error)
+        # Its scores and outcome are committed (written with `update()` and
+        # `bulk_create()`, which send no model signals): the results of its stage.
+        results_changed([judgment.submission.stage], agreement=True)
     return judgment
 
 
@@ -1173,10 +1175,13 @@ def panel_default_set(*, name: str, stages: Iterable[str] | None = None) -> list
     if unknown:
         raise PanelError(f"no judged stage {', '.join(unknown)}", field="stage")
     with transaction.atomic():
-        return [
+        defaults = [
             StagePanel.objects.update_or_create(stage=stage, defaults={"panel": panel})[0]
             for stage in chosen
         ]
+        # The judges those stages' boards average.
+        results_changed(chosen, agreement=True)
+    return defaults
 
 
 def panel_published_ensure(*, name: str, judge_names: Iterable[str]) -> JudgePanel | None:
@@ -1200,4 +1205,5 @@ def panel_published_ensure(*, name: str, judge_names: Iterable[str]) -> JudgePan
     StagePanel.objects.bulk_create(
         [StagePanel(stage=stage, panel=panel) for stage in free], ignore_conflicts=True
     )
+    results_changed(free, agreement=True)
     return panel if changed or free else None

@@ -1,7 +1,7 @@
 """Judge tasks, routed to the `judge` queue (settings CELERY_TASK_ROUTES). They
 take ids and call one service; the judgment row, claimed with a conditional
 update, is the truth, so a message delivered twice does the work once
-(acks_late is on for every task).
+(every task is acknowledged late: common/tasks.py).
 
 Judge calls wait on the network: run this queue with a thread pool so one
 machine keeps many calls in flight, two processes per core (each judgment also
@@ -66,7 +66,6 @@ def _warm_up_in_background() -> None:
     bind=True,
     base=WorkerTask,
     name="judging.judgment_run",
-    acks_late=True,
     # A task that fails is not acknowledged-and-forgotten by design: its row is
     # queued (a failure before the claim, or a run that gave its row back) and
     # the reaper sends it again; see DATABASE_ERRORS below.

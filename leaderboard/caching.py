@@ -7,10 +7,13 @@ board), and one for the answers that span stages (judgment lists, agents'
 pages, the export). A write moves on the generation of the stage it changes
 and the cross-stage one (after its transaction commits), so the other stages'
 boards stay cached; a write that no stage owns (a task, an agent, a judge)
-moves every one. A time limit backs this up for writes that send no signal
-(`QuerySet.update`, `bulk_create`); bulk writers call `data_changed()`
-themselves (the `import_mlrbench` command does, through the leaderboard's
-import part, which also computes the boards there and then).
+moves every one. Writers say what they changed with
+`common.results.results_changed` (a service at its event, or the safety net
+of `leaderboard/receivers.py` for a model write no service made), which calls
+`boards_changed` here after the commit; `import_mlrbench` makes every board
+stale once, at its end, through the leaderboard's import part, which also
+computes the boards there and then. A time limit backs this up for writes
+that say nothing (a `QuerySet.update` in a shell).
 
 A stage's answers are `cached_stage(..., recent=True)`: for `stale_seconds()`
 after a write, a reader gets the answer as it was while a worker recomputes
@@ -25,7 +28,6 @@ from typing import TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
 
 from common.cache_generation import CacheGeneration
 
@@ -103,13 +105,16 @@ def generations_bump(stages: Iterable[str] | None = None) -> None:
         stage_generation(stage).bump()
 
 
-def data_changed(stages: Iterable[str] | None = None) -> None:
-    """Invalidate what a write to `stages` (None: to no stage in particular,
-    so to all) makes stale once the current transaction commits, and have a
+def boards_changed(stages: tuple[str, ...] | None) -> None:
+    """The leaderboard's part of `common.results.results_changed`, after the
+    commit (settings `RESULTS_CHANGED_HOOKS`): make stale what a write to
+    `stages` (None: to no stage in particular, so to all) changed, and have a
     worker recompute those stages' boards."""
-    changed = None if stages is None else tuple(stages)
-    transaction.on_commit(lambda: generations_bump(changed), robust=True)
-    transaction.on_commit(lambda: refresh_soon(changed), robust=True)
+    generations_bump(stages)
+    from .selectors import LEADERBOARD_STAGES
+
+    # A method's (an objective task's) stage has no board of its own to recompute.
+    refresh_soon([stage for stage in stages_or_all(stages) if stage in LEADERBOARD_STAGES])
 
 
 def cached(namespace: str, parts: tuple[object, ...], compute: Callable[[], T]) -> T:

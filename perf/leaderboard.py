@@ -313,10 +313,11 @@ def bump_cache(*, refresh: bool = True) -> None:
     """Invalidate the cached leaderboards as a landing judgment would (which
     also queues the worker's recompute); without `refresh`, only invalidate.
     This process has the server's settings (the same Redis and key prefix)."""
-    from leaderboard.caching import data_changed, generations_bump
+    from common.results import results_changed
+    from leaderboard.caching import generations_bump
 
     if refresh:
-        data_changed()  # outside a transaction: at once
+        results_changed(None)  # outside a transaction: at once
     else:
         generations_bump()
 

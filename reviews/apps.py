@@ -6,15 +6,11 @@ class ReviewsConfig(AppConfig):
     verbose_name = "Human review"
 
     def ready(self) -> None:
+        from benchmark.accounts import user_role_register
         from benchmark.mlrbench_import import import_part_register
 
         from .hallucination_import import hallucination_checks_part
         from .mlrbench_import import human_scores_part
-        from .receivers import receivers_connect
-
-        receivers_connect()
-        from benchmark.accounts import user_role_register
-
         from .services import reviewer_register
 
         user_role_register(name="reviewer", grant=lambda user: reviewer_register(user=user))

@@ -17,11 +17,11 @@ from django.utils import timezone
 
 from benchmark.models import Team, Topic
 from common.errors import ApplicationError, Conflict, ValidationFailed, form_error_items
+from common.results import results_changed
 from judging.models import Rubric
 from submissions.models import Submission
 from submissions.selectors import submissions_newest
 
-from .agreement_cache import AGREEMENT_GENERATION
 from .forms import (
     HALLUCINATION_REVIEW_STAGES,
     TEXT_LIMIT,
@@ -290,6 +290,9 @@ def assignments_generate(*, review_round: ReviewRound, seed: int = 0) -> Assignm
             )
             for (user, paper), code in zip(pending, codes, strict=True)
         )
+        if plan.created:
+            # Their runs are under open review now: left out of every public answer.
+            results_changed([review_round.stage])
     return plan
 
 
@@ -324,6 +327,8 @@ def assignment_add(
                 due_at=due_at or review_round.due_at,
             )
             review_round.submissions.add(submission)
+            # The paper's run is under open review now: left out of every public answer.
+            results_changed([submission.stage])
     except IntegrityError as exc:
         raise AssignmentRefused(f"{reviewer} is already assigned to this paper") from exc
     return assignment
@@ -341,6 +346,8 @@ def assignment_remove(*, assignment: Assignment) -> None:
         if review:
             review.delete()
         assignment.delete()
+        # The paper's run may be under open review no more.
+        results_changed([assignment.review_round.stage])
 
 
 def assignment_due_set(*, assignment: Assignment, due_at: datetime) -> Assignment:
@@ -356,12 +363,13 @@ def review_round_close(*, review_round: ReviewRound) -> int:
         locked = ReviewRound.objects.select_for_update().get(pk=review_round.pk)
         if locked.closed_at is None:
             locked.closed_at = now
-            # A save, not an update: the boards listen for it, and put the
-            # round's runs back, which were left out while it was open.
             locked.save(update_fields=["closed_at"])
         closed = Assignment.objects.filter(
             review_round=review_round, closed_at__isnull=True
         ).update(closed_at=now)
+        # The round's runs come back to the public answers, which left them out
+        # while it was open.
+        results_changed([locked.stage])
     review_round.refresh_from_db()
     return closed
 
@@ -376,9 +384,9 @@ def review_round_release(*, review_round: ReviewRound) -> ReviewRound:
         if locked.released_at is None:
             review_round_close(review_round=locked)
             locked.released_at = timezone.now()
-            # A save, not an update: the leaderboard listens for saves of this
-            # app's rows to drop its cached pages.
             locked.save(update_fields=["released_at"])
+            # Its reviews count in the human column, the export and the agreement.
+            results_changed([locked.stage], agreement=True)
     review_round.refresh_from_db()
     return review_round
 
@@ -573,7 +581,11 @@ def _review_write(
         weaknesses=weaknesses,
         comments=comments,
     )
-    AGREEMENT_GENERATION.bump_on_commit()
+    # A review submitted or edited: its paper's stage, and the agreement.
+    results_changed(
+        Submission.objects.filter(pk=review.submission_id).values_list("stage", flat=True),
+        agreement=True,
+    )
     return True
 
 

@@ -26,6 +26,7 @@ from django.db.models.fields.files import FieldFile
 
 from common.llm import litellm_table_cost
 from common.prices import Price, tokens_price
+from common.results import results_changed
 from common.storage import storage_errors
 
 from .models import ArtifactKind, Stage, Submission
@@ -302,9 +303,9 @@ def submissions_reprice() -> int:
         steps = submission_steps_price(submission, prices=prices)
         total, unpriced = steps_priced_total(steps)
         if (total, unpriced) != (submission.llm_cost_usd, submission.llm_unpriced_steps):
-            # save() so the leaderboard's caches hear of it.
             submission.llm_cost_usd, submission.llm_unpriced_steps = total, unpriced
             submission.llm_steps = [step_json(step) for step in steps]
             submission.save(update_fields=["llm_cost_usd", "llm_unpriced_steps", "llm_steps"])
+            results_changed([submission.stage])  # the boards' cost columns
             changed += 1
     return changed

@@ -28,6 +28,7 @@ from django.utils.module_loading import import_string
 
 from benchmark.models import Agent, Task
 from common.errors import Conflict, ValidationFailed
+from common.results import results_changed
 from common.storage import (
     StorageUnavailable,
     object_save,
@@ -449,6 +450,8 @@ def submission_store(
             # Last, so that the objects reach their final names only with rows
             # that are about to commit (and are removed again if they do not).
             written = _staged_move(staged, run, submission.pk, pdf_texts)
+            # A new run on its stage's board (on commit; once at an import's end).
+            results_changed([stage])
             if notify:
                 transaction.on_commit(
                     lambda: submission_ready.send(sender=Submission, submission_id=submission.pk)

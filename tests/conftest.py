@@ -33,19 +33,6 @@ S3_BACKEND = "storages.backends.s3.S3Storage"
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
-# Test accounts need no slow password hashing: this process (the session fixture
-# below) and every process a test starts (settings read PASSWORD_HASHERS).
-FAST_PASSWORD_HASHER = "django.contrib.auth.hashers.MD5PasswordHasher"
-os.environ["PASSWORD_HASHERS"] = FAST_PASSWORD_HASHER
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _fast_password_hasher():
-    from django.test.utils import override_settings
-
-    with override_settings(PASSWORD_HASHERS=[FAST_PASSWORD_HASHER]):
-        yield
-
 
 @pytest.fixture(autouse=True)
 def _boards_computed_by_readers(settings):

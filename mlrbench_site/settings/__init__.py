@@ -14,6 +14,9 @@ in the order they are read (each may use the ones before it, never after):
 - `celery`: the broker, queues, routes, time limits, periodic tasks;
 - `wiring`: how the apps reach the ones above them (dotted-path lists, and a
   table of the registries and signals filled in `ready()`).
+
+`mlrbench_site.settings.test` is the test suite's: these, and what only a
+test run changes (pytest's `DJANGO_SETTINGS_MODULE`).
 """
 
 # In the order above, not the alphabet's: later modules build on earlier values.

@@ -53,8 +53,8 @@ CELERY_WORKER_DETECT_QUORUM_QUEUES = True
 CELERY_BROKER_NATIVE_DELAYED_DELIVERY_QUEUE_TYPE = "quorum"
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=15 * 60)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=20 * 60)
-CELERY_TASK_ACKS_LATE = True
-CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# Every task is acknowledged late, and redelivered when its worker is lost:
+# `acks_late` and `reject_on_worker_lost` of their one base, common.tasks.WorkerTask.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 if BROKER_IS_RABBITMQ:
     # A publish returns once RabbitMQ has the message (py-amqp's confirms). An

@@ -17,6 +17,7 @@ through one of three means, all listed here.
    | SUBMISSION_NOTICES           | submissions/page_panels  | judging             |
    | SUBMISSION_SUMMARY           | submissions/page_panels  | judging, reviews    |
    | SUBMISSION_INTAKE_CHECKS     | submissions/intake.py    | experiments         |
+   | RESULTS_CHANGED_HOOKS        | common/results.py        | leaderboard         |
 
 2. Registries in the lower apps, filled from the higher apps' `AppConfig.ready()`:
 
@@ -42,19 +43,14 @@ through one of three means, all listed here.
    | submissions.signals.submission_ready          | experiments/receivers.py (queue a    |
    | (submissions/intake.py, after commit)         | dev or reproduction run);            |
    |                                               | judging/receivers.py (queue judging) |
-   | judging.signals.judgment_finished             | leaderboard/apps.py (the boards of   |
-   | (judging/services.py, a judge run's end)      | the judgment's stage)                |
-   | post_save, post_delete: every model           | leaderboard/apps.py `_data_written`  |
-   | (Django; only benchmark, submissions, judging | (the boards a row can change)        |
-   | and reviews tables count,                     |                                      |
-   | leaderboard.apps.WATCHED_APPS)                |                                      |
-   | pre_save: submissions.Submission              | leaderboard/apps.py (the stage a     |
-   |                                               | submission leaves)                   |
+   | post_save, post_delete: every model           | leaderboard/receivers.py, the public |
+   | (Django; only benchmark, submissions, judging | results' safety net for writes no    |
+   | and reviews tables count,                     | service made: `results_changed`      |
+   | receivers.WATCHED_APPS)                       |                                      |
+   | pre_save: submissions.Submission              | leaderboard/receivers.py (the stage  |
+   |                                               | a submission leaves)                 |
    | post_save, post_delete: judging.Rubric        | judging/receivers.py (its own cached |
    |                                               | rubrics; within the app)             |
-   | post_save, post_delete: judging.Judgment,     | reviews/receivers.py (the agreement  |
-   | DimensionScore; reviews.HumanReview,          | cache's generation)                  |
-   | HumanReviewScore; post_save: ReviewRound      |                                      |
 
 Elsewhere in the settings, by name only: the Celery routes by task name
 (celery.py), the submissions' upload handler, benchmark's API token
@@ -84,3 +80,7 @@ SUBMISSION_SUMMARY = [
 # Checks other apps make of an upload before it becomes a submission (see
 # submissions/intake.py): an MLRC-Bench method archive's layout and read-only files.
 SUBMISSION_INTAKE_CHECKS = ["experiments.intake.method_archive_problem"]
+# Called after the commit of every write that changed public results, with the
+# stages it changed (None: every stage), by `common.results.results_changed`:
+# the leaderboard's boards and answers made stale, and recomputed by a worker.
+RESULTS_CHANGED_HOOKS = ["leaderboard.caching.boards_changed"]

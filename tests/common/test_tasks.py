@@ -65,3 +65,14 @@ def test_a_task_called_as_a_function_keeps_its_callers_connection():
         task()
 
     assert close.call_count == 0
+
+
+def test_every_task_is_acknowledged_late_and_redelivered_when_its_worker_is_lost():
+    """A worker that dies mid-task leaves its message to the broker (the base's
+    `acks_late` and `reject_on_worker_lost`, not a setting or a decorator's)."""
+    app.loader.import_default_modules()
+    site = {name: task for name, task in app.tasks.items() if not name.startswith("celery.")}
+
+    assert site
+    assert {name for name, task in site.items() if task.acks_late is not True} == set()
+    assert {name for name, task in site.items() if task.reject_on_worker_lost is not True} == set()

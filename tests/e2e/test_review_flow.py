@@ -34,7 +34,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def world(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     rubric = RubricFactory()
     judges = [JudgeFactory(name="judge-a"), JudgeFactory(name="judge-b")]
     experts = [UserFactory(username=f"expert-{i}") for i in range(2)]

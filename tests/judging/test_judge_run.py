@@ -410,3 +410,19 @@ def test_configuration_errors_fail_at_once_with_the_reason(
     assert judgment.status == JudgmentStatus.FAILED
     assert says in judgment.error and "not retried" in judgment.error
     assert judgment.attempts == 1
+
+
+def test_a_finished_judgment_makes_its_stage_stale_and_no_other(
+    judgment, fake_llm, django_capture_on_commit_callbacks
+):
+    """The run writes with `update()` and `bulk_create()` (no model signal): its
+    end is the service's event, for the judgment's stage and the agreement."""
+    from tests.leaderboard.test_results_changed import generations, moved
+
+    fake_llm.script(answer(review_answer("end2end", score=6, overall=7, confidence=4)))
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True):
+        judgment = run(judgment)
+
+    assert judgment.status == JudgmentStatus.DONE
+    assert moved(before) == {"all", "end2end", "agreement"}

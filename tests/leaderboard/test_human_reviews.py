@@ -32,11 +32,6 @@ LEADERBOARD = "/api/leaderboard/"
 DIMENSIONS = ("Clarity", "Novelty", "Soundness", "Significance")
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def scores(overall: int) -> dict[str, int]:
     return {"Overall": overall, **{d: 5 for d in DIMENSIONS}}
 

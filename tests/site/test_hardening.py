@@ -111,7 +111,7 @@ def test_check_deploy_is_clean_with_the_documented_production_settings(tmp_path)
     for name in production:
         if name not in ("DEBUG", "SECRET_KEY", "ALLOWED_HOSTS"):
             assert f"# {name}=" in example, f"{name} is not documented in .env.example"
-    env = {**os.environ, **production}
+    env = {**os.environ, **production, "DJANGO_SETTINGS_MODULE": "mlrbench_site.settings"}
     done = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,

@@ -80,7 +80,6 @@ def test_celery_app_has_the_named_queues_and_safe_delivery_settings():
     assert {queue.name for queue in conf.task_queues} == {"judge", "gpu"}
     assert conf.task_default_queue == "judge"
     assert conf.task_serializer == "json" and conf.accept_content == ["json"]
-    assert conf.task_acks_late is True
     assert conf.worker_prefetch_multiplier == 1
     assert 0 < conf.task_soft_time_limit < conf.task_time_limit
     if settings.BROKER_IS_RABBITMQ:
@@ -124,6 +123,22 @@ def test_with_redis_the_queues_are_plain_and_the_visibility_timeout_outlasts_the
 
 def test_the_suite_runs_on_postgresql():
     assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+
+
+def test_the_test_settings_are_the_sites_but_for_what_a_test_run_changes():
+    """Every setting of the site's, each the same, but the few test overrides."""
+    import mlrbench_site.settings as site
+    import mlrbench_site.settings.test as test
+
+    assert os.environ["DJANGO_SETTINGS_MODULE"] == "mlrbench_site.settings.test"
+
+    def names(module) -> set[str]:
+        return {name for name in dir(module) if name.isupper()}
+
+    assert names(test) == names(site)
+    changed = {name for name in names(site) if getattr(test, name) != getattr(site, name)}
+    assert changed == {"PASSWORD_HASHERS"}
+    assert settings.PASSWORD_HASHERS == ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def test_each_task_is_routed_to_its_own_queue_and_to_no_other():

@@ -165,11 +165,14 @@ def test_an_imported_run_costs_a_few_queries_and_no_board_is_invalidated_per_row
     """Issue 28: thousands of runs in a full clone; each one's queries are its own
     rows (the existing versions and digests read once, no receiver's query), and
     the boards are made stale once, at the end, not per submission."""
-    import leaderboard.caching
+    import common.results
 
     tasks_import(path=mlrbench_data)
     invalidations: list[object] = []
-    monkeypatch.setattr(leaderboard.caching, "data_changed", invalidations.append)
+    # What the block's end calls: the one invalidation, for every stage.
+    monkeypatch.setattr(
+        common.results, "results_changed", lambda stages=None, **_: invalidations.append(stages)
+    )
 
     with writes_deferred():
         with CaptureQueriesContext(connection) as queries:

@@ -1,0 +1,209 @@
+"""One invalidation of the public results (`common.results.results_changed`):
+each service event moves on the generations of the stage it changes (with the
+answers that span stages, and the agreement when its inputs changed), no other
+stage's, after its commit; a bulk write does it once, at its end."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from common.bulk_writes import writes_deferred
+from common.results import AGREEMENT_GENERATION, results_changed
+from leaderboard.caching import DATA_GENERATION, stage_generation
+from leaderboard.selectors import LEADERBOARD_STAGES
+from tests.benchmark.factories import UserFactory
+from tests.reviews.scenario import review_data
+
+from .factories import (
+    STAGE_DIMENSIONS,
+    AgentFactory,
+    JudgeFactory,
+    SubmissionFactory,
+    judge_submission,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def generations() -> dict[str, int]:
+    return {
+        "all": DATA_GENERATION.current(),
+        "agreement": AGREEMENT_GENERATION.current(),
+        **{stage: stage_generation(stage).current() for stage in LEADERBOARD_STAGES},
+    }
+
+
+def moved(before: dict[str, int]) -> set[str]:
+    after = generations()
+    return {name for name in after if after[name] != before[name]}
+
+
+def test_the_named_stages_move_on_after_the_commit_and_no_other(
+    django_capture_on_commit_callbacks,
+):
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        results_changed(["idea", "paper"])
+        assert moved(before) == set()  # not before the writes are visible
+    assert len(callbacks) == 1
+    assert moved(before) == {"all", "idea", "paper"}
+
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True):
+        results_changed(["end2end"], agreement=True)
+    assert moved(before) == {"all", "end2end", "agreement"}
+
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True):
+        results_changed(None)
+    assert moved(before) == {"all", *LEADERBOARD_STAGES}
+
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        results_changed([])  # no stage changed: nothing to do
+    assert callbacks == [] and moved(before) == set()
+
+
+def test_inside_a_bulk_write_every_stage_moves_once_at_its_end(
+    django_capture_on_commit_callbacks,
+):
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True) as callbacks, writes_deferred():
+        results_changed(["idea"])
+        results_changed(["paper"], agreement=True)
+        assert moved(before) == set()
+        assert callbacks == []
+    # One callback: the boards' part, for every stage; the agreement's at once.
+    assert len(callbacks) == 1
+    assert moved(before) == {"all", "agreement", *LEADERBOARD_STAGES}
+
+
+def test_a_failing_hook_costs_the_writer_nothing(settings, django_capture_on_commit_callbacks):
+    settings.RESULTS_CHANGED_HOOKS = ["tests.leaderboard.test_results_changed.hook_that_fails"]
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True):
+        results_changed(["idea"], agreement=True)
+    assert moved(before) == {"agreement"}
+
+
+def hook_that_fails(stages):
+    raise ConnectionError("no cache")
+
+
+# The services' events ---------------------------------------------------------------
+
+
+def test_a_review_submitted_moves_its_stage_and_the_agreement_on(
+    django_capture_on_commit_callbacks,
+):
+    from reviews.services import (
+        assignment_add,
+        review_round_create,
+        review_submit,
+        reviewer_register,
+    )
+
+    submission = SubmissionFactory(agent=AgentFactory(name="alpha"), stage="idea")
+    judge_submission(submission, JudgeFactory(name="claude-judge"), {"Overall": 6})
+    reviewer = UserFactory(username="rev")
+    reviewer_register(user=reviewer)
+    review_round = review_round_create(
+        name="r", stage="idea", due_at=timezone.now() + timedelta(days=3),
+        submissions=[submission],
+    )  # fmt: skip
+
+    # An assignment puts the paper's run under open review: off the public answers.
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True):
+        assignment = assignment_add(
+            review_round=review_round, reviewer=reviewer, submission=submission
+        )
+    assert moved(before) == {"all", "idea"}
+
+    before = generations()
+    scores = dict.fromkeys(STAGE_DIMENSIONS["idea"], 5)
+    with django_capture_on_commit_callbacks(execute=True):
+        review_submit(assignment=assignment, data=review_data(scores))
+    assert moved(before) == {"all", "idea", "agreement"}
+
+
+def test_a_round_closed_and_released_moves_its_stage_on(django_capture_on_commit_callbacks):
+    from reviews.services import review_round_close, review_round_create, review_round_release
+
+    submission = SubmissionFactory(agent=AgentFactory(name="alpha"), stage="paper")
+    review_round = review_round_create(
+        name="r", stage="paper", due_at=timezone.now() + timedelta(days=3),
+        submissions=[submission],
+    )  # fmt: skip
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True):
+        review_round_close(review_round=review_round)
+    # (A round's row saved counts for the agreement too: the safety net's rule.)
+    assert moved(before) == {"all", "paper", "agreement"}
+
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True):
+        review_round_release(review_round=review_round)
+    assert moved(before) == {"all", "paper", "agreement"}
+
+
+def test_a_failed_judgment_re_run_moves_its_stage_on(django_capture_on_commit_callbacks):
+    from judging.models import JudgmentStatus
+    from judging.services import judgment_rerun
+
+    submission = SubmissionFactory(agent=AgentFactory(name="alpha"), stage="proposal")
+    judgment = judge_submission(
+        submission, JudgeFactory(name="claude-judge"), {}, status=JudgmentStatus.FAILED
+    )
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True):
+        judgment_rerun(judgment_id=judgment.pk)
+    assert moved(before) == {"all", "proposal", "agreement"}
+
+
+def test_a_judge_activated_moves_every_stage_on(django_capture_on_commit_callbacks):
+    from judging.services import judge_set_active
+
+    JudgeFactory(name="claude-judge")
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True):
+        judge_set_active(name="claude-judge", active=False)
+    assert moved(before) == {"all", *LEADERBOARD_STAGES}
+
+
+def test_an_experiment_run_cancelled_moves_its_stage_on(django_capture_on_commit_callbacks):
+    from experiments.models import ExperimentPhase, ExperimentRun
+    from experiments.queue import experiment_cancel
+
+    submission = SubmissionFactory(agent=AgentFactory(name="alpha"), stage="experiment")
+    run = ExperimentRun.objects.create(
+        submission=submission,
+        phase=ExperimentPhase.REPRO,
+        command="python main.py",
+        time_limit_seconds=60,
+    )
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True):
+        experiment_cancel(run=run)
+    # Experiment runs send no model signal the safety net hears: the service's event.
+    assert moved(before) == {"all", "experiment"}
+
+
+def test_a_model_write_no_service_made_moves_its_stage_on(django_capture_on_commit_callbacks):
+    """The safety net (the admin, a shell): the stage of the row, through the same function."""
+    from judging.models import DimensionScore
+
+    submission = SubmissionFactory(agent=AgentFactory(name="alpha"), stage="paper")
+    judgment = judge_submission(submission, JudgeFactory(name="claude-judge"), {"Overall": 6})
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True):
+        score = DimensionScore.objects.get(judgment=judgment, dimension="Overall")
+        score.score = 2
+        score.save()
+    assert moved(before) == {"all", "paper", "agreement"}
+
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True):
+        AgentFactory(name="beta")  # an agent: every stage's news
+    assert moved(before) == {"all", *LEADERBOARD_STAGES}
