@@ -42,12 +42,11 @@ boards' part with `deferred_done(BOARDS_DEFERRED)`).
 import logging
 from collections.abc import Iterable
 
-from django.conf import settings
 from django.db import transaction
-from django.utils.module_loading import import_string
 
 from .bulk_writes import deferred
 from .cache_generation import CacheGeneration
+from .hooks import setting_callables
 
 logger = logging.getLogger(__name__)
 
@@ -58,11 +57,11 @@ AGREEMENT_DEFERRED = "results.agreement"
 
 
 def _hooks_call(stages: tuple[str, ...] | None) -> None:
-    for path in getattr(settings, "RESULTS_CHANGED_HOOKS", ()):
+    for hook in setting_callables("RESULTS_CHANGED_HOOKS"):
         try:
-            import_string(path)(stages)
+            hook(stages)
         except Exception as exc:  # a cache or broker outage: the write is done anyway
-            logger.warning("results changed: %s failed (%r)", path, exc)
+            logger.warning("results changed: %s failed (%r)", hook.__qualname__, exc)
 
 
 def _after_commit(stages: tuple[str, ...] | None, agreement: bool) -> None:

@@ -17,17 +17,16 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import cache
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
-from django.utils.module_loading import import_string
 
 from benchmark.models import Agent, Task
 from common.errors import Conflict, ValidationFailed
+from common.hooks import setting_callables
 from common.results import results_changed
 from common.storage import (
     StorageUnavailable,
@@ -266,17 +265,12 @@ def _latest_version(agent: Agent, task: Task, stage: str, run: RunFiles) -> int 
     return latest
 
 
-@cache
-def _intake_checks(paths: tuple[str, ...]) -> list:
-    return [import_string(path) for path in paths]
-
-
 def _intake_checks_problem(*, task: Task, stage: str, run: RunFiles) -> str | None:
     """What another app's check finds wrong with the run (`SUBMISSION_INTAKE_CHECKS`,
     named by dotted path so that `benchmark` never imports them): each is
     `check(*, task, stage, folder, paths) -> str | None`."""
     paths = [item.path for item in run.files]
-    for check in _intake_checks(tuple(getattr(settings, "SUBMISSION_INTAKE_CHECKS", ()))):
+    for check in setting_callables("SUBMISSION_INTAKE_CHECKS"):
         problem = check(task=task, stage=stage, folder=run.folder, paths=paths)
         if problem:
             return problem

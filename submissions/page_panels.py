@@ -10,11 +10,10 @@ of the submission page (stage score, human score, reproduction verdict)."""
 
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.http import HttpRequest
 from django.utils.safestring import SafeString
 
-from benchmark.page_panels import dotted_paths_import
+from common.hooks import setting_callables
 
 from .models import Submission
 
@@ -22,14 +21,14 @@ from .models import Submission
 def submission_page_panels(*, request: HttpRequest, submission: Submission) -> list[SafeString]:
     return [
         panel(request=request, submission=submission)
-        for panel in dotted_paths_import(tuple(settings.SUBMISSION_PAGE_PANELS))
+        for panel in setting_callables("SUBMISSION_PAGE_PANELS")
     ]
 
 
 def submission_notices(*, submission: Submission) -> list[str]:
     return [
         notice
-        for provider in dotted_paths_import(tuple(getattr(settings, "SUBMISSION_NOTICES", ())))
+        for provider in setting_callables("SUBMISSION_NOTICES")
         for notice in provider(submission=submission)
     ]
 
@@ -49,6 +48,6 @@ class SummaryItem:
 def submission_summary(*, submission: Submission) -> list[SummaryItem]:
     return [
         item
-        for provider in dotted_paths_import(tuple(getattr(settings, "SUBMISSION_SUMMARY", ())))
+        for provider in setting_callables("SUBMISSION_SUMMARY")
         for item in provider(submission=submission)
     ]

@@ -8,14 +8,11 @@ yet. Apps say so through the hooks named in `SUBMISSION_VISIBILITY_HOOKS`
 `benchmark` and the pages built on it never import those apps.
 """
 
-from functools import cache
-
-from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
-from django.utils.module_loading import import_string
 
 from benchmark.models import Agent, Task
+from common.hooks import setting_callables
 
 from .models import Submission
 
@@ -37,16 +34,11 @@ def agents_visible_to(*, user: User | AnonymousUser, agents: QuerySet[Agent]) ->
     return agents if sees_system_agents(user) else agents.filter(is_system=False)
 
 
-@cache
-def _hooks(paths: tuple[str, ...]) -> list:
-    return [import_string(path) for path in paths]
-
-
 def _blind_submission_ids(user: User | AnonymousUser) -> set[int]:
     if not user.is_authenticated:
         return set()
     hidden: set[int] = set()
-    for hook in _hooks(tuple(settings.SUBMISSION_VISIBILITY_HOOKS)):
+    for hook in setting_callables("SUBMISSION_VISIBILITY_HOOKS"):
         hidden |= set(hook(user))
     return hidden
 
@@ -85,7 +77,7 @@ def omitted_submission_ids(*, user: User | AnonymousUser) -> frozenset[int]:
     either. Unlike `hidden_submission_ids`, nothing is refused for it (the
     export and releases stay open; they leave the rows out)."""
     omitted: set[int] = set()
-    for hook in _hooks(tuple(getattr(settings, "SUBMISSION_OMISSION_HOOKS", ()))):
+    for hook in setting_callables("SUBMISSION_OMISSION_HOOKS"):
         omitted |= set(hook(user))
     return frozenset(omitted)
 
