@@ -49,6 +49,10 @@ def experiment_stage_task(self, run_id: int, stage: str) -> str:
     base=WorkerTask,
     close_when_eager=True,
     name="agent_runs.resume_stalled",
+    # Both limits, always: a task's hard limit under the global soft one
+    # (CELERY_TASK_SOFT_TIME_LIMIT) is refused by Celery at every send
+    # (common/tasks.py task_time_limits_check).
+    soft_time_limit=60,
     time_limit=120,
     ignore_result=True,
 )

@@ -19,6 +19,7 @@ caller's work, like a reaper) and runs eagerly.
 from typing import Any
 
 from celery import Task
+from django.core.checks import CheckMessage, Error
 from django.db import close_old_connections
 
 
@@ -37,3 +38,37 @@ class WorkerTask(Task):  # type: ignore[misc]  # celery ships no types
         finally:
             if closes:
                 close_old_connections()
+
+
+def task_time_limits_errors(app: Any) -> list[str]:
+    """Every registered task whose soft time limit (its own, or the global
+    CELERY_TASK_SOFT_TIME_LIMIT) is above its hard one: Celery refuses to send
+    it (`soft_time_limit must be less than or equal to time_limit`), beat's
+    sends included, so the mistake shows only in production logs."""
+    from django.apps import apps
+
+    # Every app's tasks module, imported now (the worker's autodiscovery would
+    # run the Django fixup's own checks, and so this one, again).
+    app.loader.autodiscover_tasks([config.name for config in apps.get_app_configs()])
+    errors = []
+    for name, task in sorted(app.tasks.items()):
+        soft, hard = task.soft_time_limit, task.time_limit
+        if soft and hard and soft > hard:
+            errors.append(
+                f"task {name}: soft time limit {soft} s is above its time limit {hard} s "
+                "(a task without its own soft limit takes CELERY_TASK_SOFT_TIME_LIMIT); "
+                "Celery refuses to send it"
+            )
+    return errors
+
+
+def task_time_limits_check(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """`manage.py check` (and a worker's start) with the tasks' limits."""
+    from celery import current_app
+
+    return [
+        Error(
+            message, hint="Give the task a soft_time_limit below its time_limit.", id="common.E001"
+        )
+        for message in task_time_limits_errors(current_app._get_current_object())
+    ]

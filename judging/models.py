@@ -284,6 +284,9 @@ class Judgment(models.Model):
     # token is still its own, so a requeued judgment is never written twice.
     run_token = models.UUIDField(null=True, blank=True, editable=False)
     started_at = models.DateTimeField(null=True, blank=True)
+    # The running judgment's last sign of life from its worker (judging/heartbeat.py):
+    # silent for JUDGE_LEASE_STALE_SECONDS, its worker is gone and it is queued again.
+    heartbeat_at = models.DateTimeField(null=True, blank=True, editable=False)
     finished_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -309,7 +312,10 @@ class Judgment(models.Model):
                 name="judgment_confidence_range",
             ),
         ]
-        indexes = [models.Index(fields=["status", "started_at"])]
+        indexes = [
+            models.Index(fields=["status", "started_at"]),
+            models.Index(fields=["status", "heartbeat_at"], name="judgment_status_heartbeat"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.submission} by {self.judge}"

@@ -42,6 +42,7 @@ from django.db import (
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from common.broker import broker_memory_lost
 from common.errors import Conflict, NotFound, ValidationFailed
 from common.leases import Lease, lease_claim, lease_held, lease_reap, lease_release
 from common.llm import LLMResponse, PermanentLLMError, RetriesExhausted, call_with_retries
@@ -50,6 +51,7 @@ from submissions.models import Stage, Submission, SubmissionStatus
 
 from . import llm
 from .callslots import CallSlotTimeout, call_slot
+from .heartbeat import heartbeat_drop, heartbeat_hold
 from .models import (
     DimensionScore,
     HallucinationFinding,
@@ -622,6 +624,7 @@ def _judgments_reset(judgment_ids: list[int]) -> None:
         error="",
         imported=False,
         started_at=None,
+        heartbeat_at=None,
         finished_at=None,
         updated_at=timezone.now(),
     )
@@ -895,13 +898,15 @@ class _Run:
                     token=self.token,
                     status=JudgmentStatus.QUEUED,
                     started_at=None,
+                    heartbeat_at=None,
                     error="",
                     updated_at=timezone.now(),
                 ),
                 what=f"judgment {self.judgment.pk}: release",
             )
         except DatabaseError:
-            # Still running with this token: the reaper requeues it after the hard limit.
+            # Still running with this token: once its heartbeat stops (the run ends
+            # below), the reaper requeues it.
             logger.warning("judgment %s: left to the reaper", self.judgment.pk)
 
     def _update_finished(self, *, status: str, raw: str, **fields: Any) -> bool:
@@ -992,10 +997,11 @@ def judgment_details_write(
     )
 
 
-# A judgment writes no heartbeat: its claim's time is its last sign of life, and
-# its run is given up for dead after the judge task's hard time limit
-# (JUDGE_TASK_TIME_LIMIT), which no live run outlasts.
-JUDGMENT_LEASE = Lease(running=JudgmentStatus.RUNNING, no_token=None, heartbeat_field="started_at")
+# A running judgment's heartbeat is its worker process's (judging/heartbeat.py):
+# silent for JUDGE_LEASE_STALE_SECONDS, its run is given up for dead.
+JUDGMENT_LEASE = Lease(
+    running=JudgmentStatus.RUNNING, no_token=None, heartbeat_field="heartbeat_at"
+)
 
 
 def _judgment_claim(*, judgment_id: int, token: uuid.UUID) -> Judgment | None:
@@ -1011,6 +1017,7 @@ def _judgment_claim(*, judgment_id: int, token: uuid.UUID) -> Judgment | None:
         free=Q(status=JudgmentStatus.QUEUED),
         token=token,
         now=now,
+        started_at=now,
         finished_at=None,
         attempts=1,
         error="",
@@ -1038,6 +1045,15 @@ def judgment_run(*, judgment_id: int) -> Judgment | None:
     if judgment is None:
         return None
     run = _Run(judgment, token)
+    heartbeat_hold(judgment_id=judgment_id, token=token, deadline=run.deadline)
+    try:
+        return _judgment_run_held(run)
+    finally:
+        heartbeat_drop(token=token)
+
+
+def _judgment_run_held(run: _Run) -> Judgment:
+    judgment, judgment_id = run.judgment, run.judgment.pk
     failure: tuple[str, str] | None = None
     try:
         judgment.rubric = rubric_by_id(judgment.rubric_id)
@@ -1112,11 +1128,25 @@ def judgments_resend_queued(*, older_than: float | None = None) -> list[int]:
     return stale
 
 
+def judgments_resend_lost() -> list[int]:
+    """Send again the queued judgments whose messages may be lost: all of them at
+    once when the broker came back without its messages (common/broker.py),
+    otherwise those queued past JUDGE_RESEND_QUEUED_SECONDS. Run by the reaper
+    and by each judge worker when it (re)connects to the broker."""
+    broker = settings.CELERY_BROKER_URL
+    if broker and broker_memory_lost(broker):
+        logger.warning("the broker came back without its messages: sending queued judgments")
+        return judgments_resend_queued(older_than=0)
+    return judgments_resend_queued()
+
+
 def judgments_reap_stuck(*, older_than: float | None = None) -> list[int]:
-    """Requeue judgments left `running` longer than the judge task's hard time limit
-    (a worker killed half-way): their run can no longer finish on its own.
-    Returns the ids requeued; their messages go out after commit."""
-    seconds = settings.JUDGE_TASK_TIME_LIMIT if older_than is None else older_than
+    """Requeue judgments `running` whose worker has been silent for `older_than`
+    seconds (JUDGE_LEASE_STALE_SECONDS): it was killed half-way, and its run can
+    no longer finish. A live run's worker writes its heartbeat (judging/
+    heartbeat.py), so it is never taken from it. Returns the ids requeued; their
+    messages go out after commit."""
+    seconds = settings.JUDGE_LEASE_STALE_SECONDS if older_than is None else older_than
     with transaction.atomic():
         requeued = lease_reap(
             Judgment.objects.all(),
@@ -1124,6 +1154,7 @@ def judgments_reap_stuck(*, older_than: float | None = None) -> list[int]:
             stale_seconds=seconds,
             status=JudgmentStatus.QUEUED,
             started_at=None,
+            heartbeat_at=None,
             error="requeued: its worker stopped before finishing",
             updated_at=timezone.now(),
         )

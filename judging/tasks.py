@@ -33,9 +33,11 @@ def _check_settings(**kwargs) -> None:
     runs the same system check at start-up)."""
     from django.core.exceptions import ImproperlyConfigured
 
+    from common.tasks import task_time_limits_check
+
     from .checks import judge_time_limits_check
 
-    errors = judge_time_limits_check()
+    errors = [*judge_time_limits_check(), *task_time_limits_check()]
     if errors:
         raise ImproperlyConfigured("; ".join(str(error.msg) for error in errors))
 
@@ -110,4 +112,4 @@ def reap_stuck_task(self) -> int:
     """Requeue judgments whose worker died, and send again those whose message
     was lost. A connection reused from an earlier task may be dead (PostgreSQL
     restarted, the connection terminated): WorkerTask drops it first, eager too."""
-    return len(services.judgments_reap_stuck()) + len(services.judgments_resend_queued())
+    return len(services.judgments_reap_stuck()) + len(services.judgments_resend_lost())

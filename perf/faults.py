@@ -1,20 +1,29 @@
-"""The judge queue's drain time with faults against the same run without them.
+"""The fault drill as the probe ran it, three times, beside the round's figures.
 
-Two drills of `--judgments` judgments each (tests/judging/fault_drill.py): real
-Celery worker processes on a thread pool and beat, on a Redis of the script's
-own, against the loopback model answering `--errors` of 429, 500 and garbage.
-The second drill kills a worker with SIGKILL (a new one starts), restarts the
-Redis (two seconds down, its queue lost) and terminates the workers'
-PostgreSQL connections, at 20%, 35% and 50% of the judgments done. Printed:
-each drill's time from the first message to the last judgment done, and the
-ratio. No goal but the drill's own: every judgment done exactly once, with no
-command by hand (the fault drill's recovery waits for the judge task's hard
-limit, `--hard-limit`, for the killed worker's runs).
+Each run (tests/judging/fault_drill.py): `--judgments` judgments (116, the
+sample's) re-judged by two loopback judges whose model answers in `--answer`
+seconds (1) and fails `--errors` of the time (30%: 429, 500, garbage), two
+thread-pool workers and beat on a Redis of the script's own and PostgreSQL.
+Mid-run a worker is SIGKILLed (a new one starts), Redis restarts (two seconds
+down, its queue lost) and the workers' connections are terminated. Everything
+else is the site's defaults, as in production: the judgment lease
+(JUDGE_LEASE_STALE_SECONDS 180, heartbeat every 30 s), the judge task's limits
+(600 / 720 s), the resend interval (900 s); only JUDGE_REAP_INTERVAL_SECONDS is
+the probe's 20. No command by hand.
+
+Printed per run: done, still running or queued ("stuck"), judgments scored
+twice ("duplicated"), judgments whose usable review was paid twice, the time
+to the last judgment, and anything a worker or beat logged that must never
+happen (an unrecoverable error, a scheduling error, a worker that exited).
+Beside them, the round's figures: 108 and 106 of 116 done, 8 and 10 stuck,
+0 duplicated, at 609 s. Goal: 116 of 116 done exactly once in every run,
+within 600 s of the faults.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mlrbench \\
     REDIS_URL=redis://127.0.0.1:6379/3 .venv/bin/python perf/faults.py
 
-`--smoke` runs 20 judgments each and fails only if the script breaks.
+`--smoke` runs one drill of 20 judgments with a 12-second lease (answers in
+0.2 s) and fails only if the script breaks.
 """
 
 from __future__ import annotations
@@ -34,16 +43,24 @@ MEDIA = tempfile.mkdtemp(prefix="mlrbench-perf-media-")
 os.environ["MEDIA_ROOT"] = MEDIA
 os.environ["TEST_JUDGE_KEY"] = "sk-test-judge-key"
 
+ROUND_BEFORE = "the round's probe: 108 and 106 of 116 done, 8 and 10 stuck, 0 duplicated, 609 s"
+
 
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--judgments", type=int, default=300)
+    parser.add_argument("--judgments", type=int, default=116)
+    parser.add_argument("--answer", type=float, default=1.0, help="the model's answer time, s")
     parser.add_argument("--errors", type=float, default=0.3, help="share of bad answers")
-    parser.add_argument("--hard-limit", type=int, default=40, help="judge task's hard limit, s")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--stale", type=int, default=180, help="JUDGE_LEASE_STALE_SECONDS")
+    parser.add_argument("--heartbeat", type=int, default=30, help="JUDGE_HEARTBEAT_SECONDS")
+    parser.add_argument("--reap-interval", type=int, default=20)
+    parser.add_argument("--deadline", type=float, default=900.0, help="give up after, s")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: does the script run?")
     args = parser.parse_args()
     if args.smoke:
-        args.judgments = 20
+        args.judgments, args.answer, args.runs = 20, 0.2, 1
+        args.stale, args.heartbeat, args.reap_interval, args.deadline = 12, 2, 2, 240.0
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         sys.exit("set DATABASE_URL (PostgreSQL: the drill terminates its connections)")
     return args
@@ -61,36 +78,55 @@ def main() -> None:
     drill_module = importlib.import_module("tests.judging.fault_drill")
     DrillOptions, FaultDrill = drill_module.DrillOptions, drill_module.FaultDrill  # noqa: N806
 
-    options = DrillOptions(
-        judgments=args.judgments,
-        error_share=args.errors,
-        hard_limit=args.hard_limit,
-        soft_limit=min(10, args.hard_limit - 30),
-    )
     print(f"creating a test database next to {connection.settings_dict['NAME']} ...", flush=True)
     old_config = setup_databases(verbosity=0, interactive=False)
-    results = {}
+    results = []
     try:
-        for faults in (False, True):
+        for run in range(args.runs):
+            options = DrillOptions(
+                judgments=args.judgments,
+                answer_seconds=args.answer,
+                error_share=args.errors,
+                reap_interval=args.reap_interval,
+                stale_seconds=args.stale,
+                heartbeat_seconds=args.heartbeat,
+                soft_limit=600,
+                deadline_seconds=args.deadline,
+                seed=run + 1,
+            )
             drill = FaultDrill(options, media_root=MEDIA)
             try:
-                results[faults] = drill.run(faults=faults)
+                result = drill.run(faults=True)
             finally:
                 drill.close()
+            results.append(result)
+            _print_run(run + 1, args.judgments, result)
     finally:
         connection.close()
         teardown_databases(old_config, verbosity=0)
-    calm, stormy = results[False], results[True]
-    print(f"\n{args.judgments} judgments, {args.errors:.0%} bad answers, 2 workers x 8 threads")
-    print(f"  without faults: {calm.seconds:7.1f} s   {calm.statuses}")
-    print(f"  with faults:    {stormy.seconds:7.1f} s   {stormy.statuses}")
-    for fault in stormy.faults:
-        print(f"    - {fault}")
-    print(f"  drain time with faults / without: {stormy.seconds / max(calm.seconds, 1e-9):.2f}x")
-    every = calm.all_done_once and stormy.all_done_once
-    print(f"  every judgment done exactly once in both: {'yes' if every else 'NO'}")
+    print(f"\nbeside {ROUND_BEFORE}")
+    every = all(result.all_done_once and not result.problems for result in results)
+    print(
+        f"every judgment done exactly once in every run, nothing logged: {'yes' if every else 'NO'}"
+    )
     if not every and not args.smoke:
         sys.exit(1)
+
+
+def _print_run(n: int, judgments: int, result) -> None:
+    done = result.statuses.get("done", 0)
+    stuck = sum(count for status, count in result.statuses.items() if status != "done")
+    duplicated = result.scored_twice
+    print(
+        f"run {n}: {done} of {judgments} done, {stuck} stuck, {duplicated} duplicated, "
+        f"{result.reviews_paid_twice} paid twice, last at {result.seconds:.0f} s "
+        f"({result.statuses})",
+        flush=True,
+    )
+    for fault in result.faults:
+        print(f"    - {fault}")
+    for problem in result.problems:
+        print(f"    ! {problem}")
 
 
 if __name__ == "__main__":

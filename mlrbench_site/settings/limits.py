@@ -12,8 +12,8 @@ from .base import BASE_DIR, env
 # Leases (common/leases.py): a worker holds the row it works on (an experiment
 # run, an agent run's stage) and writes a heartbeat while it does; a row whose
 # worker has been silent this long is taken to be lost and another worker takes
-# it over. A judgment writes no heartbeat: it is given up for dead after the judge
-# task's hard time limit (JUDGE_TASK_TIME_LIMIT, MLR-Judge below).
+# it over. A judgment's heartbeat is its worker process's (JUDGE_HEARTBEAT_SECONDS,
+# MLR-Judge below).
 LEASE_STALE_SECONDS = env.int("LEASE_STALE_SECONDS", default=180)
 # How often a running experiment run writes its heartbeat (with its cancel check).
 EXPERIMENT_HEARTBEAT_SECONDS = env.float("EXPERIMENT_HEARTBEAT_SECONDS", default=15.0)
@@ -127,9 +127,9 @@ if LLM_RETRY_BASE_SECONDS < 0 or LLM_RETRY_MAX_SECONDS < 0:
         "LLM_RETRY_BASE_SECONDS and LLM_RETRY_MAX_SECONDS must not be negative."
     )
 
-# MLR-Judge (judging app). A judge run stops retrying at the soft limit and is
-# given up for dead (requeued by `reap_stuck`) after the hard one; the Redis
-# visibility timeout (celery.py) must outlast the hard limit.
+# MLR-Judge (judging app). A judge run stops retrying at the soft limit; the
+# prefork pool kills it at the hard one. The Redis visibility timeout (celery.py)
+# must outlast the hard limit.
 JUDGE_TASK_SOFT_TIME_LIMIT = env.int("JUDGE_TASK_SOFT_TIME_LIMIT", default=10 * 60)
 JUDGE_TASK_TIME_LIMIT = env.int("JUDGE_TASK_TIME_LIMIT", default=12 * 60)
 # Answers that are not the rubric's JSON: how many times the judge is asked again.
@@ -141,7 +141,13 @@ JUDGE_HALLUCINATION_REVIEWS = env.bool("JUDGE_HALLUCINATION_REVIEWS", default=Tr
 JUDGE_DOCUMENT_BUDGET_CHARS = env.int("JUDGE_DOCUMENT_BUDGET_CHARS", default=60_000)
 JUDGE_CODE_BUDGET_CHARS = env.int("JUDGE_CODE_BUDGET_CHARS", default=60_000)
 JUDGE_LOG_BUDGET_CHARS = env.int("JUDGE_LOG_BUDGET_CHARS", default=20_000)
-JUDGE_REAP_INTERVAL_SECONDS = env.int("JUDGE_REAP_INTERVAL_SECONDS", default=5 * 60)
+# A running judgment's worker process writes its heartbeat this often (judging/
+# heartbeat.py), until the run's soft limit; a judgment whose heartbeat is older
+# than JUDGE_LEASE_STALE_SECONDS has lost its worker (killed, out of memory) and
+# the reaper, every JUDGE_REAP_INTERVAL_SECONDS, queues it again.
+JUDGE_HEARTBEAT_SECONDS = env.float("JUDGE_HEARTBEAT_SECONDS", default=30.0)
+JUDGE_LEASE_STALE_SECONDS = env.int("JUDGE_LEASE_STALE_SECONDS", default=LEASE_STALE_SECONDS)
+JUDGE_REAP_INTERVAL_SECONDS = env.int("JUDGE_REAP_INTERVAL_SECONDS", default=60)
 # The reaper also sends again judgments `queued` this long since they were
 # queued or last sent (their message may be lost: a broker restart, a failed
 # enqueue); at most this many per run. Sending twice is harmless (the claim).

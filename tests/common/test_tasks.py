@@ -76,3 +76,38 @@ def test_every_task_is_acknowledged_late_and_redelivered_when_its_worker_is_lost
     assert site
     assert {name for name, task in site.items() if task.acks_late is not True} == set()
     assert {name for name, task in site.items() if task.reject_on_worker_lost is not True} == set()
+
+
+def test_the_site_s_tasks_have_limits_celery_accepts():
+    from django.core.management import call_command
+
+    from common.tasks import task_time_limits_errors
+
+    assert task_time_limits_errors(app) == []
+    call_command("check")  # raises SystemCheckError on any error
+
+
+def test_a_task_whose_hard_limit_is_below_the_global_soft_limit_fails_the_check():
+    # The mistake that kept beat from ever sending agent-runs-resume-stalled: a
+    # task's own time_limit under CELERY_TASK_SOFT_TIME_LIMIT, which it inherits.
+    from celery import Celery
+
+    from common.tasks import WorkerTask, task_time_limits_errors
+
+    other = Celery("limits-check", set_as_current=False)
+    other.conf.task_soft_time_limit = 900
+
+    @other.task(base=WorkerTask, name="tests.resume_stalled_like", time_limit=120)
+    def resume_stalled_like() -> None:
+        return None
+
+    @other.task(base=WorkerTask, name="tests.fine", soft_time_limit=60, time_limit=120)
+    def fine() -> None:
+        return None
+
+    errors = task_time_limits_errors(other)
+
+    assert len(errors) == 1
+    assert "tests.resume_stalled_like" in errors[0] and "900 s" in errors[0]
+    with pytest.raises(ValueError, match="soft_time_limit must be less than or equal"):
+        resume_stalled_like.apply_async()  # what beat logged every minute

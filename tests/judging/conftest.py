@@ -82,7 +82,7 @@ def end2end_submission(**kwargs):
     submission = SubmissionFactory(
         stage=Stage.END2END,
         task__slug=kwargs.pop("task_slug", "iclr2025_bi_align"),
-        task__description=TASK_TEXT,
+        task__description=kwargs.pop("task_description", TASK_TEXT),
         **kwargs,
     )
     artifact_add(

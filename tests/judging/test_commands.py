@@ -258,7 +258,9 @@ def test_judge_needs_something_to_judge(rubrics):
         run("judge", "--submission", "999")
 
 
-def test_reap_stuck_requeues_only_what_ran_too_long(rubrics, judge_for, submission):
+def test_reap_stuck_requeues_only_what_its_worker_stopped_vouching_for(
+    rubrics, judge_for, submission
+):
     from datetime import timedelta
 
     from django.utils import timezone
@@ -270,13 +272,16 @@ def test_reap_stuck_requeues_only_what_ran_too_long(rubrics, judge_for, submissi
         rubric=rubrics["end2end"],
         status=JudgmentStatus.RUNNING,
         started_at=timezone.now() - timedelta(hours=1),
+        heartbeat_at=timezone.now() - timedelta(hours=1),
     )
     fresh = Judgment.objects.create(
         submission=end2end_submission(task_slug="iclr2025_other"),
         judge=judge,
         rubric=rubrics["end2end"],
         status=JudgmentStatus.RUNNING,
-        started_at=timezone.now(),
+        # Started long ago, but its worker still says it is alive: never taken.
+        started_at=timezone.now() - timedelta(hours=1),
+        heartbeat_at=timezone.now(),
     )
 
     output = run("reap_stuck")

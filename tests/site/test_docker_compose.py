@@ -138,3 +138,11 @@ def test_rabbitmq_is_the_broker_option_and_outlasts_the_longest_task(compose, se
     args = rabbitmq["environment"]["RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS"].split()
     timeout_ms = int(args[args.index("consumer_timeout") + 1])
     assert timeout_ms / 1000 > settings.EXPERIMENT_MAX_TIME_LIMIT_SECONDS + 600
+
+
+def test_every_long_running_service_comes_back_by_itself(compose):
+    # A judge worker that died on a broker restart stayed down until someone
+    # restarted it by hand (issue 40): its supervisor restarts it.
+    for name, service in compose["services"].items():
+        expected = "no" if name in ONE_SHOT else "unless-stopped"
+        assert service.get("restart") == expected, name

@@ -6,8 +6,8 @@ from judging import services
 
 class Command(BaseCommand):
     help = (
-        "Requeue judgments stuck in `running` longer than the judge task's hard time limit "
-        "(their worker was killed). Celery beat also runs this periodically."
+        "Requeue judgments `running` whose worker has been silent (no heartbeat) for "
+        "JUDGE_LEASE_STALE_SECONDS: it was killed. Celery beat also runs this periodically."
     )
 
     def add_arguments(self, parser):
@@ -15,7 +15,10 @@ class Command(BaseCommand):
             "--older-than",
             type=float,
             default=None,
-            help=f"seconds (default: JUDGE_TASK_TIME_LIMIT = {settings.JUDGE_TASK_TIME_LIMIT})",
+            help=(
+                "seconds without a heartbeat (default: JUDGE_LEASE_STALE_SECONDS = "
+                f"{settings.JUDGE_LEASE_STALE_SECONDS})"
+            ),
         )
 
     def handle(self, *args, older_than: float | None, **options):

@@ -1,0 +1,166 @@
+"""A running judgment's lease (issue 40): its worker process writes its
+heartbeat while the run lives and stops when the process dies; the reaper
+queues again what nobody vouches for, after JUDGE_LEASE_STALE_SECONDS, not
+after the judge task's hard limit (12 minutes, which left the fault drill's
+killed runs `running` at its end). Queued work whose messages the broker lost
+is sent again at once when the broker comes back empty."""
+
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+import redis
+from django.conf import settings
+from django.test import override_settings
+from django.utils import timezone
+
+from common.broker import BROKER_MEMORY_KEY, broker_memory_lost
+from judging import heartbeat, services
+from judging.models import Judgment, JudgmentStatus
+
+from .conftest import end2end_submission
+
+
+@pytest.fixture
+def sent(monkeypatch) -> list[int]:
+    """The ids `_enqueue` was asked to send (no worker here)."""
+    ids: list[int] = []
+    monkeypatch.setattr(services, "_enqueue", lambda judgment_ids: ids.extend(judgment_ids))
+    return ids
+
+
+def _running(rubrics, judge, *, slug: str, heartbeat_age: float, token=None) -> Judgment:
+    long_ago = timezone.now() - timedelta(hours=1)
+    return Judgment.objects.create(
+        submission=end2end_submission(task_slug=slug),
+        judge=judge,
+        rubric=rubrics["end2end"],
+        status=JudgmentStatus.RUNNING,
+        run_token=token or uuid.uuid4(),
+        started_at=long_ago,
+        heartbeat_at=timezone.now() - timedelta(seconds=heartbeat_age),
+    )
+
+
+@pytest.mark.django_db
+def test_the_reaper_takes_back_what_went_silent_and_leaves_what_is_alive(
+    rubrics, judge_for, sent, django_capture_on_commit_callbacks
+):
+    judge = judge_for("judge-a")
+    silent = _running(rubrics, judge, slug="iclr2025_silent", heartbeat_age=200)
+    alive = _running(rubrics, judge, slug="iclr2025_alive", heartbeat_age=5)
+
+    with (
+        override_settings(JUDGE_LEASE_STALE_SECONDS=180, JUDGE_TASK_TIME_LIMIT=720),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        requeued = services.judgments_reap_stuck()
+
+    # Both started an hour ago, past the hard limit: only the heartbeat tells them apart.
+    assert requeued == [silent.pk] and sent == [silent.pk]
+    silent.refresh_from_db()
+    alive.refresh_from_db()
+    assert silent.status == JudgmentStatus.QUEUED and silent.run_token is None
+    assert silent.heartbeat_at is None and silent.started_at is None
+    assert alive.status == JudgmentStatus.RUNNING
+
+
+@pytest.mark.django_db
+def test_a_process_vouches_for_its_runs_until_their_deadline_only(rubrics, judge_for):
+    judge = judge_for("judge-a")
+    held, late, other = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    mine = _running(rubrics, judge, slug="iclr2025_mine", heartbeat_age=100, token=held)
+    stuck = _running(rubrics, judge, slug="iclr2025_stuck", heartbeat_age=100, token=late)
+    elsewhere = _running(rubrics, judge, slug="iclr2025_else", heartbeat_age=100, token=other)
+    far_past = time.monotonic() - 10 * settings.JUDGE_LEASE_STALE_SECONDS
+    heartbeat.heartbeat_hold(judgment_id=mine.pk, token=held, deadline=time.monotonic() + 60)
+    # A run stuck past its own deadline (a call that never returns) is not vouched for.
+    heartbeat.heartbeat_hold(judgment_id=stuck.pk, token=late, deadline=far_past)
+    try:
+        written = heartbeat.heartbeat_write()
+    finally:
+        heartbeat.heartbeat_drop(token=held)
+        heartbeat.heartbeat_drop(token=late)
+
+    assert written == 1
+    for judgment in (mine, stuck, elsewhere):
+        judgment.refresh_from_db()
+    assert timezone.now() - mine.heartbeat_at < timedelta(seconds=5)
+    assert timezone.now() - stuck.heartbeat_at > timedelta(seconds=90)
+    assert timezone.now() - elsewhere.heartbeat_at > timedelta(seconds=90)
+    assert heartbeat.heartbeat_write() == 0  # dropped: nothing held any more
+
+
+@pytest.mark.django_db
+def test_a_run_is_claimed_with_its_heartbeat_and_ends_holding_nothing(
+    submission, rubrics, judge_for, fake_llm
+):
+    from tests.support.fake_llm import answer
+
+    from .helpers import review_answer
+
+    fake_llm.default = lambda body: answer(review_answer("end2end"))
+    judgment = Judgment.objects.create(
+        submission=submission, judge=judge_for("judge-a"), rubric=rubrics["end2end"]
+    )
+
+    services.judgment_run(judgment_id=judgment.pk)
+
+    judgment.refresh_from_db()
+    assert judgment.status == JudgmentStatus.DONE
+    assert judgment.started_at is not None and judgment.heartbeat_at is not None
+    assert heartbeat._runs == {}
+
+
+def _broker_client() -> redis.Redis:
+    return redis.Redis.from_url(settings.CELERY_BROKER_URL)
+
+
+def test_a_broker_that_came_back_empty_is_noticed_once():
+    if not settings.CELERY_BROKER_URL.startswith("redis"):
+        pytest.skip("RabbitMQ's quorum queues keep their messages across a restart")
+    client = _broker_client()
+    client.delete(BROKER_MEMORY_KEY)
+
+    first, second = (
+        broker_memory_lost(settings.CELERY_BROKER_URL),
+        broker_memory_lost(settings.CELERY_BROKER_URL),
+    )
+    client.flushdb()  # what a Redis that keeps nothing is after a restart
+    after_restart = broker_memory_lost(settings.CELERY_BROKER_URL)
+
+    assert (first, second, after_restart) == (True, False, True)
+    assert broker_memory_lost("amqp://guest:guest@127.0.0.1:5672//") is False
+
+
+@pytest.mark.django_db
+def test_after_the_broker_lost_its_messages_every_queued_judgment_is_sent_at_once(
+    judgment_pair, sent, django_capture_on_commit_callbacks
+):
+    if not settings.CELERY_BROKER_URL.startswith("redis"):
+        pytest.skip("RabbitMQ's quorum queues keep their messages across a restart")
+    client = _broker_client()
+    client.set(BROKER_MEMORY_KEY, "x")
+
+    with (
+        override_settings(JUDGE_RESEND_QUEUED_SECONDS=900),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        nothing_lost = services.judgments_resend_lost()
+        client.delete(BROKER_MEMORY_KEY)  # the broker restarted
+        lost = services.judgments_resend_lost()
+
+    # Queued a moment ago: before, they waited for the 15-minute resend interval.
+    assert nothing_lost == []
+    assert sorted(lost) == sorted(j.pk for j in judgment_pair) == sorted(sent)
+
+
+@pytest.fixture
+def judgment_pair(submission, rubrics, judge_for) -> list[Judgment]:
+    return [
+        Judgment.objects.create(
+            submission=submission, judge=judge_for(name), rubric=rubrics["end2end"]
+        )
+        for name in ("judge-a", "judge-b")
+    ]
