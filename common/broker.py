@@ -14,8 +14,11 @@ nothing is lost there, and this says so.
 
 from __future__ import annotations
 
+from typing import Any
+
 import redis
 from django.utils import timezone
+from kombu.transport import redis as kombu_redis
 
 BROKER_MEMORY_KEY = "mlrbench:broker-memory"
 BROKER_TIMEOUT_SECONDS = 5.0
@@ -38,3 +41,32 @@ def broker_memory_lost(url: str) -> bool:
         return bool(client.set(BROKER_MEMORY_KEY, timezone.now().isoformat(), nx=True))
     finally:
         client.close()
+
+
+class _RedisChannel(kombu_redis.Channel):
+    """kombu's Redis channel, able to close after its connection has.
+
+    A worker whose broker restarts closes its old connection (the transport
+    forgets the connection's address) and then the old channels; a channel that
+    still holds unacknowledged messages (tasks in flight, acknowledged late)
+    restores them on close through a new pool, built from that address:
+    `AttributeError: 'NoneType' object has no attribute 'hostname'`, raised in the
+    consumer's restart, where Celery reports an unrecoverable error and the worker
+    exits. The same happens to a task finishing after the restart, whose late
+    acknowledgement needs a pool. This channel keeps the address it connected
+    with, so the restore and the acknowledgement reach the broker that came back.
+    """
+
+    def _connparams(self, asynchronous: bool = False) -> dict[str, Any]:
+        saved: dict[bool, dict[str, Any]] = self.__dict__.setdefault("_saved_connparams", {})
+        if self.connection.client is None and asynchronous in saved:
+            return dict(saved[asynchronous])
+        params: dict[str, Any] = super()._connparams(asynchronous=asynchronous)
+        saved[asynchronous] = dict(params)
+        return params
+
+
+class RedisTransport(kombu_redis.Transport):
+    """The broker transport for `redis://` (settings CELERY_BROKER_TRANSPORT)."""
+
+    Channel = _RedisChannel

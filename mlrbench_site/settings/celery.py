@@ -69,6 +69,14 @@ else:
             "CELERY_VISIBILITY_TIMEOUT", default=CELERY_TASK_TIME_LIMIT * 3
         ),
     }
+# kombu's Redis transport with a channel that can still restore and acknowledge
+# its messages after a broker restart closed its connection (common/broker.py):
+# the stock one raised AttributeError there, and the worker exited.
+CELERY_BROKER_TRANSPORT = (
+    "common.broker:RedisTransport"
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+    else None
+)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"

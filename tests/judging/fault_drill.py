@@ -221,10 +221,12 @@ class FaultDrill:
         ]
         for log in sorted(self._scratch.glob("*.log")):
             for line in log.read_text(errors="replace").splitlines():
-                if any(
-                    mark in line
-                    for mark in ("Unrecoverable error", "SchedulingError", "Couldn't apply")
-                ):
+                # Beat cannot send while the broker is down: that is the outage, not
+                # a fault of the schedule; any other reason is.
+                unsendable = "Couldn't apply scheduled task" in line and not any(
+                    outage in line for outage in ("Connection refused", "ConnectionError")
+                )
+                if unsendable or "Unrecoverable error" in line:
                     found.append(f"{log.stem}: {line.strip()[:300]}")
         return found
 
