@@ -61,7 +61,7 @@ class _RedisChannel(kombu_redis.Channel):
         saved: dict[bool, dict[str, Any]] = self.__dict__.setdefault("_saved_connparams", {})
         if self.connection.client is None and asynchronous in saved:
             return dict(saved[asynchronous])
-        params: dict[str, Any] = super()._connparams(asynchronous=asynchronous)
+        params: dict[str, Any] = super()._connparams(asynchronous=asynchronous)  # type: ignore[no-untyped-call]
         saved[asynchronous] = dict(params)
         return params
 
