@@ -5,8 +5,9 @@ restarted container or a failover gives) comes back empty: every queued message
 is gone, and work waiting on them would wait for the reaper's resend interval
 (minutes). So the broker carries a marker: whoever finds it missing knows the
 broker's memory is new and sends again what the database says is queued, at
-once. Exactly one of the processes that look finds it missing (SET NX), so one
-resend follows each loss. Sending twice is harmless: every task claims its row.
+once, then sets it. One process at a time does (a lock that expires, so that
+one that dies half-way is followed by another). Sending twice is harmless:
+every task claims its row.
 
 RabbitMQ's quorum queues keep their messages across a restart (celery.py):
 nothing is lost there, and this says so.
@@ -21,6 +22,8 @@ from django.utils import timezone
 from kombu.transport import redis as kombu_redis
 
 BROKER_MEMORY_KEY = "mlrbench:broker-memory"
+BROKER_RESEND_LOCK_KEY = "mlrbench:broker-resend"
+BROKER_RESEND_LOCK_SECONDS = 60
 BROKER_TIMEOUT_SECONDS = 5.0
 
 
@@ -28,17 +31,51 @@ def broker_keeps_nothing(url: str) -> bool:
     return url.startswith(("redis://", "rediss://"))
 
 
-def broker_memory_lost(url: str) -> bool:
-    """True once for each time the broker at `url` came back without its messages
-    (and the first time it is asked at all); False for a broker that keeps them.
-    Raises the client's error when the broker cannot be reached."""
-    if not broker_keeps_nothing(url):
-        return False
-    client = redis.Redis.from_url(
+def _client(url: str) -> redis.Redis:
+    return redis.Redis.from_url(
         url, socket_connect_timeout=BROKER_TIMEOUT_SECONDS, socket_timeout=BROKER_TIMEOUT_SECONDS
     )
+
+
+def broker_memory_lost(url: str) -> bool:
+    """True when the broker at `url` came back without its messages (or is asked
+    for the first time) and this process is the one to send them again: the
+    caller sends, then calls `broker_memory_restored`. A caller that dies before
+    that leaves the broker unmarked, and after BROKER_RESEND_LOCK_SECONDS the
+    next look is told again. False for a broker that keeps its messages. Raises
+    the client's error when the broker cannot be reached."""
+    if not broker_keeps_nothing(url):
+        return False
+    client = _client(url)
     try:
-        return bool(client.set(BROKER_MEMORY_KEY, timezone.now().isoformat(), nx=True))
+        if client.exists(BROKER_MEMORY_KEY):
+            return False
+        # One process at a time sends everything again, not every worker at once.
+        return bool(client.set(BROKER_RESEND_LOCK_KEY, "1", nx=True, ex=BROKER_RESEND_LOCK_SECONDS))
+    finally:
+        client.close()
+
+
+def broker_memory_restored(url: str) -> None:
+    """Everything queued was sent again: the broker's memory is whole."""
+    client = _client(url)
+    try:
+        client.set(BROKER_MEMORY_KEY, timezone.now().isoformat())
+        client.delete(BROKER_RESEND_LOCK_KEY)
+    finally:
+        client.close()
+
+
+def broker_memory_forget(url: str) -> None:
+    """Drop the marker, best effort: the next look sends everything queued again
+    (after a send that failed, whose messages nobody else will know are missing)."""
+    if not broker_keeps_nothing(url):
+        return
+    client = _client(url)
+    try:
+        client.delete(BROKER_MEMORY_KEY)
+    except redis.RedisError:
+        pass  # the broker is away: when it comes back empty, the marker is gone anyway
     finally:
         client.close()
 

@@ -24,7 +24,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -42,7 +42,7 @@ from django.db import (
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from common.broker import broker_memory_lost
+from common.broker import broker_memory_forget, broker_memory_lost, broker_memory_restored
 from common.errors import Conflict, NotFound, ValidationFailed
 from common.leases import Lease, lease_claim, lease_held, lease_reap, lease_release
 from common.llm import LLMResponse, PermanentLLMError, RetriesExhausted, call_with_retries
@@ -346,7 +346,8 @@ class QueueReport:
     judgment_ids: list[int] = field(default_factory=list)
 
 
-def _enqueue(judgment_ids: list[int]) -> None:
+def _send(judgment_ids: list[int]) -> None:
+    """Send the judgments' messages now; raises what the broker raises."""
     from .tasks import judgment_run_task
 
     if judgment_run_task.app.conf.task_always_eager:
@@ -355,14 +356,20 @@ def _enqueue(judgment_ids: list[int]) -> None:
         return
     # One producer (one broker connection) for the whole batch: `delay` would take
     # one from the pool and give it back for every message.
+    with judgment_run_task.app.producer_or_acquire() as producer:
+        for judgment_id in judgment_ids:
+            judgment_run_task.apply_async((judgment_id,), producer=producer)
+
+
+def _enqueue(judgment_ids: list[int]) -> None:
     try:
-        with judgment_run_task.app.producer_or_acquire() as producer:
-            for judgment_id in judgment_ids:
-                judgment_run_task.apply_async((judgment_id,), producer=producer)
+        _send(judgment_ids)
     except Exception:
-        # After commit there is no one to tell: the rows stay queued and the
-        # reaper sends them again (judgments_reap_stuck).
+        # After commit there is no one to tell: the rows stay queued. Forgetting the
+        # broker's marker makes the next look (the reaper's tick, a worker's
+        # reconnection) send every queued judgment again, not the resend interval.
         logger.exception("could not send %d judgment(s); the reaper will", len(judgment_ids))
+        broker_memory_forget(settings.CELERY_BROKER_URL)
 
 
 def judgments_enqueue_on_commit(judgment_ids: list[int]) -> None:
@@ -1112,19 +1119,26 @@ def judgments_resend_queued(*, older_than: float | None = None) -> list[int]:
     meets a claim that does nothing, so this is safe to repeat. Each is stamped,
     so that it is sent again at most once per interval."""
     seconds = settings.JUDGE_RESEND_QUEUED_SECONDS if older_than is None else older_than
-    now = timezone.now()
-    cutoff = now - timedelta(seconds=seconds)
     with transaction.atomic():
-        stale = list(
-            Judgment.objects.filter(status=JudgmentStatus.QUEUED, updated_at__lte=cutoff)
-            .select_for_update(skip_locked=True)
-            .order_by("pk")
-            .values_list("pk", flat=True)[: settings.JUDGE_RESEND_BATCH]
-        )
-        Judgment.objects.filter(pk__in=stale, status=JudgmentStatus.QUEUED).update(updated_at=now)
+        stale = _judgments_queued_stamp(timezone.now() - timedelta(seconds=seconds))
         judgments_enqueue_on_commit(stale)
     if stale:
         logger.warning("sent %d queued judgment(s) again", len(stale))
+    return stale
+
+
+def _judgments_queued_stamp(cutoff: datetime) -> list[int]:
+    """Up to JUDGE_RESEND_BATCH judgments queued (or last sent) at `cutoff` or
+    before, stamped as sent now; in the caller's transaction."""
+    stale = list(
+        Judgment.objects.filter(status=JudgmentStatus.QUEUED, updated_at__lte=cutoff)
+        .select_for_update(skip_locked=True)
+        .order_by("pk")
+        .values_list("pk", flat=True)[: settings.JUDGE_RESEND_BATCH]
+    )
+    Judgment.objects.filter(pk__in=stale, status=JudgmentStatus.QUEUED).update(
+        updated_at=timezone.now()
+    )
     return stale
 
 
@@ -1132,12 +1146,27 @@ def judgments_resend_lost() -> list[int]:
     """Send again the queued judgments whose messages may be lost: all of them at
     once when the broker came back without its messages (common/broker.py),
     otherwise those queued past JUDGE_RESEND_QUEUED_SECONDS. Run by the reaper
-    and by each judge worker when it (re)connects to the broker."""
+    and by each judge worker when it (re)connects to the broker.
+
+    After a loss, the broker is marked as restored only once every queued
+    judgment's message went out: a process that dies half-way (or a send that
+    fails, which raises here) leaves it unmarked, and the next look sends again."""
     broker = settings.CELERY_BROKER_URL
-    if broker and broker_memory_lost(broker):
-        logger.warning("the broker came back without its messages: sending queued judgments")
-        return judgments_resend_queued(older_than=0)
-    return judgments_resend_queued()
+    if not (broker and broker_memory_lost(broker)):
+        return judgments_resend_queued()
+    logger.warning("the broker came back without its messages: sending queued judgments")
+    lost_before = timezone.now()
+    sent: list[int] = []
+    while True:
+        with transaction.atomic():
+            batch = _judgments_queued_stamp(lost_before)
+        if not batch:
+            break
+        _send(batch)  # raises when the broker is away again: not marked restored
+        sent += batch
+    broker_memory_restored(broker)
+    logger.warning("sent %d queued judgment(s) again", len(sent))
+    return sent
 
 
 def judgments_reap_stuck(*, older_than: float | None = None) -> list[int]:

@@ -15,7 +15,12 @@ from django.conf import settings
 from django.test import override_settings
 from django.utils import timezone
 
-from common.broker import BROKER_MEMORY_KEY, broker_memory_lost
+from common.broker import (
+    BROKER_MEMORY_KEY,
+    BROKER_RESEND_LOCK_KEY,
+    broker_memory_lost,
+    broker_memory_restored,
+)
 from judging import heartbeat, services
 from judging.models import Judgment, JudgmentStatus
 
@@ -26,7 +31,7 @@ from .conftest import end2end_submission
 def sent(monkeypatch) -> list[int]:
     """The ids `_enqueue` was asked to send (no worker here)."""
     ids: list[int] = []
-    monkeypatch.setattr(services, "_enqueue", lambda judgment_ids: ids.extend(judgment_ids))
+    monkeypatch.setattr(services, "_send", lambda judgment_ids: ids.extend(judgment_ids))
     return ids
 
 
@@ -117,43 +122,68 @@ def _broker_client() -> redis.Redis:
     return redis.Redis.from_url(settings.CELERY_BROKER_URL)
 
 
-def test_a_broker_that_came_back_empty_is_noticed_once():
+def test_a_broker_that_came_back_empty_is_noticed_by_one_process_until_it_is_restored():
     if not settings.CELERY_BROKER_URL.startswith("redis"):
         pytest.skip("RabbitMQ's quorum queues keep their messages across a restart")
+    url = settings.CELERY_BROKER_URL
     client = _broker_client()
-    client.delete(BROKER_MEMORY_KEY)
+    client.delete(BROKER_MEMORY_KEY, BROKER_RESEND_LOCK_KEY)
 
-    first, second = (
-        broker_memory_lost(settings.CELERY_BROKER_URL),
-        broker_memory_lost(settings.CELERY_BROKER_URL),
-    )
+    first, meanwhile = broker_memory_lost(url), broker_memory_lost(url)
+    client.delete(BROKER_RESEND_LOCK_KEY)  # the first died half-way; its lock expired
+    after_a_death = broker_memory_lost(url)
+    broker_memory_restored(url)
+    restored = broker_memory_lost(url)
     client.flushdb()  # what a Redis that keeps nothing is after a restart
-    after_restart = broker_memory_lost(settings.CELERY_BROKER_URL)
+    after_restart = broker_memory_lost(url)
 
-    assert (first, second, after_restart) == (True, False, True)
+    assert (first, meanwhile, after_a_death, restored, after_restart) == (
+        True, False, True, False, True,
+    )  # fmt: skip
+    assert 0 < client.ttl(BROKER_RESEND_LOCK_KEY) <= 60
     assert broker_memory_lost("amqp://guest:guest@127.0.0.1:5672//") is False
 
 
 @pytest.mark.django_db
 def test_after_the_broker_lost_its_messages_every_queued_judgment_is_sent_at_once(
-    judgment_pair, sent, django_capture_on_commit_callbacks
+    judgment_pair, sent
 ):
     if not settings.CELERY_BROKER_URL.startswith("redis"):
         pytest.skip("RabbitMQ's quorum queues keep their messages across a restart")
     client = _broker_client()
     client.set(BROKER_MEMORY_KEY, "x")
 
-    with (
-        override_settings(JUDGE_RESEND_QUEUED_SECONDS=900),
-        django_capture_on_commit_callbacks(execute=True),
-    ):
+    with override_settings(JUDGE_RESEND_QUEUED_SECONDS=900, JUDGE_RESEND_BATCH=1):
         nothing_lost = services.judgments_resend_lost()
-        client.delete(BROKER_MEMORY_KEY)  # the broker restarted
+        client.delete(BROKER_MEMORY_KEY, BROKER_RESEND_LOCK_KEY)  # the broker restarted
         lost = services.judgments_resend_lost()
 
-    # Queued a moment ago: before, they waited for the 15-minute resend interval.
+    # Queued a moment ago: before, they waited for the 15-minute resend interval;
+    # all of them, batch after batch, then the broker is marked whole again.
     assert nothing_lost == []
     assert sorted(lost) == sorted(j.pk for j in judgment_pair) == sorted(sent)
+    assert client.exists(BROKER_MEMORY_KEY)
+
+
+@pytest.mark.django_db
+def test_a_resend_the_broker_refuses_leaves_it_unmarked_for_the_next_look(
+    judgment_pair, monkeypatch
+):
+    if not settings.CELERY_BROKER_URL.startswith("redis"):
+        pytest.skip("RabbitMQ's quorum queues keep their messages across a restart")
+    client = _broker_client()
+    client.delete(BROKER_MEMORY_KEY, BROKER_RESEND_LOCK_KEY)
+
+    def broker_away(judgment_ids):
+        raise redis.exceptions.ConnectionError("Connection refused")
+
+    monkeypatch.setattr(services, "_send", broker_away)
+    with pytest.raises(redis.exceptions.ConnectionError):
+        services.judgments_resend_lost()
+
+    assert not client.exists(BROKER_MEMORY_KEY)
+    client.delete(BROKER_RESEND_LOCK_KEY)  # its lock expired
+    assert broker_memory_lost(settings.CELERY_BROKER_URL) is True
 
 
 @pytest.fixture

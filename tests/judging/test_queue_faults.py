@@ -9,11 +9,13 @@ import psycopg
 import pytest
 import redis.exceptions
 from celery.exceptions import Retry
+from django.conf import settings
 from django.core.cache import cache
 from django.db import OperationalError, connection
 from django.test import override_settings
 from django.utils import timezone
 
+from common.broker import broker_memory_lost, broker_memory_restored
 from judging import services
 from judging.models import Judgment, JudgmentStatus
 from judging.tasks import judgment_run_task, reap_stuck_task
@@ -159,6 +161,9 @@ def test_an_enqueue_that_fails_after_commit_is_logged_and_left_to_the_reaper(
         raise redis.exceptions.ConnectionError("Connection refused")
 
     monkeypatch.setattr(app, "producer_or_acquire", broker_down)
+    broker = settings.CELERY_BROKER_URL
+    if broker.startswith("redis"):
+        broker_memory_restored(broker)  # nothing lost so far
     eager = app.conf.task_always_eager
     app.conf.task_always_eager = False
     try:
@@ -170,3 +175,8 @@ def test_an_enqueue_that_fails_after_commit_is_logged_and_left_to_the_reaper(
     assert "the reaper will" in caplog.text
     judgment.refresh_from_db()
     assert judgment.status == JudgmentStatus.QUEUED
+    # The marker is dropped: the reaper's next tick sends every queued judgment
+    # again, this one included, instead of waiting for the resend interval.
+    if broker.startswith("redis"):
+        assert broker_memory_lost(broker) is True
+        cache.clear()  # its resend lock
