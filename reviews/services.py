@@ -367,15 +367,17 @@ def review_round_close(*, review_round: ReviewRound) -> int:
     now = timezone.now()
     with transaction.atomic():
         locked = ReviewRound.objects.select_for_update().get(pk=review_round.pk)
-        if locked.closed_at is None:
+        was_open = locked.closed_at is None
+        if was_open:
             locked.closed_at = now
             locked.save(update_fields=["closed_at"])
         closed = Assignment.objects.filter(
             review_round=review_round, closed_at__isnull=True
         ).update(closed_at=now)
-        # The runs of the round's tasks (any stage) come back to the public
-        # answers, which left them out while it was open.
-        results_changed(None)
+        if was_open or closed:
+            # The runs of the round's tasks (any stage) come back to the public
+            # answers, which left them out while it was open.
+            results_changed(None)
     review_round.refresh_from_db()
     return closed
 
