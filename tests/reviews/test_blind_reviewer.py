@@ -301,10 +301,19 @@ def test_the_blind_files_hashes_name_no_public_run(client, probe):
                 public_hashes[artifact["sha256"]] = (submission_id, artifact["path"])
         matches = [public_hashes[h] for h in blind_hashes if h in public_hashes]
         assert matches == [], who
-        assert client.get(f"/api/submissions/{other_run.pk}/").status_code == 404, who
-        for path in ("bob-secret-agent_code/run.py", "results/figure.png", "idea.md"):
-            raw = client.get(f"/submissions/{other_run.pk}/raw/{path}")
-            assert raw.status_code == 404, (who, path)
+        pages = [
+            f"/api/submissions/{other_run.pk}/",
+            f"/api/submissions/{other_run.pk}/judgments/",
+            f"/submissions/{other_run.pk}/",
+            f"/submissions/{other_run.pk}/judgments/",
+            f"/submissions/{other_run.pk}/files/idea.md",
+            *(
+                f"/submissions/{other_run.pk}/raw/{path}"
+                for path in ("bob-secret-agent_code/run.py", "results/figure.png", "idea.md")
+            ),
+        ]
+        for url in pages:
+            assert client.get(url).status_code == 404, (who, url)
 
 
 def test_the_raw_trace_on_the_blind_page_has_no_usage_or_cost(client, probe):
