@@ -533,18 +533,17 @@ def _frozen_keep(review: HumanReview | None, data: Mapping[str, Any]) -> dict[st
     missing or blank (a disabled field is not posted); ScoresFrozen (409, nothing
     written) when it asks to change one."""
     frozen = review_frozen_values(review)
-    changed = sorted(
-        name
+    changed = [
+        name.removeprefix("score_").removeprefix("hallucination_")
         for name, value in frozen.items()
         if data.get(name) not in (None, "") and str(data.get(name)).strip() != value
-    )
+    ]
     if changed:
         raise ScoresFrozen(
             "your scores and hallucination answers cannot change once your review is "
             "submitted (submitting showed the agent and the LLM scores); you may still "
-            "edit the confidence and the texts",
+            f"edit the confidence and the texts. Changed: {', '.join(changed)}",
             field="scores",
-            extra={"frozen": changed},
         )
     # One value per field (a QueryDict's `**` would give lists).
     return {**{key: data.get(key) for key in data}, **frozen}
