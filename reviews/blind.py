@@ -271,9 +271,10 @@ def trace_blind_file(trace: dict, words: list[str]) -> str:
 
 
 # Codex CLI logs end each model turn with its token count (`[time] tokens used: 1,234`,
-# or the number on the next line in newer versions).
+# or the number on the next line in newer versions). Possessive quantifiers: a
+# log is untrusted, and a line of blanks must not make the match quadratic.
 _TOKENS_USED_RE = re.compile(
-    r"(?im)^(\[[^\]\n]*\][ \t]*)?tokens used:?[ \t]*\n?[ \t]*[\d,]+[ \t]*$"
+    r"(?im)^(\[[^\]\n]*+\][ \t]*+)?tokens used:?(?:[ \t]*+\n)?[ \t]*+[\d,]++[ \t]*+$"
 )
 
 
