@@ -176,7 +176,7 @@ def public_review_table() -> ExportTable:
 
 
 def _under_review():
-    # Runs with a paper in an open blind review round are left out until it closes.
+    # Runs of a task with a paper in an open blind review round are left out until it closes.
     return Submission.objects.filter(under_open_review()).values("id")
 
 

@@ -215,7 +215,7 @@ def stage_submissions(
 ) -> QuerySet[Submission]:
     """Every version of every submission of `stage` (None: every leaderboard
     stage) on the tasks the filters choose; never a system agent's (a canary),
-    and never the runs with a paper in an open blind review round
+    and never the runs of a task with a paper in an open blind review round
     (`reviews.blind.under_open_review`): the boards, the compare view, the
     fabrication page and new releases leave them out until the round closes."""
     submissions = Submission.objects.public().exclude(under_open_review())

@@ -7,6 +7,7 @@ by `agent`. The blind paths are what the reviewer's links use; the real path
 never reaches them.
 """
 
+import json
 import posixpath
 import re
 
@@ -151,23 +152,24 @@ def artifact_for_blind_path(submission: Submission, path: str) -> Artifact | Non
 
 
 def under_open_review() -> Exists:
-    """Whether a submission's run (its agent, task and stage, every version)
-    has a paper in a review round still open: such runs are left out of every
-    public page, board and list (for everyone but organisers) until the round
-    closes, so no reviewer learns a paper's agent by reading the public site."""
+    """Whether a submission's task has a paper in a review round still open:
+    every run of such a task (every agent, stage and version) is left out of
+    every public page, board, list and API (for everyone but organisers, signed
+    in or not) until the round closes. Leaving out only the paper's own run
+    would not do: the agent's other runs of the task hold the paper's files
+    byte for byte (their hashes name it), and the runs of the task left
+    showing would name the paper's agent by elimination (issue 40)."""
     return Exists(
         Assignment.objects.filter(
-            review_round__closed_at__isnull=True,
-            submission__agent_id=OuterRef("agent_id"),
-            submission__task_id=OuterRef("task_id"),
-            submission__stage=OuterRef("stage"),
+            review_round__closed_at__isnull=True, submission__task_id=OuterRef("task_id")
         )
     )
 
 
 def submissions_under_open_review(user) -> set[int]:
     """Visibility hook (`SUBMISSION_OMISSION_HOOKS`): the ids `under_open_review`
-    leaves out, for everyone but organisers."""
+    leaves out, for everyone but organisers (anonymous visitors too: a reviewer
+    signed out sees no more than signed in)."""
     if user is not None and user.is_authenticated and is_organiser(user):
         return set()
     return set(
@@ -234,3 +236,49 @@ def trace_blind(trace: dict, words: list[str]) -> dict:
         "ended": {**ended, "summary": blind_log_text(ended.get("summary", ""), words)},
         "steps": steps,
     }
+
+
+# What the trace file a reviewer downloads keeps of each step and tool call:
+# never a token count, a cost or a model (a step's price names its model), nor
+# a tool call's id (`toolu_…` names the provider).
+_TRACE_FILE_STEP_KEYS = ("index", "role", "stage", "started_at", "duration_s", "text")
+_TRACE_FILE_CALL_KEYS = ("name", "arguments", "result", "is_error")
+
+
+def trace_blind_file(trace: dict, words: list[str]) -> str:
+    """A trace's file as the blind page serves it: the stored steps through the
+    blind filter (`trace_blind`), as JSON, in place of the uploaded bytes (which
+    keep each step's `usage` and `cost_usd`, issue 40). Nothing untrusted is
+    parsed here: the steps were read at intake, within the trace bounds."""
+    blind = trace_blind(trace, words)
+    steps = [
+        {
+            **{key: step[key] for key in _TRACE_FILE_STEP_KEYS if key in step},
+            "tool_calls": [
+                {key: call[key] for key in _TRACE_FILE_CALL_KEYS if key in call}
+                for call in step["tool_calls"]
+            ],
+        }
+        for step in blind["steps"]
+    ]
+    shown = {
+        "note": blind["note"],
+        "truncated": bool(blind.get("truncated")),
+        "ended": blind["ended"],
+        "steps": steps,
+    }
+    return json.dumps(shown, ensure_ascii=False, indent=1) + "\n"
+
+
+# Codex CLI logs end each model turn with its token count (`[time] tokens used: 1,234`,
+# or the number on the next line in newer versions). Possessive quantifiers: a
+# log is untrusted, and a line of blanks must not make the match quadratic.
+_TOKENS_USED_RE = re.compile(
+    r"(?im)^(\[[^\]\n]*+\][ \t]*+)?tokens used:?(?:[ \t]*+\n)?[ \t]*+[\d,]++[ \t]*+$"
+)
+
+
+def blind_agent_log_text(text: str, words: list[str]) -> str:
+    """A coding agent's own log (a trace the site reads as text: Codex or Gemini
+    CLI) as a reviewer reads it: `blind_log_text`, and no token counts."""
+    return blind_log_text(_TOKENS_USED_RE.sub(r"\1tokens used: (not shown)", text), words)

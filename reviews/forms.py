@@ -2,6 +2,7 @@
 per dimension within the rubric's range, confidence, strengths, weaknesses
 and comments. The same form validates the page, the API and the import."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from django import forms
@@ -104,7 +105,14 @@ class ReviewForm(forms.Form):
         max_length=TEXT_LIMIT, required=False, widget=forms.Textarea(attrs={"rows": 4})
     )
 
-    def __init__(self, *args, dimensions: list[dict], hallucination: bool = False, **kwargs):
+    def __init__(
+        self,
+        *args,
+        dimensions: list[dict],
+        hallucination: bool = False,
+        frozen: Iterable[str] = (),
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         self.dimensions = dimensions
         self.hallucination = hallucination
@@ -132,6 +140,11 @@ class ReviewForm(forms.Form):
             )
         # Scores first, in the rubric's order, as the reviewer reads them.
         self.fields = {**score_fields, **self.fields}
+        # A submitted review's scores and answers are shown, never changed
+        # (services.review_frozen_values).
+        for name in frozen:
+            if name in self.fields:
+                self.fields[name].disabled = True
 
     def _hallucination_fields_add(self) -> None:
         labels = dict(HallucinationType.choices)

@@ -66,6 +66,10 @@ class AssignmentRefused(ReviewError, Conflict):
     default_code = "assignment_refused"
 
 
+class ScoresFrozen(ReviewError, Conflict):
+    default_code = "scores_frozen"
+
+
 # Reviewers ---------------------------------------------------------------------------------
 
 
@@ -291,8 +295,9 @@ def assignments_generate(*, review_round: ReviewRound, seed: int = 0) -> Assignm
             for (user, paper), code in zip(pending, codes, strict=True)
         )
         if plan.created:
-            # Their runs are under open review now: left out of every public answer.
-            results_changed([review_round.stage])
+            # Their tasks are under open review now: every run of them (any stage)
+            # is left out of every public answer (reviews.blind.under_open_review).
+            results_changed(None)
     return plan
 
 
@@ -327,8 +332,9 @@ def assignment_add(
                 due_at=due_at or review_round.due_at,
             )
             review_round.submissions.add(submission)
-            # The paper's run is under open review now: left out of every public answer.
-            results_changed([submission.stage])
+            # The paper's task is under open review now: every run of it (any
+            # stage) is left out of every public answer.
+            results_changed(None)
     except IntegrityError as exc:
         raise AssignmentRefused(f"{reviewer} is already assigned to this paper") from exc
     return assignment
@@ -346,8 +352,8 @@ def assignment_remove(*, assignment: Assignment) -> None:
         if review:
             review.delete()
         assignment.delete()
-        # The paper's run may be under open review no more.
-        results_changed([assignment.review_round.stage])
+        # The paper's task may be under open review no more (any stage).
+        results_changed(None)
 
 
 def assignment_due_set(*, assignment: Assignment, due_at: datetime) -> Assignment:
@@ -361,15 +367,17 @@ def review_round_close(*, review_round: ReviewRound) -> int:
     now = timezone.now()
     with transaction.atomic():
         locked = ReviewRound.objects.select_for_update().get(pk=review_round.pk)
-        if locked.closed_at is None:
+        was_open = locked.closed_at is None
+        if was_open:
             locked.closed_at = now
             locked.save(update_fields=["closed_at"])
         closed = Assignment.objects.filter(
             review_round=review_round, closed_at__isnull=True
         ).update(closed_at=now)
-        # The round's runs come back to the public answers, which left them out
-        # while it was open.
-        results_changed([locked.stage])
+        if was_open or closed:
+            # The runs of the round's tasks (any stage) come back to the public
+            # answers, which left them out while it was open.
+            results_changed(None)
     review_round.refresh_from_db()
     return closed
 
@@ -503,6 +511,44 @@ def review_hallucination_initial(review: HumanReview) -> dict[str, str]:
     return values
 
 
+def review_frozen_values(review: HumanReview | None) -> dict[str, str]:
+    """The form values a submitted review can no longer change: its scores and
+    hallucination answers (not the texts, confidence or evidence). Submitting
+    shows the reveal (the agent, its team and model, the LLM scores, the other
+    reviews), so a score changed after it would not be blind (issue 40)."""
+    if review is None or review.status != ReviewStatus.SUBMITTED:
+        return {}
+    values = {
+        score_field_name(d): str(s) for d, s in review.scores.values_list("dimension", "score")
+    }
+    values.update(
+        (hallucination_field_name(kind), answer)
+        for kind, answer in review.hallucination_checks.values_list("type", "answer")
+    )
+    return values
+
+
+def _frozen_keep(review: HumanReview | None, data: Mapping[str, Any]) -> dict[str, Any]:
+    """`data` with the frozen values of the submitted review filled in where
+    missing or blank (a disabled field is not posted); ScoresFrozen (409, nothing
+    written) when it asks to change one."""
+    frozen = review_frozen_values(review)
+    changed = [
+        name.removeprefix("score_").removeprefix("hallucination_")
+        for name, value in frozen.items()
+        if data.get(name) not in (None, "") and str(data.get(name)).strip() != value
+    ]
+    if changed:
+        raise ScoresFrozen(
+            "your scores and hallucination answers cannot change once your review is "
+            "submitted (submitting showed the agent and the LLM scores); you may still "
+            f"edit the confidence and the texts. Changed: {', '.join(changed)}",
+            field="scores",
+        )
+    # One value per field (a QueryDict's `**` would give lists).
+    return {**{key: data.get(key) for key in data}, **frozen}
+
+
 def review_draft_save(*, assignment: Assignment, data: Mapping[str, Any]) -> HumanReview:
     """Keep what the reviewer has typed so far, as typed (a draft may be
     incomplete). Unknown fields are dropped and long texts cut to the limit."""
@@ -514,7 +560,10 @@ def review_draft_save(*, assignment: Assignment, data: Mapping[str, Any]) -> Hum
             submission_id=assignment.submission_id, reviewer_id=assignment.reviewer_id
         ).first()
         rubric, dimensions = _review_rubric_dimensions(review, assignment.review_round.stage)
-        allowed = review_form_fields(dimensions, stage=assignment.review_round.stage)
+        # Frozen values are never pending edits: a submitted review keeps them.
+        allowed = review_form_fields(dimensions, stage=assignment.review_round.stage) - set(
+            review_frozen_values(review)
+        )
         draft = {key: str(data[key])[:TEXT_LIMIT] for key in allowed if data.get(key) is not None}
         if review is None:
             review = HumanReview.objects.create(
@@ -525,7 +574,9 @@ def review_draft_save(*, assignment: Assignment, data: Mapping[str, Any]) -> Hum
             )
         if review.status == ReviewStatus.SUBMITTED and _without_blank_evidence(
             draft
-        ) == _without_blank_evidence(_submitted_as_draft(review)):
+        ) == _without_blank_evidence(
+            {k: v for k, v in _submitted_as_draft(review).items() if k in allowed}
+        ):
             # A late autosave of exactly what was just submitted is not an edit.
             draft = {}
         review.draft = draft
@@ -591,7 +642,9 @@ def _review_write(
 
 def review_submit(*, assignment: Assignment, data: Mapping[str, Any]) -> HumanReview:
     """Validate every field against the stage's rubric and submit (or, after a
-    first submission, edit) the review. Each submission is kept as a revision."""
+    first submission, edit) the review. Each submission is kept as a revision.
+    After the first, the scores and hallucination answers stay as submitted
+    (`review_frozen_values`): ScoresFrozen when `data` changes one."""
     with transaction.atomic():
         assignment = (
             Assignment.objects.select_for_update()
@@ -604,6 +657,7 @@ def review_submit(*, assignment: Assignment, data: Mapping[str, Any]) -> HumanRe
             submission_id=assignment.submission_id, reviewer_id=assignment.reviewer_id
         ).first()
         rubric, dimensions = _review_rubric_dimensions(review, assignment.review_round.stage)
+        data = _frozen_keep(review, data)
         if not dimensions:
             raise ReviewInvalid(
                 f"there is no active rubric for the {assignment.review_round.stage} "

@@ -39,16 +39,19 @@ from common.http import AuthenticatedHttpRequest, json_error
 from submissions.derived import artifact_trace
 from submissions.models import ArtifactKind, Stage
 from submissions.selectors import trace_page
+from submissions.traces import trace_format_of
 
 from . import selectors, services
 from .agreement import DimensionAgreement, Interval
 from .blind import (
     artifact_for_blind_path,
+    blind_agent_log_text,
     blind_log_text,
     blind_path,
     identity_words,
     submission_blind,
     trace_blind,
+    trace_blind_file,
 )
 from .charts import agreement_charts
 from .forms import (
@@ -160,7 +163,7 @@ def paper_view(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
             form = ReviewForm(request.POST, dimensions=dimensions, hallucination=hallucination)
             form_add_errors(form, exc)
             status = 400
-        except services.AssignmentClosed as exc:
+        except (services.AssignmentClosed, services.ScoresFrozen) as exc:
             messages.error(request, str(exc))
             return redirect("reviews:paper", code=code)
         else:
@@ -170,11 +173,13 @@ def paper_view(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
             )
             return redirect("reviews:paper", code=code)
         review = selectors.review_of_assignment(assignment)
+    frozen = services.review_frozen_values(review)
     if form is None:
         form = ReviewForm(
-            initial=_form_initial(review, dimensions),
+            initial={**_form_initial(review, dimensions), **frozen},
             dimensions=dimensions,
             hallucination=hallucination,
+            frozen=frozen,
         )
     submission = submission_blind(assignment.submission)
     revealed = selectors.identity_visible(assignment=assignment, review=review)
@@ -190,6 +195,7 @@ def paper_view(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
         "revisions": list(review.revisions.all()) if review else [],
         "reveal": selectors.assignment_reveal(assignment=assignment) if revealed else None,
         "closed": assignment.is_closed,
+        "scores_frozen": bool(frozen),
     }
     return render(request, "reviews/paper.html", context, status=status)
 
@@ -212,9 +218,14 @@ def paper_file_view(request: AuthenticatedHttpRequest, code: str, path: str) -> 
         # Never let the site's origin run an uploaded HTML or SVG file.
         content_type = "text/plain; charset=utf-8"
     words = identity_words(assignment.submission.agent)
-    if artifact.kind in (ArtifactKind.LOG, ArtifactKind.TRACE) or _is_text(content_type):
+    reader = trace_format_of(artifact.path, artifact.kind)
+    if reader == "json":
+        # A trace file is served as the blind filter leaves its steps: its own
+        # bytes keep each step's tokens and cost.
+        response: HttpResponseBase = _blind_trace_file_response(assignment, artifact)
+    elif artifact.kind in (ArtifactKind.LOG, ArtifactKind.TRACE) or _is_text(content_type):
         # Every text a reviewer reads (logs, results, code, token usage) made neutral.
-        response: HttpResponseBase = _blind_log_response(assignment, artifact)
+        response = _blind_log_response(assignment, artifact, agent_log=reader is not None)
     else:
         response = FileResponse(artifact.file.open("rb"), content_type=content_type)
     # The blind name, from the real path (a link may name the file another way).
@@ -247,9 +258,10 @@ def _is_text(content_type: str) -> bool:
     return content_type.startswith("text/") or content_type == "application/json"
 
 
-def _blind_log_response(assignment: Assignment, artifact) -> HttpResponse:
-    """A log or trace with the paths and names that would tell the agent
-    made neutral (reviews.blind); a reviewer reads at most the first
+def _blind_log_response(assignment: Assignment, artifact, *, agent_log: bool) -> HttpResponse:
+    """A log or text file with the paths and names that would tell the agent
+    made neutral (reviews.blind), and a coding agent's own log (`agent_log`)
+    without its token counts; a reviewer reads at most the first
     BLIND_LOG_MAX_BYTES of it."""
     with artifact.file.open("rb") as handle:
         data = handle.read(BLIND_LOG_MAX_BYTES + 1)
@@ -257,7 +269,16 @@ def _blind_log_response(assignment: Assignment, artifact) -> HttpResponse:
     if len(data) > BLIND_LOG_MAX_BYTES:
         text += "\n[... cut: the rest of this file is not shown ...]\n"
     words = identity_words(assignment.submission.agent)
-    return HttpResponse(blind_log_text(text, words), content_type="text/plain; charset=utf-8")
+    blind = blind_agent_log_text(text, words) if agent_log else blind_log_text(text, words)
+    return HttpResponse(blind, content_type="text/plain; charset=utf-8")
+
+
+def _blind_trace_file_response(assignment: Assignment, artifact) -> HttpResponse:
+    trace = artifact_trace(artifact)
+    if trace is None:
+        raise Http404("This trace cannot be read now.")
+    words = identity_words(assignment.submission.agent)
+    return HttpResponse(trace_blind_file(trace, words), content_type="text/plain; charset=utf-8")
 
 
 @never_cache

@@ -72,9 +72,9 @@ def hidden_submission_ids(*, user: User | AnonymousUser) -> frozenset[int]:
 
 def omitted_submission_ids(*, user: User | AnonymousUser) -> frozenset[int]:
     """Ids left out of every page for everyone the hooks named in
-    `SUBMISSION_OMISSION_HOOKS` say (anonymous visitors included): a paper in
-    an open blind review round, so that a reviewer signed out learns nothing
-    either. Unlike `hidden_submission_ids`, nothing is refused for it (the
+    `SUBMISSION_OMISSION_HOOKS` say (anonymous visitors included): every run of
+    a task with a paper in an open blind review round, so that a reviewer signed
+    out learns nothing either. Unlike `hidden_submission_ids`, nothing is refused for it (the
     export and releases stay open; they leave the rows out)."""
     omitted: set[int] = set()
     for hook in setting_callables("SUBMISSION_OMISSION_HOOKS"):

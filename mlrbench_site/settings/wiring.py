@@ -61,8 +61,9 @@ authentication and the models named by the API schema's enums (base.py).
 # (submissions/visibility.py): a reviewer does not see the papers they have not
 # reviewed yet, anywhere on the site, until their own review is in.
 SUBMISSION_VISIBILITY_HOOKS = ["reviews.blind.submissions_pending_review_by"]
-# Left out of every page for everyone (anonymous visitors too) but organisers: papers
-# in an open blind review round (submissions/visibility.py, README "Blind review").
+# Left out of every page for everyone (anonymous visitors too) but organisers: every
+# run of a task with a paper in an open blind review round (submissions/visibility.py,
+# README "Blind against the public site too").
 SUBMISSION_OMISSION_HOOKS = ["reviews.blind.submissions_under_open_review"]
 
 # Panels other apps add to the submission page (submissions/page_panels.py) and

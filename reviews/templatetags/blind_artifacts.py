@@ -9,11 +9,12 @@ from django import template
 from django.utils.safestring import SafeString
 
 from common.rendering import markdown_render
-from submissions.derived import artifact_html, html_with_figures
+from submissions.derived import artifact_html, artifact_trace, html_with_figures
 from submissions.models import Artifact
-from submissions.selectors import artifact_tail, trace_artifacts
+from submissions.selectors import LOG_TAIL_LINES, artifact_tail, trace_artifacts
+from submissions.traces import trace_format_of
 
-from ..blind import blind_log_text
+from ..blind import blind_agent_log_text, blind_log_text, trace_blind_file
 
 register = template.Library()
 
@@ -50,7 +51,17 @@ def artifact_markdown(artifact: Artifact) -> SafeString:
 
 @register.filter(name="artifact_tail")
 def artifact_tail_filter(artifact: Artifact) -> str:
-    return blind_log_text(artifact_tail(artifact), getattr(artifact, "identity_words", []))
+    """The log's last lines, blind; a trace's are those of the file the blind
+    page serves for it (no tokens, no costs)."""
+    words = getattr(artifact, "identity_words", [])
+    reader = trace_format_of(getattr(artifact, "real_path", artifact.path), artifact.kind)
+    if reader == "json":
+        trace = artifact_trace(artifact)
+        lines = trace_blind_file(trace, words).splitlines() if trace else []
+        return "\n".join(lines[-LOG_TAIL_LINES:])
+    if reader is not None:
+        return blind_agent_log_text(artifact_tail(artifact), words)
+    return blind_log_text(artifact_tail(artifact), words)
 
 
 @register.filter

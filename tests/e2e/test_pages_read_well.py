@@ -125,6 +125,7 @@ def cast_build(data: Path) -> Cast:
         reviewer_register,
     )
     from submissions.models import Stage, Submission
+    from submissions.selectors import submissions_newest
     from tests.benchmark.factories import UserFactory
 
     # The migrations' rubrics (the ones reviewers fill in): an earlier live-server
@@ -140,27 +141,6 @@ def cast_build(data: Path) -> Cast:
     organiser_register(user=organiser)
     reviewer = UserFactory(username="reviewer", password=PASSWORD)
     reviewer_register(user=reviewer)
-    # The round's paper is off the public pages while the round is open (blind
-    # review), so it is another run than the end-to-end page the walk visits.
-    first = Submission.objects.filter(stage=Stage.END2END).order_by("pk").first()
-    assert first is not None
-    paper = (
-        Submission.objects.filter(stage=Stage.END2END)
-        .exclude(agent=first.agent)
-        .exclude(agent__submissions__artifacts__path__endswith=".pdf")
-        .order_by("-pk")
-        .first()
-    )
-    assert paper is not None
-    review_round = review_round_create(
-        name="Sample round",
-        stage=Stage.END2END,
-        due_at=timezone.now() + timedelta(days=14),
-        submissions=[paper],
-        reviewers_per_paper=1,
-        created_by=organiser,
-    )
-    assignment = assignment_add(review_round=review_round, reviewer=reviewer, submission=paper)
     by_stage = {
         stage: Submission.objects.filter(stage=stage).order_by("pk").values_list("pk", flat=True)[0]
         for stage in Submission.objects.values_list("stage", flat=True).distinct()
@@ -171,6 +151,26 @@ def cast_build(data: Path) -> Cast:
         .values_list("pk", flat=True)
         .first()
     )
+    # Every run of the round's task is off the public pages while the round is
+    # open (blind review), so it is another task than the pages the walk visits
+    # (the sample's end-to-end runs are all of one task: an idea of another).
+    walked = Submission.objects.filter(pk__in=[*by_stage.values(), pdf])
+    paper = (
+        submissions_newest(Submission.objects.filter(stage=Stage.IDEA))
+        .exclude(task__in=walked.values("task"))
+        .order_by("-pk")
+        .first()
+    )
+    assert paper is not None
+    review_round = review_round_create(
+        name="Sample round",
+        stage=paper.stage,
+        due_at=timezone.now() + timedelta(days=14),
+        submissions=[paper],
+        reviewers_per_paper=1,
+        created_by=organiser,
+    )
+    assignment = assignment_add(review_round=review_round, reviewer=reviewer, submission=paper)
     task = Submission.objects.get(pk=by_stage[Stage.END2END]).task.slug
     return Cast(
         reviewer=reviewer.username,

@@ -132,8 +132,15 @@ def test_reviewer_drafts_reloads_submits_and_the_dashboard_changes(page, world):
     page.keyboard.press("Control+Enter")
     page.get_by_text("Review submitted.").wait_for()
     assert page.get_by_test_id("assignment-status").inner_text() == "Submitted"
-    # Now, and only now, the paper's agent is revealed.
+    # Now, and only now, the paper's agent is revealed...
     assert "hidden-agent-0" in page.get_by_test_id("reveal").inner_text()
+    # ...so the scores stay as submitted: shown, not to be changed, keys included
+    # (issue 40: a placeholder review's scores were replaced after the reveal).
+    assert page.get_by_test_id("scores-frozen").is_visible()
+    assert page.locator('input[name="score_Clarity"][value="9"]').is_disabled()
+    page.locator("main > h1").click()
+    page.keyboard.press("9")
+    assert page.locator('input[name="score_Clarity"][value="7"]').is_checked()
 
     # The public dashboard counts released reviews only: the new review joins it
     # when the organiser releases the round, not before (issue 20, finding 3).

@@ -1,7 +1,9 @@
 """One invalidation of the public results (`common.results.results_changed`):
 each service event moves on the generations of the stage it changes (with the
 answers that span stages, and the agreement when its inputs changed), no other
-stage's, after its commit; a bulk write does it once, at its end."""
+stage's, after its commit (a review round's assignments and close move every
+stage: a task under open review is left out at every stage); a bulk write does
+it once, at its end."""
 
 from datetime import timedelta
 
@@ -113,13 +115,14 @@ def test_a_review_submitted_moves_its_stage_and_the_agreement_on(
         submissions=[submission],
     )  # fmt: skip
 
-    # An assignment puts the paper's run under open review: off the public answers.
+    # An assignment puts the paper's task under open review: every run of it, at
+    # every stage, off the public answers (issue 40).
     before = generations()
     with django_capture_on_commit_callbacks(execute=True):
         assignment = assignment_add(
             review_round=review_round, reviewer=reviewer, submission=submission
         )
-    assert moved(before) == {"all", "idea"}
+    assert moved(before) == {"all", *LEADERBOARD_STAGES}
 
     before = generations()
     scores = dict.fromkeys(STAGE_DIMENSIONS["idea"], 5)
@@ -139,12 +142,14 @@ def test_a_round_closed_and_released_moves_its_stage_on(django_capture_on_commit
     before = generations()
     with django_capture_on_commit_callbacks(execute=True):
         review_round_close(review_round=review_round)
-    # (A round's row saved counts for the agreement too: the safety net's rule.)
-    assert moved(before) == {"all", "paper", "agreement"}
+    # Every run of its tasks, at every stage, comes back (issue 40). (A round's
+    # row saved counts for the agreement too: the safety net's rule.)
+    assert moved(before) == {"all", *LEADERBOARD_STAGES, "agreement"}
 
     before = generations()
     with django_capture_on_commit_callbacks(execute=True):
         review_round_release(review_round=review_round)
+    # Closed already: only the released reviews' stage (and the agreement) moves.
     assert moved(before) == {"all", "paper", "agreement"}
 
 

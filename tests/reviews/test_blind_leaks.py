@@ -64,10 +64,13 @@ def test_a_task_reviewed_blind_is_left_out_of_every_per_task_view(client, scenar
     assert client.get(f"/submissions/{other.pk}/").status_code == 404
     agent_page = client.get("/agents/rival/").content.decode()
     assert slug not in agent_page
-    # Everyone else sees both once the round is closed (until then the paper
-    # under review is left out for all but organisers: issue 32).
+    # Everyone else sees both once the round is closed (until then every run of
+    # the task is left out for all but organisers: issues 32 and 40).
     client.force_login(s.reviewer_b)
-    assert client.get(f"/api/submissions/?task={slug}").json()["count"] == 1
+    assert client.get(f"/api/submissions/?task={slug}").json()["count"] == 0
+    client.force_login(s.organiser)
+    assert client.get(f"/api/submissions/?task={slug}").json()["count"] == 2
+    client.force_login(s.reviewer_b)
     review_round_close(review_round=s.review_round)
     assert client.get(f"/api/submissions/?task={slug}").json()["count"] == 2
 

@@ -61,3 +61,24 @@ def test_the_trace_viewer_is_blind_for_a_reviewer_and_names_all_for_others(clien
     # Reviewer A cannot reach it there.
     client.force_login(s.reviewer_a)
     assert client.get(f"/submissions/{s.submission.pk}/trace/claude_output.json").status_code == 404
+
+
+def test_a_codex_log_on_the_blind_page_has_no_token_counts(client, mlrbench_data):
+    """Issue 40: the coding agent's own log, served raw and as the page's log
+    tail, loses its per-turn `tokens used` (tokens with a price name a model)."""
+    s = scenario_build()
+    log = mlrbench_data / "agent_results/end2end_codex/iclr2025_bi_align/codex_log.log"
+    artifact_add(s.submission, "codex_log.log", ArtifactKind.LOG, log.read_bytes())
+    assert b"tokens used: 2564" in log.read_bytes()
+    client.force_login(s.reviewer_a)
+    paper_url = reverse("reviews:paper", args=[s.assignment_a.code])
+    detail = client.get(f"/api/reviews/assignments/{s.assignment_a.code}/").json()
+    (shown,) = [a for a in detail["artifacts"] if a["path"] == "agent_log.log"]
+
+    raw = client.get(shown["url"]).content.decode()
+    page = client.get(paper_url).content.decode()
+
+    assert "exec bash -lc" in raw and "tokens used: (not shown)" in raw
+    for text in (raw, page):
+        assert not re.search(r"tokens used:?\s*\d", text)
+        assert "codex" not in text.lower() and "/home/chenhui" not in text

@@ -56,11 +56,11 @@ def test_the_questions_are_required_answered_and_kept_with_the_review(client):
 
 def test_a_reviewer_never_sees_another_reviewers_check_nor_a_judges_findings(client):
     world = scenario_build()
-    # Reviewer b has submitted, with a telling piece of evidence.
+    # Reviewer b has submitted, and adds a telling piece of evidence (the
+    # answers themselves stay as first submitted: issue 40).
     review_submit(
         assignment=world.assignment_b,
         data=review_data(
-            hallucination_hallucinated_methodology="yes",
             hallucination_hallucinated_methodology_evidence="EVIDENCE-OF-REVIEWER-B",
         ),
     )

@@ -1,6 +1,7 @@
 """Writing a review: drafts kept on the server, every field validated with a
-clear message, edits after submitting kept as history until the assignment
-closes; the database itself refuses out-of-range scores and second reviews."""
+clear message, edits of the texts after submitting kept as history until the
+assignment closes (the scores stay as submitted); the database itself refuses
+out-of-range scores and second reviews."""
 
 import json
 import re
@@ -120,26 +121,34 @@ def test_submit_then_edit_until_closed_with_history(client, assignment):
     assert first.json()["review"]["scores"] == scores
     assert first.json()["revealed"]["agent"] == assignment.submission.agent.name
 
+    # The scores were frozen by the reveal the answer showed (issue 40)...
+    refused = client.post(
+        url,
+        data=json.dumps({**body, "scores": {**scores, "Overall": 7}}),
+        content_type="application/json",
+    )
+    assert refused.status_code == 409
+    assert refused.json()["errors"][0]["code"] == "scores_frozen"
+    # ...the texts are not.
     page = client.post(
         reverse("reviews:paper", args=[assignment.code]),
-        review_data({**scores, "Overall": 7}, weaknesses="W, on reflection"),
+        review_data(scores, weaknesses="W, on reflection"),
         follow=True,
     )
     assert "Review updated." in page.content.decode()
     review = HumanReview.objects.get()
-    assert review.scores.get(dimension="Overall").score == 7
-    assert [r.scores["Overall"] for r in review.revisions.all()] == [5, 7]
+    assert review.scores.get(dimension="Overall").score == 5
+    assert [r.weaknesses for r in review.revisions.all()] == ["W", "W, on reflection"]
     assert 'data-testid="history"' in page.content.decode()
 
     # A late autosave of what was just submitted is not an edit...
     review_draft_save(
-        assignment=assignment,
-        data=review_data({**scores, "Overall": 7}, weaknesses="W, on reflection"),
+        assignment=assignment, data=review_data(scores, weaknesses="W, on reflection")
     )
     review.refresh_from_db()
     assert review.draft == {}
     # ...but a real change is kept as pending edits.
-    review_draft_save(assignment=assignment, data={"score_Overall": "2"})
+    review_draft_save(assignment=assignment, data={"strengths": "S, and more"})
     html = client.get(reverse("reviews:paper", args=[assignment.code])).content.decode()
     assert 'data-testid="pending-edits"' in html
 
