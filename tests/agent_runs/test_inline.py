@@ -4,6 +4,7 @@ process, the coding loop's tools and its limits."""
 
 import json
 import os
+import threading
 
 import pytest
 
@@ -314,3 +315,31 @@ def test_cancel_stops_a_stage_blocked_in_a_model_call_within_seconds(eager, task
     assert run.status == RunStatus.CANCELLED, run.reason
     assert "while the stage was running" in run.reason
     assert run.failed_stage == "idea" and run.submission is None
+
+
+def test_without_a_broker_a_run_is_created_at_once_and_runs_after_the_answer(eager, task, fake_llm):
+    """`POST /api/agent-runs/` (agent_run_create) once waited for every stage,
+    a model's retries included; now the stages run in the background threads."""
+    from common.tasks import background_wait
+
+    eager.BACKGROUND_THREADS = 2
+    gate = threading.Event()
+    agent = scripted_agent()
+
+    def held(body):
+        gate.wait(60)  # without background threads the caller waits here
+        return agent(body)
+
+    fake_llm.default = held
+    try:
+        (run,) = agent_run_create(**run_options(fake_llm))
+        run.refresh_from_db()
+        assert run.status in (RunStatus.QUEUED, RunStatus.RUNNING)
+        assert not run.is_final
+    finally:
+        gate.set()
+        assert background_wait(timeout=300)
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.FINISHED, run.reason
+    assert run.submission is not None
