@@ -283,6 +283,19 @@ def test_bad_fields_get_400_naming_them(client, media_root, agent, task, token, 
     assert response.status_code == 400
     assert set(error_messages(response)) == {"agent", "stage"}
 
+    unknown = upload(client, archive, token=token, task="iclr2025_nope")
+    assert unknown.status_code == 400
+    assert unknown.json() == {
+        "errors": [
+            {
+                "field": "task",
+                "code": "does_not_exist",
+                "message": "no task named iclr2025_nope (the tasks are listed at /tasks/)",
+            }
+        ]
+    }
+    assert error_messages(response)["agent"] == ["no agent named nobody"]
+
     with archive.open("rb"):
         missing = client.post(
             "/api/submissions/",
