@@ -131,6 +131,7 @@ class Commands:
     executed: list[str] = field(default_factory=list)
     log: bytearray = field(default_factory=bytearray)
     should_cancel: Callable[[], bool] | None = None
+    succeeded: int = 0  # commands that exited 0
 
     def run(self, command: str) -> ToolOutcome:
         self.executed.append(command)
@@ -162,6 +163,7 @@ class Commands:
         self.log += f"$ {command}\n".encode() + output
         if output and not output.endswith(b"\n"):
             self.log += b"\n"
+        self.succeeded += result.outcome == sandbox.Outcome.SUCCEEDED
         status = f"exit code: {result.exit_code}"
         if result.outcome != sandbox.Outcome.SUCCEEDED:
             status += f" ({result.outcome}{': ' + result.reason if result.reason else ''})"
@@ -333,6 +335,13 @@ def experiment_stage(context: StageContext) -> str:
             commands.should_cancel = _cancel_poll(context)
             end = coding_loop(context, work, commands)
         context.trace.end(reason=end.reason, summary=end.summary)
+        if commands.executed and not commands.succeeded:
+            # Not a finished experiment: nothing it ran worked, so no result can be
+            # reported (the paper stage would write one up from failures).
+            raise StageFailed(
+                f"every command the experiment ran failed ({len(commands.executed)} of "
+                f"{len(commands.executed)}; the last: {commands.executed[-1][:200]})"
+            )
         left_out = _results_keep(context.workspace, work, commands, run_dir / "kept")
         note = f"ended by {end.reason}: {end.summary}"
         if left_out:

@@ -33,6 +33,7 @@ from common import llm as gateway
 from common.errors import ApplicationError, ErrorItem, ValidationFailed
 from common.leases import Lease, lease_claim, lease_heartbeat, lease_reap, lease_release
 from common.results import results_changed
+from common.tasks import run_soon
 from experiments.slots import SlotsBusy
 from submissions.intake import submission_intake
 from submissions.lineage import previous_stage, stage_inputs_resolve, stage_inputs_sample
@@ -342,7 +343,12 @@ def agent_run_enqueue(*, run_id: int) -> None:
         .values_list("name", flat=True)
     )
     if names:
-        stage_chain(run_id, names).apply_async()
+        chain = stage_chain(run_id, names)
+        if chain.app.conf.task_always_eager:
+            # No broker: the stages run after the response, not inside the request.
+            run_soon(chain.apply_async)
+        else:
+            chain.apply_async()
 
 
 # ------------------------------------------------------------------ cancel

@@ -9,6 +9,7 @@ crash before that leaves staged objects no row points at, which
 `manage.py storage_sweep` removes once they are a day old.
 """
 
+import contextlib
 import logging
 import os
 import posixpath
@@ -18,6 +19,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import IO, TypeVar
 
 from django.conf import settings
@@ -231,6 +233,26 @@ def prefix_delete(prefix: str) -> None:
         objects_delete(list(objects_under(prefix)))
     except storage_errors():
         logger.warning("could not remove the objects under %s", prefix, exc_info=True)
+    empty_folders_remove(prefix)
+
+
+def empty_folders_remove(prefix: str) -> None:
+    """On a disk, remove the folders left empty under `prefix` (and `prefix`
+    itself): deleting a file keeps its folder, and every upload would leave
+    `staged/<uuid>/run/` behind. An object store has no folders."""
+    if _is_s3():
+        return
+    try:
+        root = Path(default_storage.path(prefix))
+    except NotImplementedError:  # a storage without local paths
+        return
+    if not root.is_dir():
+        return
+    for folder in sorted((p for p in root.rglob("*") if p.is_dir()), reverse=True):
+        with contextlib.suppress(OSError):  # not empty: a file arrived meanwhile
+            folder.rmdir()
+    with contextlib.suppress(OSError):
+        root.rmdir()
 
 
 def staging_prefix_new() -> str:

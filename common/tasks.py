@@ -16,11 +16,19 @@ left alone, unless the task says `close_when_eager` (one that is never part of a
 caller's work, like a reaper) and runs eagerly.
 """
 
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from celery import Task
+from django.conf import settings
 from django.core.checks import CheckMessage, Error
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
+
+logger = logging.getLogger(__name__)
 
 
 class WorkerTask(Task):  # type: ignore[misc]  # celery ships no types
@@ -72,3 +80,65 @@ def task_time_limits_check(app_configs: Any = None, **kwargs: Any) -> list[Check
         )
         for message in task_time_limits_errors(current_app._get_current_object())
     ]
+
+
+# ------------------------------------------------ without a broker: after the response
+
+_background_lock = threading.Lock()
+_background: ThreadPoolExecutor | None = None
+_background_pending: set[Future[None]] = set()
+
+
+def run_soon(function: Callable[[], object]) -> None:
+    """Run `function` (work a Celery task would do: judging, an agent run's stages)
+    in one of BACKGROUND_THREADS threads of this process, or now when that is 0.
+
+    Without a broker (the embedded defaults) Celery runs tasks eagerly, inside
+    the request that queued them: an upload then waited for its judges, and
+    `POST /api/agent-runs/` for the model's retries. Here the request answers
+    first and the page shows the rows' progress as a worker's would. Pending
+    work is finished before the process exits (the executor's threads are
+    joined at exit); the reapers resend what a killed process left queued."""
+    global _background
+    threads = settings.BACKGROUND_THREADS
+    if threads <= 0:
+        function()
+        return
+    with _background_lock:
+        if _background is None:
+            _background = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="background")
+        future = _background.submit(_background_run, function)
+        _background_pending.add(future)
+    future.add_done_callback(_background_forget)
+
+
+def _background_run(function: Callable[[], object]) -> None:
+    try:
+        function()
+    except Exception:
+        # No caller to tell: the rows say what failed (a task marks its own row).
+        logger.exception("background work failed")
+    finally:
+        # This thread's connections are its own: closed, as a request's are.
+        connections.close_all()
+
+
+def _background_forget(future: Future[None]) -> None:
+    with _background_lock:
+        _background_pending.discard(future)
+
+
+def background_wait(timeout: float | None = None) -> bool:
+    """Wait until the work `run_soon` has in hand is done (tests; a command that
+    must not exit early); True when none is left. Work queued by work in hand
+    (an agent run's next stage) is waited for too."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        with _background_lock:
+            pending = set(_background_pending)
+        if not pending:
+            return True
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        _done, not_done = wait(pending, timeout=left)
+        if not_done:
+            return False

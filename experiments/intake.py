@@ -1,6 +1,7 @@
 """The experiments' check of a method archive at intake (see
-`SUBMISSION_INTAKE_CHECKS`): on an MLRC-Bench task, the archive holds methods/
-and says which method to run, and changes no read-only file."""
+`SUBMISSION_INTAKE_CHECKS`): a method is uploaded to an objective task only; on
+an MLRC-Bench task, the archive holds methods/ and names a method the task
+knows, and changes no read-only file."""
 
 from __future__ import annotations
 
@@ -20,7 +21,13 @@ def method_archive_problem(*, task: Task, stage: str, folder: Path, paths: list[
     if stage != Stage.METHOD:
         return None
     objective = ObjectiveTask.objects.filter(task=task).first()
-    if objective is None or not objective.is_mlrc:
+    if objective is None:
+        # An open-ended task has nothing to run a method against nor a score to give.
+        return (
+            f"the method stage is for objective tasks; {task.slug} is an open-ended task "
+            "(its stages: idea, proposal, experiment, paper, end2end)"
+        )
+    if not objective.is_mlrc:
         return None
     problems = mlrc.archive_problems(paths=paths, patterns=list(objective.read_only_files or []))
 

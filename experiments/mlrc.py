@@ -300,6 +300,15 @@ def method_choose(
         name = _text(read, METHOD_NAME_FILE) or ""
         if not METHOD_NAME_RE.match(name):
             return MethodChoice(None, trial, f"{METHOD_NAME_FILE} must hold one method name")
+        # A name main.py would not find fails at run time with a KeyError: refused
+        # here instead, with the names it knows (when they could be read at all).
+        if handlers and name not in handlers:
+            return MethodChoice(
+                None,
+                trial,
+                f"{METHOD_NAME_FILE} names {name}, which all_method_handlers() does not "
+                f"return; the methods this task knows: {', '.join(sorted(handlers))}",
+            )
         return MethodChoice(name, trial, None, idea_source)
     new = sorted(handlers - method_names(task_init) - {baseline})
     if len(new) != 1:

@@ -19,6 +19,7 @@ judgment.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
 import uuid
@@ -47,6 +48,7 @@ from common.errors import Conflict, NotFound, ValidationFailed
 from common.leases import Lease, lease_claim, lease_held, lease_reap, lease_release
 from common.llm import LLMResponse, PermanentLLMError, RetriesExhausted, call_with_retries
 from common.results import results_changed
+from common.tasks import run_soon
 from submissions.models import Stage, Submission, SubmissionStatus
 
 from . import llm
@@ -351,8 +353,9 @@ def _send(judgment_ids: list[int]) -> None:
     from .tasks import judgment_run_task
 
     if judgment_run_task.app.conf.task_always_eager:
+        # No broker: after the response, never inside the upload's request.
         for judgment_id in judgment_ids:
-            judgment_run_task.delay(judgment_id)
+            run_soon(functools.partial(judgment_run_task.delay, judgment_id))
         return
     # One producer (one broker connection) for the whole batch: `delay` would take
     # one from the pool and give it back for every message.

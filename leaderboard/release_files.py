@@ -13,12 +13,14 @@ downloaded, and pushed as is to a dataset hub.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import io
 import json
+import logging
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -271,12 +273,32 @@ def croissant_validate(folder: Path) -> list[str]:
     # mlcroissant reports each step it executes at INFO; a release command stays quiet.
     absl_logging.set_verbosity(absl_logging.WARNING)
     try:
-        dataset = mlc.Dataset(jsonld=folder / CROISSANT_NAME)
-        for record_set in dataset.metadata.record_sets:
-            next(iter(dataset.records(record_set.uuid)), None)
+        with _mlcroissant_quiet():
+            dataset = mlc.Dataset(jsonld=folder / CROISSANT_NAME)
+            for record_set in dataset.metadata.record_sets:
+                next(iter(dataset.records(record_set.uuid)), None)
     except mlc.ValidationError as exc:
         return [str(exc)]
     return list(dataset.metadata.issues.errors)
+
+
+class _MlcroissantInfo(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or "mlcroissant" not in record.pathname
+
+
+@contextlib.contextmanager
+def _mlcroissant_quiet() -> Iterator[None]:
+    """Without mlcroissant's INFO lines, which it logs on the root logger itself
+    (`logging.info`: two a file read back, 22 a release), so no logger name
+    can be turned down; its warnings still pass."""
+    root = logging.getLogger()
+    quiet = _MlcroissantInfo()
+    root.addFilter(quiet)
+    try:
+        yield
+    finally:
+        root.removeFilter(quiet)
 
 
 def dataset_card(

@@ -14,9 +14,11 @@ from pathlib import Path, PurePosixPath
 from sandbox.cgroups import Cgroup
 from sandbox.processes import all_procs
 from sandbox.spec import (
+    HOST_PATH,
     INSIDE_GID,
     INSIDE_UID,
     INSIDE_WORKDIR,
+    PYTHON_FALLBACK_DIR,
     SANDBOX_PATH,
     SandboxError,
     SandboxSpec,
@@ -177,6 +179,9 @@ def _bwrap_command(
             args += ["--dev-bind", device, device]
         # The CUDA driver reads the PCI topology from sysfs.
         args += ["--ro-bind", "/sys", "/sys"]
+    python3 = shutil.which("python3", path=HOST_PATH)
+    if python3 is not None:
+        args += ["--symlink", python3, f"{PYTHON_FALLBACK_DIR}/python"]
     # bwrap's root is a tmpfs; read-only, it cannot become an unmetered scratch disk.
     args += ["--remount-ro", "/"]
     args += ["--chdir", spec.cwd, "--", "/bin/sh", "-c", spec.command]

@@ -20,7 +20,12 @@ class LogSink(Protocol):
 INSIDE_UID = 1000
 INSIDE_GID = 1000
 INSIDE_WORKDIR = "/work"
-SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+# A `python` for hosts that have only `python3` (Debian without python-is-python3):
+# code and run.sh files written for `python main.py` then run rather than exit 127.
+# Last on the PATH, so a host's or an environment's own `python` comes first.
+PYTHON_FALLBACK_DIR = "/opt/sandbox/bin"
+HOST_PATH = "/usr/local/bin:/usr/bin:/bin"
+SANDBOX_PATH = f"{HOST_PATH}:{PYTHON_FALLBACK_DIR}"
 
 
 class SandboxError(Exception):

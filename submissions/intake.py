@@ -30,6 +30,7 @@ from common.hooks import setting_callables
 from common.results import results_changed
 from common.storage import (
     StorageUnavailable,
+    empty_folders_remove,
     object_save,
     objects_delete,
     objects_each,
@@ -510,6 +511,7 @@ def _staged_move(
         logger.warning("the artifact store failed while moving an upload in place: %s", exc)
         _intake_undo(staged, written)
         raise StorageUnavailable() from None
+    empty_folders_remove(staged)
     return written
 
 

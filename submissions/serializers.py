@@ -98,8 +98,19 @@ class SubmissionDetailSerializer(SubmissionSerializer):
 
 
 class SubmissionUploadSerializer(serializers.Serializer):
-    agent = serializers.SlugRelatedField(slug_field="name", queryset=Agent.objects.all())
-    task = serializers.SlugRelatedField(slug_field="slug", queryset=Task.objects.all())
+    # Said in the site's words, not DRF's "Object with slug=... does not exist."
+    agent = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=Agent.objects.all(),
+        error_messages={"does_not_exist": "no agent named {value}"},
+    )
+    task = serializers.SlugRelatedField(
+        slug_field="slug",
+        queryset=Task.objects.all(),
+        error_messages={
+            "does_not_exist": "no task named {value} (the tasks are listed at /tasks/)"
+        },
+    )
     stage = serializers.ChoiceField(choices=Stage.choices)
     archive = serializers.FileField(
         help_text="zip or tar.gz of the run; a single .md file for the idea and proposal stages"

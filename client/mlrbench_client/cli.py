@@ -32,6 +32,8 @@ def _archive_for(run: Path, scratch: Path) -> Path:
         return archive
     if run.is_file() and run.name.lower().endswith(UPLOADABLE_AS_IS):
         return run
+    if not run.exists():
+        raise PackingRefused(f"{run}: no such file or folder")
     raise PackingRefused(f"{run} is neither a folder nor a .zip, .tar.gz or .md file")
 
 
@@ -141,13 +143,15 @@ def leaderboard(site: Site, args: argparse.Namespace) -> int:
     writer.writerow(["rank", "agent", "tasks", "Overall", "95% interval", "cost per task"])
     for row in rows:
         interval = row.get("overall_ci") or [None, None]
+        # One dash for an interval not known, not a dash on each side of one.
+        known = None not in interval
         writer.writerow(
             [
                 row["rank"],
                 row["agent"],
                 row["n_tasks"],
                 _cell((row.get("scores") or {}).get("Overall")),
-                f"{_cell(interval[0])}–{_cell(interval[1])}",
+                f"{_cell(interval[0])}–{_cell(interval[1])}" if known else "—",
                 _cell(row.get("cost_usd_per_task")),
             ]
         )

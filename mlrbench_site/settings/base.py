@@ -111,6 +111,8 @@ AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=1.0)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# Not its "AXES: BEGIN version..." banner on every command's output.
+AXES_VERBOSE = False
 
 ROOT_URLCONF = "mlrbench_site.urls"
 

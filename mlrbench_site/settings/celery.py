@@ -15,6 +15,10 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
 # late and claim their row; a lost worker's message is redelivered (Redis: after
 # the visibility timeout, which must outlast the hard time limit).
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+# Without a broker, the threads of the web process that run what a worker would
+# (judging, agent runs) after the response (common.tasks.run_soon); 0: inside
+# the request, as Celery's eager mode does. Unused with a broker.
+BACKGROUND_THREADS = env.int("BACKGROUND_THREADS", default=0 if CELERY_BROKER_URL else 2)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"

@@ -67,8 +67,9 @@
   });
 
   // Shortcuts: [ and ] move between score groups, 1-9 and 0 (=10) score the
-  // current group (and move on only with "advance after scoring", kept in this
-  // browser), Ctrl/Cmd+Enter submits from anywhere.
+  // current group and move on to the next (unless "advance after scoring" is
+  // switched off, kept in this browser: then a second digit would overwrite the
+  // first, so it is on by default), Ctrl/Cmd+Enter submits from anywhere.
   var ADVANCE_KEY = "mlrbench.review.advance";
   function advancing() { return Boolean(advance && advance.checked); }
   function hintShow() {
@@ -77,7 +78,7 @@
     });
   }
   if (advance) {
-    try { advance.checked = window.localStorage.getItem(ADVANCE_KEY) === "1"; } catch (e) { /* no storage */ }
+    try { advance.checked = window.localStorage.getItem(ADVANCE_KEY) !== "0"; } catch (e) { /* no storage */ }
     advance.addEventListener("change", function () {
       try { window.localStorage.setItem(ADVANCE_KEY, advance.checked ? "1" : "0"); } catch (e) { /* no storage */ }
       hintShow();
@@ -90,15 +91,15 @@
   function focusGroup(index) {
     if (!groups.length) return;
     current = Math.max(0, Math.min(groups.length - 1, index));
-    // The keyboard focus goes with the highlight: the group's chosen score, else its first.
+    groups.forEach(function (group, i) { group.classList.toggle("current", i === current); });
+    groups[current].scrollIntoView({ block: "nearest" });
+  }
+
+  // The keyboard focus goes with the highlight: the group's chosen score, else its first.
   function focusChoice() {
     var group = groups[current];
     var box = group && (group.querySelector('input[type="radio"]:checked') || group.querySelector('input[type="radio"]:not([disabled])'));
     if (box && document.activeElement !== box) box.focus({ preventScroll: true });
-  }
-
-  groups.forEach(function (group, i) { group.classList.toggle("current", i === current); });
-    groups[current].scrollIntoView({ block: "nearest" });
   }
 
   groups.forEach(function (group, i) {

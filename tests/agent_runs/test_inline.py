@@ -4,6 +4,7 @@ process, the coding loop's tools and its limits."""
 
 import json
 import os
+import threading
 
 import pytest
 
@@ -206,6 +207,37 @@ def test_bad_tool_arguments_are_errors_never_a_crash(commands):
     assert commands.executed == ["echo out; echo err >&2; exit 3"]
 
 
+def test_python_is_on_the_sandboxs_path_not_only_python3(commands):
+    """Code and run.sh files written for `python main.py` ran into exit code 127."""
+    ran = tool_execute(
+        call("run", {"command": "python -c 'print(6 * 7)'"}),
+        work=commands.folder,
+        commands=commands,
+    )
+    assert ran.content.startswith("exit code: 0"), ran.content
+    assert "42" in ran.content
+    assert commands.succeeded == 1
+
+
+def test_an_experiment_whose_every_command_failed_fails_the_run_and_says_so(eager, task, fake_llm):
+    fake_llm.default = scripted_agent(
+        coding=[
+            tool_call("write_file", {"path": "code/main.py", "content": "raise SystemExit(3)\n"}),
+            tool_call("run", {"command": "python3 code/main.py"}),
+            tool_call("run", {"command": "python3 code/missing.py"}),
+            tool_call("finish", {"summary": "ran the experiment"}),
+        ]
+    )
+
+    run = run_inline(fake_llm)
+
+    # Not "Finished" with a green experiment stage: the stage failed, and why.
+    assert run.status == RunStatus.FAILED and run.failed_stage == "experiment"
+    assert run.stages.get(name="experiment").status == StageStatus.FAILED
+    assert "every command the experiment ran failed (2 of 2" in run.reason
+    assert run.submission is None
+
+
 def test_coding_steps_script_the_reference_answers():
     # The scripted model's loop: write, run, finish (used by every end-to-end test).
     assert [b.tool_calls[0][0] for b in coding_steps()] == ["write_file", "run", "finish"]
@@ -314,3 +346,31 @@ def test_cancel_stops_a_stage_blocked_in_a_model_call_within_seconds(eager, task
     assert run.status == RunStatus.CANCELLED, run.reason
     assert "while the stage was running" in run.reason
     assert run.failed_stage == "idea" and run.submission is None
+
+
+def test_without_a_broker_a_run_is_created_at_once_and_runs_after_the_answer(eager, task, fake_llm):
+    """`POST /api/agent-runs/` (agent_run_create) once waited for every stage,
+    a model's retries included; now the stages run in the background threads."""
+    from common.tasks import background_wait
+
+    eager.BACKGROUND_THREADS = 2
+    gate = threading.Event()
+    agent = scripted_agent()
+
+    def held(body):
+        gate.wait(60)  # without background threads the caller waits here
+        return agent(body)
+
+    fake_llm.default = held
+    try:
+        (run,) = agent_run_create(**run_options(fake_llm))
+        run.refresh_from_db()
+        assert run.status in (RunStatus.QUEUED, RunStatus.RUNNING)
+        assert not run.is_final
+    finally:
+        gate.set()
+        assert background_wait(timeout=300)
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.FINISHED, run.reason
+    assert run.submission is not None

@@ -290,25 +290,36 @@ PUBLIC_CHECKS = {
 
 
 def review_keys_check(walk: Walk, page) -> None:
-    """A score key scores the highlighted dimension and stays there; with
-    "advance after scoring" on, it moves on."""
+    """A score key scores the highlighted dimension and moves on ("advance after
+    scoring", on by default); switched off, it stays; the focus follows."""
     if page.get_by_test_id("advance-after-scoring").count() == 0:
         walk.expect("review form: an 'advance after scoring' switch", False)
         return
     current = "() => [...document.querySelectorAll('fieldset[data-shortcut-group]')].findIndex(g => g.classList.contains('current'))"
+    focused = "() => [...document.querySelectorAll('fieldset[data-shortcut-group]')].findIndex(g => g.contains(document.activeElement))"
+    walk.expect(
+        "review keys: advance after scoring is on by default",
+        page.get_by_test_id("advance-after-scoring").is_checked(),
+    )
     page.locator("main h1").first.click()
     start = page.evaluate(current)
     page.keyboard.press("7")
-    walk.expect("review keys: a score stays on the dimension", page.evaluate(current) == start)
-    page.keyboard.press("]")
-    walk.expect("review keys: ] moves on", page.evaluate(current) == start + 1)
-    page.get_by_test_id("advance-after-scoring").check()
-    page.keyboard.press("6")
-    walk.expect("review keys: advance after scoring", page.evaluate(current) == start + 2)
+    walk.expect("review keys: advance after scoring", page.evaluate(current) == start + 1)
+    walk.expect("review keys: the focus follows the highlight", page.evaluate(focused) == start + 1)
     walk.expect(
         "review keys: the hint says so",
         "move to the next one" in page.get_by_test_id("key-hint").inner_text(),
     )
+    page.keyboard.press("[")
+    walk.expect("review keys: [ moves back", page.evaluate(current) == start)
+    walk.expect("review keys: the focus goes back too", page.evaluate(focused) == start)
+    page.get_by_test_id("advance-after-scoring").uncheck()
+    page.locator("main h1").first.click()
+    page.keyboard.press("6")
+    walk.expect("review keys: switched off, a score stays", page.evaluate(current) == start)
+    page.keyboard.press("]")
+    walk.expect("review keys: ] moves on", page.evaluate(current) == start + 1)
+    page.get_by_test_id("advance-after-scoring").check()
 
 
 def sign_in(page, username: str, url: str = "/accounts/login/") -> None:

@@ -78,6 +78,8 @@ def _n_human_llm(page) -> int:
 
 
 def test_reviewer_drafts_reloads_submits_and_the_dashboard_changes(page, world):
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
     before = _n_human_llm(page)
     assert before == 8
 
@@ -105,12 +107,24 @@ def test_reviewer_drafts_reloads_submits_and_the_dashboard_changes(page, world):
     assert page.get_by_label("Strengths").input_value() == "Careful ablations of the drift model."
     assert page.locator('input[name="score_Novelty"][value="8"]').is_checked()
 
-    # Keyboard: the first score group is current; a digit scores it, "]" moves on.
+    # Keyboard: the first score group is current; a digit scores it and moves on
+    # ("advance after scoring" is on by default), so each digit scores its own
+    # dimension; the keyboard focus follows the highlight.
+    assert page.get_by_test_id("advance-after-scoring").is_checked()
     page.locator("main > h1").click()
-    for key in "7]6]5]4]6]4":  # five dimensions, then confidence
+    for key in "76546":  # five dimensions
         page.keyboard.press(key)
     assert page.locator('input[name="score_Clarity"][value="7"]').is_checked()
+    assert page.locator('input[name="score_Novelty"][value="6"]').is_checked()
     assert page.locator('input[name="score_Overall"][value="6"]').is_checked()
+    focused = "() => document.activeElement.closest('fieldset.current') !== null"
+    assert page.evaluate(focused)
+    assert page.evaluate("() => document.activeElement.name") == "confidence"
+    page.keyboard.press("[")
+    assert page.evaluate("() => document.activeElement.name") == "score_Overall"
+    assert page.evaluate("() => document.activeElement.value") == "6"  # the chosen score
+    page.keyboard.press("]")
+    page.keyboard.press("4")
     assert page.locator('input[name="confidence"][value="4"]').is_checked()
     page.get_by_label("Weaknesses").fill("Only one synthetic environment.")
     # An end-to-end round asks the four hallucination questions, blind like the rest:
@@ -147,3 +161,5 @@ def test_reviewer_drafts_reloads_submits_and_the_dashboard_changes(page, world):
     assert _n_human_llm(page) == before
     review_round_release(review_round=world.review_round)
     assert _n_human_llm(page) == before + 1
+    # No script error on the way (the keys once raised "focusChoice is not defined").
+    assert errors == []

@@ -23,7 +23,8 @@ from experiments.models import (
 from experiments.queue import experiment_queue, objective_test_queue
 from experiments.runner import experiment_execute
 from submissions.intake import IntakeRefused, submission_intake
-from submissions.models import ArtifactKind, Stage, SubmissionSource
+from submissions.models import ArtifactKind, Stage, Submission, SubmissionSource
+from tests.benchmark.factories import TaskFactory
 
 from .factories import AgentFactory, submission_with_files
 
@@ -326,12 +327,34 @@ def test_an_archive_that_changes_a_read_only_file_is_refused_and_says_which(tiny
             {**method_archive_files("x", "return 1", method_name="x"), "trial.txt": "first"},
             "trial.txt must hold a trial number",
         ),
+        (
+            method_archive_files("double_max", DOUBLE_MAX, method_name="doubel_max"),
+            "method_name.txt names doubel_max, which all_method_handlers.. does not return; "
+            "the methods this task knows: double_max, my_method",
+        ),
     ],
-    ids=["no-methods-folder", "no-method-name", "unsafe-method-name", "bad-trial"],
+    ids=["no-methods-folder", "no-method-name", "unsafe-method-name", "bad-trial", "unknown-name"],
 )
 def test_a_method_archive_without_a_runnable_method_is_refused(tiny, tmp_path, files, message):
     with pytest.raises(IntakeRefused, match=message):
         upload(tiny, AgentFactory(), files, tmp_path)
+
+
+@pytest.mark.django_db
+def test_a_method_for_an_open_ended_task_is_refused(experiment_settings, tmp_path):
+    open_ended = TaskFactory(slug="iclr2025_open_ended")
+    with pytest.raises(IntakeRefused, match="the method stage is for objective tasks") as refused:
+        submission_intake(
+            agent=AgentFactory(),
+            task=open_ended,
+            stage=Stage.METHOD,
+            archive=zip_archive(tmp_path, method_archive_files("x", "return 1", method_name="x")),
+            archive_name="method.zip",
+            uploader=None,
+            source=SubmissionSource.API,
+        )
+    assert "iclr2025_open_ended is an open-ended task" in refused.value.message
+    assert not Submission.objects.exists()
 
 
 @pytest.mark.django_db

@@ -253,6 +253,19 @@ def test_judge_pending_selects_what_is_ready_or_judging_and_nothing_else(rubrics
     )
 
 
+def test_judge_pending_without_an_active_judge_fails_with_one_message(rubrics):
+    pending = end2end_submission()
+    out, err = StringIO(), StringIO()
+
+    with pytest.raises(CommandError, match="no judge is active") as raised:
+        call_command("judge", "--pending", "--yes", stdout=out, stderr=err)
+
+    # Nothing planned, skipped or queued around the one message.
+    assert out.getvalue() == err.getvalue() == ""
+    assert "judges add" in str(raised.value)
+    assert not Judgment.objects.filter(submission=pending).exists()
+
+
 def test_judge_needs_something_to_judge(rubrics):
     with pytest.raises(CommandError, match="no submission 999"):
         run("judge", "--submission", "999")

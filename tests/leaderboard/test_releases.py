@@ -4,6 +4,7 @@ but never changed; and what moved between two of them."""
 import hashlib
 import io
 import json
+import logging
 import zipfile
 
 import pytest
@@ -294,3 +295,15 @@ def test_pandas_reads_a_release_table_from_its_url(live_server, board):
     frame = pd.read_parquet(url)
 
     assert sorted(frame["agent"]) == ["alpha", "beta"]
+
+
+def test_release_create_says_what_it_made_and_nothing_of_mlcroissants_work(board, caplog):
+    out = io.StringIO()
+    with caplog.at_level(logging.INFO):
+        call_command("release", "create", "v1", stdout=out)
+
+    # mlcroissant logs two lines per file it reads back ("Setting up generation for
+    # dataset", "File ... is downloaded to ..."): 22 on the terminal of a release.
+    chatter = [r.getMessage() for r in caplog.records if "mlcroissant" in r.pathname]
+    assert chatter == []
+    assert out.getvalue().startswith("release v1: sha256 ")

@@ -332,3 +332,15 @@ def test_the_csv_is_documented_against_the_papers_distribution():
     for label in dict(Topic.choices).values():
         n = sum(1 for _slug, topic in rows if topic == label)
         assert f"| {label} | {n} |" in section
+
+
+def test_the_readme_runs_manage_py_with_the_virtual_environments_python():
+    """A fresh shell has no activated environment: `python` is not the project's
+    (or not there at all); the commands say `.venv/bin/python manage.py`."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    bare = [
+        line.strip()
+        for line in readme.splitlines()
+        if re.search(r"(?<![\w/.-])python manage\.py", line) and "docker compose" not in line
+    ]
+    assert bare == []

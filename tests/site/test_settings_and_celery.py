@@ -41,15 +41,19 @@ def test_bare_defaults_are_sqlite_local_cache_and_eager_celery(tmp_path):
         "print(s.DATABASES['default']['ENGINE']);"
         "print(s.CACHES['default']['BACKEND']);"
         "print(app.conf.task_always_eager);"
+        "print(s.BACKGROUND_THREADS);"
         "import os; print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'])"
     )
     result = run_python(code, DEBUG="1")
     assert result.returncode == 0, result.stderr
-    engine, cache_backend, eager, cost_map = result.stdout.split()
+    engine, cache_backend, eager, threads, cost_map = result.stdout.split()
     assert engine == "django.db.backends.sqlite3"
     assert cache_backend.endswith("LocMemCache")
-    assert eager == "True"
+    # Eager, but after the answer: an upload never waits for its judges.
+    assert eager == "True" and threads == "2"
     assert cost_map == "True"
+    # django-axes' banner is not printed by every command.
+    assert "AXES" not in result.stdout + result.stderr
 
 
 def test_environment_switches_to_postgresql_and_redis():
@@ -58,7 +62,7 @@ def test_environment_switches_to_postgresql_and_redis():
         "from django.conf import settings as s;"
         "from mlrbench_site.celery import app;"
         "print(s.DATABASES['default']['ENGINE'], s.CACHES['default']['BACKEND'],"
-        " app.conf.task_always_eager, app.conf.broker_url)"
+        " app.conf.task_always_eager, app.conf.broker_url, s.BACKGROUND_THREADS)"
     )
     result = run_python(
         code,
@@ -68,11 +72,12 @@ def test_environment_switches_to_postgresql_and_redis():
         REDIS_URL="redis://cache:6379/1",
     )
     assert result.returncode == 0, result.stderr
-    engine, cache_backend, eager, broker = result.stdout.split()
+    engine, cache_backend, eager, broker, threads = result.stdout.split()
     assert engine == "django.db.backends.postgresql"
     assert cache_backend.endswith("RedisCache")
     assert eager == "False"
     assert broker == "redis://cache:6379/1"
+    assert threads == "0"  # a worker runs the tasks
 
 
 def test_celery_app_has_the_named_queues_and_safe_delivery_settings():

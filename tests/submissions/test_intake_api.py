@@ -31,7 +31,7 @@ def store_state(store) -> tuple:
 
 
 def test_a_zip_of_a_published_run_becomes_a_submission_with_its_artifacts(
-    client, store, agent, task, token, mlrbench_data, tmp_path
+    client, store, media_root, agent, task, token, mlrbench_data, tmp_path
 ):
     archive = zip_folder(sample_run(mlrbench_data), tmp_path / "run.zip", prefix="bi_align/")
 
@@ -54,6 +54,9 @@ def test_a_zip_of_a_published_run_becomes_a_submission_with_its_artifacts(
     # o4-mini is in litellm's price table: the four LLM steps are priced.
     assert submission.llm_cost_usd is not None and submission.llm_cost_usd > 0
     assert store.names("staged") == []
+    # Nor an empty folder on a disk (`staged/<uuid>/run/` was left by every upload).
+    staged = media_root / "staged"
+    assert not staged.exists() or list(staged.iterdir()) == []
 
     detail = client.get(body["url"]).json()
     paper = next(a for a in detail["artifacts"] if a["path"] == "results/paper.md")
@@ -279,6 +282,19 @@ def test_bad_fields_get_400_naming_them(client, media_root, agent, task, token, 
     response = upload(client, archive, token=token, agent="nobody", stage="dessert")
     assert response.status_code == 400
     assert set(error_messages(response)) == {"agent", "stage"}
+
+    unknown = upload(client, archive, token=token, task="iclr2025_nope")
+    assert unknown.status_code == 400
+    assert unknown.json() == {
+        "errors": [
+            {
+                "field": "task",
+                "code": "does_not_exist",
+                "message": "no task named iclr2025_nope (the tasks are listed at /tasks/)",
+            }
+        ]
+    }
+    assert error_messages(response)["agent"] == ["no agent named nobody"]
 
     with archive.open("rb"):
         missing = client.post(

@@ -13,7 +13,12 @@ from judging.models import (
     JudgmentKind,
     JudgmentStatus,
 )
-from judging.selectors import judgments_pending, pending_submissions
+from judging.selectors import (
+    JUDGE_ADD_HOSTED,
+    active_judge_count,
+    judgments_pending,
+    pending_submissions,
+)
 from submissions.models import Stage, Submission, SubmissionStatus
 
 
@@ -65,6 +70,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        if options["pending"] and not options["judge"] and not active_judge_count():
+            # Said first and alone: the plan and "skipped" lines would read as if
+            # something were about to be judged.
+            raise CommandError(
+                "no judge is active: nothing would judge the pending submissions. Add one "
+                f"({JUDGE_ADD_HOSTED}; README: Judging with a local model), then run this again"
+            )
         submissions = self._submissions(options)
         judges = None
         if options["judge"]:
