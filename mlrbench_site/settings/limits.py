@@ -57,6 +57,15 @@ INTAKE_WORK_SECONDS = env.float("INTAKE_WORK_SECONDS", default=60.0)
 # each within this time; past either, the file page shows escaped plain text.
 SOURCE_HIGHLIGHT_MAX_BYTES = env.int("SOURCE_HIGHLIGHT_MAX_BYTES", default=256 * 1024)
 SOURCE_HIGHLIGHT_FILE_SECONDS = env.float("SOURCE_HIGHLIGHT_FILE_SECONDS", default=2.0)
+# What highlighting may store (issue 40): files of more lines are shown as escaped text
+# without line numbers; a file's HTML at most this many bytes; all of one upload's
+# highlighting within this many seconds (of INTAKE_WORK_SECONDS).
+SOURCE_HIGHLIGHT_MAX_LINES = env.int("SOURCE_HIGHLIGHT_MAX_LINES", default=5_000)
+SOURCE_HIGHLIGHT_MAX_HTML_BYTES = env.int("SOURCE_HIGHLIGHT_MAX_HTML_BYTES", default=1024 * 1024)
+SOURCE_HIGHLIGHT_UPLOAD_SECONDS = env.float("SOURCE_HIGHLIGHT_UPLOAD_SECONDS", default=10.0)
+# All the HTML derived from one upload (rendered documents and highlighted sources) is
+# stored within this many bytes; sources past it are shown as escaped text.
+INTAKE_MAX_DERIVED_BYTES = env.int("INTAKE_MAX_DERIVED_BYTES", default=16 * 1024 * 1024)
 
 # Experiment jobs (`gpu` queue): submitted code runs in a bubblewrap sandbox.
 # Work folders and the GPU slot locks live under EXPERIMENT_WORK_ROOT, which every

@@ -1,0 +1,84 @@
+"""Issue 40, "every byte of untrusted work bounded": what one upload may make
+the site store and hold (derived HTML, traces), and the shapes of input that
+answered 500 or were stored as traps (deep JSON, names)."""
+
+from pathlib import Path
+
+import pytest
+from django.db.models import Sum
+
+from submissions.intake import submission_intake
+from submissions.models import DerivedArtifact, DerivedKind, Submission
+from tests.benchmark.factories import AgentFactory, TeamFactory, UserFactory
+from tests.benchmark.runs import PAPER, zip_entries
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def owner():
+    return UserFactory(username="ada")
+
+
+@pytest.fixture
+def agent(owner):
+    return AgentFactory(name="ada-agent", team=TeamFactory(members=[owner]))
+
+
+def intake(agent, task, path: Path, stage="end2end") -> Submission:
+    return submission_intake(
+        agent=agent,
+        task=task,
+        stage=stage,
+        archive=path,
+        archive_name=path.name,
+        uploader=None,
+        source="upload",
+    )
+
+
+def _source_html(submission: Submission) -> dict[str, int]:
+    return dict(
+        DerivedArtifact.objects.filter(
+            artifact__submission=submission, kind=DerivedKind.SOURCE_HTML
+        ).values_list("artifact__path", "size")
+    )
+
+
+def test_newline_only_text_files_store_no_line_number_tables(
+    client, media_root, agent, task, tmp_path, settings
+):
+    """The probe: 20 newline-only 256 KiB `.txt` files (30 KB zipped) stored
+    188.6 MB of highlighted HTML and took 115 s. Each is shown as escaped text,
+    stored as nothing."""
+    settings.INTAKE_MAX_COMPRESSION_RATIO = 100_000  # newlines zip 1,000 to 1
+    entries = {f"logs/empty_{n}.txt": b"\n" * (256 * 1024) for n in range(20)}
+    entries["results/paper.md"] = PAPER
+    entries["code/main.py"] = b"def train():\n    return 42\n"
+    submission = intake(agent, task, zip_entries(tmp_path / "run.zip", entries))
+
+    assert set(_source_html(submission)) == {"code/main.py"}
+    page = client.get(f"/submissions/{submission.pk}/files/logs/empty_3.txt").content.decode()
+    assert '<pre class="plain">' in page and "linenos" not in page
+
+
+def test_an_uploads_derived_html_is_capped_per_file_and_in_all(
+    media_root, agent, task, tmp_path, settings
+):
+    """Many small files, each under the per-file limits, still stop at the
+    upload's cap (the probe's 6,001 files held a web worker at 1.1 GB)."""
+    settings.INTAKE_MAX_DERIVED_BYTES = 60_000
+    settings.SOURCE_HIGHLIGHT_MAX_HTML_BYTES = 30_000
+    line = b"value = compute(alpha, beta)  # a line of code\n"
+    entries = {f"code/m{n}.py": line * 40 for n in range(12)}
+    entries["code/large.py"] = line * 1_000  # its HTML alone is past the file's cap
+    entries["results/paper.md"] = PAPER
+    submission = intake(agent, task, zip_entries(tmp_path / "run.zip", entries))
+
+    stored = _source_html(submission)
+    assert "code/large.py" not in stored
+    assert 0 < len(stored) < 12
+    total = DerivedArtifact.objects.filter(artifact__submission=submission).aggregate(
+        total=Sum("size")
+    )["total"]
+    assert total <= settings.INTAKE_MAX_DERIVED_BYTES
