@@ -1,6 +1,8 @@
 """The API's side of `common.errors`: the one exception handler
 (`REST_FRAMEWORK["EXCEPTION_HANDLER"]`), the error body's serializers, and the
-schema class that documents that body on every operation's 4xx answers."""
+schema class that documents that body on every operation's 4xx answers. The
+JSON parser is `common.parsers` (DRF's views import the parser setting when
+they load, which this module imports)."""
 
 from collections.abc import Iterator
 from typing import Any, Literal
