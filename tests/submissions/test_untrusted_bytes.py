@@ -7,10 +7,13 @@ from pathlib import Path
 import pytest
 from django.db.models import Sum
 
+from benchmark.accounts import api_token_create
 from submissions.intake import submission_intake
 from submissions.models import DerivedArtifact, DerivedKind, Submission
 from tests.benchmark.factories import AgentFactory, TeamFactory, UserFactory
 from tests.benchmark.runs import PAPER, zip_entries
+from tests.errors import error_messages
+from tests.support.uploads import upload
 
 pytestmark = pytest.mark.django_db
 
@@ -82,3 +85,74 @@ def test_an_uploads_derived_html_is_capped_per_file_and_in_all(
         total=Sum("size")
     )["total"]
     assert total <= settings.INTAKE_MAX_DERIVED_BYTES
+
+
+@pytest.fixture
+def token(owner) -> str:
+    return api_token_create(user=owner, name="laptop").key
+
+
+def test_a_name_with_a_bidirectional_control_is_refused(
+    client, media_root, agent, task, token, tmp_path
+):
+    """U+202E shows `results/gpj.exe` as `results/exe.jpg` on every page."""
+    archive = zip_entries(
+        tmp_path / "run.zip", {"results/paper.md": PAPER, "results/\u202egpj.exe": b"MZ"}
+    )
+
+    response = upload(client, archive, token=token, agent="ada-agent")
+
+    assert response.status_code == 400
+    (message,) = error_messages(response)["archive"]
+    assert "bidirectional control character (U+202E)" in message
+    assert Submission.objects.count() == 0
+
+
+def test_names_are_stored_nfc_and_nfd_twins_are_one_name(
+    client, media_root, agent, task, token, tmp_path
+):
+    composed, decomposed = "notes/caf\u00e9.txt", "notes/cafe\u0301.txt"
+    alone = zip_entries(tmp_path / "one.zip", {"results/paper.md": PAPER, decomposed: b"x"})
+    response = upload(client, alone, token=token, agent="ada-agent")
+    assert response.status_code == 201, response.content
+    paths = set(Submission.objects.get().artifacts.values_list("path", flat=True))
+    assert composed in paths and decomposed not in paths
+
+    twins = zip_entries(
+        tmp_path / "twins.zip", {"results/paper.md": PAPER, composed: b"1", decomposed: b"2"}
+    )
+    response = upload(client, twins, token=token, agent="ada-agent")
+    assert response.status_code == 400
+    assert f"{composed} appears twice" in error_messages(response)["archive"][0]
+    assert Submission.objects.count() == 1
+
+
+def test_an_experiment_without_results_is_refused_saying_the_judges_need_them(
+    client, media_root, agent, task, token, tmp_path
+):
+    """It was accepted, then failed by every judge ("no results artifact to review")."""
+    code_and_log = {"code/train.py": b"print(0.91)\n", "results/log.txt": b"accuracy 0.91\n"}
+    refused = upload(
+        client,
+        zip_entries(tmp_path / "run.zip", code_and_log),
+        token=token,
+        agent="ada-agent",
+        stage="experiment",
+    )
+    assert refused.status_code == 400
+    (message,) = error_messages(refused)["archive"]
+    assert "needs code and its results, which the judges review" in message
+    assert Submission.objects.count() == 0
+
+    with_results = {
+        **code_and_log,
+        "results.md": b"| model | accuracy |\n|---|---|\n| ours | 0.91 |\n",
+    }
+    accepted = upload(
+        client,
+        zip_entries(tmp_path / "run2.zip", with_results),
+        token=token,
+        agent="ada-agent",
+        stage="experiment",
+    )
+    assert accepted.status_code == 201, accepted.content
