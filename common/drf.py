@@ -30,7 +30,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     """
     if isinstance(exc, ApplicationError):
         set_rollback()
-        return Response(exc.body(), status=exc.status_code)
+        answer = Response(exc.body(), status=exc.status_code)
+        # An error that says when to come back (a 429 of the service's own).
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            answer["Retry-After"] = str(retry_after)
+        return answer
     if isinstance(exc, DataError):
         # A value the database refuses (a NUL character, a number out of its
         # range) that no validation caught: the client's input, not a bug of ours.

@@ -53,6 +53,10 @@ PDF_TEXT_MEMORY_BYTES = env.int("PDF_TEXT_MEMORY_BYTES", default=1024 * 1024 * 1
 INTAKE_MAX_PDFS = env.int("INTAKE_MAX_PDFS", default=5)
 INTAKE_MAX_DOCUMENTS = env.int("INTAKE_MAX_DOCUMENTS", default=50)
 INTAKE_WORK_SECONDS = env.float("INTAKE_WORK_SECONDS", default=60.0)
+# Uploads of one account processed at once (the form and the API); one more is
+# answered 429 with Retry-After (issue 40: one account's parallel uploads held
+# every web worker).
+INTAKE_MAX_CONCURRENT_UPLOADS = env.int("INTAKE_MAX_CONCURRENT_UPLOADS", default=2)
 # Source files are highlighted once at intake (submissions/highlight.py) up to this size,
 # each within this time; past either, the file page shows escaped plain text.
 SOURCE_HIGHLIGHT_MAX_BYTES = env.int("SOURCE_HIGHLIGHT_MAX_BYTES", default=256 * 1024)

@@ -10,6 +10,7 @@ from django.db.models import Sum
 from benchmark.accounts import api_token_create
 from submissions.intake import submission_intake
 from submissions.models import DerivedArtifact, DerivedKind, Submission
+from submissions.uploads import upload_slot
 from tests.benchmark.factories import AgentFactory, TeamFactory, UserFactory
 from tests.benchmark.runs import PAPER, zip_entries
 from tests.errors import error_messages
@@ -156,3 +157,35 @@ def test_an_experiment_without_results_is_refused_saying_the_judges_need_them(
         stage="experiment",
     )
     assert accepted.status_code == 201, accepted.content
+
+
+def test_an_accounts_concurrent_uploads_are_limited_with_429_and_retry_after(
+    client, media_root, owner, agent, task, token, tmp_path, settings
+):
+    """One account's parallel uploads held every web worker; the one past
+    INTAKE_MAX_CONCURRENT_UPLOADS is answered 429, and the slots come back."""
+    settings.INTAKE_MAX_CONCURRENT_UPLOADS = 2
+    archive = zip_entries(tmp_path / "run.zip", {"results/paper.md": PAPER})
+    other = UserFactory()
+    with upload_slot(user_id=owner.pk), upload_slot(user_id=owner.pk):
+        busy = upload(client, archive, token=token, agent="ada-agent")
+        with upload_slot(user_id=other.pk):  # another account is not held back
+            pass
+        client.force_login(owner)
+        with archive.open("rb") as handle:
+            form = client.post(
+                "/submissions/new/",
+                {"agent": agent.pk, "task": task.slug, "stage": "end2end", "archive": handle},
+                HTTP_ACCEPT="application/json",
+            )
+        client.logout()
+
+    for response in (busy, form):
+        assert response.status_code == 429
+        assert int(response["Retry-After"]) > 0
+        (error,) = response.json()["errors"]
+        assert error["code"] == "uploads_busy" and "at most 2 at once" in error["message"]
+    assert Submission.objects.count() == 0
+
+    stored = upload(client, archive, token=token, agent="ada-agent")
+    assert stored.status_code == 201, stored.content
