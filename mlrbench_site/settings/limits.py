@@ -39,6 +39,9 @@ TRACE_PARSE_SECONDS = env.float("TRACE_PARSE_SECONDS", default=10.0)
 TRACE_MAX_STEPS = env.int("TRACE_MAX_STEPS", default=2000)
 TRACE_MAX_FIELD_CHARS = env.int("TRACE_MAX_FIELD_CHARS", default=20_000)
 TRACE_MAX_TOTAL_CHARS = env.int("TRACE_MAX_TOTAL_CHARS", default=8_000_000)
+# A trace is parsed in a child process with at most this much address space (issue 40:
+# 31.5 MB of `{}` grew a web worker to 896 MB); past it the trace is not read, with a note.
+TRACE_PARSE_MEMORY_BYTES = env.int("TRACE_PARSE_MEMORY_BYTES", default=768 * 1024 * 1024)
 # A PDF paper's text is extracted once at intake, in a child process under these limits.
 PDF_MAX_BYTES = env.int("PDF_MAX_BYTES", default=50 * 1024 * 1024)
 PDF_MAX_PAGES = env.int("PDF_MAX_PAGES", default=300)

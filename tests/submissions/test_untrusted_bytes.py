@@ -189,3 +189,57 @@ def test_an_accounts_concurrent_uploads_are_limited_with_429_and_retry_after(
 
     stored = upload(client, archive, token=token, agent="ada-agent")
     assert stored.status_code == 201, stored.content
+
+
+def _balloon_trace(entries: int) -> bytes:
+    """A valid Claude Code trace that is nothing but empty messages: a few bytes
+    each on disk, a Python dict each once parsed."""
+    return b"[" + b"{}," * entries + b"{}]"
+
+
+def test_a_trace_that_balloons_is_parsed_in_the_child_not_the_web_worker(
+    media_root, agent, task, tmp_path, settings
+):
+    """The probe: a 31.5 MB `claude_output.json` of `{}` grew a web worker from
+    145 to 896 MB. What the upload's process allocates stays near the file's size;
+    the parse's hundred-odd MB are the child's."""
+    import tracemalloc
+
+    settings.INTAKE_MAX_COMPRESSION_RATIO = 100_000
+    trace = _balloon_trace(1_500_000)  # 4.5 MB; about 110 MB as Python objects
+    archive = zip_entries(
+        tmp_path / "run.zip", {"results/paper.md": PAPER, "claude_output.json": trace}
+    )
+    tracemalloc.start()
+    try:
+        submission = intake(agent, task, archive)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert peak < 8 * len(trace), f"{peak / 2**20:.0f} MiB in the upload's process"
+    stored = DerivedArtifact.objects.get(
+        artifact__submission=submission, kind=DerivedKind.TRACE_STEPS
+    )
+    assert stored.artifact.path == "claude_output.json"
+
+
+def test_a_trace_past_its_memory_limit_is_not_read_and_the_upload_is_kept(
+    media_root, agent, task, tmp_path, settings
+):
+    from common.child_pool import pool_close
+
+    settings.INTAKE_MAX_COMPRESSION_RATIO = 100_000
+    settings.TRACE_PARSE_MEMORY_BYTES = 16 * 1024 * 1024
+    pool_close()  # a fresh child
+    archive = zip_entries(
+        tmp_path / "run.zip",
+        {"results/paper.md": PAPER, "claude_output.json": _balloon_trace(1_000_000)},
+    )
+    submission = intake(agent, task, archive)
+
+    stored = DerivedArtifact.objects.get(
+        artifact__submission=submission, kind=DerivedKind.TRACE_STEPS
+    )
+    assert stored.note == "not read: reading the trace needed more than 16 MiB"
+    assert submission.artifacts.filter(path="claude_output.json").exists()
