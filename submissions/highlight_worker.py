@@ -37,7 +37,9 @@ def highlight_budgeted(
     `max_lines` lines or its HTML would be more than `max_html_bytes` (the file
     is shown as plain text). The alarm stops a slow lexer between two of its
     steps; the pool's timeout stops one that never returns."""
-    text = Path(location).read_bytes().decode("utf-8", errors="replace")
+    # NUL is no character of a text (PostgreSQL refuses it in one, so the whole
+    # upload failed): shown as U+FFFD, as markdown shows it.
+    text = Path(location).read_bytes().decode("utf-8", errors="replace").replace("\x00", "\ufffd")
     # Each line costs a row of the line-number table whatever it holds: 256 KiB
     # of newlines made 9 MB of HTML. Counted before any lexer runs.
     if text.count("\n") + 1 > max_lines:

@@ -243,3 +243,22 @@ def test_a_trace_past_its_memory_limit_is_not_read_and_the_upload_is_kept(
     )
     assert stored.note == "not read: reading the trace needed more than 16 MiB"
     assert submission.artifacts.filter(path="claude_output.json").exists()
+
+
+def test_many_nul_text_files_are_stored_and_their_html_is_capped(
+    client, media_root, agent, task, tmp_path, settings
+):
+    """The probe's 6,001 NUL-text files: NUL in the highlighted HTML made
+    PostgreSQL refuse the whole upload; it is shown as U+FFFD, within the cap."""
+    settings.INTAKE_MAX_COMPRESSION_RATIO = 100_000
+    settings.INTAKE_MAX_DERIVED_BYTES = 40_000
+    entries = {f"data/nul_{n}.txt": bytes(2048) for n in range(40)}
+    entries["results/paper.md"] = PAPER
+    submission = intake(agent, task, zip_entries(tmp_path / "run.zip", entries))
+
+    stored = _source_html(submission)
+    assert 0 < len(stored) < 40
+    assert sum(stored.values()) <= settings.INTAKE_MAX_DERIVED_BYTES
+    first = min(stored)
+    page = client.get(f"/submissions/{submission.pk}/files/{first}")
+    assert page.status_code == 200 and "\ufffd" in page.content.decode()
