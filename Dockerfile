@@ -27,4 +27,7 @@ RUN DEBUG=0 SECRET_KEY=collectstatic-only python manage.py collectstatic --noinp
 RUN useradd --create-home --uid 1000 mlrbench && mkdir -p /app/media && chown mlrbench /app/media
 USER mlrbench
 EXPOSE 8000
-CMD ["gunicorn", "mlrbench_site.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+# Behind a buffering proxy (deploy/nginx.conf): sync workers must never face slow
+# clients. A worker is replaced after 500 requests (jittered), giving back what
+# an upload grew it by.
+CMD ["gunicorn", "mlrbench_site.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120", "--max-requests", "500", "--max-requests-jitter", "50"]

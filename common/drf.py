@@ -1,6 +1,8 @@
 """The API's side of `common.errors`: the one exception handler
 (`REST_FRAMEWORK["EXCEPTION_HANDLER"]`), the error body's serializers, and the
-schema class that documents that body on every operation's 4xx answers."""
+schema class that documents that body on every operation's 4xx answers. The
+JSON parser is `common.parsers` (DRF's views import the parser setting when
+they load, which this module imports)."""
 
 from collections.abc import Iterator
 from typing import Any, Literal
@@ -28,7 +30,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     """
     if isinstance(exc, ApplicationError):
         set_rollback()
-        return Response(exc.body(), status=exc.status_code)
+        answer = Response(exc.body(), status=exc.status_code)
+        # An error that says when to come back (a 429 of the service's own).
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            answer["Retry-After"] = str(retry_after)
+        return answer
     if isinstance(exc, DataError):
         # A value the database refuses (a NUL character, a number out of its
         # range) that no validation caught: the client's input, not a bug of ours.

@@ -28,6 +28,27 @@ hostile content adds), a refusal where one is due.
      and 20k (best of three each): linear is 2x per doubling, quadratic 4x
      (goal at most 3x); the 20k log's upload and its trace page (finding 8).
 
+Issue 40's shapes ("every byte of untrusted work bounded"):
+
+(h)  Derived HTML: 20 newline-only 256 KiB `.txt` files (115 s and 188.6 MB of
+     stored HTML before); the intake, the derived bytes stored against
+     INTAKE_MAX_DERIVED_BYTES, and a file's page.
+(n)  6,001 small NUL-text files: the intake, the derived bytes stored, and the
+     memory the upload's process allocated (tracemalloc; 1.1 GB RSS before).
+(j)  A 31.5 MB `claude_output.json` of `{}` (a worker grew from 145 to 896 MB):
+     the intake, and the upload's process's allocations against the file's size
+     (the parse is the child's, under TRACE_PARSE_MEMORY_BYTES).
+(m)  40 Makefiles of `_` (47-55 s each before): the intake against
+     SOURCE_HIGHLIGHT_UPLOAD_SECONDS (plus 5 s); then three such uploads by one
+     account at once: the ones past INTAKE_MAX_CONCURRENT_UPLOADS answered 429,
+     and /healthz meanwhile.
+(s)  Three slow clients trickling headers, against gunicorn (3 sync workers) as
+     the site's front and against nginx with deploy/nginx.conf before it (when
+     `nginx` is installed): /healthz meanwhile against /healthz unloaded.
+(d)  5,000 nested JSON objects on the agent-run POST: 400, against /healthz.
+(u)  Names and stages: U+202E in a name, NFC/NFD twins, an experiment without
+     results: each refused.
+
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/mlrbench .venv/bin/python perf/adversarial.py
 
 With TEST_DATABASE_TEMPLATE set (scripts/database_template.py) the database is
@@ -83,6 +104,11 @@ class Sizes:
     zip_entries: int  # of 1 MiB of zeros each
     pdf_operators: int
     codex: tuple[int, ...]
+    newline_files: tuple[int, int]  # (files, KiB of newlines each)
+    nul_files: tuple[int, int]  # (files, KiB of NULs each)
+    balloon_entries: int  # `{}` in the trace
+    makefiles: tuple[int, int]  # (files, `_` each)
+    slow_seconds: float  # how long the slow clients trickle
 
 
 FULL = Sizes(
@@ -94,6 +120,11 @@ FULL = Sizes(
     zip_entries=1000,
     pdf_operators=200_000,
     codex=(5000, 10_000, 20_000),
+    newline_files=(20, 256),
+    nul_files=(6001, 4),
+    balloon_entries=10_500_000,
+    makefiles=(40, 24_000),
+    slow_seconds=20.0,
 )
 # Still past INLINE_RENDER_BYTES (the child's path) and past the zip's ratio floor.
 SMOKE = Sizes(
@@ -105,6 +136,11 @@ SMOKE = Sizes(
     zip_entries=24,
     pdf_operators=2000,
     codex=(250, 500, 1000),
+    newline_files=(3, 32),
+    nul_files=(60, 4),
+    balloon_entries=100_000,
+    makefiles=(4, 2400),
+    slow_seconds=4.0,
 )
 
 
@@ -523,6 +559,7 @@ def _traces_part(site: Site, sizes: Sizes, scratch: Path) -> None:
     for depth, newlines in sizes.nests:
         entries = {
             "code/run.py": b"print(1)\n",
+            "results.md": b"accuracy 0.91\n",  # an experiment's judges review its results
             "claude_output.json": _nested_trace(depth, newlines),
         }
         shape = f"(3) trace, {depth} lists, {newlines:,} newlines"
@@ -583,10 +620,359 @@ def _codex_part(site: Site, sizes: Sizes, scratch: Path) -> None:
             )
         previous = (calls, seconds)
     calls = sizes.codex[-1]
-    entries = {"code/run.py": b"print(1)\n", "codex_log.log": _codex_log(calls)}
+    entries = {
+        "code/run.py": b"print(1)\n",
+        "results.md": b"accuracy 0.91\n",
+        "codex_log.log": _codex_log(calls),
+    }
     shape = f"(8) Codex log, {calls:,} calls"
     pk = _intake_row(site, shape, _zip(scratch / "codex.zip", entries), "experiment")
     _page_row(site, shape, f"/submissions/{pk}/trace/codex_log.log", "trace")
+
+
+# --- issue 40: every byte of untrusted work bounded ---------------------------
+
+
+def _derived_bytes(pk: int | None) -> int:
+    from django.db.models import Sum
+
+    from submissions.models import DerivedArtifact
+
+    if pk is None:
+        return 0
+    rows = DerivedArtifact.objects.filter(artifact__submission_id=pk)
+    return rows.aggregate(total=Sum("size"))["total"] or 0
+
+
+def _derived_row(shape: str, pk: int | None) -> None:
+    from django.conf import settings
+
+    stored = _derived_bytes(pk)
+    cap = settings.INTAKE_MAX_DERIVED_BYTES
+    _row(
+        f"{shape}: derived HTML stored",
+        f"{stored / MIB:.2f} MiB",
+        f"cap {cap / MIB:g} MiB",
+        stored / cap,
+        "<= cap",
+        stored <= cap,
+    )
+
+
+def _newlines_part(site: Site, sizes: Sizes, scratch: Path) -> None:
+    files, kib = sizes.newline_files
+    entries = {f"logs/empty_{n}.txt": b"\n" * (kib * 1024) for n in range(files)}
+    entries["results/paper.md"] = ORDINARY_PAPER
+    shape = f"(h) {files} x {kib} KiB of newlines"
+    # Stored: deflated, newlines are past the archive's ratio limit.
+    pk = _intake_row(site, shape, _zip(scratch / "newlines.zip", entries, stored=True), "paper")
+    _derived_row(shape, pk)
+    _page_row(site, shape, f"/submissions/{pk}/files/logs/empty_0.txt", "file")
+
+
+def _nul_part(site: Site, sizes: Sizes, scratch: Path) -> None:
+    files, kib = sizes.nul_files
+    entries = {f"data/nul_{n}.txt": bytes(kib * 1024) for n in range(files)}
+    entries["results/paper.md"] = ORDINARY_PAPER
+    shape = f"(n) {files:,} x {kib} KiB of NULs"
+    pk = _intake_row(site, shape, _zip(scratch / "nuls.zip", entries, stored=True), "paper")
+    _derived_row(shape, pk)
+    # Again (another run: the same one is a duplicate) under tracemalloc, which
+    # slows the intake several times: allocations only, not timed.
+    entries["results/paper.md"] = ORDINARY_PAPER + b"\nagain\n"
+    archive = _zip(scratch / "nuls-again.zip", entries, stored=True)
+    tracemalloc.start()
+    try:
+        _seconds, response = site.upload(archive, "paper")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert response.status_code == 201, response.content  # type: ignore[attr-defined]
+    size = archive.stat().st_size
+    _row(
+        f"{shape}: upload's allocations",
+        f"{peak / MIB:.1f} MiB",
+        f"archive {size / MIB:.1f} MiB",
+        peak / size,
+        "<= 64 MiB",
+        peak <= 64 * MIB,
+    )
+
+
+def _balloon_part(site: Site, sizes: Sizes, scratch: Path) -> None:
+    trace = b"[" + b"{}," * sizes.balloon_entries + b"{}]"
+    entries = {
+        "results/paper.md": ORDINARY_PAPER,
+        "claude_output.json": trace,
+    }
+    shape = f"(j) trace of {sizes.balloon_entries:,} '{{}}'"
+    archive = _zip(scratch / "balloon.zip", entries, stored=True)
+    tracemalloc.start()
+    try:
+        pk = _intake_row(site, shape, archive, "end2end")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # Read whole, sent to the child, stored: a few copies of the bytes, never the parse.
+    _row(
+        f"{shape}: upload's allocations",
+        f"{peak / MIB:.1f} MiB",
+        f"trace {len(trace) / MIB:.1f} MiB",
+        peak / len(trace),
+        "<= 8x the trace",
+        peak <= 8 * len(trace),
+    )
+    _page_row(site, shape, f"/submissions/{pk}/trace/claude_output.json", "trace")
+
+
+def _makefiles_archive(sizes: Sizes, scratch: Path, name: str, salt: int) -> Path:
+    files, underscores = sizes.makefiles
+    entries = {f"code/m{n}/Makefile": b"_" * underscores for n in range(files)}
+    entries["results/paper.md"] = ORDINARY_PAPER + b"\n%d\n" % salt  # a different run each
+    return _zip(scratch / name, entries)
+
+
+def _makefiles_part(site: Site, sizes: Sizes, scratch: Path) -> None:
+    import threading
+
+    from django.conf import settings
+    from django.db import connection
+    from django.test import Client
+
+    files, underscores = sizes.makefiles
+    shape = f"(m) {files} Makefiles of {underscores:,} '_'"
+    archive = _makefiles_archive(sizes, scratch, "makefiles.zip", 0)
+    seconds, response = site.upload(archive, "end2end")
+    status = response.status_code  # type: ignore[attr-defined]
+    budget = settings.SOURCE_HIGHLIGHT_UPLOAD_SECONDS + 5
+    print(f"    {shape}: {archive.stat().st_size / 1024:.1f} KiB archive, answered {status}")
+    _row(
+        f"{shape}: intake",
+        f"{seconds:.2f} s",
+        f"highlight budget {budget:g} s",
+        seconds / budget,
+        "201, <= highlight budget",
+        status == 201 and seconds <= budget,
+    )
+
+    answers: list[int] = []
+
+    def upload(i: int) -> None:
+        client = Client()
+        client.force_login(site.user)
+        path = _makefiles_archive(sizes, scratch, f"makefiles-{i}.zip", i + 1)
+        try:
+            with path.open("rb") as handle:
+                reply = client.post(
+                    "/api/submissions/",
+                    {"agent": "perf-agent", "task": TASK, "stage": "end2end", "archive": handle},
+                )
+            answers.append(reply.status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=upload, args=(i,)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    healths = []
+    while any(thread.is_alive() for thread in threads):
+        healths.append(site._page_seconds("/healthz"))
+        time.sleep(0.05)
+    for thread in threads:
+        thread.join()
+    most = settings.INTAKE_MAX_CONCURRENT_UPLOADS
+    accepted = answers.count(201)
+    print(f"    {shape} x3 by one account at once: answered {sorted(answers)}")
+    _row(
+        f"{shape} x3 at once: accepted",
+        f"{accepted} of 3",
+        f"at most {most} at once",
+        None,
+        "rest answered 429",
+        accepted <= most and all(status in (201, 429) for status in answers),
+    )
+    worst = max(healths, default=0.0)
+    _row(
+        f"{shape} x3 at once: slowest /healthz",
+        _ms(worst),
+        f"/healthz {_ms(site.healthz)}",
+        worst / site.healthz,
+        "<= 1 s",
+        worst <= 1.0,
+    )
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_healthz(port: int, seconds: float = 120.0) -> None:
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)  # noqa: S310
+            return
+        except urllib.error.HTTPError:
+            return  # 503: up, and answering
+        except OSError:
+            time.sleep(0.25)
+    raise SystemExit(f"nothing answered on port {port}")
+
+
+def _healthz_seconds(port: int, timeout: float) -> float:
+    import urllib.error
+    import urllib.request
+
+    started = time.perf_counter()
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=timeout)  # noqa: S310
+    except urllib.error.HTTPError:
+        pass  # 503 (a check failed) is still an answer
+    except OSError:
+        return timeout  # no answer at all within the timeout
+    return time.perf_counter() - started
+
+
+def _slow_clients(port: int, seconds: float, count: int = 3) -> list:
+    """`count` sockets that send a request line, then a header byte a second."""
+    import socket
+    import threading
+
+    def trickle(sock: socket.socket) -> None:
+        ends = time.monotonic() + seconds
+        try:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
+            while time.monotonic() < ends:
+                sock.sendall(b"X")
+                time.sleep(1)
+        except OSError:
+            pass  # the server gave up on it: what a front end should do
+        finally:
+            sock.close()
+
+    threads = []
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port))
+        thread = threading.Thread(target=trickle, args=(sock,), daemon=True)
+        thread.start()
+        threads.append(thread)
+    time.sleep(1)  # each is in a worker (or nginx) by now
+    return threads
+
+
+def _nginx_start(scratch: Path, upstream: int, port: int) -> subprocess.Popen | None:
+    nginx = shutil.which("nginx")
+    if nginx is None:
+        return None
+    folder = scratch / "nginx"
+    folder.mkdir(mode=0o777)
+    folder.chmod(0o777)  # nginx's workers may run as another user
+    conf = (ROOT / "deploy/nginx.conf").read_text()
+    conf = conf.replace("server web:8000;", f"server 127.0.0.1:{upstream};")
+    conf = conf.replace("listen 8080;", f"listen 127.0.0.1:{port};")
+    conf = conf.replace("/tmp/nginx", str(folder / "nginx"))  # noqa: S108 - its own paths, moved
+    conf = conf.replace("access_log /dev/stdout;", "access_log off;")
+    path = folder / "nginx.conf"
+    path.write_text(conf)
+    return subprocess.Popen(  # noqa: S603
+        [nginx, "-c", str(path), "-g", "daemon off;"], stderr=subprocess.DEVNULL
+    )
+
+
+def _slow_part(sizes: Sizes, scratch: Path) -> None:
+    gunicorn = shutil.which("gunicorn") or str(Path(sys.executable).parent / "gunicorn")
+    port, front = _free_port(), _free_port()
+    from django.db import connection
+
+    db = connection.settings_dict  # the run's test database
+    database_url = (
+        f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST'] or '127.0.0.1'}:"
+        f"{db['PORT'] or 5432}/{db['NAME']}"
+    )
+    env = {**os.environ, "ALLOWED_HOSTS": "localhost,127.0.0.1", "DEBUG": "0"}
+    if connection.vendor == "postgresql":
+        env["DATABASE_URL"] = database_url
+    web = subprocess.Popen(  # noqa: S603
+        [gunicorn, "mlrbench_site.wsgi:application", "--bind", f"127.0.0.1:{port}"]
+        + ["--workers", "3", "--timeout", "120", "--log-level", "warning"],
+        cwd=ROOT,
+        env=env,
+    )
+    proxy = None
+    try:
+        _wait_healthz(port)
+        proxy = _nginx_start(scratch, port, front)
+        wait = sizes.slow_seconds + 5
+        unloaded = statistics.median(_healthz_seconds(port, wait) for _ in range(5))
+        print(f"    /healthz straight from gunicorn, unloaded: {_ms(unloaded)}")
+        fronts = [("gunicorn straight", port)]
+        if proxy is not None:
+            _wait_healthz(front, 30)
+            fronts.append(("nginx before gunicorn", front))
+        else:
+            print("    nginx is not installed: only gunicorn straight is measured")
+        for name, target in fronts:
+            clients = _slow_clients(target, sizes.slow_seconds)
+            seconds = _healthz_seconds(target, wait)
+            for thread in clients:
+                thread.join()
+            ratio = seconds / unloaded
+            shape = f"(s) 3 slow clients, {name}"
+            # Straight is the reference (issue 40's finding); the deployment is nginx.
+            met = ratio <= PAGE_GOAL if name.startswith("nginx") else True
+            goal = f"<= {PAGE_GOAL:g}x" if name.startswith("nginx") else "(reference)"
+            _row(f"{shape}: /healthz", _ms(seconds), f"unloaded {_ms(unloaded)}", ratio, goal, met)
+    finally:
+        for process in (proxy, web):
+            if process is not None:
+                process.terminate()
+                process.wait(30)
+
+
+def _deep_json_part(site: Site) -> None:
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    staff = Client()
+    staff.force_login(User.objects.create_user("perf-organiser", is_staff=True))
+    body = '{"a":' * 5000 + "1" + "}" * 5000
+    staff.post("/api/agent-runs/", data=body, content_type="application/json")  # warm
+    started = time.perf_counter()
+    response = staff.post("/api/agent-runs/", data=body, content_type="application/json")
+    seconds = time.perf_counter() - started
+    ratio = seconds / site.healthz
+    _row(
+        "(d) 5,000 nested objects: agent-run POST",
+        f"{response.status_code}, {_ms(seconds)}",
+        f"/healthz {_ms(site.healthz)}",
+        ratio,
+        f"400, <= {PAGE_GOAL:g}x",
+        response.status_code == 400 and ratio <= PAGE_GOAL,
+    )
+
+
+def _refusals_part(site: Site, scratch: Path) -> None:
+    paper = {"results/paper.md": ORDINARY_PAPER}
+    shapes = [
+        ("(u) U+202E in a name", {**paper, "results/\u202egpj.exe": b"MZ"}, "paper"),
+        ("(u) NFC/NFD twins", {**paper, "caf\u00e9.txt": b"1", "cafe\u0301.txt": b"2"}, "paper"),
+        (
+            "(u) experiment without results",
+            {"code/run.py": b"print(1)\n", "results/log.txt": b"0.91\n"},
+            "experiment",
+        ),
+    ]
+    for number, (shape, entries, stage) in enumerate(shapes):
+        _intake_row(
+            site, shape, _zip(scratch / f"refused-{number}.zip", entries), stage, refused=True
+        )
 
 
 def _parts(site: Site, sizes: Sizes, scratch: Path) -> list[tuple[str, Callable[[], None]]]:
@@ -601,6 +987,13 @@ def _parts(site: Site, sizes: Sizes, scratch: Path) -> list[tuple[str, Callable[
         ("(5) many small zip entries", lambda: _zip_part(site, sizes, scratch)),
         ("(7) PDFs per upload", lambda: _pdf_part(site, sizes, scratch)),
         ("(8) Codex logs", lambda: _codex_part(site, sizes, scratch)),
+        ("(h) derived HTML of newline-only files", lambda: _newlines_part(site, sizes, scratch)),
+        ("(n) many NUL-text files", lambda: _nul_part(site, sizes, scratch)),
+        ("(j) a trace of empty messages", lambda: _balloon_part(site, sizes, scratch)),
+        ("(m) Makefiles, one and three at once", lambda: _makefiles_part(site, sizes, scratch)),
+        ("(s) slow clients", lambda: _slow_part(sizes, scratch)),
+        ("(d) deep JSON", lambda: _deep_json_part(site)),
+        ("(u) names and stages refused", lambda: _refusals_part(site, scratch)),
     ]
 
 

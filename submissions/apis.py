@@ -26,7 +26,7 @@ from .serializers import (
     SubmissionUploadSerializer,
 )
 from .states import STATE, submission_state_choices
-from .uploads import upload_refusal
+from .uploads import upload_refusal, upload_slot
 from .visibility import agents_visible_to, submissions_visible_to
 
 
@@ -90,17 +90,18 @@ class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
             )
         archive = data["archive"]
         try:
-            submission = submission_intake(
-                agent=data["agent"],
-                task=data["task"],
-                stage=data["stage"],
-                archive=_upload_path(archive),
-                archive_name=archive.name,
-                archive_sha256=getattr(archive, "sha256", None),
-                uploader=request.user,
-                source=SubmissionSource.API,
-                based_on=data.get("based_on"),
-            )
+            with upload_slot(user_id=request.user.pk):
+                submission = submission_intake(
+                    agent=data["agent"],
+                    task=data["task"],
+                    stage=data["stage"],
+                    archive=_upload_path(archive),
+                    archive_name=archive.name,
+                    archive_sha256=getattr(archive, "sha256", None),
+                    uploader=request.user,
+                    source=SubmissionSource.API,
+                    based_on=data.get("based_on"),
+                )
         except DuplicateSubmission as exc:
             # Only the request can make the existing submission's address absolute.
             exc.extra["url"] = self._url(exc.submission.pk)

@@ -15,6 +15,7 @@ import re
 import stat
 import struct
 import tarfile
+import unicodedata
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -74,6 +75,9 @@ _IMAGE_MAGIC: dict[str, tuple[str, Callable[[bytes], bool]]] = {
 IMAGE_SUFFIXES = frozenset(_IMAGE_MAGIC)
 
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+# Bidirectional controls (marks, embeddings, overrides, isolates) make a name
+# read as another on every page that shows it (`gpj.exe` shown as `exe.jpg`).
+_BIDI_RE = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
 
 
@@ -154,6 +158,14 @@ def name_check(name: str, limits: IntakeLimits) -> str | None:
         raise ArchiveRefused(f"a file name is not valid UTF-8: {shown}") from None
     if _CONTROL_RE.search(name):
         raise ArchiveRefused(f"a file name contains control characters: {shown}")
+    if bidi := _BIDI_RE.search(name):
+        raise ArchiveRefused(
+            f"a file name contains a bidirectional control character "
+            f"(U+{ord(bidi.group()):04X}): {_BIDI_RE.sub('?', shown)}"
+        )
+    # One spelling per name: `café` composed and decomposed are the same file
+    # to a reader (and to macOS), so they are stored as one, and twins collide.
+    name = unicodedata.normalize("NFC", name)
     if "\\" in name:
         raise ArchiveRefused(f"a file name contains a backslash: {shown}")
     if name.startswith("/") or _DRIVE_RE.match(name):

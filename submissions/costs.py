@@ -217,33 +217,31 @@ def steps_priced_total(steps: list[StepCost]) -> tuple[Decimal | None, int]:
 
 
 def trace_summary(path: Path) -> TraceSummary:
-    """The coding agent's own cost and duration, from the last message of its trace."""
+    """The coding agent's own cost and duration, from the last message of its trace,
+    read in the parsing child under `TRACE_PARSE_MEMORY_BYTES` (as `submissions.traces`):
+    a trace made to balloon costs the child, never this process."""
+    from django.conf import settings
+
+    from common.child_pool import ChildFailed, ChildTimeout, child_run
+
+    from .trace_worker import trace_summary_budgeted
+
     empty = TraceSummary(cost_usd=None, duration_seconds=None)
     try:
         if path.stat().st_size > MAX_TRACE_BYTES:
             return empty
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # nested too deeply
+        cost, duration_ms = child_run(
+            trace_summary_budgeted,
+            str(path),
+            settings.TRACE_PARSE_MEMORY_BYTES,
+            timeout=settings.TRACE_PARSE_SECONDS + 5,
+        )
+    except (OSError, ChildTimeout, ChildFailed):
         return empty
-    if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list):
-        return empty
-    for message in reversed(data):
-        if not isinstance(message, dict):
-            continue
-        cost = message.get("cost_usd", message.get("total_cost_usd"))
-        duration = message.get("duration_ms")
-        if cost is None and duration is None:
-            continue
-        cost_value = None
-        if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
-            cost_value = Decimal(str(round(cost, 6)))
-        duration_value = None
-        if isinstance(duration, int | float) and not isinstance(duration, bool) and duration >= 0:
-            duration_value = duration / 1000
-        return TraceSummary(cost_usd=cost_value, duration_seconds=duration_value)
-    return empty
+    return TraceSummary(
+        cost_usd=None if cost is None else Decimal(str(round(cost, 6))),
+        duration_seconds=None if duration_ms is None else duration_ms / 1000,
+    )
 
 
 # AI Scientist v2 writes its LLM spend per model into this file at the run's root.

@@ -141,18 +141,31 @@ def traces_derive(
     return derived
 
 
+def derived_bytes(*made: dict[str, Derived]) -> int:
+    """What derived rows made so far will store, in bytes."""
+    return sum(len(item.content.encode("utf-8")) for each in made for item in each.values())
+
+
 def sources_derive(
-    files: list[DocumentFile], *, deadline: float | None = None
+    files: list[DocumentFile], *, deadline: float | None = None, used_bytes: int = 0
 ) -> dict[str, Derived]:
     """The highlighted HTML of the run's source files, by path, made in one
-    child within what is left of the upload's budget (`submissions.highlight`)."""
+    child within what is left of the upload's budget (`submissions.highlight`)
+    and of its derived bytes (`INTAKE_MAX_DERIVED_BYTES` less `used_bytes`)."""
     sources = [
         SourceFile(path=item.path, location=item.location)
         for item in files
         if is_source(item.path, item.kind)
     ]
-    own = settings.SOURCE_HIGHLIGHT_FILE_SECONDS * max(len(sources), 1)
-    highlighted = sources_highlight(sources, timeout=_left(deadline, own))
+    own = min(
+        settings.SOURCE_HIGHLIGHT_FILE_SECONDS * max(len(sources), 1),
+        settings.SOURCE_HIGHLIGHT_UPLOAD_SECONDS,
+    )
+    highlighted = sources_highlight(
+        sources,
+        timeout=_left(deadline, own),
+        max_bytes=settings.INTAKE_MAX_DERIVED_BYTES - used_bytes,
+    )
     digests = {item.path: item.sha256 for item in files}
     return {
         path: Derived(DerivedKind.SOURCE_HTML, digests[path], HIGHLIGHT_VERSION, html)

@@ -11,6 +11,13 @@ then are left out. (A process per upload cost a Python start per run: most of
 an import's time on the runs with code.) A file past `SOURCE_HIGHLIGHT_MAX_BYTES`,
 past its time, or without stored HTML (data from before this existed) is shown as
 escaped plain text, which is linear: no request ever runs a lexer.
+
+What is stored is bounded too (issue 40: 30 KB of zipped newlines made 188 MB
+of HTML): a file of more than `SOURCE_HIGHLIGHT_MAX_LINES` lines (a log, a
+`.txt`) is never highlighted (its page shows escaped text without a line-number
+table), a file's HTML is at most `SOURCE_HIGHLIGHT_MAX_HTML_BYTES`, an upload's
+derived HTML at most `INTAKE_MAX_DERIVED_BYTES` together, and all of an
+upload's highlighting takes at most `SOURCE_HIGHLIGHT_UPLOAD_SECONDS`.
 """
 
 import html as html_lib
@@ -52,18 +59,22 @@ def source_plain_html(text: str) -> str:
     return f'<pre class="plain">{html_lib.escape(text, quote=False)}</pre>'
 
 
-def sources_highlight(files: list[SourceFile], *, timeout: float) -> dict[str, str]:
+def sources_highlight(
+    files: list[SourceFile], *, timeout: float, max_bytes: int | None = None
+) -> dict[str, str]:
     """Highlighted HTML of each file, by path, for those done within `timeout`
-    seconds in all (the others are left out: their page shows plain text)."""
+    seconds in all and within `max_bytes` of HTML together (the others are left
+    out: their page shows plain text)."""
     limit = settings.SOURCE_HIGHLIGHT_MAX_BYTES
     wanted = [item for item in files if item.location.stat().st_size <= limit]
     if not wanted or timeout <= 0:
         return {}
     deadline = time.monotonic() + timeout
+    room = settings.INTAKE_MAX_DERIVED_BYTES if max_bytes is None else max_bytes
     highlighted: dict[str, str] = {}
     for item in wanted:
         left = deadline - time.monotonic()
-        if left <= 0:
+        if left <= 0 or room <= 0:
             break
         try:
             html = child_run(
@@ -71,6 +82,8 @@ def sources_highlight(files: list[SourceFile], *, timeout: float) -> dict[str, s
                 item.path,
                 str(item.location),
                 settings.SOURCE_HIGHLIGHT_FILE_SECONDS,
+                settings.SOURCE_HIGHLIGHT_MAX_LINES,
+                min(settings.SOURCE_HIGHLIGHT_MAX_HTML_BYTES, room),
                 timeout=left,
             )
         except ChildTimeout:
@@ -79,4 +92,5 @@ def sources_highlight(files: list[SourceFile], *, timeout: float) -> dict[str, s
             continue  # this file is shown as plain text
         if html is not None:
             highlighted[item.path] = html
+            room -= len(html.encode("utf-8"))
     return highlighted

@@ -61,6 +61,7 @@ from .costs import (
 from .derived import (
     DocumentFile,
     derived_artifacts_store,
+    derived_bytes,
     documents_derive,
     is_document,
     sources_derive,
@@ -396,7 +397,7 @@ def submission_store(
     derived = documents_derive(files, deadline=deadline)
     traces = traces_derive(files, deadline=deadline)
     pdf_texts = _pdf_papers_read(run, deadline=deadline)
-    sources = sources_derive(files, deadline=deadline)
+    sources = sources_derive(files, deadline=deadline, used_bytes=derived_bytes(derived, traces))
     staged = _run_stage(run, pdf_texts)
     written: list[str] = []
     try:

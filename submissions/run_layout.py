@@ -122,13 +122,12 @@ def run_root(paths: Iterable[str]) -> str:
 _NEEDS = {
     Stage.IDEA: ("an idea (idea.md)", lambda k: k[ArtifactKind.IDEA] > 0),
     Stage.PROPOSAL: ("a proposal (proposal.md)", lambda k: k[ArtifactKind.PROPOSAL] > 0),
+    # The judges review an experiment's results (judging.prompts): a run without
+    # them is refused here, not failed by every judge later (issue 40).
     Stage.EXPERIMENT: (
-        "code and an execution log or results (e.g. claude_code/ with results/log.txt, "
-        "<agent>_log.log, claude_output.json or results.md)",
-        lambda k: (
-            k[ArtifactKind.CODE] > 0
-            and (k[ArtifactKind.LOG] + k[ArtifactKind.TRACE] + k[ArtifactKind.RESULTS]) > 0
-        ),
+        "code and its results, which the judges review (e.g. claude_code/ with results.md, "
+        "or result tables such as results/metrics.json)",
+        lambda k: k[ArtifactKind.CODE] > 0 and k[ArtifactKind.RESULTS] > 0,
     ),
     Stage.PAPER: (
         "a paper (results/paper.md or results/paper.pdf)",

@@ -27,10 +27,8 @@ from typing import Any, cast
 
 from django.conf import settings
 
+from common.child_pool import ChildFailed, ChildTimeout, child_run
 from common.rendering import INLINE_RENDER_BYTES, markdown_render_budgeted
-
-from .costs import price_table, step_cost
-from .models import ArtifactKind
 
 # Bump when the step list's shape or content changes: stored traces are read again.
 TRACE_VERSION = 2
@@ -56,6 +54,8 @@ _CODEX_SNIFF_BYTES = 4096
 def trace_format_of(path: str, kind: str) -> str | None:
     """Which trace reader a run's file may need, from its path: a coding agent's
     `*_output.json` at the run's root, or a Codex or Gemini CLI log."""
+    from .models import ArtifactKind  # here: the parsing child imports this module bare
+
     if kind == ArtifactKind.TRACE:
         return "json"
     name = path.lower()
@@ -71,6 +71,30 @@ class _Cut(Exception):
     """A bound was reached: the steps so far are kept, with the note."""
 
 
+@dataclass(frozen=True)
+class TraceLimits:
+    """The bounds of one parse (settings `TRACE_*`), handed to the parsing child,
+    which has no settings."""
+
+    seconds: float
+    max_steps: int
+    max_chars: int
+    max_total_chars: int
+
+    @classmethod
+    def from_settings(cls, seconds: float | None = None) -> "TraceLimits":
+        return cls(
+            seconds=settings.TRACE_PARSE_SECONDS if seconds is None else seconds,
+            max_steps=settings.TRACE_MAX_STEPS,
+            max_chars=settings.TRACE_MAX_FIELD_CHARS,
+            max_total_chars=settings.TRACE_MAX_TOTAL_CHARS,
+        )
+
+
+# A `_Writer` past the deadline: the budget words the note (it knows the time).
+_TIME_CUT = "time"
+
+
 @dataclass
 class _Budget:
     deadline: float
@@ -79,17 +103,18 @@ class _Budget:
     # All the texts together: what a page view loads stays bounded however
     # many tool calls a step holds.
     max_total_chars: int
+    seconds: float = 0.0  # what `deadline` was counted from, for the notes
     used_chars: int = 0
     notes: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_settings(cls, seconds: float | None = None) -> "_Budget":
-        seconds = settings.TRACE_PARSE_SECONDS if seconds is None else seconds
+    def from_limits(cls, limits: TraceLimits) -> "_Budget":
         return cls(
-            deadline=time.monotonic() + seconds,
-            max_steps=settings.TRACE_MAX_STEPS,
-            max_chars=settings.TRACE_MAX_FIELD_CHARS,
-            max_total_chars=settings.TRACE_MAX_TOTAL_CHARS,
+            deadline=time.monotonic() + limits.seconds,
+            seconds=limits.seconds,
+            max_steps=limits.max_steps,
+            max_chars=limits.max_chars,
+            max_total_chars=limits.max_total_chars,
         )
 
     def clip(self, value: object) -> str:
@@ -139,7 +164,7 @@ class _Budget:
         if time.monotonic() > self.deadline:
             raise _Cut(
                 f"cut after {len(steps):,} steps: reading the trace took longer than "
-                f"{settings.TRACE_PARSE_SECONDS:g} s"
+                f"{self.seconds:g} s"
             )
 
 
@@ -178,9 +203,7 @@ class _Writer:
         self._pieces += 1
         clock_due = self.deadline is not None and self._pieces % _CLOCK_EVERY == 0
         if clock_due and time.monotonic() > cast(float, self.deadline):
-            raise _Cut(
-                f"cut: reading the trace took longer than {settings.TRACE_PARSE_SECONDS:g} s"
-            )
+            raise _Cut(_TIME_CUT)
 
     def room(self) -> int:
         return self.limit - self.size
@@ -361,8 +384,12 @@ class _Parsed:
     cost_usd: float | None = None
 
 
+# A usage entry's numbers kept for pricing (Anthropic's and OpenAI's have a handful).
+_USAGE_KEYS = 20
+
+
 def _claude_assistant(
-    entry: dict, parsed: _Parsed, calls: dict[str, dict], budget: _Budget, prices: tuple
+    entry: dict, parsed: _Parsed, calls: dict[str, dict], budget: _Budget
 ) -> None:
     steps = parsed.steps
     message_id = str(entry.get("id") or "")
@@ -376,12 +403,12 @@ def _claude_assistant(
         last = _step(len(steps), "assistant", "", budget, message_id=message_id, model=model)
         usage = entry.get("usage")
         if isinstance(usage, dict):
-            cost = step_cost(step="", usage=usage, default_model=model, prices=prices)
-            last["input_tokens"] = (
-                cost.input_tokens + cost.cache_read_tokens + cost.cache_creation_tokens
-            )
-            last["output_tokens"] = cost.output_tokens
-            last["cost_usd"] = float(cost.cost_usd) if cost.cost_usd is not None else None
+            # Priced by the parent (`_steps_price`): the numbers only, bounded.
+            last["usage"] = {
+                str(key)[:60]: value
+                for key, value in list(usage.items())[:_USAGE_KEYS]
+                if isinstance(value, int | float) and not isinstance(value, bool)
+            }
         steps.append(last)
     for block in blocks:
         if not isinstance(block, dict):
@@ -422,13 +449,12 @@ def _claude_user(entry: dict, parsed: _Parsed, calls: dict[str, dict], budget: _
 def _claude_code(data: list, parsed: _Parsed, budget: _Budget) -> None:
     parsed.format, parsed.agent = "claude-code", "Claude Code"
     calls: dict[str, dict] = {}
-    prices = price_table()
     for entry in data:
         if not isinstance(entry, dict):
             continue
         role = entry.get("role")
         if role == "assistant":
-            _claude_assistant(entry, parsed, calls, budget, prices)
+            _claude_assistant(entry, parsed, calls, budget)
         elif role == "user":
             _claude_user(entry, parsed, calls, budget)
         elif role == "system" and "result" in entry:
@@ -688,18 +714,19 @@ class TraceUnreadable(Exception):
     """Not a trace this site reads; the message says why."""
 
 
-def _json_trace(read: Callable[[], bytes], parsed: _Parsed, budget: _Budget) -> None:
+def _json_trace(data: bytes, parsed: _Parsed, budget: _Budget) -> None:
     try:
-        data = json.loads(read().decode("utf-8"))
+        loaded = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise TraceUnreadable(f"not JSON ({type(exc).__name__})") from None
-    if isinstance(data, dict) and data.get("format") == MLR_AGENT_FORMAT:
+    del data  # the bytes are not needed past here: memory for the parse
+    if isinstance(loaded, dict) and loaded.get("format") == MLR_AGENT_FORMAT:
         try:
-            _mlr_agent(data, parsed, budget)
+            _mlr_agent(loaded, parsed, budget)
         finally:
-            _mlr_agent_ended(data, parsed, budget)
-    elif isinstance(data, list):
-        _claude_code(data, parsed, budget)
+            _mlr_agent_ended(loaded, parsed, budget)
+    elif isinstance(loaded, list):
+        _claude_code(loaded, parsed, budget)
     else:
         raise TraceUnreadable(
             "neither a Claude Code trace (a JSON list of messages) nor an MLR-Agent trace "
@@ -707,8 +734,8 @@ def _json_trace(read: Callable[[], bytes], parsed: _Parsed, budget: _Budget) -> 
         )
 
 
-def _text_trace(read: Callable[[], bytes], reader: str, parsed: _Parsed, budget: _Budget) -> None:
-    text = read().decode("utf-8", errors="replace")
+def _text_trace(data: bytes, reader: str, parsed: _Parsed, budget: _Budget) -> None:
+    text = data.decode("utf-8", errors="replace")
     if reader == "codex":
         if not _CODEX_HEADER_RE.match(text[:_CODEX_SNIFF_BYTES].split("\n", 1)[0]):
             raise TraceUnreadable("not a Codex CLI log (no `[time] OpenAI Codex` first line)")
@@ -719,31 +746,89 @@ def _text_trace(read: Callable[[], bytes], reader: str, parsed: _Parsed, budget:
         raise TraceUnreadable("no steps found")
 
 
-def _message_html(steps: list[dict], budget: _Budget) -> None:
+def trace_read(data: bytes, reader: str, limits: TraceLimits) -> dict[str, Any]:
+    """The steps of a trace's bytes within `limits`, as plain values: run in the
+    parsing child (`submissions.trace_worker`), so it reads no settings and no
+    database. `{"note": ...}` alone when the trace cannot be read; otherwise the
+    parse, its steps neither priced nor rendered yet (`trace_parse` does that)."""
+    budget = _Budget.from_limits(limits)
+    parsed = _Parsed()
+    truncated = False
+    try:
+        if reader == "json":
+            _json_trace(data, parsed, budget)
+        else:
+            _text_trace(data, reader, parsed, budget)
+    except TraceUnreadable as exc:
+        return {"note": f"not read: {exc}"}
+    except RecursionError:
+        return {"note": "not read: the trace is nested too deeply"}
+    except _Cut as cut:
+        # What was read before the bound is kept.
+        note = str(cut)
+        if note == _TIME_CUT:
+            note = f"cut: reading the trace took longer than {budget.seconds:g} s"
+        budget.notes.insert(0, note)
+        truncated = True
+    for step in parsed.steps:
+        step.pop("message_id", None)
+    return {
+        "format": parsed.format,
+        "model": parsed.model,
+        "agent": parsed.agent,
+        "steps": parsed.steps,
+        "ended": parsed.ended,
+        "cost_usd": parsed.cost_usd,
+        "truncated": truncated,
+        "notes": budget.notes,
+        "deadline_left": budget.deadline - time.monotonic(),
+    }
+
+
+def _steps_price(steps: list[dict]) -> None:
+    """Each Claude Code step's tokens and cost from its usage (`submissions.costs`,
+    with the organisers' prices), here in the parent, which has the database."""
+    from .costs import price_table, step_cost
+
+    prices: tuple | None = None
+    for step in steps:
+        usage = step.pop("usage", None)
+        if usage is None:
+            continue
+        prices = price_table() if prices is None else prices
+        cost = step_cost(step="", usage=usage, default_model=step["model"], prices=prices)
+        step["input_tokens"] = (
+            cost.input_tokens + cost.cache_read_tokens + cost.cache_creation_tokens
+        )
+        step["output_tokens"] = cost.output_tokens
+        step["cost_usd"] = float(cost.cost_usd) if cost.cost_usd is not None else None
+
+
+def _message_html(steps: list[dict], deadline: float, notes: list[str]) -> None:
     """Each message's markdown as clean HTML, in the process: a message too
     large to render inline stays plain text."""
     for step in steps:
-        if time.monotonic() > budget.deadline:
-            budget.notes.append("messages past the time budget are shown as plain text")
+        if time.monotonic() > deadline:
+            notes.append("messages past the time budget are shown as plain text")
             return
         if step["text"] and step["role"] == "assistant":
             rendered = markdown_render_budgeted(step["text"], max_bytes=INLINE_RENDER_BYTES)
             step["html"] = "" if rendered.note else rendered.html
 
 
-def _totals(parsed: _Parsed) -> dict:
+def _totals(steps: list[dict], cost_usd: float | None) -> dict:
     def total(key: str) -> int | None:
-        values = [step[key] for step in parsed.steps if step[key] is not None]
+        values = [step[key] for step in steps if step[key] is not None]
         return sum(values) if values else None
 
-    costs = [step["cost_usd"] for step in parsed.steps if step["cost_usd"] is not None]
+    costs = [step["cost_usd"] for step in steps if step["cost_usd"] is not None]
     return {
-        "steps": len(parsed.steps),
-        "tool_calls": sum(len(step["tool_calls"]) for step in parsed.steps),
+        "steps": len(steps),
+        "tool_calls": sum(len(step["tool_calls"]) for step in steps),
         "input_tokens": total("input_tokens"),
         "output_tokens": total("output_tokens"),
         "steps_cost_usd": round(sum(costs), 6) if costs else None,
-        "cost_usd": parsed.cost_usd,
+        "cost_usd": cost_usd,
     }
 
 
@@ -776,14 +861,21 @@ def _calls_split(steps: list[dict], most: int) -> list[dict]:
     return out
 
 
+# What the parsing child may take beyond the trace's own time: its start and the
+# bytes' way there and back. Past it the child is killed and the trace is not read.
+_CHILD_GRACE_SECONDS = 5.0
+
+
 def trace_parse(
     read: Callable[[], bytes], *, reader: str, size: int, seconds: float | None = None
 ) -> dict:
     """The trace `read` returns (a local file's or a stored object's bytes, read
-    once its size is known to be within bounds) as one step list (see the module's docstring for
-    its bounds). `reader` comes from `trace_format_of`. Never raises for what
-    the file holds: an unreadable trace has no steps and a `note`."""
-    budget = _Budget.from_settings(seconds)
+    once its size is known to be within bounds) as one step list (see the module's
+    docstring for its bounds). `reader` comes from `trace_format_of`. The bytes are
+    parsed in a child (`submissions.trace_worker`) under `TRACE_PARSE_MEMORY_BYTES`
+    of memory: a trace made to balloon costs the child, never this process. Never
+    raises for what the file holds: an unreadable trace has no steps and a `note`."""
+    limits = TraceLimits.from_settings(seconds)
     result: dict[str, Any] = {
         "version": TRACE_VERSION,
         "format": "",
@@ -804,33 +896,37 @@ def trace_parse(
         )
         result["truncated"] = True
         return result
-    parsed = _Parsed()
+    from .trace_worker import trace_read_budgeted
+
     try:
-        if reader == "json":
-            _json_trace(read, parsed, budget)
-        else:
-            _text_trace(read, reader, parsed, budget)
-    except TraceUnreadable as exc:
-        result["note"] = f"not read: {exc}"
+        parsed = child_run(
+            trace_read_budgeted,
+            read(),
+            reader,
+            limits,
+            settings.TRACE_PARSE_MEMORY_BYTES,
+            timeout=max(limits.seconds, 0) + _CHILD_GRACE_SECONDS,
+        )
+    except ChildTimeout:
+        parsed = {"note": f"not read: reading the trace took longer than {limits.seconds:g} s"}
+    except ChildFailed as exc:
+        parsed = {"note": f"not read: {str(exc)[:200]}"}
+    if "steps" not in parsed:
+        result["note"] = parsed["note"]
         return result
-    except RecursionError:
-        result["note"] = "not read: the trace is nested too deeply"
-        return result
-    except _Cut as cut:
-        # What was read before the bound is kept.
-        budget.notes.insert(0, str(cut))
-        result["truncated"] = True
-    _message_html(parsed.steps, budget)
-    for step in parsed.steps:
-        step.pop("message_id", None)
+    steps: list[dict] = parsed["steps"]
+    notes: list[str] = parsed["notes"]
+    _steps_price(steps)
+    _message_html(steps, time.monotonic() + max(parsed["deadline_left"], 0), notes)
     result.update(
-        format=parsed.format,
-        format_label=FORMAT_LABELS[parsed.format],
-        model=parsed.model,
-        agent=parsed.agent,
-        totals=_totals(parsed),  # the agent's own turns, before any is continued
-        steps=_calls_split(parsed.steps, STEP_MAX_CALLS),
-        ended=parsed.ended,
-        note="; ".join(budget.notes),
+        format=parsed["format"],
+        format_label=FORMAT_LABELS[parsed["format"]],
+        model=parsed["model"],
+        agent=parsed["agent"],
+        totals=_totals(steps, parsed["cost_usd"]),  # the agent's own turns, before any is continued
+        steps=_calls_split(steps, STEP_MAX_CALLS),
+        ended=parsed["ended"],
+        truncated=parsed["truncated"],
+        note="; ".join(notes),
     )
     return result

@@ -5,9 +5,14 @@ received (the Content-Length header is not trusted) and reported on the
 request, so the form and the API can say why the file is missing."""
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.files.uploadhandler import SkipFile, TemporaryFileUploadHandler
+
+from common.errors import ApplicationError
 
 from .archives import human_size
 
@@ -47,3 +52,48 @@ def upload_refusal(request, field_name: str) -> str | None:
     """Why the upload in `field_name` was cut off, if it was."""
     request = getattr(request, "_request", request)  # DRF wraps Django's request
     return getattr(request, "upload_refusals", {}).get(field_name)
+
+
+class UploadsBusy(ApplicationError):
+    """The account already has as many intakes running as it may; answered 429
+    with `Retry-After` (`retry_after` seconds)."""
+
+    status_code = 429
+    default_code = "uploads_busy"
+
+    def __init__(self, running: int):
+        self.retry_after = UPLOAD_RETRY_AFTER_SECONDS
+        super().__init__(
+            f"{running} of your uploads are being processed; at most "
+            f"{settings.INTAKE_MAX_CONCURRENT_UPLOADS} at once. Try again when one is done.",
+            field="archive",
+        )
+
+
+UPLOAD_RETRY_AFTER_SECONDS = 10
+# A slot a killed web worker never gave back lapses after this long (the count is
+# extended while uploads keep arriving): more than an intake's whole budget.
+_SLOT_SECONDS = 600
+
+
+@contextmanager
+def upload_slot(*, user_id: int) -> Iterator[None]:
+    """One of the account's `INTAKE_MAX_CONCURRENT_UPLOADS` intakes at once (issue
+    40: one account's parallel uploads held every web worker); UploadsBusy past
+    it. Counted in the cache (Redis in production: across workers and hosts) and
+    given back when the intake ends, however it ends."""
+    key = f"intake:running:{user_id}"
+    cache.add(key, 0, timeout=_SLOT_SECONDS)
+    try:
+        running = cache.incr(key)
+    except ValueError:  # lapsed between the two calls
+        cache.add(key, 1, timeout=_SLOT_SECONDS)
+        running = 1
+    cache.touch(key, _SLOT_SECONDS)
+    try:
+        if running > settings.INTAKE_MAX_CONCURRENT_UPLOADS:
+            raise UploadsBusy(running - 1)
+        yield
+    finally:
+        with suppress(ValueError):  # lapsed meanwhile: nothing left to give back
+            cache.decr(key)

@@ -47,7 +47,7 @@ from .selectors import (
     submission_sections,
     trace_page,
 )
-from .uploads import upload_refusal
+from .uploads import UploadsBusy, upload_refusal, upload_slot
 from .visibility import (
     agents_visible_to,
     hidden_submission_ids,
@@ -84,17 +84,18 @@ def _upload(request: AuthenticatedHttpRequest, form: SubmissionUploadForm) -> Su
     if not form.is_valid():
         return None
     archive = form.cleaned_data["archive"]
-    return submission_intake(
-        agent=form.cleaned_data["agent"],
-        task=form.cleaned_data["task"],
-        stage=form.cleaned_data["stage"],
-        archive=Path(archive.temporary_file_path()),
-        archive_name=archive.name,
-        archive_sha256=getattr(archive, "sha256", None),
-        uploader=request.user,
-        source=SubmissionSource.UPLOAD,
-        based_on=form.cleaned_data["based_on"],
-    )
+    with upload_slot(user_id=request.user.pk):
+        return submission_intake(
+            agent=form.cleaned_data["agent"],
+            task=form.cleaned_data["task"],
+            stage=form.cleaned_data["stage"],
+            archive=Path(archive.temporary_file_path()),
+            archive_name=archive.name,
+            archive_sha256=getattr(archive, "sha256", None),
+            uploader=request.user,
+            source=SubmissionSource.UPLOAD,
+            based_on=form.cleaned_data["based_on"],
+        )
 
 
 LAST_STAGE_SESSION_KEY = "upload_last_stage"
@@ -104,12 +105,13 @@ LAST_STAGE_SESSION_KEY = "upload_last_stage"
 def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = SubmissionUploadForm(request.POST, request.FILES, user=request.user)
-        json_status, extra = 400, {}
+        json_status, extra, retry_after = 400, {}, None
         try:
             submission = _upload(request, form)
         except ApplicationError as exc:
             form_add_errors(form, exc)
             json_status, extra = exc.status_code, exc.extra
+            retry_after = getattr(exc, "retry_after", None)
             if isinstance(exc, DuplicateSubmission):
                 extra = {**extra, "existing_url": exc.submission.get_absolute_url()}
         else:
@@ -127,14 +129,14 @@ def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
         if _wants_json(request):
             # The upload script reads the API's error shape.
             error = ValidationFailed(items=form_error_items(form.errors), extra=extra)
-            return json_error(error, status=json_status)
-        status = 400
+            return _retry_after(json_error(error, status=json_status), retry_after)
+        status = 400 if retry_after is None else UploadsBusy.status_code
     else:
         # The stage of the user's last upload is the likely one for the next.
         initial = {"stage": request.session.get(LAST_STAGE_SESSION_KEY, ""), **request.GET.dict()}
         form = SubmissionUploadForm(user=request.user, initial=initial)
         status = 200
-    return render(
+    response = render(
         request,
         "submissions/submission_upload.html",
         {
@@ -144,6 +146,13 @@ def submission_upload_view(request: AuthenticatedHttpRequest) -> HttpResponse:
         },
         status=status,
     )
+    return _retry_after(response, retry_after if request.method == "POST" else None)
+
+
+def _retry_after(response: HttpResponse, seconds: int | None) -> HttpResponse:
+    if seconds is not None:
+        response["Retry-After"] = str(seconds)
+    return response
 
 
 def _visible_submissions(request: HttpRequest):

@@ -204,6 +204,12 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_SCHEMA_CLASS": "common.drf.AutoSchema",
     # Every API error answers {"errors": [{"field", "code", "message"}]}.
     "EXCEPTION_HANDLER": "common.drf.exception_handler",
+    # JSON nested past a depth is answered 400, not a RecursionError's 500.
+    "DEFAULT_PARSER_CLASSES": [
+        "common.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],

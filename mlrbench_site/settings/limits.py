@@ -39,6 +39,9 @@ TRACE_PARSE_SECONDS = env.float("TRACE_PARSE_SECONDS", default=10.0)
 TRACE_MAX_STEPS = env.int("TRACE_MAX_STEPS", default=2000)
 TRACE_MAX_FIELD_CHARS = env.int("TRACE_MAX_FIELD_CHARS", default=20_000)
 TRACE_MAX_TOTAL_CHARS = env.int("TRACE_MAX_TOTAL_CHARS", default=8_000_000)
+# A trace is parsed in a child process with at most this much address space (issue 40:
+# 31.5 MB of `{}` grew a web worker to 896 MB); past it the trace is not read, with a note.
+TRACE_PARSE_MEMORY_BYTES = env.int("TRACE_PARSE_MEMORY_BYTES", default=768 * 1024 * 1024)
 # A PDF paper's text is extracted once at intake, in a child process under these limits.
 PDF_MAX_BYTES = env.int("PDF_MAX_BYTES", default=50 * 1024 * 1024)
 PDF_MAX_PAGES = env.int("PDF_MAX_PAGES", default=300)
@@ -53,10 +56,23 @@ PDF_TEXT_MEMORY_BYTES = env.int("PDF_TEXT_MEMORY_BYTES", default=1024 * 1024 * 1
 INTAKE_MAX_PDFS = env.int("INTAKE_MAX_PDFS", default=5)
 INTAKE_MAX_DOCUMENTS = env.int("INTAKE_MAX_DOCUMENTS", default=50)
 INTAKE_WORK_SECONDS = env.float("INTAKE_WORK_SECONDS", default=60.0)
+# Uploads of one account processed at once (the form and the API); one more is
+# answered 429 with Retry-After (issue 40: one account's parallel uploads held
+# every web worker).
+INTAKE_MAX_CONCURRENT_UPLOADS = env.int("INTAKE_MAX_CONCURRENT_UPLOADS", default=2)
 # Source files are highlighted once at intake (submissions/highlight.py) up to this size,
 # each within this time; past either, the file page shows escaped plain text.
 SOURCE_HIGHLIGHT_MAX_BYTES = env.int("SOURCE_HIGHLIGHT_MAX_BYTES", default=256 * 1024)
 SOURCE_HIGHLIGHT_FILE_SECONDS = env.float("SOURCE_HIGHLIGHT_FILE_SECONDS", default=2.0)
+# What highlighting may store (issue 40): files of more lines are shown as escaped text
+# without line numbers; a file's HTML at most this many bytes; all of one upload's
+# highlighting within this many seconds (of INTAKE_WORK_SECONDS).
+SOURCE_HIGHLIGHT_MAX_LINES = env.int("SOURCE_HIGHLIGHT_MAX_LINES", default=5_000)
+SOURCE_HIGHLIGHT_MAX_HTML_BYTES = env.int("SOURCE_HIGHLIGHT_MAX_HTML_BYTES", default=1024 * 1024)
+SOURCE_HIGHLIGHT_UPLOAD_SECONDS = env.float("SOURCE_HIGHLIGHT_UPLOAD_SECONDS", default=10.0)
+# All the HTML derived from one upload (rendered documents and highlighted sources) is
+# stored within this many bytes; sources past it are shown as escaped text.
+INTAKE_MAX_DERIVED_BYTES = env.int("INTAKE_MAX_DERIVED_BYTES", default=16 * 1024 * 1024)
 
 # Experiment jobs (`gpu` queue): submitted code runs in a bubblewrap sandbox.
 # Work folders and the GPU slot locks live under EXPERIMENT_WORK_ROOT, which every

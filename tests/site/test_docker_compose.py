@@ -4,6 +4,8 @@ names exists in the project: the WSGI module, the Celery app and its queues."""
 import importlib
 import re
 import shlex
+import shutil
+import subprocess
 
 import pytest
 import yaml
@@ -28,6 +30,7 @@ ONE_SHOT = {"minio-init"}
 def test_services_and_health_checks(compose):
     services = compose["services"]
     assert set(services) == {
+        "proxy",
         "web",
         "worker",
         "gpu-worker",
@@ -146,3 +149,68 @@ def test_every_long_running_service_comes_back_by_itself(compose):
     for name, service in compose["services"].items():
         expected = "no" if name in ONE_SHOT else "unless-stopped"
         assert service.get("restart") == expected, name
+
+
+def _nginx_directives(text: str) -> dict[str, list[str]]:
+    """`name value...;` lines of nginx.conf by name (comments dropped)."""
+    found: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line.endswith(";"):
+            name, _, value = line[:-1].partition(" ")
+            found.setdefault(name, []).append(value.strip())
+    return found
+
+
+def _seconds(value: str) -> int:
+    return int(value.removesuffix("s"))
+
+
+def test_slow_clients_meet_nginx_not_a_sync_worker(compose):
+    """Issue 40: three sockets trickling headers at gunicorn's sync workers held
+    `/healthz` for 45 s. The site's port is nginx's, which reads each request
+    whole within its timeouts and buffers uploads before a worker sees them."""
+    services = compose["services"]
+    web, proxy = services["web"], services["proxy"]
+    assert "ports" not in web, "the sync workers must not face clients directly"
+    assert proxy["image"].startswith("nginx")
+    assert proxy["ports"] == ["8000:8080"]
+    assert "./deploy/nginx.conf:/etc/nginx/nginx.conf:ro" in proxy["volumes"]
+    assert web["environment"]["NUM_PROXIES"].startswith("${NUM_PROXIES:-1")
+
+    conf = (PROJECT_ROOT / "deploy/nginx.conf").read_text()
+    directives = _nginx_directives(conf)
+    assert _seconds(directives["client_header_timeout"][0]) <= 15
+    assert _seconds(directives["client_body_timeout"][0]) <= 60
+    assert directives["proxy_request_buffering"] == ["on"]
+    assert directives["proxy_pass"] == ["http://site"]
+    assert directives["server"] == ["web:8000"]
+    assert directives["listen"] == ["8080"]
+    # Above the largest archive the site itself refuses with its own message.
+    assert int(directives["client_max_body_size"][0].removesuffix("m")) * 2**20 > 512 * 2**20
+    # Above gunicorn's own timeout, which answers first.
+    timeout = int(re.search(r"--timeout (\d+)", " ".join(command_of(web))).group(1))
+    assert _seconds(directives["proxy_read_timeout"][0]) > timeout
+
+
+def test_a_bloated_web_worker_is_recycled(compose):
+    """Issue 40: an upload left a worker at 1.1 GB until restart. Each worker is
+    replaced after a number of requests, in docker-compose and the image alike."""
+    for command in (
+        " ".join(command_of(compose["services"]["web"])),
+        (PROJECT_ROOT / "Dockerfile").read_text().rsplit("CMD", 1)[1],
+    ):
+        assert re.search(r"--max-requests\W+\d+", command), command
+        assert re.search(r"--max-requests-jitter\W+\d+", command), command
+
+
+@pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed here")
+def test_the_nginx_configuration_is_valid(tmp_path):
+    # `web` resolves only inside docker-compose's network.
+    conf = (PROJECT_ROOT / "deploy/nginx.conf").read_text()
+    local = tmp_path / "nginx.conf"
+    local.write_text(conf.replace("server web:8000;", "server 127.0.0.1:8000;"))
+    done = subprocess.run(
+        ["nginx", "-t", "-c", str(local)], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr

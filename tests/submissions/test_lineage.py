@@ -29,7 +29,7 @@ def proposal_file(tmp_path: Path) -> Path:
 
 
 def experiment_archive(tmp_path: Path, **extra: bytes) -> Path:
-    entries = {"code/run.py": CODE, "results/log.txt": LOG, **extra}
+    entries = {"code/run.py": CODE, "results/log.txt": LOG, "results.md": b"acc 0.9\n", **extra}
     return zip_entries(tmp_path / "run.zip", entries)
 
 
