@@ -118,7 +118,22 @@ class ObjectiveTaskSerializer(serializers.ModelSerializer):
             "human_score",
             "test_phase",
             "environment",
+            "dev_baseline_score",
+            "scoring_forgeable",
+            "scoring_check",
         ]
+        extra_kwargs = {
+            "dev_baseline_score": {
+                "help_text": "The baseline's dev score (MLRC-Bench's improvement_perc on dev "
+                "divides by it): the organiser's, or the forged-label check's run."
+            },
+            "scoring_forgeable": {
+                "help_text": "true: the task's get_score reads labels from the method's own "
+                "output (a method can choose its score); false: the check found it does not; "
+                "null: not checked yet. `scoring_check` says why."
+            },
+            "scoring_check": {"help_text": "What the forged-label check found, in words."},
+        }
 
     def get_environment(self, objective: ObjectiveTask) -> dict:
         state = environment_state(list(objective.environment_requirements or []))
