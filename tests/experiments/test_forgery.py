@@ -13,6 +13,15 @@ from django.core.management import call_command
 from experiments.forgery import label_columns, label_like, table_alter
 from experiments.models import ObjectiveTask
 
+from .test_mlrc_published import SLUG as PUBLISHED_SLUG
+from .test_mlrc_published import (  # noqa: F401 - fixtures
+    env_build,
+    env_root,
+    import_published,
+    mlrc_bench_score,
+    published,
+)
+
 pytestmark = pytest.mark.django_db
 
 FORGEABLE = Path(__file__).parent / "forgeable_task"
@@ -120,3 +129,21 @@ def test_label_like_columns_and_their_alteration(tmp_path):
     (env / "data" / "dev_labels.csv").write_text("next_item,locale\nB1,DE\n")
     (env / "data" / "dev_features.csv").write_text("prev_items,locale\n[],DE\n")
     assert label_columns(env, ["data/*label*"]) == {"next_item"}
+
+
+@pytest.mark.usefixtures("published")
+def test_product_recommendation_is_not_forgeable(tmp_path):
+    """MLRC-Bench's product-recommendation scores from its own label file: the
+    check finds no label of it in the baseline's output, and the baseline's dev
+    score it measures is the one the task's own main.py gives the MLRC-Bench way."""
+    import_published()
+    waiting = ObjectiveTask.objects.get(task__slug=PUBLISHED_SLUG)
+    assert waiting.scoring_forgeable is None and "environment" in waiting.scoring_check
+    # Building the environment runs the check that waited for it.
+    assert "scoring check: not forgeable" in env_build()
+
+    objective = ObjectiveTask.objects.select_related("task").get(task__slug=PUBLISHED_SLUG)
+    assert objective.scoring_forgeable is False, objective.scoring_check
+    assert "not forgeable: the baseline's output (output/pred.csv)" in objective.scoring_check
+    own = mlrc_bench_score(objective, "my_method", "dev", tmp_path / "work")
+    assert objective.dev_baseline_score == pytest.approx(own, abs=1e-12)

@@ -246,6 +246,9 @@ class Command(BaseCommand):
                 f"{environment.build_seconds or 0:.1f} s)"
             )
         )
+        if version == objective.version and objective.scoring_forgeable is None:
+            # The forged-label check waited for this environment at import.
+            self._scoring_check(objective)
 
     def _test_score(self, **o):
         submission = (
