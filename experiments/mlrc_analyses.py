@@ -21,6 +21,8 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.db.models import F
+
 from common.stats import (
     MLRC_POOLED_IDEAS,
     MLRC_SUCCESS_THRESHOLD,
@@ -34,7 +36,13 @@ from common.stats import (
     mlrc_pass_at_k_pooled,
     mlrc_success,
 )
-from experiments.models import ExperimentRun, ExperimentStatus, ObjectiveResult, ObjectiveTask
+from experiments.models import (
+    ExperimentPhase,
+    ExperimentRun,
+    ExperimentStatus,
+    ObjectiveResult,
+    ObjectiveTask,
+)
 from submissions.models import Submission
 
 from . import mlrc
@@ -312,4 +320,98 @@ def mlrc_bench_analyses(
             for p in mlrc_pareto_front(points)
         ],
         "idea_pooling": _idea_pooling(configurations),
+    }
+
+
+def mlrc_test_measures() -> list[dict]:
+    """Each trial evaluated on test (every objective task's current version) with
+    the objective columns MLRC-Bench correlates with its judges' ratings (plot.py,
+    `gather_test_correlation_data`): test improvement_perc, relative_runtime and
+    relative_complexity, by the trial's method submission."""
+    results = (
+        ObjectiveResult.objects.filter(
+            test_score__isnull=False, task_version=F("objective__version")
+        )
+        .select_related("objective__task", "agent", "dev_run__submission")
+        .prefetch_related("dev_run__submission__artifacts")
+        .order_by("objective__task__slug", "agent__name", "trial")
+    )
+    base: dict[int, int | None] = {}
+    answer = []
+    for result in results:
+        objective = result.objective
+        if objective.pk not in base:
+            base[objective.pk] = methods_complexity(_task_methods(objective))
+        trial = Trial(
+            agent=result.agent.name,
+            agent_id=result.agent_id,
+            idea_source=result.idea_source,
+            trial=result.trial,
+            result=result,
+            submission=result.dev_run.submission,
+        )
+        row = _trial_row(trial, objective, base[objective.pk])
+        answer.append(
+            {
+                "task": objective.task.slug,
+                "submission": result.dev_run.submission_id,
+                "improvement_perc": row["test_improvement_perc"],
+                "relative_runtime": row["relative_runtime"],
+                "relative_complexity": row["relative_complexity"],
+            }
+        )
+    return answer
+
+
+def mlrc_pass_at_k_of_agents(*, idea_source: str | None = None) -> dict[int, dict]:
+    """Per agent (by id), MLRC-Bench's Pass@k averaged over its tasks, as plot.py's
+    `compute_pass_at_k_data` averages one LM and pipeline over its tasks ("Average
+    Over All Tasks"): per task c = the trials (its last 8) whose best dev
+    improvement_perc exceeds 5%, pass@k = 1 - C(8-c, k)/C(8, k). A task without a
+    dev baseline cannot count (`n_tasks` says how many did). Two queries."""
+    results = ObjectiveResult.objects.filter(task_version=F("objective__version"))
+    if idea_source:
+        results = results.filter(idea_source=idea_source)
+    trials: dict[tuple[int, int], set[int]] = {}
+    baselines: dict[int, tuple[float | None, bool]] = {}
+    for agent_id, task_id, number, dev_base, higher in results.values_list(
+        "agent_id",
+        "objective__task_id",
+        "trial",
+        "objective__dev_baseline_score",
+        "objective__higher_is_better",
+    ):
+        trials.setdefault((agent_id, task_id), set()).add(number)
+        baselines[task_id] = (dev_base, higher)
+    dev_runs = ExperimentRun.objects.filter(
+        phase=ExperimentPhase.DEV,
+        status=ExperimentStatus.SUCCEEDED,
+        score__isnull=False,
+        task_version=F("submission__task__objective__version"),
+        submission__agent_id__in={agent for agent, _ in trials},
+        submission__task_id__in=set(baselines),
+    ).values_list("submission__agent_id", "submission__task_id", "trial", "score")
+    succeeded: set[tuple[int, int, int]] = set()
+    for agent_id, task_id, number, score in dev_runs:
+        base, higher = baselines[task_id]
+        if mlrc_success(mlrc_improvement_perc(score, base, higher_is_better=higher)):
+            succeeded.add((agent_id, task_id, number))
+    curves: dict[int, list[list[float]]] = {}
+    for (agent_id, task_id), numbers in trials.items():
+        if baselines[task_id][0] is None:
+            continue
+        last = sorted(numbers)[-MLRC_TRIALS:]
+        c = sum(1 for number in last if (agent_id, task_id, number) in succeeded)
+        curves.setdefault(agent_id, []).append(
+            [mlrc_pass_at_k(n=MLRC_TRIALS, c=c, k=k) for k in range(1, MLRC_TRIALS + 1)]
+        )
+    return {
+        agent_id: {
+            "n_tasks": len(rows),
+            "pass_at_k": [
+                {"k": k, "value": sum(row[k - 1] for row in rows) / len(rows)}
+                for k in range(1, MLRC_TRIALS + 1)
+            ],
+        }
+        for agent_id, rows in curves.items()
     }

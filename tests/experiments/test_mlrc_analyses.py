@@ -165,3 +165,36 @@ def test_without_a_dev_baseline_the_dev_figures_say_why(client, curve):
     (configuration,) = mlrc["configurations"]
     assert configuration["trials"][0]["best_dev_improvement_perc"] is None
     assert configuration["dev_successes"] == 0
+
+
+def test_the_objective_tab_and_board_label_mlrc_benchs_figures(client, curve):
+    solo = AgentFactory(name="solo")
+    trial(curve, solo, 1, "none", [0.79, 0.70], 0.69, 0.024, cost=1.5)
+    trial(curve, solo, 2, "none", [0.78], 0.5, 0.006)
+    trial(curve, solo, 3, "none", [0.6], 0.9, 0.012)
+
+    board = client.get("/api/leaderboard/", {"stage": "objective"}).json()
+    (row,) = board["rows"]
+    # One task: the agent's MLRC-Bench Pass@k is that task's, c = 2 of n = 8.
+    assert row["mlrc_pass_at_k"]["n_tasks"] == 1
+    assert [p["value"] for p in row["mlrc_pass_at_k"]["pass_at_k"]] == pytest.approx(
+        [1 - comb(6, k, exact=True) / comb(8, k, exact=True) for k in range(1, 9)]
+    )
+    # The site's own best of k stays, beside it, and differs: trial 1's test 0.69 beats
+    # the baseline (1.0) where MLRC-Bench's pass@1 is 0.25.
+    assert row["best_of_k"][0]["share"] == 1.0
+    assert board["mlrc_judge_correlation"]["dimensions"][1] == "Validity"
+    csv_text = client.get("/api/leaderboard/", {"stage": "objective", "format": "csv"}).text
+    assert "mlrc_pass_at_k" not in csv_text.splitlines()[0]
+
+    html = client.get("/leaderboard/", {"stage": "objective"}).content.decode()
+    assert "MLRC-Bench&#x27;s Pass@k" in html or "MLRC-Bench's Pass@k" in html
+    assert "(the site's measure)" in html or "(the site&#x27;s measure)" in html
+    block = html.split('data-testid="mlrc-bench-table"')[1].split("</table>")[0]
+    expected = 1 - comb(6, 1, exact=True) / comb(8, 1, exact=True)
+    assert f'data-k="1">{expected:.3f}</td>' in block
+    assert 'data-column="test_success_rate">33.3%</td>' in block
+    assert "$0.500" in block
+    front = html.split('data-testid="mlrc-pareto-front"')[1].split("</p>")[0]
+    assert "solo/none" in front
+    assert 'data-testid="mlrc-judge-correlation"' in html
