@@ -31,14 +31,14 @@ from experiments.models import ExperimentStatus, ObjectiveResult
 from submissions.models import Stage
 
 from .models import DimensionScore, JudgingCondition, JudgmentStatus
-from .rubrics import MLRC_DIMENSIONS
+from .rubrics import METHOD_DIMENSIONS
 
 RESAMPLES = 1000
 SEED = 20250416
 CONFIDENCE = 0.95
 # Below three methods a rank correlation says nothing.
 MIN_METHODS = 3
-DIMENSIONS = tuple(spec.key for spec in MLRC_DIMENSIONS)
+DIMENSIONS = tuple(spec.key for spec in METHOD_DIMENSIONS)
 CONDITIONS = (JudgingCondition.WITH_CODE, JudgingCondition.NO_CODE)
 
 
@@ -118,8 +118,9 @@ def spearman_interval(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | Non
 
 
 def subjective_objective() -> list[Correlation]:
-    """One correlation per MLRC dimension and condition, over every method that
-    was evaluated on test and judged under that condition."""
+    """The site's own measure: one correlation per dimension of the site's method
+    rubric and condition, over every method that was evaluated on test and judged
+    under that condition."""
     improvements = _improvements()
     means = _judge_means(list(improvements))
     correlations = []
