@@ -151,11 +151,14 @@ class ObjectiveTaskViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class ObjectiveAnalysesView(APIView):
-    """`GET /api/objective/analyses/?task=SLUG`: MLRC-Bench's analyses of one
-    task per agent and configuration (best of k trials, improvement over the
+    """`GET /api/objective/analyses/?task=SLUG`: analyses of one task per agent
+    and configuration: the site's own (best of k trials, improvement over the
     baseline, cost per trial and gain per dollar, the trace's argument errors and
-    self-repairs, the trend over the dev runs), each with n; `idea_source`
-    keeps one configuration (none, human, agent, coi, ...)."""
+    self-repairs, the trend over the dev runs), each with n, and under
+    `mlrc_bench` MLRC-Bench's, by its formulas (Pass@k, success rates,
+    improvement_perc, relative runtime and complexity, API cost with its Pareto
+    front, Chain-of-Ideas pooling); `idea_source` keeps one configuration
+    (none, human, agent, coi, ...). `scoring_forgeable`: the forged-label check."""
 
     @extend_schema(
         parameters=[
