@@ -192,6 +192,14 @@ def _configuration(agent: str, source: str, rows: list[dict]) -> dict:
         # plot.py `compute_success_rates_data`: mean x 100 over the runs (no result: 0).
         "dev_success_rate": sum(r["dev_success"] for r in rows) / len(rows) * 100,
         "test_success_rate": sum(r["test_success"] for r in rows) / len(rows) * 100,
+        # plot.py `compute_average_metrics_data` (dev): each run's best dev improvement_perc.
+        "dev_improvement_perc": _mean_std(
+            [
+                r["best_dev_improvement_perc"]
+                for r in rows
+                if r["best_dev_improvement_perc"] is not None
+            ]
+        ),
         # plot.py `compute_average_metrics_data` (test): the runs with a test result.
         "test_improvement_perc": _mean_std(
             [r["test_improvement_perc"] for r in tested if r["test_improvement_perc"] is not None]

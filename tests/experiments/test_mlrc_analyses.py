@@ -9,6 +9,7 @@ import ast
 import json
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.utils import timezone
 from scipy.special import comb
@@ -114,6 +115,9 @@ def test_mlrc_bench_analyses_follow_mlrc_benchs_formulas(client, curve):
     assert rows[1]["best_dev_improvement_perc"] == pytest.approx(perc(0.70, DEV_BASELINE))
     assert [rows[n]["dev_success"] for n in (1, 2, 3)] == [True, False, True]
     assert none["dev_successes"] == 2
+    best_devs = [perc(0.70, DEV_BASELINE), perc(0.78, DEV_BASELINE), perc(0.6, DEV_BASELINE)]
+    assert none["dev_improvement_perc"]["mean"] == pytest.approx(np.mean(best_devs))
+    assert none["dev_improvement_perc"]["std"] == pytest.approx(np.std(best_devs, ddof=1))
     for point in none["pass_at_k"]:
         k = point["k"]
         assert point["value"] == pytest.approx(1 - comb(6, k, exact=True) / comb(8, k, exact=True))
