@@ -1,15 +1,17 @@
-"""MLRC-Bench's analyses of one objective task's results (read-only).
+"""Analyses of one objective task's results (read-only): the site's own, and
+MLRC-Bench's as MLRC-Bench computes them (`mlrc_bench`, see mlrc_analyses.py).
 
-Per agent and configuration (the method's idea source: none, human, agent, or
-a label such as coi): best of k trials (MLRC-Bench's Pass@k: for k = 1..K,
-whether the best of its first k trials beats the baseline, n = 1 task here);
-beside relative improvement to human, the absolute and percentage
-improvement over the baseline; and cost: each trial's LLM cost as its
-submission recorded it (its usage files or trace, priced at intake), the
-mean per trial, and relative improvement points per dollar; and from the
-trials' traces, the share of tool calls with argument errors and the share
-of failed code executions the agent repaired itself later (a later call of
-the same execution tool that succeeded); and the trend over its dev runs
+The site's own, per agent and configuration (the method's idea source: none,
+human, agent, or a label such as coi): best of k trials (for k = 1..K, whether
+the best of its first k test results beats the baseline; not MLRC-Bench's
+Pass@k, which is under `mlrc_bench`); beside relative improvement to human,
+the absolute and percentage improvement over the test baseline in the
+metric's direction (not MLRC-Bench's improvement_perc); and cost: each trial's
+LLM cost as its submission recorded it (its usage files or trace, priced at
+intake), the mean per trial, and relative improvement points per dollar; and
+from the trials' traces, the share of tool calls with argument errors and the
+share of failed code executions the agent repaired itself later (a later call
+of the same execution tool that succeeded); and the trend over its dev runs
 (each a snapshot of the method's code, in the order they ran within a trial)
 of the method's logical lines, its runtime and its dev score. Each figure has
 its n; an empty one says why.
@@ -33,6 +35,7 @@ from submissions.derived import artifact_trace
 from submissions.selectors import trace_artifacts
 
 from .environments import environment_state
+from .mlrc_analyses import mlrc_bench_analyses
 from .results import method_lloc, method_runtime_seconds
 
 
@@ -43,7 +46,7 @@ def _best_of_k(improvements: list[float | None], k_max: int) -> list[dict[str, o
         if len(first) < k:
             rows.append({"k": k, "n": 0, "share": None, "why_empty": f"fewer than {k} trials"})
             continue
-        # A trial whose test run gave no score counts as the baseline (0%), as in MLRC-Bench.
+        # A trial whose test run gave no score counts as the baseline (0%).
         best = max(value if value is not None else 0.0 for value in first)
         rows.append({"k": k, "n": 1, "share": 1.0 if best > 0 else 0.0, "why_empty": ""})
     return rows
@@ -295,6 +298,9 @@ def objective_analyses(*, objective: ObjectiveTask, idea_source: str | None = No
         "k_max": k_max,
         "agents": agents,
         "environment": environment_state(list(objective.environment_requirements or [])),
+        "scoring_forgeable": objective.scoring_forgeable,
+        "scoring_check": objective.scoring_check,
+        "mlrc_bench": mlrc_bench_analyses(objective=objective, results=results, dev_runs=dev_runs),
     }
 
 

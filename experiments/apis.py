@@ -118,7 +118,22 @@ class ObjectiveTaskSerializer(serializers.ModelSerializer):
             "human_score",
             "test_phase",
             "environment",
+            "dev_baseline_score",
+            "scoring_forgeable",
+            "scoring_check",
         ]
+        extra_kwargs = {
+            "dev_baseline_score": {
+                "help_text": "The baseline's dev score (MLRC-Bench's improvement_perc on dev "
+                "divides by it): the organiser's, or the forged-label check's run."
+            },
+            "scoring_forgeable": {
+                "help_text": "true: the task's get_score reads labels from the method's own "
+                "output (a method can choose its score); false: the check found it does not; "
+                "null: not checked yet. `scoring_check` says why."
+            },
+            "scoring_check": {"help_text": "What the forged-label check found, in words."},
+        }
 
     def get_environment(self, objective: ObjectiveTask) -> dict:
         state = environment_state(list(objective.environment_requirements or []))
@@ -136,11 +151,14 @@ class ObjectiveTaskViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class ObjectiveAnalysesView(APIView):
-    """`GET /api/objective/analyses/?task=SLUG`: MLRC-Bench's analyses of one
-    task per agent and configuration (best of k trials, improvement over the
+    """`GET /api/objective/analyses/?task=SLUG`: analyses of one task per agent
+    and configuration: the site's own (best of k trials, improvement over the
     baseline, cost per trial and gain per dollar, the trace's argument errors and
-    self-repairs, the trend over the dev runs), each with n; `idea_source`
-    keeps one configuration (none, human, agent, coi, ...)."""
+    self-repairs, the trend over the dev runs), each with n, and under
+    `mlrc_bench` MLRC-Bench's, by its formulas (Pass@k, success rates,
+    improvement_perc, relative runtime and complexity, API cost with its Pareto
+    front, Chain-of-Ideas pooling); `idea_source` keeps one configuration
+    (none, human, agent, coi, ...). `scoring_forgeable`: the forged-label check."""
 
     @extend_schema(
         parameters=[

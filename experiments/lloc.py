@@ -1,4 +1,5 @@
-"""Logical lines of code of a method, as MLRC-Bench reports its size.
+"""Logical lines of code of a method: the site's own count (MLRC-Bench's
+`calculate_complexity`, statements of the parsed source, is in common/stats.py).
 
 Python: one per logical line (a statement that spans several physical lines
 counts once; comments, blank lines and docstrings count zero), from the

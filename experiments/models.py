@@ -247,6 +247,13 @@ class ObjectiveTask(models.Model):
     # The current version's requirements (each version's are also kept in its
     # folder's environment.json); empty: the host's Python, no packages.
     environment_requirements = models.JSONField(default=list, blank=True)
+    # MLRC-Bench's ALL_BASE_PERFORMANCE[task]["dev"]: its improvement_perc on dev
+    # divides by the dev baseline (`baseline_score` is the test phase's).
+    dev_baseline_score = models.FloatField(null=True, blank=True)
+    # The forged-label check at import: whether the task's get_score follows label
+    # columns the method itself writes (None: not checked), and what it found.
+    scoring_forgeable = models.BooleanField(null=True, blank=True)
+    scoring_check = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -4,6 +4,7 @@ dev and test data, the evaluation program."""
 from __future__ import annotations
 
 import logging
+import math
 import re
 from enum import StrEnum
 from pathlib import Path
@@ -227,6 +228,7 @@ def objective_task_import_mlrc(
     metric_min: float | None = None,
     metric_max: float | None = None,
     test_phase: str = TestPhase.LOCAL,
+    dev_baseline_score: float | None = None,
 ) -> tuple[ObjectiveTask, ImportOutcome]:
     """Import an MLRC-Bench task folder as it is published (see experiments/mlrc.py).
 
@@ -235,6 +237,9 @@ def objective_task_import_mlrc(
     apart, so a dev run is never given the test data. The same folder again
     changes nothing; a changed folder becomes the next version. A task whose
     test phase is `external` (scored elsewhere) needs no scripts/test_data/.
+    `dev_baseline_score`: the baseline's dev score (MLRC-Bench's
+    `ALL_BASE_PERFORMANCE[task]["dev"]`); a new version's forged-label check is
+    to be run again (`forgery.objective_scoring_check`).
     """
     path = Path(path)
     match = _SLUG_RE.match(slug)
@@ -247,6 +252,8 @@ def objective_task_import_mlrc(
         baseline_score=baseline_score,
         human_score=human_score,
     )
+    if dev_baseline_score is not None and not math.isfinite(dev_baseline_score):
+        problems.append("the dev baseline score must be a finite number")
     if baseline_runtime_seconds is not None and not baseline_runtime_seconds > 0:
         problems.append("the baseline's runtime must be a positive number of seconds")
     low, high = _range_of(metric, metric_min, metric_max)
@@ -297,6 +304,11 @@ def objective_task_import_mlrc(
         "test_phase": test_phase,
         "environment_requirements": requirements,
     }
+    if dev_baseline_score is not None:
+        fields["dev_baseline_score"] = dev_baseline_score
+    if existing is not None and version != existing.version:
+        # The check was of the folder as it was.
+        fields |= {"scoring_forgeable": None, "scoring_check": ""}
     description = (scripts / "research_problem.txt").read_text(encoding="utf-8")
     return _mlrc_put(
         existing,

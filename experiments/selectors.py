@@ -292,6 +292,8 @@ class ObjectiveCell:
     # Each trial's test relative improvement in trial order (0 for no score).
     trial_relative_improvements: list[float] = field(default_factory=list)
     idea_source: str = "none"
+    # The task's get_score reads labels from the method's output (forgery.py).
+    scoring_forgeable: bool | None = None
 
 
 @dataclass
@@ -301,6 +303,8 @@ class ObjectiveRow:
     agent_display_name: str
     mean_relative_improvement: float
     tasks: list[ObjectiveCell] = field(default_factory=list)
+    # MLRC-Bench's Pass@k averaged over the agent's tasks (mlrc_analyses), set by the board.
+    mlrc_pass_at_k: dict[str, Any] | None = None
 
     @property
     def task_count(self) -> int:
@@ -308,9 +312,10 @@ class ObjectiveRow:
 
     @property
     def best_of_k(self) -> list[dict[str, object]]:
-        """MLRC-Bench's Pass@k: for k = 1..K, the share of the agent's tasks (those
-        with at least k trials, n) where the best of its first k trials beats the
-        baseline (relative improvement above 0)."""
+        """The site's own best of k (not MLRC-Bench's Pass@k, see `mlrc_pass_at_k`):
+        for k = 1..K, the share of the agent's tasks (those with at least k trials,
+        n) where the best of its first k trials' test results beats the baseline
+        (relative improvement above 0)."""
         k_max = max((len(c.trial_relative_improvements) for c in self.tasks), default=0)
         answer: list[dict[str, object]] = []
         for k in range(1, k_max + 1):
@@ -368,6 +373,7 @@ def _cell(trials: list[ObjectiveResult]) -> ObjectiveCell | None:
         test_score_source=best.test_score_source,
         trial_relative_improvements=improvements,
         idea_source=best.idea_source,
+        scoring_forgeable=objective.scoring_forgeable,
         **_improvement_over_baseline(objective, best.test_score),
     )
 

@@ -11,7 +11,13 @@ MLR-Judge prompts can be loaded as a later version with `import_rubric`.
 migration calls it, so a fresh database can judge at once.
 """
 
+import ast
+import re
+import textwrap
 from dataclasses import dataclass
+
+from common.stats import MLRC_JUDGE_DIMENSIONS as MLRC_BENCH_JUDGE_DIMENSIONS
+from common.stats import MLRC_JUDGE_SCALE as MLRC_BENCH_JUDGE_SCALE
 
 OVERALL = "Overall"
 # The published stage reviews name the overall score this way.
@@ -170,8 +176,8 @@ def _insightfulness() -> DimensionSpec:
     )
 
 
-def _mlrc(key: str, question: str, best: str, worst: str) -> DimensionSpec:
-    """One of MLRC-Bench's five dimensions of a method (its LLM-judge rubric)."""
+def _method(key: str, question: str, best: str, worst: str) -> DimensionSpec:
+    """One of the site's five dimensions of a method (1-10, its own wording)."""
     return DimensionSpec(
         key,
         question,
@@ -185,34 +191,36 @@ def _mlrc(key: str, question: str, best: str, worst: str) -> DimensionSpec:
     )
 
 
-# MLRC-Bench's subjective evaluation of a method (Zhang et al., 2025), whose
-# scores it compares with the method's objective improvement.
-MLRC_DIMENSIONS: tuple[DimensionSpec, ...] = (
-    _mlrc(
+# The site's own rubric of a method, after the idea of MLRC-Bench's subjective
+# evaluation (Zhang et al., 2025) but not MLRC-Bench's rubric: that one (Clarity,
+# Validity, Rigorousness, Innovativeness, Generalizability, 1-5) loads with
+# `import_rubric --mlrc-bench` (`mlrc_bench_dimensions`).
+METHOD_DIMENSIONS: tuple[DimensionSpec, ...] = (
+    _method(
         "Effectiveness",
         "How likely is the method to improve on the baseline on the task's metric?",
         "the method clearly addresses what limits the baseline and should beat it.",
         "the method cannot be expected to improve on the baseline.",
     ),
-    _mlrc(
+    _method(
         "Clarity",
         "How clearly is the method described and implemented?",
         "every step is clear and could be reimplemented from the description.",
         "it is unclear what the method does.",
     ),
-    _mlrc(
+    _method(
         "Rigor",
         "How sound and careful is the method: correct, well-founded, free of leaks and bugs?",
         "the method is well-founded and carefully implemented.",
         "the method is unsound or its implementation is broken.",
     ),
-    _mlrc(
+    _method(
         "Generalizability",
         "Would the method work beyond this task's data and setting?",
         "the method rests on general principles and would transfer to related tasks.",
         "the method only fits the particulars of this data.",
     ),
-    _mlrc(
+    _method(
         "Innovativeness",
         "How new is the method compared with the baseline and common practice?",
         "a genuinely new idea, not a routine variation.",
@@ -344,7 +352,7 @@ DEFAULT_RUBRICS: dict[str, StageRubric] = {
             "method), and the method under review: its description and, when provided, "
             "its code (not its results)"
         ),
-        dimensions=(*MLRC_DIMENSIONS, _overall("research method")),
+        dimensions=(*METHOD_DIMENSIONS, _overall("research method")),
     ),
 }
 
@@ -538,3 +546,58 @@ def hallucination_prompt(stage: str) -> str:
 
 # The published MLR-Bench hallucination rubric, for imported hallucination reviews.
 OFFICIAL_HALLUCINATION_RUBRIC_FILE = "rubrics/eval_hallucination__HALLUCINATION_RUBRIC.md"
+
+
+_LEVEL_RE = re.compile(r"^\s*([1-5])\.\s+(.*?)(?=^\s*[1-5]\.\s|\Z)", re.MULTILINE | re.DOTALL)
+
+
+class MlrcRubricError(ValueError):
+    pass
+
+
+def mlrc_bench_dimensions(source: str) -> list[dict]:
+    """MLRC-Bench's judge rubric as rubric dimensions, read from its
+    MLAgentBench/LLM_as_a_Judge.py: the module's `rubric` dict (dimension: its
+    criteria, five numbered levels, 1 the lowest), each on the 1-5 scale its
+    `validate_json_response` asks for. Raises MlrcRubricError naming what is wrong."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise MlrcRubricError(f"the file is not Python: {exc}") from exc
+    found = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "rubric" for t in node.targets
+        ):
+            found = node.value
+    if found is None:
+        raise MlrcRubricError("the file assigns no `rubric` (MLRC-Bench's LLM_as_a_Judge.py does)")
+    try:
+        rubric = ast.literal_eval(found)
+    except ValueError as exc:
+        raise MlrcRubricError("`rubric` is not a literal dict of texts") from exc
+    if not isinstance(rubric, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in rubric.items()
+    ):
+        raise MlrcRubricError("`rubric` is not a dict of dimension names to criteria texts")
+    missing = [name for name in MLRC_BENCH_JUDGE_DIMENSIONS if name not in rubric]
+    if missing:
+        raise MlrcRubricError(f"`rubric` lacks MLRC-Bench's {', '.join(missing)}")
+    low, high = MLRC_BENCH_JUDGE_SCALE
+    dimensions = []
+    for name in MLRC_BENCH_JUDGE_DIMENSIONS:
+        text = textwrap.dedent(rubric[name]).strip()
+        levels = {m.group(1): " ".join(m.group(2).split()) for m in _LEVEL_RE.finditer(text)}
+        first = _LEVEL_RE.search(text)
+        question = " ".join((text[: first.start()] if first else text).split())
+        dimensions.append(
+            {
+                "key": name,
+                "label": name,
+                "question": question,
+                "min": low,
+                "max": high,
+                "levels": {score: levels[score] for score in sorted(levels, reverse=True)},
+            }
+        )
+    return dimensions

@@ -173,11 +173,14 @@ def rubric_import(
     source: str = "",
     activate: bool = True,
     kind: str = JudgmentKind.SCORE,
+    dimensions: list[dict[str, Any]] | None = None,
 ) -> tuple[Rubric, bool]:
     """Load a prompt text (for example the official MLR-Judge one) as the stage's next
     rubric version of its kind, with the stage's dimensions and scales (a
     hallucination rubric has none). The same text again returns the existing
-    version. Returns (rubric, created)."""
+    version. Returns (rubric, created). `dimensions`: the version's own dimensions
+    and scales instead (MLRC-Bench's 1-5 rubric, `rubrics.mlrc_bench_dimensions`);
+    its overall key is `Overall` only where they have one."""
     if stage not in DEFAULT_RUBRICS:
         raise RubricError(
             f"unknown stage {stage!r}; judged stages are {', '.join(DEFAULT_RUBRICS)}"
@@ -211,11 +214,28 @@ def rubric_import(
                     kind=kind,
                     version=version,
                     dimensions=(
-                        base.dimensions if base else spec.dimension_data if scoring else []
+                        dimensions
+                        if dimensions is not None
+                        else base.dimensions
+                        if base
+                        else spec.dimension_data
+                        if scoring
+                        else []
                     ),
-                    overall_key="Overall" if scoring else "",
+                    overall_key=(
+                        "Overall"
+                        if scoring
+                        and (dimensions is None or any(d["key"] == "Overall" for d in dimensions))
+                        else ""
+                    ),
                     extra_fields=(
-                        base.extra_fields if base else list(spec.extra_fields) if scoring else []
+                        []
+                        if dimensions is not None
+                        else base.extra_fields
+                        if base
+                        else list(spec.extra_fields)
+                        if scoring
+                        else []
                     ),
                     prompt=prompt,
                     source=source[:300],

@@ -35,6 +35,7 @@ from django.db.models import Count, Max, Q, QuerySet
 from benchmark.models import Agent, Task
 from common.bootstrap import mean_intervals
 from common.errors import ValidationFailed
+from experiments.mlrc_analyses import mlrc_pass_at_k_of_agents
 from experiments.models import ReproductionVerdict
 from experiments.selectors import (
     ObjectiveRow,
@@ -59,7 +60,11 @@ from judging.selectors import (
     stage_scores,
     submission_judging_state_expression,
 )
-from judging.subjective_objective import Correlation, subjective_objective
+from judging.subjective_objective import (
+    Correlation,
+    mlrc_judge_correlation,
+    subjective_objective,
+)
 from reviews.blind import under_open_review
 from reviews.selectors import human_overall_by_submission
 from submissions.costs import coding_cost_unknown
@@ -784,6 +789,8 @@ class ObjectiveBoard:
     rows: list[RankedObjectiveRow] = field(default_factory=list)
     n_tasks: int = 0
     subjective_objective: list[Correlation] = field(default_factory=list)
+    # MLRC-Bench's own: Pearson of its five 1-5 ratings against its three measures.
+    mlrc_judge_correlation: dict[str, Any] = field(default_factory=dict)
     # The configuration the rows are of (None: every one), and those there are.
     idea_source: str | None = None
     idea_sources: list[str] = field(default_factory=list)
@@ -792,6 +799,9 @@ class ObjectiveBoard:
 def objective_board_compute(*, idea_source: str | None = None) -> ObjectiveBoard:
     """`idea_source`: rank only the trials of that configuration."""
     rows = objective_leaderboard_rows(idea_source=idea_source)
+    pass_at_k = mlrc_pass_at_k_of_agents(idea_source=idea_source)
+    for row in rows:
+        row.mlrc_pass_at_k = pass_at_k.get(row.agent_id)
     ranked: list[RankedObjectiveRow] = []
     for position, row in enumerate(rows, start=1):
         # Competition ranking, as on the judged stages.
@@ -803,6 +813,7 @@ def objective_board_compute(*, idea_source: str | None = None) -> ObjectiveBoard
         rows=ranked,
         n_tasks=len({cell.task_slug for row in rows for cell in row.tasks}),
         subjective_objective=subjective_objective(),
+        mlrc_judge_correlation=mlrc_judge_correlation(),
         idea_source=idea_source or None,
         idea_sources=objective_idea_sources(),
     )

@@ -288,7 +288,14 @@ class ObjectiveTaskResultSerializer(serializers.Serializer):
         allow_null=True, help_text="score - baseline, in the metric's direction."
     )
     percent_improvement = RoundedFloatField(
-        allow_null=True, help_text="(score - baseline) / |baseline| x 100, in its direction."
+        allow_null=True,
+        help_text="The site's own: (score - baseline) / |baseline| x 100, in its direction "
+        "(not MLRC-Bench's improvement_perc: see /api/objective/analyses/ `mlrc_bench`).",
+    )
+    scoring_forgeable = serializers.BooleanField(
+        allow_null=True,
+        help_text="true: the task's scoring reads labels from the method's own output, so "
+        "this score could be forged; null: not checked (GET /api/objective/tasks/SLUG/).",
     )
 
     class Meta:
@@ -297,9 +304,9 @@ class ObjectiveTaskResultSerializer(serializers.Serializer):
 
 
 class SubjectiveObjectiveSerializer(serializers.Serializer):
-    """A `judging.subjective_objective.Correlation`."""
+    """A `judging.subjective_objective.Correlation`: the site's own measure."""
 
-    dimension = serializers.CharField(help_text="One of MLRC-Bench's five dimensions.")
+    dimension = serializers.CharField(help_text="A dimension of the site's method rubric.")
     condition = serializers.CharField(help_text="`with_code` or `no_code`.")
     n = serializers.IntegerField(help_text="Evaluated methods the judges scored.")
     spearman_rho = RoundedFloatField(
@@ -319,8 +326,17 @@ class ObjectiveLeaderboardRowSerializer(serializers.Serializer):
     best_of_k = serializers.ListField(
         source="row.best_of_k",
         child=serializers.DictField(),
-        help_text="MLRC-Bench's Pass@k: for k = 1..K, `share` of the agent's `n` tasks with "
-        "at least k trials where the best of its first k trials beats the baseline.",
+        help_text="The site's own best of k (not MLRC-Bench's Pass@k: that is "
+        "`mlrc_pass_at_k`): for k = 1..K, `share` of the agent's `n` tasks with at least k "
+        "trials where the best of its first k trials' test results beats the baseline.",
+    )
+    mlrc_pass_at_k = serializers.DictField(
+        source="row.mlrc_pass_at_k",
+        allow_null=True,
+        help_text="MLRC-Bench's Pass@k (plot.py compute_pass_at_k_data), averaged over the "
+        "agent's tasks: `pass_at_k` [{k, value}] for k = 1..8, each task's 1 - C(8-c, k) / "
+        "C(8, k) with c its trials (the last 8) whose best dev improvement_perc exceeds 5%; "
+        "`n_tasks`: the tasks with a dev baseline. null: none has one.",
     )
     tasks = ObjectiveTaskResultSerializer(
         many=True, source="row.tasks", help_text="A CSV has one row per agent and task."
@@ -328,8 +344,8 @@ class ObjectiveLeaderboardRowSerializer(serializers.Serializer):
     url = AgentPageField(source="row.agent_name", help_text="The agent's page.")
 
     class Meta:
-        # best_of_k is a table of its own (k x share), not a column.
-        csv_exclude = ("url", "best_of_k")
+        # best_of_k and mlrc_pass_at_k are tables of their own (k x share), not columns.
+        csv_exclude = ("url", "best_of_k", "mlrc_pass_at_k")
 
 
 class ObjectiveLeaderboardSerializer(serializers.Serializer):
@@ -339,7 +355,14 @@ class ObjectiveLeaderboardSerializer(serializers.Serializer):
     n_tasks = serializers.IntegerField()
     rows = ObjectiveLeaderboardRowSerializer(many=True)
     subjective_objective = SubjectiveObjectiveSerializer(
-        many=True, help_text="How the LLM judges' scores of the methods relate to their results."
+        many=True,
+        help_text="The site's own measure: Spearman's rho of the LLM judges' scores of the "
+        "methods (the site's method rubric) against their test relative improvement.",
+    )
+    mlrc_judge_correlation = serializers.DictField(
+        help_text="MLRC-Bench's measure (plot.py plot_correlation_heatmaps): Pearson's r of "
+        "its five 1-5 ratings against test improvement_perc, -relative_runtime and "
+        "-relative_complexity over the test trials, per condition (`cells`, each with n)."
     )
     idea_source = serializers.CharField(
         allow_null=True,

@@ -199,7 +199,8 @@ OBJECTIVE_TASK_COLUMNS = (
     PageColumn("lloc", "Logical lines", ("lloc",)),
 )
 # Data for clients, not for the page.
-OBJECTIVE_TASK_HIDDEN = frozenset({"submission"})
+# scoring_forgeable: a mark on the score cell, not a column.
+OBJECTIVE_TASK_HIDDEN = frozenset({"submission", "scoring_forgeable"})
 
 
 def page_columns(

@@ -9,6 +9,7 @@ from django.utils.safestring import mark_safe
 from benchmark.models import Agent, Task
 from common.cache_generation import served_stale
 from common.errors import ApplicationError, ErrorItem, ValidationFailed, form_add_errors
+from common.stats import MLRC_TRIALS
 from experiments.analyses import TREND_SERIES, objective_analyses_of_tasks
 from judging.models import HallucinationType, JudgingCondition
 from judging.selectors import stage_scores
@@ -308,7 +309,7 @@ def _objective_board_html(request: HttpRequest, idea_source: str) -> str:
                 "columns": page_columns(
                     ObjectiveLeaderboardRowSerializer(),
                     OBJECTIVE_COLUMNS,
-                    hidden=frozenset({"best_of_k"}),
+                    hidden=frozenset({"best_of_k", "mlrc_pass_at_k"}),
                 ),
                 "task_columns": task_columns,
                 "rows": [
@@ -319,6 +320,7 @@ def _objective_board_html(request: HttpRequest, idea_source: str) -> str:
                 "json_url": f"{download}&format=json",
                 "analyses": [objective_analyses_panel(answer) for answer in analyses],
                 "correlations": subjective_objective_panel(board.subjective_objective),
+                "mlrc_ks": list(range(1, MLRC_TRIALS + 1)),
                 "best_of_k_ks": list(
                     range(1, max((len(r["best_of_k"]) for r in rows), default=0) + 1)
                 ),

@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from benchmark.models import Agent
 from experiments.environments import environment_state, objective_environment_build
 from experiments.errors import EnvironmentInvalid, ExperimentRefused, ObjectiveTaskInvalid
+from experiments.forgery import objective_scoring_check
 from experiments.models import ObjectiveResult, ObjectiveTask, TestPhase
 from experiments.objective_tasks import objective_task_define, objective_task_import_mlrc
 from experiments.queue import objective_test_queue
@@ -88,6 +89,22 @@ class Command(BaseCommand):
             default=TestPhase.LOCAL,
             help="external: the test set is scored elsewhere (no scripts/test_data needed)",
         )
+        mlrc.add_argument(
+            "--dev-baseline-score",
+            type=float,
+            help="the baseline's dev score (MLRC-Bench's improvement_perc on dev divides by it; "
+            "default: the forged-label check's run of the baseline)",
+        )
+        mlrc.add_argument(
+            "--skip-scoring-check",
+            action="store_true",
+            help="do not run the forged-label check now (`check-scoring SLUG` runs it later)",
+        )
+        check = sub.add_parser(
+            "check-scoring",
+            help="the forged-label check: does get_score read labels the method writes?",
+        )
+        check.add_argument("slug")
         build = sub.add_parser("env-build", help="build a task version's Python environment")
         build.add_argument("slug")
         build.add_argument("--version", type=int, help="the task version (default: the current)")
@@ -158,6 +175,7 @@ class Command(BaseCommand):
                 metric_max=o["metric_max"],
                 labels=o["labels"],
                 test_phase=o["test_phase"],
+                dev_baseline_score=o["dev_baseline_score"],
             )
         except ObjectiveTaskInvalid as exc:
             lines = "\n".join(f"  - {problem}" for problem in exc.problems)
@@ -167,6 +185,42 @@ class Command(BaseCommand):
                 f"objective task {objective.task.slug} {outcome} (version {objective.version})"
             )
         )
+        if objective.scoring_forgeable is not None:
+            self.stdout.write(f"scoring check: {objective.scoring_check}")
+        elif o["skip_scoring_check"]:
+            self.stdout.write(
+                f"scoring check skipped: run `objective_task check-scoring {objective.task.slug}`"
+            )
+        else:
+            self._scoring_check(objective)
+
+    def _check_scoring(self, **o):
+        objective = (
+            ObjectiveTask.objects.select_related("task").filter(task__slug=o["slug"]).first()
+        )
+        if objective is None:
+            raise CommandError(f"there is no objective task {o['slug']}")
+        if not objective.is_mlrc:
+            raise CommandError(f"{o['slug']} is not an MLRC-Bench task folder: nothing to check")
+        self._scoring_check(objective)
+
+    def _scoring_check(self, objective: ObjectiveTask) -> None:
+        self.stdout.write(
+            f"scoring check: running the baseline ({objective.baseline_method}) on dev, "
+            "then get_score on its output as written and with its label-like columns altered"
+        )
+        check = objective_scoring_check(objective=objective)
+        if check.forgeable:
+            self.stdout.write(self.style.WARNING(f"scoring check: {check.summary}"))
+        elif check.forgeable is None:
+            self.stderr.write(
+                self.style.WARNING(
+                    f"scoring check: {check.summary}\nrun it again with "
+                    f"`objective_task check-scoring {objective.task.slug}`"
+                )
+            )
+        else:
+            self.stdout.write(self.style.SUCCESS(f"scoring check: {check.summary}"))
 
     def _env_build(self, **o):
         objective = (
@@ -192,6 +246,9 @@ class Command(BaseCommand):
                 f"{environment.build_seconds or 0:.1f} s)"
             )
         )
+        if version == objective.version and objective.scoring_forgeable is None:
+            # The forged-label check waited for this environment at import.
+            self._scoring_check(objective)
 
     def _test_score(self, **o):
         submission = (

@@ -1,0 +1,1 @@
+ANNOTATIONS = {"dev": "data/dev/annotations.csv", "test": "data/test/annotations.csv"}
