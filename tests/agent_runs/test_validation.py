@@ -263,3 +263,23 @@ def test_the_api_and_the_command_answer_the_policys_refusal(
         )
     assert AgentRun.objects.count() == 0
     assert fake_llm.requests == []
+
+
+def test_an_agent_runs_own_validation_applies_the_same_policy(task, production_policy):
+    """The model's clean() (what a ModelForm or the admin would call) says what the
+    service says, on the same fields."""
+    from django.core.exceptions import ValidationError
+
+    from tests.benchmark.factories import AgentFactory
+
+    run = AgentRun(
+        task=task,
+        agent=AgentFactory(),
+        model="openai/x",
+        coding_model="openai/x",
+        api_base="http://169.254.169.254/v1",
+        api_key_env="SECRET_KEY",
+    )
+    with pytest.raises(ValidationError) as caught:
+        run.clean()
+    assert set(caught.value.message_dict) == {"api_base", "api_key_env"}
