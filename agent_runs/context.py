@@ -4,7 +4,6 @@ run's tokens and cost so far, its caps, and cancellation."""
 
 from __future__ import annotations
 
-import fnmatch
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -51,22 +50,6 @@ class StageUsage:
         }
 
 
-def key_env_problem(name: str) -> str | None:
-    """Why a run may not read its API key from the variable `name`, or None.
-    The key goes to the run's `api_base`, which its creator picks: a variable
-    the site reads itself (its secret key, database URL, storage keys) or any
-    of its settings would be sent there too (`AGENT_RUN_KEY_ENV_ALLOW`)."""
-    if name in settings.SITE_ENV_NAMES or hasattr(settings, name):
-        return f"{name} is one of the site's own settings; it is never sent to a model"
-    allowed = list(settings.AGENT_RUN_KEY_ENV_ALLOW) or ["*_API_KEY"]
-    if not any(fnmatch.fnmatchcase(name, pattern) for pattern in allowed):
-        return (
-            f"{name} is not a variable agent runs may read their API key from "
-            f"(AGENT_RUN_KEY_ENV_ALLOW: {', '.join(allowed)})"
-        )
-    return None
-
-
 @dataclass
 class StageContext:
     run: AgentRun
@@ -76,9 +59,8 @@ class StageContext:
     usage: StageUsage = field(default_factory=StageUsage)
 
     def config(self, model: str) -> gateway.ModelConfig:
-        # Checked again here: the allow-list may have changed since the run was created.
-        if self.run.api_key_env and (refused := key_env_problem(self.run.api_key_env)):
-            raise StageFailed(refused)
+        # The gateway checks the key and the address policy again before each call
+        # (the settings may have changed since the run was created).
         return gateway.ModelConfig(
             model=model,
             caller=f"agent run {self.run.pk}",

@@ -3,10 +3,12 @@ checkpoint row per stage. The rows are the truth; Celery messages only say
 "look at this run now"."""
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
 from benchmark.models import Agent, Task
+from common.llm_policy import destination_errors
 from submissions.models import Stage, Submission
 
 
@@ -123,6 +125,18 @@ class AgentRun(models.Model):
 
     def __str__(self) -> str:
         return f"agent run {self.pk} ({self.agent} on {self.task})"
+
+    def clean(self) -> None:
+        super().clean()
+        # Where the key and the calls may go (common.llm_policy); checked again before
+        # each call, since the settings may change while the run waits.
+        models = [self.model, self.coding_model, self.lit_model]
+        if problems := destination_errors(
+            models=[name for name in models if name],
+            api_base=self.api_base,
+            api_key_env=self.api_key_env,
+        ):
+            raise ValidationError(problems)
 
     @property
     def is_final(self) -> bool:

@@ -32,6 +32,7 @@ from benchmark.models.agents import AGENT_NAME_PATTERN
 from common import llm as gateway
 from common.errors import ApplicationError, ErrorItem, ValidationFailed
 from common.leases import Lease, lease_claim, lease_heartbeat, lease_reap, lease_release
+from common.llm_policy import llm_destination_problems
 from common.results import results_changed
 from common.tasks import run_soon
 from experiments.slots import SlotsBusy
@@ -41,7 +42,7 @@ from submissions.models import ArtifactKind, Stage, Submission, SubmissionSource
 from submissions.run_layout import primary_path
 
 from . import coding, stages
-from .context import BudgetSpent, RunCancelled, StageContext, StageFailed, key_env_problem
+from .context import BudgetSpent, RunCancelled, StageContext, StageFailed
 from .models import (
     DONE_STAGE_STATUSES,
     STEPWISE_STAGES,
@@ -123,6 +124,11 @@ def _model_problems(models: dict[str, str], api_base: str, api_key_env: str) -> 
         problem = gateway.model_problem(model, api_base=api_base)
         if problem:
             problems.append(ErrorItem("unknown_model", problem, field))
+    # Where the key and the calls may go (the same policy as the model's clean()).
+    policy = llm_destination_problems(
+        models=models.values(), api_base=api_base, api_key_env=api_key_env
+    )
+    problems += [item for item in policy if item.field == "api_base"]
     if api_key_env:
         if not _ENV_NAME_RE.match(api_key_env):
             problems.append(
@@ -133,8 +139,8 @@ def _model_problems(models: dict[str, str], api_base: str, api_key_env: str) -> 
                     "api_key_env",
                 )
             )
-        elif refused := key_env_problem(api_key_env):
-            problems.append(ErrorItem("not_allowed", refused, "api_key_env"))
+        elif refused := [item for item in policy if item.field == "api_key_env"]:
+            problems += refused
         elif not os.environ.get(api_key_env):
             problems.append(
                 ErrorItem(

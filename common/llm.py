@@ -36,6 +36,7 @@ from decimal import Decimal
 from types import ModuleType
 from typing import Any, TypeVar, cast
 
+from . import llm_policy
 from .prices import tokens_price
 
 logger = logging.getLogger(__name__)
@@ -176,6 +177,19 @@ def api_key_for(config: ModelConfig) -> str | None:
     return key
 
 
+def destination_check(config: ModelConfig) -> None:
+    """Raise `PermanentLLMError` when the policy refuses the configuration's key
+    variable, where its key would go, or its `api_base` (common.llm_policy)."""
+    problems = llm_policy.llm_destination_problems(
+        models=[config.model], api_base=config.api_base, api_key_env=config.api_key_env
+    )
+    if problems:
+        raise PermanentLLMError(
+            f"{config.caller} may not call {config.model}: "
+            + "; ".join(problem.message for problem in problems)
+        )
+
+
 def image_part(data: bytes, *, media_type: str) -> dict[str, Any]:
     """An image as an OpenAI content part (a data URL), for a model that reads figures."""
     encoded = base64.b64encode(data).decode("ascii")
@@ -205,7 +219,11 @@ def chat(
     tools: list[dict[str, Any]] | None = None,
 ) -> LLMResponse:
     """One chat completion with the configured model and parameters; with `tools`
-    (OpenAI function definitions) the answer may carry `tool_calls`."""
+    (OpenAI function definitions) the answer may carry `tool_calls`. A configuration
+    the key and address policy refuses (common.llm_policy) is a `PermanentLLMError`
+    before anything is sent: a row saved before the policy, or under other settings,
+    sends no key where it may not."""
+    destination_check(config)
     api_key = api_key_for(config)
     limit = config.timeout_seconds
     timeout = limit if timeout is None else min(timeout, limit)
@@ -516,8 +534,12 @@ def error_classify(exc: Exception, *, config: ModelConfig, timeout: float) -> LL
     import openai
 
     litellm = _litellm()
-    where = config.api_base or config.model
-    detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    where = llm_policy.redact(config.api_base, limit=300) if config.api_base else config.model
+    # What the server answered ends up on pages and in the API (a judgment's or a
+    # run's error): cut, and with anything like a key blanked, whoever answered.
+    key = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
+    first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    detail = llm_policy.redact(first_line, secrets=[key])
     retry_after = _retry_after(exc)
     # Permanent first: ContextWindowExceededError is a BadRequestError, and litellm
     # wraps a missing key or a bad URL as a 500 (InternalServerError).

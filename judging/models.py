@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from benchmark.models import ModelFamily
+from common.llm_policy import destination_errors
 from submissions.models import Stage, Submission
 
 
@@ -192,6 +193,12 @@ class Judge(models.Model):
             # A value that is not a number (NaN, infinity) is the field's own error.
             if value is not None and value.is_finite() and value < 0:
                 raise ValidationError({name: "A price cannot be negative."})
+        # Where the key and the calls may go (common.llm_policy); the gateway checks
+        # again before each call.
+        if problems := destination_errors(
+            models=[self.model], api_base=self.api_base, api_key_env=self.api_key_env
+        ):
+            raise ValidationError(problems)
 
 
 class JudgePanel(models.Model):

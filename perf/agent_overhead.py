@@ -26,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mlrbench_site.settings")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("PERF_AGENT_API_KEY", "sk-perf")
+# The key policy (common/llm_policy.py): this key may go to the loopback model server.
+os.environ["LLM_KEY_HOSTS"] = "PERF_AGENT_API_KEY=127.0.0.1"
 GOAL = 0.05
 
 

@@ -42,6 +42,9 @@ os.environ.setdefault("SECRET_KEY", "perf-only-secret-key")
 MEDIA = tempfile.mkdtemp(prefix="mlrbench-perf-media-")
 os.environ["MEDIA_ROOT"] = MEDIA
 os.environ["TEST_JUDGE_KEY"] = "sk-test-judge-key"
+# The key policy (common/llm_policy.py): this test key may go to the loopback model server.
+os.environ["LLM_KEY_ENV_ALLOW"] = "TEST_JUDGE_KEY"
+os.environ["LLM_KEY_HOSTS"] = "TEST_JUDGE_KEY=127.0.0.1"
 
 ROUND_BEFORE = "the round's probe: 108 and 106 of 116 done, 8 and 10 stuck, 0 duplicated, 609 s"
 

@@ -71,6 +71,9 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mlrbench_site.settings")
 os.environ.setdefault("SECRET_KEY", "perf-only-secret-key")
 os.environ["PERF_JUDGE_KEY"] = "sk-perf"
+# The key policy (common/llm_policy.py): this key may go to the loopback model server.
+os.environ["LLM_KEY_ENV_ALLOW"] = "PERF_JUDGE_KEY"
+os.environ["LLM_KEY_HOSTS"] = "PERF_JUDGE_KEY=127.0.0.1"
 # The scoring pass alone: the loopback server answers the score schema, and the
 # hallucination pass would only double every figure.
 os.environ["JUDGE_HALLUCINATION_REVIEWS"] = "0"

@@ -143,6 +143,36 @@ if LLM_RETRY_BASE_SECONDS < 0 or LLM_RETRY_MAX_SECONDS < 0:
         "LLM_RETRY_BASE_SECONDS and LLM_RETRY_MAX_SECONDS must not be negative."
     )
 
+# Where a model call may send a key and which servers it may call (common/llm_policy.py),
+# for judges and agent runs alike, checked when one is saved and again before each call.
+# LLM_KEY_ENV_ALLOW: the variables a key may be read from (comma-separated names or
+# shell patterns; empty, the default: names ending in `_API_KEY`); never a variable or
+# setting the site reads itself (SECRET_KEY, DATABASE_URL, AWS_*, ...), whatever it says.
+# AGENT_RUN_KEY_ENV_ALLOW is its former name, still read (the two lists add up).
+LLM_KEY_ENV_ALLOW = env.list("LLM_KEY_ENV_ALLOW", default=[])
+# LLM_KEY_HOSTS: the servers (an `api_base`'s host) a key variable may also be sent to,
+# besides its provider's own (OPENAI_API_KEY: api.openai.com, ...):
+# `VAR=host,host;VAR2=host`, VAR a name or a shell pattern, a host `.example.com` for
+# every host under it. A key variable that is no provider's goes to no `api_base` it
+# does not list.
+LLM_KEY_HOSTS: dict[str, list[str]] = {}
+for _entry in env.str("LLM_KEY_HOSTS", default="").split(";"):
+    if not _entry.strip():
+        continue
+    _name, _sep, _hosts = _entry.partition("=")
+    if not _sep or not _name.strip() or not _hosts.strip():
+        raise ImproperlyConfigured(
+            f"LLM_KEY_HOSTS: {_entry.strip()!r} is not VAR=host[,host] (entries apart by ';')."
+        )
+    LLM_KEY_HOSTS.setdefault(_name.strip(), []).extend(
+        host.strip().lower() for host in _hosts.split(",") if host.strip()
+    )
+# LLM_API_BASE_ALLOWED_HOSTS: servers an `api_base` may name although the address policy
+# refuses them (a link-local or cloud metadata address, a host and port of the site's
+# own services: DATABASE_URL, REDIS_URL, CELERY_BROKER_URL, AWS_S3_ENDPOINT_URL): host
+# names, addresses, networks (10.0.0.0/8) or host:port, comma-separated.
+LLM_API_BASE_ALLOWED_HOSTS = env.list("LLM_API_BASE_ALLOWED_HOSTS", default=[])
+
 # MLR-Judge (judging app). A judge run stops retrying at the soft limit; the
 # prefork pool kills it at the hard one. The Redis visibility timeout (celery.py)
 # must outlast the hard limit.
@@ -196,11 +226,8 @@ AGENT_RUN_COMMAND_SECONDS = env.int("AGENT_RUN_COMMAND_SECONDS", default=600)
 AGENT_RUN_MAX_NUDGES = env.int("AGENT_RUN_MAX_NUDGES", default=2)
 # How often a running stage looks for a cancel (it then stops whatever it is doing).
 AGENT_RUN_CANCEL_POLL_SECONDS = env.float("AGENT_RUN_CANCEL_POLL_SECONDS", default=2.0)
-# The environment variables a run's `api_key_env` may name (comma-separated
-# names or shell patterns, e.g. `OPENAI_API_KEY,ANTHROPIC_*`). Empty (the
-# default): names ending in `_API_KEY`. Never a variable or setting the site
-# itself reads (SECRET_KEY, DATABASE_URL, ...), whatever this says: a run's key
-# is sent to the run's `api_base`, which its creator chooses.
+# The former name of LLM_KEY_ENV_ALLOW (above), when it was for agent runs only:
+# still read, its names and patterns added to that list's.
 AGENT_RUN_KEY_ENV_ALLOW = env.list("AGENT_RUN_KEY_ENV_ALLOW", default=[])
 
 # Leaderboards (leaderboard/caching.py): cached boards expire after this even

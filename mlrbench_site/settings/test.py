@@ -15,3 +15,10 @@ from mlrbench_site.settings import _DEFAULT_STORAGE  # noqa: F401 - upper case, 
 
 # Test accounts need no slow password hashing.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# The suite's judges and agent runs call the loopback fake model server
+# (tests/support/fake_llm.py) with test key variables (TEST_JUDGE_KEY, ...): those
+# names are allowed, and any allowed key may go to loopback. The tests of the key
+# policy itself (tests/common/test_llm_policy.py) set the production defaults.
+LLM_KEY_ENV_ALLOW = [*(LLM_KEY_ENV_ALLOW or ["*_API_KEY"]), "TEST_*_KEY"]  # noqa: F405
+LLM_KEY_HOSTS = {**LLM_KEY_HOSTS, "*": ["127.0.0.1", "localhost", "::1"]}  # noqa: F405

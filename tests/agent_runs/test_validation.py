@@ -6,10 +6,10 @@ from decimal import Decimal
 import pytest
 from django.core.management import CommandError, call_command
 
-from agent_runs.context import key_env_problem
 from agent_runs.models import AgentRun
 from agent_runs.services import agent_run_create
 from common.errors import ValidationFailed
+from common.llm_policy import key_env_problem
 
 from .conftest import run_options
 
@@ -51,13 +51,18 @@ def test_no_setting_of_the_site_can_be_sent_as_a_runs_api_key(task, fake_llm, na
 
 
 def test_the_allow_list_is_the_deployments_and_never_takes_a_site_setting(settings):
+    # The former name (AGENT_RUN_KEY_ENV_ALLOW) still works beside LLM_KEY_ENV_ALLOW.
+    settings.LLM_KEY_ENV_ALLOW = []
     settings.AGENT_RUN_KEY_ENV_ALLOW = ["PROVIDER_*", "SECRET_*"]
     assert key_env_problem("PROVIDER_TOKEN") is None
     assert "site's own settings" in (key_env_problem("SECRET_KEY") or "")
-    assert "AGENT_RUN_KEY_ENV_ALLOW" in (key_env_problem("OTHER_API_KEY") or "")
+    assert "LLM_KEY_ENV_ALLOW" in (key_env_problem("OTHER_API_KEY") or "")
     settings.AGENT_RUN_KEY_ENV_ALLOW = []
     assert key_env_problem("OTHER_API_KEY") is None
     assert key_env_problem("DATABASE_URL") is not None
+    settings.LLM_KEY_ENV_ALLOW = ["OTHER_*", "AWS_*"]
+    assert key_env_problem("OTHER_TOKEN") is None
+    assert key_env_problem("AWS_SECRET_ACCESS_KEY") is not None
 
 
 @pytest.mark.parametrize(
@@ -154,3 +159,127 @@ def test_the_new_run_form_checks_the_model_before_queueing(client, task, fake_ll
     assert response.status_code == 400
     assert "refused the API key" in response.content.decode()
     assert AgentRun.objects.count() == 0
+
+
+# Issue 40, "provider keys leave" and "SSRF": an agent run named ANTHROPIC_API_KEY
+# (the judges' key) with an api_base of its own, and the key arrived there; an
+# api_base may point at any address. Refused in the service (and so in the form,
+# the API and `run_agent`), with the production policy's defaults.
+
+
+@pytest.fixture
+def production_policy(settings):
+    settings.LLM_KEY_ENV_ALLOW = []
+    settings.AGENT_RUN_KEY_ENV_ALLOW = []
+    settings.LLM_KEY_HOSTS = {}
+    settings.LLM_API_BASE_ALLOWED_HOSTS = []
+    return settings
+
+
+def test_a_providers_key_is_not_sent_to_a_runs_own_server(
+    task, fake_llm, production_policy, monkeypatch
+):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-the-judges-key")
+    problems = refused(**run_options(fake_llm, api_key_env="ANTHROPIC_API_KEY"))
+    assert "may be sent only to api.anthropic.com" in problems["api_key_env"]
+    assert "LLM_KEY_HOSTS" in problems["api_key_env"]
+    assert fake_llm.requests == []
+    # The deployment's own choice lets it go there.
+    production_policy.LLM_KEY_HOSTS = {"ANTHROPIC_API_KEY": ["127.0.0.1"]}
+    assert agent_run_create(**run_options(fake_llm, api_key_env="ANTHROPIC_API_KEY"))
+
+
+def test_a_providers_key_goes_with_that_providers_models_only(task, production_policy, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-the-judges-key")
+    problems = refused(
+        tasks=["iclr2025_scripted"],
+        agent_name="mlr-agent-x",
+        model="anthropic/claude-3-7-sonnet-20250219",
+        coding_model="openai/gpt-4o-mini",
+        api_key_env="ANTHROPIC_API_KEY",
+    )
+    assert "'openai/gpt-4o-mini' is openai's" in problems["api_key_env"]
+
+
+@pytest.mark.parametrize(
+    "api_base", ["http://169.254.169.254/v1", "http://metadata.google.internal/v1"]
+)
+def test_a_run_may_not_call_a_metadata_service(task, production_policy, api_base):
+    problems = refused(
+        tasks=["iclr2025_scripted"], agent_name="mlr-agent-x", model="openai/x", api_base=api_base
+    )
+    assert "cloud metadata" in problems["api_base"]
+
+
+def test_a_run_may_not_call_the_sites_own_services(task, production_policy, closed_port):
+    production_policy.REDIS_URL = f"redis://127.0.0.1:{closed_port}/0"
+    problems = refused(
+        tasks=["iclr2025_scripted"],
+        agent_name="mlr-agent-x",
+        model="openai/x",
+        api_base=f"http://localhost:{closed_port}/v1",
+    )
+    assert "the site's own service (REDIS_URL)" in problems["api_base"]
+
+
+def test_the_api_and_the_command_answer_the_policys_refusal(
+    client, task, fake_llm, production_policy, monkeypatch
+):
+    from django.urls import reverse
+
+    from tests.benchmark.factories import UserFactory
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-the-judges-key")
+    client.force_login(UserFactory(username="organiser", is_staff=True))
+    answer = client.post(
+        reverse("api:agent-run-list"),
+        {
+            "task": [task.slug],
+            "agent": "mlr-agent-x",
+            "model": "openai/x",
+            "api_base": "http://169.254.169.254/v1",
+            "api_key_env": "ANTHROPIC_API_KEY",
+        },
+        content_type="application/json",
+    )
+    assert answer.status_code == 400
+    assert {(e["field"], e["code"]) for e in answer.json()["errors"]} == {
+        ("api_base", "address_not_allowed"),
+        ("api_key_env", "key_host_not_allowed"),
+    }
+    with pytest.raises(CommandError, match="api_key_env: ANTHROPIC_API_KEY may be sent only"):
+        call_command(
+            "run_agent",
+            "--task",
+            task.slug,
+            "--agent",
+            "mlr-agent-x",
+            "--model",
+            "openai/x",
+            "--api-base",
+            fake_llm.url,
+            "--api-key-env",
+            "ANTHROPIC_API_KEY",
+        )
+    assert AgentRun.objects.count() == 0
+    assert fake_llm.requests == []
+
+
+def test_an_agent_runs_own_validation_applies_the_same_policy(task, production_policy):
+    """The model's clean() (what a ModelForm or the admin would call) says what the
+    service says, on the same fields."""
+    from django.core.exceptions import ValidationError
+
+    from tests.benchmark.factories import AgentFactory
+
+    run = AgentRun(
+        task=task,
+        agent=AgentFactory(),
+        model="openai/x",
+        coding_model="openai/x",
+        api_base="http://169.254.169.254/v1",
+        api_key_env="SECRET_KEY",
+    )
+    with pytest.raises(ValidationError) as caught:
+        run.clean()
+    assert set(caught.value.message_dict) == {"api_base", "api_key_env"}

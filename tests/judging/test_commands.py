@@ -34,7 +34,7 @@ def test_judges_add_list_disable_enable():
         "--model",
         "gemini/gemini-2.5-pro-preview-03-25",
         "--api-key-env",
-        "NO_SUCH_KEY_VAR",
+        "NO_SUCH_GEMINI_API_KEY",
         "--family",
         "google",
         "--rpm",
@@ -42,7 +42,7 @@ def test_judges_add_list_disable_enable():
         "--no-check",
     )
     assert "added judge gemini-2.5-pro-preview" in output
-    assert "NO_SUCH_KEY_VAR is not set here" in output
+    assert "NO_SUCH_GEMINI_API_KEY is not set here" in output
     run(
         "judges",
         "add",
@@ -56,7 +56,7 @@ def test_judges_add_list_disable_enable():
     )
     judge = Judge.objects.get(name="gemini-2.5-pro-preview")
     assert (judge.model_family, judge.requests_per_minute, judge.is_active) == ("google", 30, True)
-    assert judge.api_key_env == "NO_SUCH_KEY_VAR"
+    assert judge.api_key_env == "NO_SUCH_GEMINI_API_KEY"
 
     listing = run("judges", "list")
     assert "gemini-2.5-pro-preview" in listing and "local-qwen" in listing

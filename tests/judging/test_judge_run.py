@@ -391,7 +391,11 @@ def test_a_local_server_judge_without_a_key_variable_scores_through_litellm(
     [
         # The provider's own server and no key anywhere: the SDK refuses to call.
         ({"model": "openai/gpt-4o-mini", "api_base": "", "api_key_env": ""}, "no API key"),
-        ({"api_base": "http://no-such-host.invalid/v1"}, "not a URL the site can reach"),
+        # No key: where a key may go is the key policy's test (tests/common/test_llm_policy.py).
+        (
+            {"api_base": "http://no-such-host.invalid/v1", "api_key_env": ""},
+            "not a URL the site can reach",
+        ),
     ],
 )
 def test_configuration_errors_fail_at_once_with_the_reason(

@@ -27,6 +27,9 @@ def test_two_judges_judge_a_submission_on_sqlite(tmp_path, fake_llm):
         "SECRET_KEY": "sqlite-test-only",
         "DEBUG": "0",
         "SQLITE_JUDGE_KEY": "sk-sqlite",
+        # The key policy (common/llm_policy.py): it may go to the loopback model server.
+        "LLM_KEY_ENV_ALLOW": "SQLITE_JUDGE_KEY",
+        "LLM_KEY_HOSTS": "SQLITE_JUDGE_KEY=127.0.0.1",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
     }
 

@@ -142,7 +142,9 @@ def test_the_test_settings_are_the_sites_but_for_what_a_test_run_changes():
 
     assert names(test) == names(site)
     changed = {name for name in names(site) if getattr(test, name) != getattr(site, name)}
-    assert changed == {"PASSWORD_HASHERS"}
+    # The key policy lets the suite's test key variables reach the loopback fake
+    # model server (common/llm_policy.py; its own tests set the production defaults).
+    assert changed == {"PASSWORD_HASHERS", "LLM_KEY_ENV_ALLOW", "LLM_KEY_HOSTS"}
     assert settings.PASSWORD_HASHERS == ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
