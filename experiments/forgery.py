@@ -307,8 +307,8 @@ def _verdict(check: _Check, work: Path) -> ScoringCheck:
 
 def scoring_check_run(objective: ObjectiveTask) -> ScoringCheck:
     """Run the check (a sandboxed baseline run on dev and two scorings); no writes."""
-    if objective.test_phase_is_external and not Path(objective.dev_data_dir).is_dir():
-        return ScoringCheck(None, "not checked: the task version has no env/ copy")
+    if not objective.is_mlrc or not Path(objective.dev_data_dir).is_dir():
+        return ScoringCheck(None, "not checked: the task has no MLRC-Bench env/ copy to run")
     root = Path(settings.EXPERIMENT_WORK_ROOT) / "checks" / secrets.token_hex(6)
     root.mkdir(parents=True)
     os.chmod(root.parent, 0o755)
