@@ -51,6 +51,13 @@ def _litellm() -> ModuleType:
 
     # litellm prints a help banner on every exception; our errors carry their own message.
     litellm.suppress_debug_info = True
+    if litellm.client_session is None:
+        # The OpenAI client under litellm follows redirects: an allowed `api_base`
+        # answering 307 sent the call on to any address, past the address policy
+        # (common/llm_policy.py). One client for the process, which follows none.
+        import httpx
+
+        litellm.client_session = httpx.Client(follow_redirects=False)
     return cast(ModuleType, litellm)  # an Any to mypy, which skips litellm (pyproject.toml)
 
 

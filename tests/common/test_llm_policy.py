@@ -275,3 +275,43 @@ def test_redact_blanks_key_shapes_and_this_processs_secrets(settings, monkeypatc
     # What is not a secret stays readable.
     assert "claude-3-7-sonnet-20250219" in text and "127.0.0.1:8081/v1/chat/completions" in text
     assert len(redact("x" * 5000)) == ECHO_MAX_CHARS
+
+
+class _RedirectHandler(BaseHTTPRequestHandler):
+    """An allowed server that sends its callers on to the "metadata service"."""
+
+    target = ""
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.send_response(307)
+        self.send_header("location", type(self).target)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_a_redirect_is_not_followed_past_the_address_policy(metadata_server):
+    """An allowed `api_base` answering 307 sent litellm's OpenAI client on to any
+    address (a link-local metadata service, say), which no policy checked."""
+    _RedirectHandler.target = f"http://127.0.0.1:{metadata_server.server_address[1]}/latest"
+    redirector = ThreadingHTTPServer(("127.0.0.1", 0), _RedirectHandler)
+    thread = threading.Thread(target=redirector.serve_forever, daemon=True)
+    thread.start()
+    try:
+        config = gateway.ModelConfig(
+            model="openai/x",
+            caller="judge j",
+            api_base=f"http://127.0.0.1:{redirector.server_address[1]}/v1",
+        )
+        with pytest.raises(gateway.LLMError) as caught:
+            gateway.chat(config=config, messages=[{"role": "user", "content": "hi"}])
+    finally:
+        redirector.shutdown()
+        redirector.server_close()
+        thread.join(timeout=5)
+
+    assert _MetadataHandler.seen == []  # never reached
+    assert "307" in str(caught.value)
