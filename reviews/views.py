@@ -160,7 +160,15 @@ def paper_view(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
         try:
             review = services.review_submit(assignment=assignment, data=request.POST)
         except services.ReviewInvalid as exc:
-            form = ReviewForm(request.POST, dimensions=dimensions, hallucination=hallucination)
+            frozen = services.review_frozen_values(review)
+            form = ReviewForm(
+                request.POST,
+                dimensions=dimensions,
+                hallucination=hallucination,
+                # Disabled, so shown as submitted (a disabled field is not posted).
+                frozen=frozen,
+                initial=frozen,
+            )
             form_add_errors(form, exc)
             status = 400
         except (services.AssignmentClosed, services.ScoresFrozen) as exc:

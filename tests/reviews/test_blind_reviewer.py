@@ -410,3 +410,11 @@ def test_a_placeholder_review_freezes_its_scores_once_the_reveal_is_shown(client
     )
     assert "cannot change once" in _body(page)
     assert dict(review.scores.values_list("dimension", "score")) == placeholder
+    # A text left out is asked for again, the frozen scores still shown as submitted.
+    blank = client.post(
+        reverse("reviews:paper", args=[assignment.code]),
+        {"confidence": "1", "strengths": "x", "weaknesses": ""},
+    )
+    assert blank.status_code == 400
+    assert re.search(r'<input[^>]*name="score_Overall"[^>]*value="1"[^>]*checked', _body(blank))
+    assert re.search(r'<input[^>]*name="score_Overall"[^>]*value="1"[^>]*disabled', _body(blank))
