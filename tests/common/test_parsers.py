@@ -36,3 +36,19 @@ def test_deep_json_is_answered_400_in_the_one_error_shape(client):
     ordinary = client.post("/api/agent-runs/", data={"tasks": []}, content_type="application/json")
     assert ordinary.status_code == 400
     assert ordinary.json()["errors"][0]["code"] != "parse_error"
+
+
+@pytest.mark.django_db
+def test_deep_json_on_the_review_draft_put_is_answered_400(client):
+    from tests.reviews.scenario import scenario_build
+
+    s = scenario_build()
+    client.force_login(s.reviewer_a)
+    url = f"/api/reviews/assignments/{s.assignment_a.code}/draft/"
+
+    response = client.put(url, data=_nested(5000), content_type="application/json")
+
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["code"] == "parse_error"
+    saved = client.put(url, data={"strengths": "clear"}, content_type="application/json")
+    assert saved.status_code == 200, saved.content
