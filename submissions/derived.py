@@ -98,27 +98,45 @@ def _left(deadline: float | None, own: float) -> float:
     return own if deadline is None else min(own, deadline - time.monotonic())
 
 
+# Past the upload's derived bytes (INTAKE_MAX_DERIVED_BYTES), a document keeps
+# only this note: what is stored for one upload stays bounded, however many
+# documents it carries.
+FALLBACK_NOTE_UPLOAD = (
+    "This upload's documents are past the size the site renders for one upload; "
+    "download this one to read it."
+)
+
+
 def documents_derive(
     files: list[DocumentFile], *, deadline: float | None = None
 ) -> dict[str, Derived]:
     """The clean HTML of every markdown document of a run, by path. Documents
     past the size limit get none (the page offers the download); past the
-    upload's `deadline` (`time.monotonic()`), a document is kept as plain text."""
+    upload's `deadline` (`time.monotonic()`), a document is kept as plain text;
+    past the upload's derived bytes, as a note."""
     figures = _figures((item.path, item.kind) for item in files)
     derived: dict[str, Derived] = {}
+    room = settings.INTAKE_MAX_DERIVED_BYTES
     for item in files:
         if not is_document(item.path, item.kind):
             continue
         if item.size > settings.MARKDOWN_RENDER_MAX_BYTES:
             continue
-        text = item.location.read_bytes().decode("utf-8", errors="replace")
-        derived[item.path] = _html_derive(
-            text,
-            path=item.path,
-            figures=figures,
-            sha256=item.sha256,
-            timeout=_left(deadline, settings.MARKDOWN_RENDER_TIMEOUT_SECONDS),
-        )
+        made = None
+        if item.size <= room:
+            text = item.location.read_bytes().decode("utf-8", errors="replace")
+            made = _html_derive(
+                text,
+                path=item.path,
+                figures=figures,
+                sha256=item.sha256,
+                timeout=_left(deadline, settings.MARKDOWN_RENDER_TIMEOUT_SECONDS),
+            )
+        if made is None or len(made.content.encode("utf-8")) > room:
+            note = f'<p class="render-note"><em>{FALLBACK_NOTE_UPLOAD}</em></p>'
+            made = Derived(DerivedKind.HTML, item.sha256, HTML_VERSION, note, FALLBACK_NOTE_UPLOAD)
+        room -= len(made.content.encode("utf-8"))
+        derived[item.path] = made
     return derived
 
 

@@ -88,6 +88,29 @@ def test_an_uploads_derived_html_is_capped_per_file_and_in_all(
     assert total <= settings.INTAKE_MAX_DERIVED_BYTES
 
 
+def test_documents_past_the_uploads_derived_bytes_keep_a_note_not_their_html(
+    client, media_root, agent, task, tmp_path, settings
+):
+    """Rendered markdown counts against the upload's cap too: 30 documents each
+    under the per-document limit would otherwise store 30 rendered pages."""
+    settings.INTAKE_MAX_DERIVED_BYTES = 40_000
+    section = b"## Results\n\n| metric | value |\n|---|---|\n| accuracy | 0.91 |\n\n" * 60
+    entries = {f"ideas/idea_{n:02}.md": section for n in range(30)}
+    entries["results/paper.md"] = PAPER
+    submission = intake(agent, task, zip_entries(tmp_path / "run.zip", entries))
+
+    rows = DerivedArtifact.objects.filter(
+        artifact__submission=submission, kind=DerivedKind.HTML
+    ).values_list("artifact__path", "size", "note")
+    noted = [path for path, _size, note in rows if "past the size" in note]
+    rendered = sum(size for path, size, _note in rows if path not in noted)
+    assert rendered <= settings.INTAKE_MAX_DERIVED_BYTES
+    assert all(size < 300 for path, size, _note in rows if path in noted)  # a note each
+    assert noted and len(noted) < 31  # the first ones rendered, the rest a note
+    note = DerivedArtifact.objects.get(artifact__submission=submission, artifact__path=noted[-1])
+    assert "download this one to read it" in note.content
+
+
 @pytest.fixture
 def token(owner) -> str:
     return api_token_create(user=owner, name="laptop").key
