@@ -12,6 +12,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import Avg, Count, F, Max, Prefetch, Q, QuerySet
 
+from benchmark.roles import is_organiser
 from common.errors import ValidationFailed
 from judging.models import Judge, Judgment, JudgmentKind, JudgmentStatus, Rubric
 from judging.selectors import stage_scores
@@ -31,7 +32,6 @@ from .models import (
     ReviewStatus,
     released_review_q,
 )
-from .roles import is_organiser
 
 # The column order of MLR-Bench's human_eval/human_review.csv.
 HUMAN_REVIEW_CSV_DIMENSIONS = ["Novelty", "Clarity", "Soundness", "Significance", "Overall"]

@@ -115,12 +115,12 @@ class Cast:
 def cast_build(data: Path) -> Cast:
     """The imported sample, the site's objective task, a staff organiser, a
     reviewer assigned one imported paper, and two releases."""
+    from benchmark.roles import organiser_grant
     from experiments.shipped import objective_tasks_install
     from judging.services import ensure_default_rubrics
     from leaderboard.releases import release_create
     from reviews.services import (
         assignment_add,
-        organiser_register,
         review_round_create,
         reviewer_register,
     )
@@ -137,7 +137,7 @@ def cast_build(data: Path) -> Cast:
     organiser = UserFactory(
         username="organiser", password=PASSWORD, is_staff=True, is_superuser=True
     )
-    organiser_register(user=organiser)
+    organiser_grant(user=organiser)
     reviewer = UserFactory(username="reviewer", password=PASSWORD)
     reviewer_register(user=reviewer)
     # The round's paper is off the public pages while the round is open (blind

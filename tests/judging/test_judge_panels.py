@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
 
+from benchmark.roles import organiser_grant
 from judging.models import Judge, JudgePanel, Judgment, JudgmentStatus, StagePanel
 from judging.services import judgment_run, rubric_current
 from leaderboard.selectors import LEADERBOARD_STAGES
@@ -138,7 +139,8 @@ def test_a_failed_panel_judgment_shows_the_submission_as_not_counted_with_the_re
     assert status.json()["not_counted"]["panel"] == "local"
     assert "refused the API key" in status.json()["not_counted"]["reason"]
 
-    staff = django_user_model.objects.create_user("organiser", password="pw", is_staff=True)
+    staff = django_user_model.objects.create_user("organiser", password="pw")
+    organiser_grant(user=staff)
     client.force_login(staff)
     page = client.get(f"/submissions/{failed.submission_id}/judgments/").content.decode()
     assert 'data-testid="not-counted"' in page and "Judge again (local-qwen)" in page
