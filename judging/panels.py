@@ -12,9 +12,9 @@ from experiments.selectors import reproduction_verdicts
 from submissions.models import Submission
 from submissions.page_panels import SummaryItem
 
-from .models import Canary, CanaryRole, JudgingCondition, Judgment
+from .models import Canary, CanaryRole, JudgingCondition, Judgment, JudgmentStatus
 from .rubrics import DEFAULT_RUBRICS, OVERALL
-from .selectors import judgments_panel_context
+from .selectors import HallucinationRow, judgments_panel_context
 
 # The panel's context, kept on the submission object: the page's panel and its
 # summary both read it, and the next request has a new submission object.
@@ -42,15 +42,31 @@ def _score_text(value: Decimal | None) -> str:
     return f"{value:.1f}" if value is not None else "—"
 
 
-def _fabrication_item(judgments: list[Judgment]) -> SummaryItem | None:
-    verdicts = [j for j in judgments if j.has_hallucination is not None]
+def _fabrication_verdicts(
+    scored: list[Judgment], reviews: list[HallucinationRow]
+) -> dict[str, bool]:
+    """Each judge's verdict as the page below shows it: its hallucination review
+    (the "Hallucination found" line, with its findings) where it has a finished
+    one, else the hallucination field of its scoring judgment."""
+    verdicts = {
+        j.judge.name: bool(j.has_hallucination) for j in scored if j.has_hallucination is not None
+    }
+    for row in reviews:
+        review = row.judgment
+        if review.status == JudgmentStatus.DONE and review.has_hallucination is not None:
+            verdicts[row.judge.name] = bool(review.has_hallucination) or bool(row.findings)
+    return verdicts
+
+
+def _fabrication_item(verdicts: dict[str, bool]) -> SummaryItem | None:
     if not verdicts:
         return None
-    flagged = [j.judge.name for j in verdicts if j.has_hallucination]
+    flagged = sorted(name for name, found in verdicts.items() if found)
+    n = len(verdicts)
     value = (
-        f"flagged by {len(flagged)} of {len(verdicts)} judges ({', '.join(flagged)})"
+        f"flagged by {len(flagged)} of {n} judge{'s' if n != 1 else ''} ({', '.join(flagged)})"
         if flagged
-        else f"none found by {len(verdicts)} judge{'s' if len(verdicts) != 1 else ''}"
+        else f"none found by {n} judge{'s' if n != 1 else ''}"
     )
     return SummaryItem(
         key="fabrication",
@@ -121,7 +137,7 @@ def judging_summary(*, submission: Submission) -> list[SummaryItem]:
         done = [
             row.judgment for row in panel.rows if row.judgment and row.judgment.status == "done"
         ]
-        fabrication = _fabrication_item(done)
+        fabrication = _fabrication_item(_fabrication_verdicts(done, context["hallucination"]))
         if fabrication:
             items.append(fabrication)
     elif submission.stage in DEFAULT_RUBRICS:
