@@ -110,6 +110,16 @@ def _canary_item(submission: Submission) -> SummaryItem | None:
     return SummaryItem(key="canary", label="Canary", value=value, href="", flag=True)
 
 
+def _score_panel_note(context: dict[str, Any]) -> str:
+    """Which panel the score is, where it is not the boards' own."""
+    boards, scored = context["boards_panel"], context["score_panel"]
+    if boards is None or (scored is not None and scored.is_default):
+        return ""
+    if scored is not None:
+        return f" · panel {scored.name}; the leaderboard uses {boards.name}"
+    return f" · its judges' mean; the leaderboard uses panel {boards.name}"
+
+
 def judging_summary(*, submission: Submission) -> list[SummaryItem]:
     """The stage score with each judge's Overall, the fabrication flags and the
     reproduction verdict, for the top of the submission page (and, on a canary's,
@@ -130,7 +140,8 @@ def judging_summary(*, submission: Submission) -> list[SummaryItem]:
             SummaryItem(
                 key="stage-score",
                 label="Stage score",
-                value=f"{_score_text(panel.stage_score)} / 10 ({per_judge})",
+                value=f"{_score_text(panel.stage_score)} / 10 ({per_judge})"
+                + _score_panel_note(context),
                 href="#judgments-panel",
             )
         )

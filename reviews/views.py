@@ -32,6 +32,7 @@ from benchmark.roles import is_organiser, reviewer_required, reviewers, role_req
 from common.csv_cells import csv_row
 from common.errors import form_add_errors
 from common.http import AuthenticatedHttpRequest, json_error
+from judging.selectors import stage_panel
 from submissions.derived import artifact_trace
 from submissions.models import ArtifactKind, Stage
 from submissions.selectors import trace_page
@@ -548,6 +549,7 @@ def agreement_view(request: HttpRequest) -> HttpResponse:
                 if value != Stage.METHOD
             ],
             "judges": selectors.agreement_judges(),
+            "mean_panel": stage_panel(stage=stage) if stage in Stage.values else None,
             "result": result,
             "charts": agreement_charts(result) if result else [],
             "columns": [label for _key, label, _fmt in _AGREEMENT_COLUMNS],
