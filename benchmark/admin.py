@@ -41,9 +41,14 @@ class ApiTokenAdmin(admin.ModelAdmin):
 class SiteUserAdmin(UserAdmin):
     """Organisers make accounts here (README "Submissions"), but they cannot make
     anyone, themselves included, a superuser or give permissions one by one:
-    only a superuser changes those (`accounts role-add` from the shell)."""
+    only a superuser changes those (`accounts role-add` from the shell). Nor do they
+    see superusers' accounts: changing one's password would make them one."""
 
     _SUPERUSER_ONLY = ("is_superuser", "user_permissions")
+
+    def get_queryset(self, request):
+        users = super().get_queryset(request)
+        return users if request.user.is_superuser else users.filter(is_superuser=False)
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))

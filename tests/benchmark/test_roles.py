@@ -71,6 +71,10 @@ def test_user_create_organiser_can_do_what_the_readme_says_organisers_do(client)
     olga = User.objects.get(username="olga")
     form = client.get(f"/admin/auth/user/{olga.pk}/change/").content.decode()
     assert 'name="is_superuser"' not in form and 'name="groups"' in form
+    # Nor reach a superuser's account (its password form would make them one).
+    root = User.objects.create_superuser("root", password=PASSWORD)
+    assert _status(client, f"/admin/auth/user/{root.pk}/password/") in (302, 404)
+    assert _status(client, f"/admin/auth/user/{root.pk}/change/") in (302, 404)
 
 
 def test_staff_is_the_old_name_of_organiser(client):
