@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import permissions, status
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmark.roles import IsOrganiser
 from common.errors import NotFound, ValidationFailed
 
 from . import selectors
@@ -23,13 +24,6 @@ from .serializers import (
     agent_run_progress_data,
 )
 from .services import agent_run_cancel, agent_run_create
-
-
-class IsOrganiser(permissions.BasePermission):
-    message = "Agent runs are for organisers."
-
-    def has_permission(self, request, view) -> bool:
-        return selectors.is_organiser(request.user)
 
 
 def _run(run_id: int) -> AgentRun:

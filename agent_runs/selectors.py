@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from submissions.traces import (
@@ -30,12 +30,6 @@ from .workspace import TRACE_NAME, workspace_of
 PREVIEW_CHARS = 4000
 # Steps per answer: a long run's page catches up over a few polls.
 STEPS_PER_PAGE = 50
-
-
-def is_organiser(user: User | AnonymousUser) -> bool:
-    """Who may start and watch agent runs: staff (as the judging tools), since a run
-    spends the site's model budget and runs code in the sandbox."""
-    return bool(user.is_authenticated and user.is_active and user.is_staff)
 
 
 def agent_runs_list(*, requested_by: User | None = None) -> QuerySet[AgentRun]:

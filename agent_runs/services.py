@@ -29,6 +29,7 @@ from django.utils import timezone
 from benchmark.forms import model_family_guess
 from benchmark.models import Agent, Task, Team
 from benchmark.models.agents import AGENT_NAME_PATTERN
+from benchmark.roles import is_organiser
 from common import llm as gateway
 from common.errors import ApplicationError, ErrorItem, ValidationFailed
 from common.leases import Lease, lease_claim, lease_heartbeat, lease_reap, lease_release
@@ -209,7 +210,7 @@ def agent_for_run(*, name: str, model: str, requested_by: User | None) -> Agent:
     team, _ = Team.objects.get_or_create(
         slug=AGENT_RUNS_TEAM[1], defaults={"name": AGENT_RUNS_TEAM[0]}
     )
-    if requested_by is not None and requested_by.is_staff:
+    if requested_by is not None and is_organiser(requested_by):
         team.members.add(requested_by)
     base_model = model.split("/", 1)[1] if "/" in model else model
     agent, _ = Agent.objects.get_or_create(

@@ -4,18 +4,15 @@ a run's page (stages, transcript, cost so far, cancel) and the JSON it polls."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import wraps
-from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from benchmark.roles import organiser_required
 from common.errors import ApplicationError, ValidationFailed, form_add_errors
 from common.http import AuthenticatedHttpRequest, json_error
 
@@ -27,19 +24,6 @@ from .services import agent_run_cancel, agent_run_create
 from .workspace import TRACE_NAME
 
 View = Callable[..., HttpResponse]
-
-
-def organiser_required(view: View) -> View:
-    """Signed-in organisers only: others are sent to sign in, or refused (403)."""
-
-    @wraps(view)
-    @login_required
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not selectors.is_organiser(request.user):
-            raise PermissionDenied("Agent runs are for organisers.")
-        return view(request, *args, **kwargs)
-
-    return wrapped
 
 
 def _run_or_404(run_id: int) -> AgentRun:

@@ -16,6 +16,7 @@ from common.errors import NotFound, ValidationFailed
 
 from .models import Agent, ApiToken, ModelFamily, Team
 from .models.agents import AGENT_NAME_PATTERN
+from .roles import organiser_grant, organiser_revoke, superuser_grant, superuser_revoke
 
 # Agent names are slugs, with dots allowed: the published agents are named
 # after their models (`gemini-2.5-pro-preview-03-25`).
@@ -27,13 +28,53 @@ class AccountError(ValidationFailed):
     """A request about teams, agents or tokens that cannot be done; the message says why."""
 
 
-# Roles another app grants a new user (`accounts user-create --reviewer`): the
-# reviews app registers its own when it loads, so this app never imports it.
-USER_ROLES: dict[str, Callable[[User], object]] = {}
+@dataclass(frozen=True)
+class RoleGrant:
+    grant: Callable[[User], object]
+    revoke: Callable[[User], object]
 
 
-def user_role_register(*, name: str, grant: Callable[[User], object]) -> None:
-    USER_ROLES[name] = grant
+# How each role of `benchmark.roles` is given and taken (`accounts user-create
+# --organiser`, `accounts role-add`): the reviews app registers "reviewer" (a
+# reviewer has a profile) when it loads, so this app never imports it.
+USER_ROLES: dict[str, RoleGrant] = {
+    "organiser": RoleGrant(
+        grant=lambda user: organiser_grant(user=user),
+        revoke=lambda user: organiser_revoke(user=user),
+    ),
+    "superuser": RoleGrant(
+        grant=lambda user: superuser_grant(user=user),
+        revoke=lambda user: superuser_revoke(user=user),
+    ),
+}
+
+
+def user_role_register(
+    *, name: str, grant: Callable[[User], object], revoke: Callable[[User], object]
+) -> None:
+    USER_ROLES[name] = RoleGrant(grant=grant, revoke=revoke)
+
+
+def _roles_check(names: Iterable[str]) -> None:
+    unknown = [role for role in names if role not in USER_ROLES]
+    if unknown:
+        raise AccountError(
+            f"unknown role(s): {', '.join(unknown)} (the roles: {', '.join(sorted(USER_ROLES))})",
+            code="invalid_choice",
+            field="roles",
+        )
+
+
+def user_role_add(*, user: User, role: str) -> None:
+    _roles_check([role])
+    with transaction.atomic():
+        USER_ROLES[role].grant(user)
+
+
+def user_role_remove(*, user: User, role: str) -> None:
+    _roles_check([role])
+    with transaction.atomic():
+        USER_ROLES[role].revoke(user)
 
 
 # Django's own checks when the settings name none: a command-line password is
@@ -60,7 +101,6 @@ def user_create(
     username: str,
     password: str,
     email: str = "",
-    is_staff: bool = False,
     roles: Iterable[str] = (),
 ) -> User:
     """A new user who can sign in, with the roles named (`USER_ROLES`). The name,
@@ -72,10 +112,9 @@ def user_create(
 
     if User.objects.filter(username=username).exists():
         raise AccountError(f"a user {username!r} exists already", field="username")
-    unknown = [role for role in roles if role not in USER_ROLES]
-    if unknown:
-        raise AccountError(f"unknown role(s): {', '.join(unknown)}", field="roles")
-    user = User(username=username, email=email, is_staff=is_staff)
+    roles = list(roles)
+    _roles_check(roles)
+    user = User(username=username, email=email)
     try:
         User.username_validator(username)
         if email:
@@ -87,7 +126,7 @@ def user_create(
     with transaction.atomic():
         user.save()
         for role in roles:
-            USER_ROLES[role](user)
+            USER_ROLES[role].grant(user)
     return user
 
 

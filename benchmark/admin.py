@@ -1,4 +1,6 @@
 from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import User
 
 from .models import Agent, ApiToken, Task, Team
 
@@ -34,3 +36,26 @@ class ApiTokenAdmin(admin.ModelAdmin):
     list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
     search_fields = ["name", "user__username", "prefix"]
     readonly_fields = ["prefix", "key_sha256", "created_at", "last_used_at"]
+
+
+class SiteUserAdmin(UserAdmin):
+    """Organisers make accounts here (README "Submissions"), but they cannot make
+    anyone, themselves included, a superuser or give permissions one by one:
+    only a superuser changes those (`accounts role-add` from the shell). Nor do they
+    see superusers' accounts: changing one's password would make them one."""
+
+    _SUPERUSER_ONLY = ("is_superuser", "user_permissions")
+
+    def get_queryset(self, request):
+        users = super().get_queryset(request)
+        return users if request.user.is_superuser else users.filter(is_superuser=False)
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if not request.user.is_superuser:
+            fields += self._SUPERUSER_ONLY
+        return fields
+
+
+admin.site.unregister(User)
+admin.site.register(User, SiteUserAdmin)

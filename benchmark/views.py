@@ -1,11 +1,16 @@
 """Pages of the catalogue (tasks) and of a user's account: teams, agents and API
 tokens. Thin: forms, then services or selectors."""
 
+from urllib.parse import urlencode
+
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import LoginView
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect, render, resolve_url
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from common.errors import ApplicationError, NotFound, form_add_errors
@@ -24,6 +29,7 @@ from .filters import TaskFilter
 from .forms import AgentForm, ApiTokenForm, TeamForm
 from .models import Task
 from .page_panels import task_page_panels
+from .roles import is_reviewer_only
 from .selectors import task_list
 
 TASKS_PER_PAGE = 25
@@ -133,3 +139,28 @@ def token_revoke_view(request: AuthenticatedHttpRequest, token_id: int) -> HttpR
         raise Http404(exc.message) from None
     messages.success(request, f"Token {token.name} revoked.")
     return redirect("benchmark:account")
+
+
+# ------------------------------------------------------------------ signing in
+
+
+class SignInView(LoginView):
+    """The site's one sign-in page (`/accounts/login/`): a reviewer lands on
+    their queue (or the review page they were sent from), everyone else where
+    they were going."""
+
+    template_name = "registration/login.html"
+
+    def get_success_url(self) -> str:
+        wanted = self.get_redirect_url()
+        if is_reviewer_only(self.request.user):
+            queue = reverse("reviews:queue")
+            return wanted if wanted.startswith(queue) else queue
+        return wanted or resolve_url(settings.LOGIN_REDIRECT_URL)
+
+
+def sign_in_elsewhere_view(request: HttpRequest, *, default_next: str) -> HttpResponse:
+    """The old sign-in addresses (`/reviews/login/`, the admin's) lead to the
+    one sign-in page, keeping where the visitor was going."""
+    wanted = request.GET.get("next") or resolve_url(default_next)
+    return redirect(f"{reverse('login')}?{urlencode({'next': wanted})}")

@@ -1,28 +1,42 @@
-"""Throttles for anonymous clients (signed-in users are not throttled): the
-API's, by scope, and one for every HTML page (`PageThrottleMiddleware`).
-Rates come from `REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]` and are read on
-each request, so a settings change applies without a restart.
+"""The site's one request limiter, for anonymous clients (signed-in users are
+not limited): the API's throttles, by scope, and one for every HTML page
+(`PageThrottleMiddleware`). Counting is the `limits` library's fixed window,
+kept in Redis (`REDIS_URL`; one atomic INCR per request, so concurrent
+requests from one client never each read the same count and all pass) or, on
+a bare machine without Redis, in the process's memory.
 
-Counting is atomic: one `cache.add` and one `cache.incr` per request on a key
-of the current window (a fixed window of the rate's duration), so concurrent
-requests from one client can never each read the same history and all pass,
-as DRF's read-modify-write list of timestamps lets them.
+Rates come from `REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]` ("600/minute") and
+are read on each request, so a settings change applies without a restart.
+Each scope has its own budget, sized for its readers: `release_files` lets a
+researcher load a release (croissant.json and every table, with the range
+requests pandas, `datasets` and `mlcroissant` make) many times an hour without
+touching `export`, the live full export's tighter budget.
 
 Who a client is comes from `client_ip`: the address the last of `NUM_PROXIES`
 trusted proxies saw (`X-Forwarded-For`), or the socket's own address when
 there are none (the default), so a made-up header never buys a fresh budget.
+
+(The judges' requests-per-minute limit on provider calls, judging/ratelimit.py,
+is another idea: it waits for a slot instead of refusing, across workers.)
 """
 
+import math
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, cast
 
 from django.conf import settings
-from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
-from rest_framework.request import Request
+from limits import RateLimitItem, parse
+from limits.storage import MemoryStorage, Storage, storage_from_string
+from limits.strategies import FixedWindowRateLimiter
+from rest_framework import exceptions
 from rest_framework.settings import api_settings
-from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle
+from rest_framework.throttling import BaseThrottle
+
+_KEY_PREFIX = "mlrbench-limit"
 
 
 def client_ip(request: HttpRequest) -> str:
@@ -38,78 +52,106 @@ def client_ip(request: HttpRequest) -> str:
     return addresses[-min(proxies, len(addresses))]
 
 
-class _AtomicWindow:
-    """A counter in the cache that lives one rate duration from the client's
-    first request (`add`, which only sets a missing key, so a concurrent first
-    request cannot reset a count another already raised) and is raised by the
-    backend's own atomic increment (Redis INCR), once per request. Mixed into
-    DRF's throttles in place of their timestamp history."""
+_limiters: dict[str, FixedWindowRateLimiter] = {}
+_limiters_lock = threading.Lock()
 
-    cache: Any
-    num_requests: int | None
-    duration: int | None
-    rate: str | None
-    get_cache_key: Callable[[Any, Any], str | None]
-    _started: float | None = None
+
+def _limiter() -> FixedWindowRateLimiter:
+    """One limiter per storage address (the suite points REDIS_URL elsewhere
+    per run; a bare machine has none)."""
+    url = str(getattr(settings, "REDIS_URL", "") or "")
+    limiter = _limiters.get(url)
+    if limiter is None:
+        with _limiters_lock:
+            limiter = _limiters.get(url)
+            if limiter is None:
+                storage = (
+                    cast(Storage, storage_from_string(url, key_prefix=_KEY_PREFIX))
+                    if url
+                    else MemoryStorage()
+                )
+                limiter = _limiters[url] = FixedWindowRateLimiter(storage)
+    return limiter
+
+
+def scope_rate(scope: str) -> RateLimitItem | None:
+    rates = cast(dict[str, str | None], api_settings.DEFAULT_THROTTLE_RATES)
+    rate = rates.get(scope)
+    return parse(rate) if rate else None
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    retry_after: int  # seconds until the window frees a request; 0 when allowed
+    rate: RateLimitItem | None
+
+    @property
+    def rate_text(self) -> str:
+        if self.rate is None:
+            return ""
+        unit = self.rate.GRANULARITY.name
+        per = f"{self.rate.multiples} {unit}s" if self.rate.multiples != 1 else unit
+        return f"{self.rate.amount} per {per}"
+
+
+def rate_hit(*, scope: str, ident: str) -> Decision:
+    """Counts one request of `ident` against `scope`'s rate; whether it may go."""
+    rate = scope_rate(scope)
+    if rate is None:
+        return Decision(allowed=True, retry_after=0, rate=None)
+    limiter = _limiter()
+    if limiter.hit(rate, scope, ident):
+        return Decision(allowed=True, retry_after=0, rate=rate)
+    reset = limiter.get_window_stats(rate, scope, ident).reset_time
+    return Decision(allowed=False, retry_after=max(1, math.ceil(reset - time.time())), rate=rate)
+
+
+def limited_message(decision: Decision, what: str) -> str:
+    return (
+        f"Too many requests for {what} from your address (at most {decision.rate_text}); "
+        f"try again in {decision.retry_after} s (Retry-After)."
+    )
+
+
+class PublicAnonThrottle(BaseThrottle):
+    """The API's anonymous budget for `scope`; a refusal is a 429 with
+    `Retry-After` and a message that names the limit."""
+
+    scope = "public_api"
+    what = "the API"
 
     def allow_request(self, request: Any, view: Any) -> bool:
-        if self.rate is None or not self.num_requests or not self.duration:
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
             return True
-        key = self.get_cache_key(request, view)
-        if key is None:
-            return True
-        counter = f"{key}:n"
-        if self.cache.add(counter, 1, timeout=self.duration):
-            self.cache.set(f"{key}:t", time.time(), timeout=self.duration)
-            return True
-        try:
-            count = self.cache.incr(counter)
-        except ValueError:  # expired between `add` and `incr`: a fresh window
-            self.cache.add(counter, 1, timeout=self.duration)
-            return True
-        if count <= self.num_requests:
-            return True
-        self._started = self.cache.get(f"{key}:t")
-        return False
-
-    def wait(self) -> float | None:
-        if self._started is None or not self.duration:
-            return None
-        return max(self._started + self.duration - time.time(), 0.0)
-
-
-class PublicAnonThrottle(_AtomicWindow, AnonRateThrottle):
-    scope = "public_api"
-
-    def get_rate(self) -> str | None:
-        # The stubs type the rates as numbers; they are strings such as "100/hour".
-        rates = cast(dict[str, str | None], api_settings.DEFAULT_THROTTLE_RATES)
-        return rates.get(self.scope) if self.scope else None
-
-    def get_ident(self, request: Request) -> str:
-        return client_ip(request)
+        decision = rate_hit(scope=self.scope, ident=client_ip(request))
+        if not decision.allowed:
+            raise exceptions.Throttled(
+                wait=decision.retry_after, detail=limited_message(decision, self.what)
+            )
+        return True
 
 
 class ExportAnonThrottle(PublicAnonThrottle):
-    """The full export is large: a tighter budget of its own."""
+    """The live full export is large: a tighter budget of its own."""
 
     scope = "export"
+    what = "the full export"
 
 
-class _PageRate(_AtomicWindow, SimpleRateThrottle):
-    scope = "pages"
+class ReleaseFileAnonThrottle(PublicAnonThrottle):
+    """A release's stored files (its JSON, export.zip, Parquet tables, card and
+    Croissant file): static bytes, cacheable forever, with a budget of their
+    own sized for loading a release many times an hour."""
 
-    def get_rate(self) -> str | None:
-        rates = cast(dict[str, str | None], api_settings.DEFAULT_THROTTLE_RATES)
-        return rates.get(self.scope)
-
-    def get_cache_key(self, request: Any, view: Any) -> str | None:
-        return self.cache_format % {"scope": self.scope, "ident": client_ip(request)}
+    scope = "release_files"
+    what = "release files"
 
 
-# Not throttled: static files (WhiteNoise serves them before this runs, in any
+# Not limited: static files (WhiteNoise serves them before this runs, in any
 # case), the health check a load balancer polls, and the API (its own throttles).
-_UNTHROTTLED_PREFIXES = ("/static/", "/healthz", "/api/")
+_UNLIMITED_PREFIXES = ("/static/", "/healthz", "/api/")
 
 
 class PageThrottleMiddleware:
@@ -121,20 +163,14 @@ class PageThrottleMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         user = getattr(request, "user", None)
         signed_in = user is not None and user.is_authenticated
-        if not signed_in and not request.path.startswith(_UNTHROTTLED_PREFIXES):
-            rate = _PageRate()
-            rate.cache = cache
-            # DRF's throttle reads only META from the request, whatever its type.
-            if rate.rate is not None and not rate.allow_request(
-                cast(Any, request), cast(Any, None)
-            ):
-                wait = rate.wait()
+        if not signed_in and not request.path.startswith(_UNLIMITED_PREFIXES):
+            decision = rate_hit(scope="pages", ident=client_ip(request))
+            if not decision.allowed:
                 response = HttpResponse(
-                    "Too many requests; try again in a minute.\n",
+                    limited_message(decision, "pages") + "\n",
                     status=429,
                     content_type="text/plain; charset=utf-8",
                 )
-                if wait is not None:
-                    response["Retry-After"] = str(int(wait) + 1)
+                response["Retry-After"] = str(decision.retry_after)
                 return response
         return self.get_response(request)

@@ -3,11 +3,12 @@ the organiser's re-run."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import permissions, status
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmark.roles import IsOrganiser, IsOrganiserOrReadOnly
 from common.errors import Conflict, ErrorItem
 from submissions.models import Submission
 from submissions.visibility import submissions_visible_to
@@ -22,19 +23,12 @@ from .serializers import (
 )
 
 
-class IsStaffOrReadOnly(permissions.BasePermission):
-    def has_permission(self, request, view) -> bool:
-        if request.method in permissions.SAFE_METHODS:
-            return True
-        return bool(request.user and request.user.is_staff)
-
-
 class SubmissionJudgmentsAPIView(APIView):
     """GET: each judge's progress and scores for one submission, and the stage score.
-    POST (staff): queue the submission for every active judge that has not judged it
+    POST (organisers): queue the submission for every active judge that has not judged it
     (and again for those that failed)."""
 
-    permission_classes = [IsStaffOrReadOnly]
+    permission_classes = [IsOrganiserOrReadOnly]
 
     @extend_schema(responses=SubmissionJudgmentsSerializer)
     def get(self, request: Request, submission_id: int) -> Response:
@@ -65,9 +59,9 @@ class SubmissionJudgmentsAPIView(APIView):
 
 
 class JudgmentRerunAPIView(APIView):
-    """POST (staff): queue a failed judgment again."""
+    """POST (organisers): queue a failed judgment again."""
 
-    permission_classes = [permissions.IsAdminUser]
+    permission_classes = [IsOrganiser]
 
     @extend_schema(
         request=None,

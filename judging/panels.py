@@ -12,9 +12,9 @@ from experiments.selectors import reproduction_verdicts
 from submissions.models import Submission
 from submissions.page_panels import SummaryItem
 
-from .models import Canary, CanaryRole, JudgingCondition, Judgment
+from .models import Canary, CanaryRole, JudgingCondition, Judgment, JudgmentStatus
 from .rubrics import DEFAULT_RUBRICS, OVERALL
-from .selectors import judgments_panel_context
+from .selectors import HallucinationRow, judgments_panel_context
 
 # The panel's context, kept on the submission object: the page's panel and its
 # summary both read it, and the next request has a new submission object.
@@ -42,15 +42,31 @@ def _score_text(value: Decimal | None) -> str:
     return f"{value:.1f}" if value is not None else "—"
 
 
-def _fabrication_item(judgments: list[Judgment]) -> SummaryItem | None:
-    verdicts = [j for j in judgments if j.has_hallucination is not None]
+def _fabrication_verdicts(
+    scored: list[Judgment], reviews: list[HallucinationRow]
+) -> dict[str, bool]:
+    """Each judge's verdict as the page below shows it: its hallucination review
+    (the "Hallucination found" line, with its findings) where it has a finished
+    one, else the hallucination field of its scoring judgment."""
+    verdicts = {
+        j.judge.name: bool(j.has_hallucination) for j in scored if j.has_hallucination is not None
+    }
+    for row in reviews:
+        review = row.judgment
+        if review.status == JudgmentStatus.DONE and review.has_hallucination is not None:
+            verdicts[row.judge.name] = bool(review.has_hallucination) or bool(row.findings)
+    return verdicts
+
+
+def _fabrication_item(verdicts: dict[str, bool]) -> SummaryItem | None:
     if not verdicts:
         return None
-    flagged = [j.judge.name for j in verdicts if j.has_hallucination]
+    flagged = sorted(name for name, found in verdicts.items() if found)
+    n = len(verdicts)
     value = (
-        f"flagged by {len(flagged)} of {len(verdicts)} judges ({', '.join(flagged)})"
+        f"flagged by {len(flagged)} of {n} judge{'s' if n != 1 else ''} ({', '.join(flagged)})"
         if flagged
-        else f"none found by {len(verdicts)} judge{'s' if len(verdicts) != 1 else ''}"
+        else f"none found by {n} judge{'s' if n != 1 else ''}"
     )
     return SummaryItem(
         key="fabrication",
@@ -94,6 +110,16 @@ def _canary_item(submission: Submission) -> SummaryItem | None:
     return SummaryItem(key="canary", label="Canary", value=value, href="", flag=True)
 
 
+def _score_panel_note(context: dict[str, Any]) -> str:
+    """Which panel the score is, where it is not the boards' own."""
+    boards, scored = context["boards_panel"], context["score_panel"]
+    if boards is None or (scored is not None and scored.is_default):
+        return ""
+    if scored is not None:
+        return f" · panel {scored.name}; the leaderboard uses {boards.name}"
+    return f" · its judges' mean; the leaderboard uses panel {boards.name}"
+
+
 def judging_summary(*, submission: Submission) -> list[SummaryItem]:
     """The stage score with each judge's Overall, the fabrication flags and the
     reproduction verdict, for the top of the submission page (and, on a canary's,
@@ -114,14 +140,15 @@ def judging_summary(*, submission: Submission) -> list[SummaryItem]:
             SummaryItem(
                 key="stage-score",
                 label="Stage score",
-                value=f"{_score_text(panel.stage_score)} / 10 ({per_judge})",
+                value=f"{_score_text(panel.stage_score)} / 10 ({per_judge})"
+                + _score_panel_note(context),
                 href="#judgments-panel",
             )
         )
         done = [
             row.judgment for row in panel.rows if row.judgment and row.judgment.status == "done"
         ]
-        fabrication = _fabrication_item(done)
+        fabrication = _fabrication_item(_fabrication_verdicts(done, context["hallucination"]))
         if fabrication:
             items.append(fabrication)
     elif submission.stage in DEFAULT_RUBRICS:

@@ -354,10 +354,13 @@ def submission_judging_state_expression() -> Expression:
     for an annotation of a Submission queryset.
 
     Not ready: its intake status. Ready: *judging* while any of its judgments is
-    queued or running; else *judged* once every active judge has a done judgment
-    with code (the default condition), or, with no judge active (imported reviews
-    only), once it has any; else *judging* while it has a judgment with code that
-    is not done (a failed one waits for its re-run); else *ready*."""
+    queued or running; else *judged* once a judge panel is complete on it (each
+    of the panel's judges has a done scoring judgment with code, the default
+    condition) or once every active judge has a done judgment with code (or,
+    with no judge active, imported reviews only, once it has any); else
+    *judging* while it has a judgment with code that is not done (a failed one
+    waits for its re-run); else *ready*. So a judge added outside the published
+    panel never turns the published submissions back to *judging*."""
     own = Judgment.objects.filter(submission_id=OuterRef("pk"))
     with_code = own.filter(condition=JudgingCondition.WITH_CODE)
     done_by_judge = Judgment.objects.filter(
@@ -367,12 +370,30 @@ def submission_judging_state_expression() -> Expression:
         status=JudgmentStatus.DONE,
     )
     active_judge_not_done = Judge.objects.filter(is_active=True).filter(~Exists(done_by_judge))
+    # A panel with a judge that has no done scoring judgment of the submission.
+    panel_judge_not_done = JudgePanel.judges.through.objects.filter(
+        judgepanel_id=OuterRef("pk")
+    ).filter(
+        ~Exists(
+            Judgment.objects.filter(
+                submission_id=OuterRef(OuterRef(OuterRef("pk"))),
+                judge_id=OuterRef("judge_id"),
+                condition=JudgingCondition.WITH_CODE,
+                kind=JudgmentKind.SCORE,
+                status=JudgmentStatus.DONE,
+            )
+        )
+    )
+    complete_panel = JudgePanel.objects.filter(judges__isnull=False).filter(
+        ~Exists(panel_judge_not_done)
+    )
     unfinished = own.filter(status__in=[JudgmentStatus.QUEUED, JudgmentStatus.RUNNING])
     return Case(
         When(~Q(status=SubmissionStatus.READY), then=F("status")),
         When(Exists(unfinished), then=Value(SubmissionJudgingState.JUDGING)),
         When(
-            Exists(with_code.filter(status=JudgmentStatus.DONE)) & ~Exists(active_judge_not_done),
+            Exists(with_code.filter(status=JudgmentStatus.DONE))
+            & (Exists(complete_panel) | ~Exists(active_judge_not_done)),
             then=Value(SubmissionJudgingState.JUDGED),
         ),
         When(Exists(with_code), then=Value(SubmissionJudgingState.JUDGING)),
@@ -426,6 +447,87 @@ class ConditionPanel:
     dimensions: list[dict[str, Any]]
     table: list[dict[str, Any]]
     stage_score: Decimal | None
+
+
+@dataclass(frozen=True)
+class PanelScore:
+    """A judge panel that is complete on a submission (each of its judges has a
+    done scoring judgment with code) and its stage score there."""
+
+    panel: PanelChoice
+    stage_score: Decimal | None
+
+
+def _done_scorers(judgments: list[Judgment]) -> set[int]:
+    return {
+        j.judge_id
+        for j in judgments
+        if j.condition == JudgingCondition.WITH_CODE
+        and j.kind == JudgmentKind.SCORE
+        and j.status == JudgmentStatus.DONE
+    }
+
+
+def complete_panels(judgments: list[Judgment], boards: PanelChoice | None) -> list[PanelChoice]:
+    """Every panel complete on the submission (in one query), the boards' first."""
+    done = _done_scorers(judgments)
+    members: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for panel, judge_id, judge in JudgePanel.judges.through.objects.values_list(
+        "judgepanel__name", "judge_id", "judge__name"
+    ):
+        members[panel].append((judge_id, judge))
+    complete = [
+        PanelChoice(
+            name=name,
+            judge_ids=tuple(pk for pk, _ in sorted(judges, key=lambda pair: pair[1])),
+            judge_names=tuple(sorted(judge for _, judge in judges)),
+            is_default=boards is not None and boards.name == name,
+        )
+        for name, judges in members.items()
+        if {pk for pk, _ in judges} <= done
+    ]
+    return sorted(complete, key=lambda panel: (not panel.is_default, panel.name))
+
+
+def _panel_scores(
+    submission: Submission,
+    complete: list[PanelChoice],
+    shown: PanelChoice | None,
+    shown_score: Decimal | None,
+) -> list[PanelScore]:
+    """Each complete panel's stage score; the one the page shows is known already."""
+    return [
+        PanelScore(
+            panel=panel,
+            stage_score=shown_score
+            if shown is not None and panel.name == shown.name
+            else stage_scores(submission_ids=[submission.pk], judge_ids=panel.judge_ids)
+            .get(submission.pk, {})
+            .get(OVERALL),
+        )
+        for panel in complete
+    ]
+
+
+def score_panel_choose(
+    judgments: list[Judgment], boards: PanelChoice | None, complete: list[PanelChoice]
+) -> PanelChoice | None:
+    """The panel whose mean is the submission's stage score on its page, in the
+    API and in the CLI: the boards' panel (the stage's default) when it is
+    complete or one of its judges was asked; else the first complete panel;
+    else none, the mean of every judge that scored it (a newcomer's upload
+    judged only by a judge of their own)."""
+    if boards is None:
+        return None
+    if complete:
+        return complete[0]  # the boards' own when it is complete (it sorts first)
+    asked = any(
+        j.judge_id in boards.judge_ids
+        and j.condition == JudgingCondition.WITH_CODE
+        and j.kind == JudgmentKind.SCORE
+        for j in judgments
+    )
+    return boards if asked else None
 
 
 def _panel_for(
@@ -535,17 +637,26 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
         .order_by("pk")
     )
     hallucination = _hallucination_rows(judgments)
-    score_panel = stage_panel(stage=submission.stage)
+    boards_panel = stage_panel(stage=submission.stage)
+    complete = complete_panels(judgments, boards_panel)
+    score_panel = score_panel_choose(judgments, boards_panel, complete)
     # Read once: the rows, the "no judge is active" notice and "Judge now" all use them.
     active = list(Judge.objects.filter(is_active=True))
+    # Once a panel is complete its score is settled: an active judge that has not
+    # been asked (one added outside the published panel) is no row of the page.
+    awaited = [] if complete else active
     panels = []
     for condition, judges_active in (
-        (JudgingCondition.WITH_CODE, active),
+        (JudgingCondition.WITH_CODE, awaited),
         (JudgingCondition.NO_CODE, []),
     ):
         panel = _panel_for(submission, judgments, condition, judges_active, score_panel)
         if panel is not None:
             panels.append(panel)
+    with_code = panels[0] if panels and panels[0].condition == JudgingCondition.WITH_CODE else None
+    panel_scores = _panel_scores(
+        submission, complete, score_panel, with_code.stage_score if with_code else None
+    )
     shown = [row.judgment for panel in panels for row in panel.rows if row.judgment] + [
         row.judgment for row in hallucination
     ]
@@ -572,15 +683,18 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
         "complete": total > 0 and finished == total,
         "stage_score": panels[0].stage_score if panels else None,
         "score_panel": score_panel,
-        "not_counted": _not_counted(submission, judgments, score_panel),
+        # The panel the boards use (the stage's default), and every complete panel's score.
+        "boards_panel": boards_panel,
+        "panel_scores": panel_scores,
+        "not_counted": _not_counted(submission, judgments, boards_panel),
         # The panel judges' failed judgments, for the staff's "Judge again" buttons.
         "failed_panel_judgments": [
             row.judgment
             for row in (panels[0].rows if panels else [])
             if row.judgment is not None
             and row.judgment.status == JudgmentStatus.FAILED
-            and score_panel is not None
-            and row.judge.pk in score_panel.judge_ids
+            and boards_panel is not None
+            and row.judge.pk in boards_panel.judge_ids
         ],
         "cost_usd": sum(costs) if costs and all(c is not None for c in costs) else None,
         "cost_known": all(c is not None for c in costs),

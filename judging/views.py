@@ -2,13 +2,13 @@
 in, and the organiser's re-run button."""
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from benchmark.roles import organiser_required
 from common.errors import ApplicationError
 from submissions.models import Submission
 from submissions.visibility import submissions_visible_to
@@ -57,7 +57,7 @@ def submission_judgments_panel_view(request: HttpRequest, submission_id: int) ->
 
 
 @require_POST
-@staff_member_required
+@organiser_required
 def judgment_rerun_view(request: HttpRequest, judgment_id: int) -> HttpResponse:
     next_url = _local_path(request, request.POST.get("next", "")) or "/"
     try:
@@ -70,10 +70,10 @@ def judgment_rerun_view(request: HttpRequest, judgment_id: int) -> HttpResponse:
 
 
 @require_POST
-@staff_member_required
+@organiser_required
 def submission_judge_now_view(request: HttpRequest, submission_id: int) -> HttpResponse:
     """Queue every active judge that has not scored the submission (the
-    "Judge now" button, shown to staff once a judge is active)."""
+    "Judge now" button, shown to organisers once a judge is active)."""
     submission = get_object_or_404(Submission, pk=submission_id)
     next_url = _local_path(request, request.POST.get("next", "")) or reverse(
         "judging:submission-judgments", args=[submission.pk]

@@ -2,9 +2,11 @@
 
 import datetime as dt
 import json
+from collections.abc import Callable
 
 import django_filters
 from django.http import HttpResponse, StreamingHttpResponse
+from django.utils.cache import get_conditional_response
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -53,7 +55,7 @@ from .serializers import (
     ObjectiveLeaderboardSerializer,
 )
 from .tables import leaderboard_table, objective_table
-from .throttling import ExportAnonThrottle, PublicAnonThrottle
+from .throttling import ExportAnonThrottle, PublicAnonThrottle, ReleaseFileAnonThrottle
 
 
 class LeaderboardCSVRenderer(BaseRenderer):
@@ -402,12 +404,35 @@ def _refuse_blind_reviewers(request: Request) -> None:
         )
 
 
+def _stored_bytes(
+    request: Request,
+    content: Callable[[], bytes],
+    *,
+    media_type: str,
+    sha256: str = "",
+    etag: str = "",
+) -> HttpResponse:
+    """A release's stored bytes as a static file: an ETag (their hash) and a
+    year's immutable caching, so that a client or a proxy that has them asks
+    with `If-None-Match` and gets a 304 without the bytes."""
+    tag = f'"{etag or sha256}"'
+    headers = {"ETag": tag, "Cache-Control": "public, max-age=31536000, immutable"}
+    if sha256:
+        headers["X-Content-SHA256"] = sha256
+    response = get_conditional_response(request._request, etag=tag)
+    if response is None:
+        response = HttpResponse(content(), content_type=media_type)
+    for header, value in headers.items():
+        response[header] = value
+    return response
+
+
 class ReleaseAPIView(APIView):
     """A release's frozen data: exactly the canonical JSON stored when it was
     made (its SHA-256 is in the `X-Content-SHA256` header), forever."""
 
     permission_classes = [AllowAny]
-    throttle_classes = [PublicAnonThrottle]
+    throttle_classes = [ReleaseFileAnonThrottle]
 
     @extend_schema(
         operation_id="release",
@@ -429,16 +454,19 @@ class ReleaseAPIView(APIView):
         release = release_get(name=name)
         if panel := request.query_params.get("panel"):
             return Response(release_panel_data(release, panel=panel))
-        response = HttpResponse(bytes(release.content), content_type="application/json")
-        response["X-Content-SHA256"] = release.content_sha256
-        return response
+        return _stored_bytes(
+            request,
+            lambda: bytes(release.content),
+            media_type="application/json",
+            sha256=release.content_sha256,
+        )
 
 
 class ReleaseExportAPIView(APIView):
     """A release's download: its JSON, SHA256SUMS and each stage's CSV, the same bytes forever."""
 
     permission_classes = [AllowAny]
-    throttle_classes = [ExportAnonThrottle]
+    throttle_classes = [ReleaseFileAnonThrottle]
 
     @extend_schema(
         operation_id="release_export",
@@ -450,7 +478,13 @@ class ReleaseExportAPIView(APIView):
     def get(self, request: Request, name: str) -> HttpResponse:
         _refuse_blind_reviewers(request)
         release = release_get(name=name)
-        response = HttpResponse(bytes(release.export_zip), content_type="application/zip")
+        response = _stored_bytes(
+            request,
+            lambda: bytes(release.export_zip),
+            media_type="application/zip",
+            # Made from the release's content once, and stored: the same bytes forever.
+            etag=f"{release.content_sha256}-zip",
+        )
         response["Content-Disposition"] = (
             f'attachment; filename="mlrbench-release-{release.name}.zip"'
         )
@@ -463,7 +497,7 @@ class ReleaseFileAPIView(APIView):
     JSON lists the same), so `pandas.read_parquet(URL)` reads it as published."""
 
     permission_classes = [AllowAny]
-    throttle_classes = [ExportAnonThrottle]
+    throttle_classes = [ReleaseFileAnonThrottle]
 
     @extend_schema(
         operation_id="release_file",
@@ -475,8 +509,9 @@ class ReleaseFileAPIView(APIView):
     def get(self, request: Request, name: str, file: str) -> HttpResponse:
         _refuse_blind_reviewers(request)
         stored = release_file_get(name=name, file=file)
-        response = HttpResponse(bytes(stored.content), content_type=stored.media_type)
-        response["X-Content-SHA256"] = stored.sha256
-        response["ETag"] = f'"{stored.sha256}"'
-        response["Cache-Control"] = "public, max-age=31536000, immutable"
-        return response
+        return _stored_bytes(
+            request,
+            lambda: bytes(stored.content),
+            media_type=stored.media_type,
+            sha256=stored.sha256,
+        )

@@ -5,9 +5,9 @@ from rest_framework.routers import APIRootView
 from rest_framework.urlpatterns import format_suffix_patterns
 
 from benchmark import api_urls as benchmark_api
+from benchmark.views import SignInView, sign_in_elsewhere_view
 from experiments import api_urls as experiments_api
 from leaderboard import api_urls as leaderboard_api
-from reviews.views import SignInView
 from submissions import api_urls as submissions_api
 
 from . import views
@@ -53,6 +53,7 @@ urlpatterns = [
     path("", include("agent_runs.urls")),
     path("api/", include((api_patterns, "api"))),
     path("", include("leaderboard.urls")),
+    path("admin/login/", sign_in_elsewhere_view, {"default_next": "admin:index"}),
     path("admin/", admin.site.urls),
     # One sign-in for the site: reviewers land on their queue (reviews/views.py).
     path("accounts/login/", SignInView.as_view(), name="login"),

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmark.roles import IsOrganiser, IsReviewer
 from common.errors import ErrorItem, ValidationFailed
 from common.http import signed_in_user
 from submissions.models import Stage
@@ -25,7 +26,6 @@ from .forms import (
     score_field_name,
 )
 from .models import Assignment, ReviewRound, ReviewStatus
-from .roles import is_organiser, is_reviewer
 from .serializers import (
     AssignmentDetailSerializer,
     AssignmentListSerializer,
@@ -35,20 +35,6 @@ from .serializers import (
     StageAgreementSerializer,
 )
 from .views import reviews_csv_response
-
-
-class IsReviewer(permissions.BasePermission):
-    message = "Only reviewers and organisers may use this endpoint."
-
-    def has_permission(self, request, view) -> bool:
-        return is_reviewer(request.user) or is_organiser(request.user)
-
-
-class IsOrganiser(permissions.BasePermission):
-    message = "Only organisers may use this endpoint."
-
-    def has_permission(self, request, view) -> bool:
-        return is_organiser(request.user)
 
 
 class AgreementApi(APIView):

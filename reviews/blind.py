@@ -14,10 +14,10 @@ import re
 from django.db.models import Exists, OuterRef, prefetch_related_objects
 
 from benchmark.models import Agent
+from benchmark.roles import is_organiser
 from submissions.models import Artifact, Submission
 
 from .models import Assignment, HumanReview, ReviewStatus
-from .roles import is_organiser
 
 BLIND_WORD = "agent"
 

@@ -3,8 +3,8 @@ assignments, reviews with one row per scored dimension (range-checked by the
 database, as judging's DimensionScore), and the history of every submitted
 version of a review.
 
-Roles are Django groups (`reviewers`, `organisers`, created by a data
-migration); teams, and so conflicts of interest, come from `benchmark.Team`.
+Roles are Django groups (`reviewers`, `organisers`: benchmark/roles.py);
+teams, and so conflicts of interest, come from `benchmark.Team`.
 """
 
 import secrets
@@ -13,11 +13,9 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from benchmark.roles import ORGANISERS_GROUP, REVIEWERS_GROUP  # noqa: F401 - defined once there
 from judging.models import HallucinationType
 from submissions.models import Stage, Submission
-
-REVIEWERS_GROUP = "reviewers"
-ORGANISERS_GROUP = "organisers"
 
 # Codes avoid letters and digits that read alike (0/O, 1/I/L).
 _CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"

@@ -12,9 +12,10 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import Avg, Count, F, Max, Prefetch, Q, QuerySet
 
+from benchmark.roles import is_organiser
 from common.errors import ValidationFailed
 from judging.models import Judge, Judgment, JudgmentKind, JudgmentStatus, Rubric
-from judging.selectors import stage_scores
+from judging.selectors import stage_panel, stage_scores
 from submissions.models import Artifact, Stage, Submission
 
 from .agreement import DimensionAgreement, DimensionPlot, agreement_compute
@@ -31,7 +32,6 @@ from .models import (
     ReviewStatus,
     released_review_q,
 )
-from .roles import is_organiser
 
 # The column order of MLR-Bench's human_eval/human_review.csv.
 HUMAN_REVIEW_CSV_DIMENSIONS = ["Novelty", "Clarity", "Soundness", "Significance", "Overall"]
@@ -274,10 +274,19 @@ def agreement_compute_for_stage(
     judge: str | None = None,
     reviews: AgreementReviews = AgreementReviews.RELEASED,
 ) -> StageAgreement:
-    """Recompute from the database (no cache)."""
+    """Recompute from the database (no cache). The mean of the judges is the
+    stage's default panel's (what the boards show), so a judge added outside it
+    never moves the public default."""
     human_rows = human_score_rows(stage=stage, reviews=reviews)
     papers = {row[0] for row in human_rows}
-    llm = stage_scores(submission_ids=papers, judge=judge) if papers else {}
+    panel = stage_panel(stage=stage) if judge is None else None
+    llm = (
+        stage_scores(
+            submission_ids=papers, judge=judge, judge_ids=panel.judge_ids if panel else None
+        )
+        if papers
+        else {}
+    )
     human_dimensions = {row[2] for row in human_rows}
     llm_dimensions = {d for scores in llm.values() for d in scores}
     dimensions = agreement_dimensions(stage, human_dimensions, llm_dimensions)
@@ -348,9 +357,12 @@ def agreements_for_stage(
     if unknown:
         raise UnknownJudge(f"unknown judge {unknown[0]!r}", field="judge")
     fingerprint = _judgments_fingerprint(stage)
+    # The mean's panel: another default (`judges panel default`) is another answer.
+    default = stage_panel(stage=stage)
+    panel = default.name if default else ""
     return [
         AGREEMENT_GENERATION.cached(
-            (stage, name, str(reviews), fingerprint, _AGREEMENT_CACHE_FORMAT),
+            (stage, name, str(reviews), fingerprint, panel, _AGREEMENT_CACHE_FORMAT),
             partial(agreement_compute_for_stage, stage=stage, judge=name, reviews=reviews),
             timeout=ENTRY_TIMEOUT_SECONDS,
         )

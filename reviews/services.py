@@ -9,13 +9,14 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.mail import send_mass_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
 from benchmark.models import Team, Topic
+from benchmark.roles import is_reviewer, reviewer_group_join, reviewers
 from common.errors import ApplicationError, Conflict, ValidationFailed, form_error_items
 from common.results import results_changed
 from judging.models import Rubric
@@ -33,8 +34,6 @@ from .forms import (
 )
 from .models import (
     DEFAULT_MAX_LOAD,
-    ORGANISERS_GROUP,
-    REVIEWERS_GROUP,
     Assignment,
     AssignmentStatus,
     HumanHallucinationCheck,
@@ -92,16 +91,12 @@ def reviewer_register(
             "the maximum load cannot be negative", code="min_value", field="max_load"
         )
     with transaction.atomic():
-        user.groups.add(Group.objects.get_or_create(name=REVIEWERS_GROUP)[0])
+        reviewer_group_join(user=user)
         profile, _ = ReviewerProfile.objects.update_or_create(
             user=user,
             defaults={"affiliation": affiliation, "expertise": expertise, "max_load": max_load},
         )
     return profile
-
-
-def organiser_register(*, user: User) -> None:
-    user.groups.add(Group.objects.get_or_create(name=ORGANISERS_GROUP)[0])
 
 
 # Rounds and assignments -------------------------------------------------------------------
@@ -178,12 +173,7 @@ class AssignmentPlan:
 
 
 def _reviewer_pool() -> list[User]:
-    return list(
-        User.objects.filter(is_active=True, groups__name=REVIEWERS_GROUP)
-        .select_related("reviewer_profile")
-        .order_by("id")
-        .distinct()
-    )
+    return list(reviewers().select_related("reviewer_profile").order_by("id"))
 
 
 def _open_loads(user_ids: Iterable[int]) -> dict[int, int]:
@@ -313,7 +303,7 @@ def assignment_add(
         raise AssignmentRefused("this round is closed")
     if submission.stage != review_round.stage:
         raise AssignmentRefused(f"this paper is not of the round's stage ({review_round.stage})")
-    if not (reviewer.is_active and reviewer.groups.filter(name=REVIEWERS_GROUP).exists()):
+    if not is_reviewer(reviewer):
         raise AssignmentRefused(f"{reviewer} is not an active reviewer")
     if submission.agent.team.members.filter(pk=reviewer.pk).exists():
         raise AssignmentRefused(

@@ -11,12 +11,7 @@ from functools import wraps
 from typing import Concatenate, ParamSpec, cast
 from urllib.parse import urlencode
 
-from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import get_user_model
-from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import LoginView
-from django.core.exceptions import PermissionDenied
 from django.http import (
     FileResponse,
     Http404,
@@ -25,7 +20,7 @@ from django.http import (
     JsonResponse,
 )
 from django.http.response import HttpResponseBase
-from django.shortcuts import get_object_or_404, redirect, render, resolve_url
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 from django.utils.timezone import make_aware
@@ -33,9 +28,11 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from benchmark.descriptions import task_description_html
+from benchmark.roles import is_organiser, reviewer_required, reviewers, role_required
 from common.csv_cells import csv_row
 from common.errors import form_add_errors
 from common.http import AuthenticatedHttpRequest, json_error
+from judging.selectors import stage_panel
 from submissions.derived import artifact_trace
 from submissions.models import ArtifactKind, Stage
 from submissions.selectors import trace_page
@@ -61,36 +58,17 @@ from .forms import (
     ReviewRoundForm,
     score_field_name,
 )
-from .models import REVIEWERS_GROUP, Assignment, ReviewRound, ReviewStatus
-from .roles import is_organiser, is_reviewer
+from .models import Assignment, ReviewRound, ReviewStatus
 
 P = ParamSpec("P")
 
-LOGIN_URL = "reviews:login"
 # Files a reviewer's browser may display inline; anything else is shown as text.
 _INLINE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"}
 
 
-def _role_required(check, refusal: str):
-    def decorator(view):
-        @wraps(view)
-        @login_required(login_url=LOGIN_URL)
-        def wrapped(request, *args, **kwargs):
-            if not check(request.user):
-                raise PermissionDenied(refusal)
-            return view(request, *args, **kwargs)
-
-        return wrapped
-
-    return decorator
-
-
-reviewer_required = _role_required(
-    lambda user: is_reviewer(user) or is_organiser(user),
-    "This page is for reviewers and organisers.",
-)
-organiser_required = _role_required(
-    is_organiser, "This page is for the review organisers; your papers are in your review queue."
+organiser_required = role_required(
+    "organiser",
+    refusal="This page is for the review organisers; your papers are in your review queue.",
 )
 
 
@@ -334,12 +312,7 @@ def rounds_view(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 
 def _reviewers():
-    return (
-        get_user_model()
-        .objects.filter(is_active=True, groups__name=REVIEWERS_GROUP)
-        .order_by("username")
-        .distinct()
-    )
+    return reviewers().order_by("username")
 
 
 @never_cache
@@ -605,6 +578,7 @@ def agreement_view(request: HttpRequest) -> HttpResponse:
                 if value != Stage.METHOD
             ],
             "judges": selectors.agreement_judges(),
+            "mean_panel": stage_panel(stage=stage) if stage in Stage.values else None,
             "result": result,
             "charts": agreement_charts(result) if result else [],
             "columns": [label for _key, label, _fmt in _AGREEMENT_COLUMNS],
@@ -614,16 +588,3 @@ def agreement_view(request: HttpRequest) -> HttpResponse:
         },
         status=400 if error else 200,
     )
-
-
-class SignInView(LoginView):
-    """Every sign-in form of the site: a reviewer lands on their queue (or the
-    review page they were sent from), everyone else where they were going."""
-
-    def get_success_url(self) -> str:
-        user = self.request.user
-        wanted = self.get_redirect_url()
-        if is_reviewer(user) and not user.is_staff and not is_organiser(user):
-            queue = reverse("reviews:queue")
-            return wanted if wanted.startswith(queue) else queue
-        return wanted or resolve_url(self.next_page or settings.LOGIN_REDIRECT_URL)

@@ -12,14 +12,15 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 
 from benchmark.models import Agent, Task
+from benchmark.roles import is_organiser
 from common.hooks import setting_callables
 
 from .models import Submission
 
 
 def sees_system_agents(user: User | AnonymousUser) -> bool:
-    """Staff see the system agents' submissions (the judges' canaries); no one else."""
-    return bool(user.is_authenticated and user.is_staff)
+    """Organisers see the system agents' submissions (the judges' canaries); no one else."""
+    return is_organiser(user)
 
 
 def staff_only_submission(*, user: User | AnonymousUser, submission_id: int) -> bool:

@@ -71,7 +71,13 @@ def _scores_print(judging: dict[str, Any]) -> None:
     stage = judging.get("stage_scores", {}).get("with_code") or {}
     for dimension, score in stage.items():
         print(f"  {dimension:<20} {score}")
-    print(f"stage score: {judging.get('stage_score')}")
+    score = judging.get("stage_score")
+    # The panel whose mean it is (the site picks the one that judged it); none: its judges'.
+    panel = judging.get("panel")
+    if score is None:
+        print("stage score: not yet")
+    else:
+        print(f"stage score: {score} ({f'panel {panel}' if panel else 'the mean of its judges'})")
 
 
 def _follow(site: Site, submission_id: int, timeout: float) -> int:

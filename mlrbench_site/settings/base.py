@@ -193,9 +193,10 @@ USE_TZ = True
 FILE_UPLOAD_HANDLERS = ["submissions.uploads.ArchiveUploadHandler"]
 
 # Anonymous clients are throttled, every API endpoint per scope and every page
-# (common/throttling.py); signed-in users are not. A client is its address:
-# the one the last of NUM_PROXIES trusted proxies saw in X-Forwarded-For, or
-# the socket's (0, the default: nothing in a header is trusted).
+# (common/throttling.py: the `limits` library over REDIS_URL); signed-in users
+# are not. A client is its address: the one the last of NUM_PROXIES trusted
+# proxies saw in X-Forwarded-For, or the socket's (0, the default: nothing in a
+# header is trusted).
 NUM_PROXIES = env.int("NUM_PROXIES", default=0)
 if NUM_PROXIES < 0:
     raise ImproperlyConfigured("NUM_PROXIES must be 0 or more.")
@@ -223,6 +224,10 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_THROTTLE_RATES": {
         "public_api": env.str("API_ANON_RATE", default="600/minute"),
         "export": env.str("EXPORT_ANON_RATE", default="30/hour"),
+        # A release's stored files (JSON, export.zip, Parquet, card, croissant.json):
+        # one load with pandas, `datasets` or mlcroissant is tens of requests (HEAD and
+        # range requests per file), and a researcher loads one many times an hour.
+        "release_files": env.str("RELEASE_FILES_ANON_RATE", default="3000/hour"),
         "pages": env.str("PAGE_ANON_RATE", default="300/minute"),
     },
 }

@@ -10,6 +10,7 @@ from django.urls import reverse
 from agent_runs.models import AgentRun, RunStatus, StageName, StageStatus
 from agent_runs.services import agent_run_create, agent_run_enqueue
 from agent_runs.workspace import TRACE_NAME, Trace, workspace_of
+from benchmark.roles import organiser_grant
 from mlrbench_site.celery import app
 from tests.agent_runs.conftest import TEST_KEY_ENV
 from tests.benchmark.factories import TaskFactory, UserFactory
@@ -21,7 +22,9 @@ API_BASE = "http://127.0.0.1:9/v1"  # never called: these runs are not executed
 
 @pytest.fixture
 def organiser(db):
-    return UserFactory(username="organiser", is_staff=True)
+    user = UserFactory(username="organiser")
+    organiser_grant(user=user)
+    return user
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from django.core.management import CommandError, call_command
 
 from agent_runs.models import AgentRun
 from agent_runs.services import agent_run_create
+from benchmark.roles import organiser_grant
 from common.errors import ValidationFailed
 from common.llm_policy import key_env_problem
 
@@ -139,7 +140,9 @@ def test_the_new_run_form_checks_the_model_before_queueing(client, task, fake_ll
 
     from tests.support.fake_llm import error
 
-    client.force_login(User.objects.create_user("grace", password="pw", is_staff=True))
+    grace = User.objects.create_user("grace", password="pw")
+    organiser_grant(user=grace)
+    client.force_login(grace)
     fake_llm.script(error(401, "Incorrect API key provided"))
     options = run_options(fake_llm)
     response = client.post(

@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from agent_runs.models import AgentRun, RunStatus
+from benchmark.roles import organiser_grant
 from tests.agent_runs.conftest import (  # noqa: F401 - the agent-run fixtures
     TEST_KEY_ENV,
     _agent_key,
@@ -28,7 +29,7 @@ SHOTS = Path(os.environ.get("E2E_SCREENSHOTS", "/tmp/mlrbench-e2e-shots"))  # no
 
 def _sign_in(page, next_url: str) -> None:
     page.goto(f"/accounts/login/?next={next_url}")
-    page.get_by_label("User name").fill("grace")
+    page.get_by_label("Username").fill("grace")
     page.get_by_label("Password").fill("a-long-test-password")
     page.get_by_role("button", name="Sign in").click()
 
@@ -40,7 +41,7 @@ def test_a_run_started_from_the_form_is_followed_live_on_its_page(
     celery_worker_process,
 ):
     """End to end: the scripted model writes, runs and finishes in the sandbox."""
-    UserFactory(username="grace", is_staff=True)
+    organiser_grant(user=UserFactory(username="grace"))
     TaskFactory(slug="iclr2025_agents", title="Agents workshop")
     # A slow idea: the page has time to show the run while it is running.
     server = FakeLLMServer(default=scripted_agent(slow={"idea": 4}))
@@ -85,7 +86,8 @@ def test_a_run_started_from_the_form_is_followed_live_on_its_page(
 
 
 def test_cancel_asks_first_and_says_where_the_run_stopped(page, media_root):
-    organiser = UserFactory(username="grace", is_staff=True)
+    organiser = UserFactory(username="grace")
+    organiser_grant(user=organiser)
     task = TaskFactory(slug="iclr2025_agents", title="Agents workshop")
     from agent_runs.services import agent_run_create
 

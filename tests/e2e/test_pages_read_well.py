@@ -115,12 +115,12 @@ class Cast:
 def cast_build(data: Path) -> Cast:
     """The imported sample, the site's objective task, a staff organiser, a
     reviewer assigned one imported paper, and two releases."""
+    from benchmark.accounts import user_create
     from experiments.shipped import objective_tasks_install
     from judging.services import ensure_default_rubrics
     from leaderboard.releases import release_create
     from reviews.services import (
         assignment_add,
-        organiser_register,
         review_round_create,
         reviewer_register,
     )
@@ -135,10 +135,8 @@ def cast_build(data: Path) -> Cast:
     objective_tasks_install()
     release_create(name="sample-1")
     release_create(name="sample-2")
-    organiser = UserFactory(
-        username="organiser", password=PASSWORD, is_staff=True, is_superuser=True
-    )
-    organiser_register(user=organiser)
+    # As `accounts user-create organiser --organiser` makes one: no superuser.
+    organiser = user_create(username="organiser", password=PASSWORD, roles=["organiser"])
     reviewer = UserFactory(username="reviewer", password=PASSWORD)
     reviewer_register(user=reviewer)
     by_stage = {
@@ -370,9 +368,19 @@ def pages_walk(browser, base_url: str, cast: Cast) -> Walk:
         "agent-run-new": "/agent-runs/new/",
         "staff-submission-idea": f"/submissions/{cast.submissions['idea']}/",
         "staff-submission-end2end": f"/submissions/{cast.submissions['end2end']}/",
+        # The admin for the site's models, through the organisers group (issue 39).
+        "admin": "/admin/",
+        "admin-judges": "/admin/judging/judge/",
+        "admin-rounds": "/admin/reviews/reviewround/",
+        "admin-user-add": "/admin/auth/user/add/",
     }
     for name, url in organiser_pages.items():
         walk.visit(page, f"organiser-{name}", url)
+        if name == "admin":
+            walk.expect(
+                "the organiser's admin lists the site's models",
+                page.locator("#content-main", has_text="MLR-Judge").count() > 0,
+            )
     context.close()
     return walk
 

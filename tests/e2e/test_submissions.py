@@ -36,7 +36,7 @@ def test_a_builder_signs_in_uploads_a_run_and_sees_the_paper_with_its_figures(
 
     page.goto("/")
     page.get_by_role("link", name="Sign in").click()
-    page.get_by_label("User name").fill("grace")
+    page.get_by_label("Username").fill("grace")
     page.get_by_label("Password").fill("a-long-test-password")
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("link", name="Upload").click()
@@ -72,7 +72,7 @@ def test_a_refused_upload_shows_the_services_message_without_leaving_the_form(
     archive = zip_entries(tmp_path / "run.zip", {"claude_code/main.py": b"print(1)"})
 
     page.goto("/accounts/login/?next=/submissions/new/")
-    page.get_by_label("User name").fill("ada")
+    page.get_by_label("Username").fill("ada")
     page.get_by_label("Password").fill("a-long-test-password")
     page.get_by_role("button", name="Sign in").click()
     page.get_by_label("Agent").select_option(label="ada-agent")

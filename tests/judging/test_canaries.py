@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from benchmark.roles import organiser_grant
 from judging.canary_selectors import canary_scores, points_at
 from judging.canary_services import CANARY_AGENT, PaperCorpus
 from judging.models import (
@@ -358,7 +359,8 @@ def test_canaries_are_absent_from_every_public_answer(
         'data-testid="canary-recall"' in client.get("/fabrication/?stage=end2end").content.decode()
     )
     # Staff see the canaries' pages.
-    staff = django_user_model.objects.create_user("staff", password="x", is_staff=True)
+    staff = django_user_model.objects.create_user("staff", password="x")
+    organiser_grant(user=staff)
     client.force_login(staff)
     twin = next(c for c in canaries if c.role == CanaryRole.TWIN)
     page = client.get(f"/submissions/{twin.submission_id}/")

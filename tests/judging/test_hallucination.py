@@ -238,3 +238,24 @@ def test_a_new_upload_is_hallucination_reviewed_by_the_loopback_judges_through_a
         assert list(review.findings.values_list("type", flat=True)) == [
             HallucinationType.FAKED_EXPERIMENTAL_RESULTS
         ]
+
+
+@pytest.mark.django_db
+def test_the_fabrication_summary_says_what_the_hallucination_review_below_it_says(
+    hallucination_rubrics, judge_for, fake_llm, client
+):
+    """Issue 39: the summary said "none found by 1 judge" (the scoring judgment's
+    field) above a review that said "Hallucination found: yes"."""
+    judge_for("local-qwen")
+    submission = end2end_submission(status="ready")
+    fake_llm.default = by_kind  # the score says no hallucination, the review finds one
+    judgments_queue(submissions=[submission])
+    for judgment in Judgment.objects.filter(submission=submission):
+        judgment_run(judgment_id=judgment.pk)
+
+    html = client.get(submission.get_absolute_url()).content.decode()
+    verdict = html[html.index('data-testid="hallucination-verdict-local-qwen"') :][:300]
+    assert "yes" in verdict
+    summary = html[html.index('data-testid="summary-fabrication"') :][:300]
+    assert "flagged by 1 of 1 judge (local-qwen)" in summary
+    assert "none found" not in summary

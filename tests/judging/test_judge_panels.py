@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
 
+from benchmark.roles import organiser_grant
 from judging.models import Judge, JudgePanel, Judgment, JudgmentStatus, StagePanel
 from judging.services import judgment_run, rubric_current
 from leaderboard.selectors import LEADERBOARD_STAGES
@@ -51,6 +52,9 @@ def boards(client) -> dict[str, bytes]:
         answers[f"page {stage}"] = page[page.index(b'data-testid="leaderboard-summary"') :]
     for stage in ("experiment", "paper", "end2end"):
         answers[f"fabrication {stage}"] = client.get("/api/fabrication/", {"stage": stage}).content
+    # The public agreement page's default, "Mean of the judges" (issue 39, finding 3).
+    agreement = client.get("/api/agreement/", {"stage": "end2end"}).json()
+    answers["agreement end2end"] = repr(agreement["dimensions"]).encode()
     return answers
 
 
@@ -138,11 +142,15 @@ def test_a_failed_panel_judgment_shows_the_submission_as_not_counted_with_the_re
     assert status.json()["not_counted"]["panel"] == "local"
     assert "refused the API key" in status.json()["not_counted"]["reason"]
 
-    staff = django_user_model.objects.create_user("organiser", password="pw", is_staff=True)
+    staff = django_user_model.objects.create_user("organiser", password="pw")
+    organiser_grant(user=staff)
     client.force_login(staff)
     page = client.get(f"/submissions/{failed.submission_id}/judgments/").content.decode()
     assert 'data-testid="not-counted"' in page and "Judge again (local-qwen)" in page
-    assert "judge panel <strong>local</strong>" in page
+    # Its score is the complete panel's (mlr-judge), and the page says the boards' is local.
+    assert "judge panel\n      <strong>mlr-judge</strong>" in page
+    assert "the leaderboard uses the panel <strong>local</strong>, which has not scored it" in page
+    assert status.json()["panel"] == "mlr-judge"
 
 
 def test_judge_pending_after_the_quick_start_queues_only_new_uploads(sample, fake_llm):
@@ -173,3 +181,99 @@ def test_judge_pending_after_the_quick_start_queues_only_new_uploads(sample, fak
     assert not queued & imported
     assert "queued 1 new and 0 again" in output
     assert "sent 1 judgment(s) left queued again" in output  # the stopped run's leftover
+
+
+def _summary(client, submission) -> str:
+    html = client.get(submission.get_absolute_url()).content.decode()
+    return html
+
+
+def test_a_judge_outside_the_published_panel_changes_no_published_submissions_page(
+    sample, client, fake_llm
+):
+    """Issue 39, finding 3: the local judge turned the published pages back to
+    "Judging", with a "local-qwen — Not queued" row."""
+    from judging.selectors import submission_judging_state
+
+    published = list(Submission.objects.filter(stage=Stage.END2END))
+    assert published
+    before = {s.pk: submission_judging_state(submission_id=s.pk) for s in published}
+    assert set(before.values()) == {"judged"}
+
+    add_local_judge(fake_llm)  # active, in no panel, has judged nothing yet
+
+    after = {s.pk: submission_judging_state(submission_id=s.pk) for s in published}
+    assert after == before
+    for submission in published[:5]:
+        html = _summary(client, submission)
+        assert ">Judged<" in html[html.index('data-testid="submission-status"') :][:60]
+        assert "local-qwen" not in html and "Not queued" not in html
+        assert 'data-testid="panel-score-mlr-judge"' in html
+        assert "the leaderboard&#x27;s panel" in html or "the leaderboard's panel" in html
+
+
+def test_the_local_judge_recipe_ends_with_the_newcomers_upload_scored(sample, client, fake_llm):
+    """Issue 39, finding 4: the page said "Stage score — / 10 (local-qwen 9.0)" and
+    `mlrbench status` "stage score: None"; with `judges add --panel local` (the
+    README's recipe) the upload's page, API and client give the local panel's score."""
+    import sys
+    from contextlib import redirect_stdout
+    from io import StringIO as Text
+    from pathlib import Path
+
+    fake_llm.default = answer(review_answer("end2end", score=7, overall=7))
+    added = run(
+        "judges", "add", "--name", "local-qwen", "--model", "openai/qwen3:32b",
+        "--api-base", fake_llm.url, "--input-price", "0", "--output-price", "0",
+        "--panel", "local",
+    )  # fmt: skip
+    assert "makes the panel local" in added
+    assert {j.name for j in JudgePanel.objects.get(name="local").judges.all()} == {"local-qwen"}
+    upload = end2end_submission(task_slug="iclr2025_new_upload", status="ready")
+    run("judge", "--pending", "--yes")
+    for judgment in Judgment.objects.filter(submission=upload, status=JudgmentStatus.QUEUED):
+        judgment_run(judgment_id=judgment.pk)
+
+    html = _summary(client, upload)
+    summary = html[html.index('data-testid="summary-stage-score"') :][:400]
+    assert "7.0 / 10 (local-qwen 7.0) · panel local; the leaderboard uses mlr-judge" in summary
+    assert 'data-testid="panel-score-local"' in html
+    status_shown = html[html.index('data-testid="submission-status"') :][:60]
+    assert ">Judged<" in status_shown
+    status = client.get(f"/api/submissions/{upload.pk}/judgments/").json()
+    assert status["panel"] == "local" and status["stage_score"] == 7.0
+
+    # What `mlrbench status` and `--wait` print from that answer.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "client"))
+    try:
+        from mlrbench_client.cli import _scores_print
+    finally:
+        sys.path.pop(0)
+    printed = Text()
+    with redirect_stdout(printed):
+        _scores_print(status)
+    assert "stage score: 7.0 (panel local)" in printed.getvalue()
+
+    # Refused, and nothing added, when the panel exists already.
+    with pytest.raises(CommandError, match="exists already"):
+        run(
+            "judges", "add", "--name", "other", "--model", "openai/x", "--api-base",
+            fake_llm.url, "--no-check", "--panel", "local",
+        )  # fmt: skip
+    assert not Judge.objects.filter(name="other").exists()
+
+
+def test_without_a_panel_the_upload_shows_its_judges_mean_and_says_so(sample, client, fake_llm):
+    add_local_judge(fake_llm)  # score 1 everywhere, in no panel
+    upload = end2end_submission(task_slug="iclr2025_new_upload", status="ready")
+    run("judge", "--pending", "--yes")
+    for judgment in Judgment.objects.filter(submission=upload, status=JudgmentStatus.QUEUED):
+        judgment_run(judgment_id=judgment.pk)
+
+    html = _summary(client, upload)
+    summary = html[html.index('data-testid="summary-stage-score"') :][:400]
+    assert "1.0 / 10 (local-qwen 1.0) · its judges&#x27; mean" in summary or (
+        "1.0 / 10 (local-qwen 1.0) · its judges' mean" in summary
+    )
+    status = client.get(f"/api/submissions/{upload.pk}/judgments/").json()
+    assert status["panel"] is None and status["stage_score"] == 1.0

@@ -9,9 +9,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from benchmark.roles import organiser_grant
 from reviews.models import ReviewRound
 from reviews.services import (
-    organiser_register,
     placeholder_reviewer,
     review_import_record,
     review_round_release,
@@ -150,7 +150,7 @@ def test_an_organiser_releases_a_round_from_its_page(client, papers):
     review_round = ReviewRoundFactory()
     review(new, review_round, "rev-1", 7)
     organiser = ReviewUserFactory(username="organiser")
-    organiser_register(user=organiser)
+    organiser_grant(user=organiser)
     client.force_login(organiser)
     url = reverse("reviews:round", args=[review_round.pk])
     assert "not released" in client.get(url).content.decode()

@@ -1,6 +1,7 @@
 import pytest
 
-from reviews.services import organiser_register, reviewer_register
+from benchmark.roles import organiser_grant
+from reviews.services import reviewer_register
 
 from .factories import RubricFactory, UserFactory
 
@@ -28,5 +29,5 @@ def make_reviewer(db):
 @pytest.fixture
 def organiser(db):
     user = UserFactory(username="organiser")
-    organiser_register(user=user)
+    organiser_grant(user=user)
     return user

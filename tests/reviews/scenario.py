@@ -5,10 +5,10 @@ submitted, reviewer C is a reviewer without this paper; an organiser."""
 
 from dataclasses import dataclass
 
+from benchmark.roles import organiser_grant
 from reviews.models import Assignment
 from reviews.services import (
     assignment_add,
-    organiser_register,
     review_round_create,
     review_submit,
     reviewer_register,
@@ -107,7 +107,7 @@ def scenario_build() -> Scenario:
             {"Clarity": 7, "Novelty": 6, "Soundness": 5, "Significance": 6, "Overall": overall},
         )
     organiser = UserFactory(username="organiser")
-    organiser_register(user=organiser)
+    organiser_grant(user=organiser)
     reviewers = {}
     for letter in "abcd":
         user = UserFactory(username=f"reviewer-{letter}")

@@ -272,8 +272,9 @@ def test_cached_and_current_after_a_review_or_a_judgment_changes(
     generated, django_assert_num_queries, django_capture_on_commit_callbacks, make_reviewer
 ):
     before = agreement_for_stage(stage=Stage.END2END, reviews=SUBMITTED)
-    # From the cache: one small query (the judgments' fingerprint), no recomputation.
-    with django_assert_num_queries(1):
+    # From the cache: two small queries (the judgments' fingerprint and the stage's
+    # default panel, whose judges' mean is the default), no recomputation.
+    with django_assert_num_queries(2):
         assert agreement_for_stage(stage=Stage.END2END, reviews=SUBMITTED) == before
 
     # A new submitted review (through the service the import and the pages use).

@@ -12,11 +12,11 @@ import re
 import pytest
 from django.urls import reverse
 
+from benchmark.roles import organiser_grant
 from leaderboard.releases import release_create
 from reviews.models import HumanReview
 from reviews.services import (
     assignment_add,
-    organiser_register,
     review_round_close,
     review_round_create,
     reviewer_register,
@@ -120,7 +120,7 @@ def probe(media_root):
         for judge in judges:
             judgment_record(submission, judge, rubric, _scores(7))
     organiser = UserFactory(username="organiser")
-    organiser_register(user=organiser)
+    organiser_grant(user=organiser)
     reviewer = UserFactory(username="reviewer")
     reviewer_register(user=reviewer)
     review_round = review_round_create(

@@ -186,7 +186,7 @@ def _every_action_url(review_round, assignment) -> list[str]:
 
 def test_only_organisers_may_act_on_a_round(client, review_round, assignment, reviewer):
     urls = _every_action_url(review_round, assignment)
-    login = reverse("reviews:login")
+    login = reverse("login")  # the one sign-in page
     for url in urls:
         response = client.post(url)
         assert response.status_code == 302 and response["Location"].startswith(login)

@@ -17,6 +17,7 @@ from benchmark.accounts import api_token_authenticate, api_token_create
 from benchmark.forms import AgentForm, ApiTokenForm, model_family_guess
 from benchmark.mlrbench_import import ImportOptions, tasks_part
 from benchmark.models import Agent, ModelFamily, Task, Team, Topic
+from benchmark.roles import organiser_grant
 from benchmark.services import SHIPPED_TOPICS_CSV, task_topics_default_apply
 from benchmark.task_files import GENERIC_HEADINGS, task_file_parse, topics_csv_parse
 from judging.models import Judgment
@@ -54,7 +55,9 @@ def test_without_an_active_judge_the_submission_page_tells_staff_how_to_add_one(
     html = client.get(submission.get_absolute_url()).content.decode()
     assert 'data-testid="not-judged-yet"' in html and "No judge is active" not in html
     assert "not judged yet" in html
-    client.force_login(UserFactory(is_staff=True))
+    organiser = UserFactory()
+    organiser_grant(user=organiser)
+    client.force_login(organiser)
     html = client.get(submission.get_absolute_url()).content.decode()
     hint = html[html.index('data-testid="no-active-judge"') :][:3000]
     assert "No judge is active" in hint
@@ -65,7 +68,8 @@ def test_without_an_active_judge_the_submission_page_tells_staff_how_to_add_one(
 
 
 def test_staff_get_judge_now_once_a_judge_is_active_and_it_queues_the_judges(client):
-    staff = UserFactory(is_staff=True)
+    staff = UserFactory()
+    organiser_grant(user=staff)
     submission = SubmissionFactory(stage="end2end")
     client.force_login(staff)
     assert (
@@ -92,12 +96,14 @@ def test_staff_get_judge_now_once_a_judge_is_active_and_it_queues_the_judges(cli
     )
 
 
-def test_judge_now_is_for_staff_only(client):
+def test_judge_now_is_for_organisers_only(client):
     JudgeFactory(is_active=True)
     submission = SubmissionFactory(stage="end2end")
-    client.force_login(UserFactory())
-    response = client.post(reverse("judging:submission-judge-now", args=[submission.pk]))
-    assert response.status_code == 302 and "/login/" in response["Location"]
+    url = reverse("judging:submission-judge-now", args=[submission.pk])
+    response = client.post(url)
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    client.force_login(UserFactory())  # signed in, not an organiser: refused
+    assert client.post(url).status_code == 403
     assert not Judgment.objects.exists()
 
 
@@ -179,7 +185,7 @@ def test_reviewers_sign_in_to_their_queue(client):
     user = UserFactory(username="rita")
     reviewer_register(user=user)
     response = client.post(
-        reverse("reviews:login"), {"username": "rita", "password": "a-long-test-password"}
+        reverse("login"), {"username": "rita", "password": "a-long-test-password"}
     )
     assert response.status_code == 302 and response["Location"] == reverse("reviews:queue")
 

@@ -2,6 +2,9 @@
 set up by a script:
 
     python manage.py accounts user-create alice --email alice@example.org --password-env ALICE_PW
+    python manage.py accounts user-create olga --organiser --password-env OLGA_PW
+    python manage.py accounts role-add alice reviewer      # organiser, reviewer, superuser
+    python manage.py accounts role-remove alice reviewer
     python manage.py accounts team-create "My lab" --user alice
     python manage.py accounts agent-register my-agent-v2 --team my-lab --user alice \\
         --display-name "My agent v2" --base-model anthropic/claude-3-7-sonnet-20250219
@@ -15,9 +18,18 @@ import sys
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmark.accounts import agent_register, api_token_create, team_create, user_create
+from benchmark.accounts import (
+    USER_ROLES,
+    agent_register,
+    api_token_create,
+    team_create,
+    user_create,
+    user_role_add,
+    user_role_remove,
+)
 from benchmark.forms import model_family_guess
 from benchmark.models import ModelFamily, Team
+from benchmark.roles import user_roles
 from common.errors import ApplicationError
 
 
@@ -34,8 +46,24 @@ class Command(BaseCommand):
             metavar="VAR",
             help="the environment variable holding the password (else: asked twice)",
         )
-        user.add_argument("--staff", action="store_true", help="an organiser (staff)")
+        user.add_argument(
+            "--organiser",
+            "--staff",  # its old name, still documented in places
+            action="store_true",
+            dest="organiser",
+            help="an organiser: the admin for the site's models, review rounds, judges, "
+            "releases, agent runs (--staff is the same)",
+        )
         user.add_argument("--reviewer", action="store_true", help="an expert reviewer")
+        for action, what in (("role-add", "give"), ("role-remove", "take")):
+            role = sub.add_parser(action, help=f"{what} an existing user a role")
+            role.add_argument("username", metavar="USERNAME")
+            role.add_argument(
+                "role",
+                choices=sorted(USER_ROLES),
+                metavar="ROLE",
+                help=f"one of: {', '.join(sorted(USER_ROLES))}",
+            )
         team = sub.add_parser("team-create", help="a team, with USER as its first member")
         team.add_argument("name")
         team.add_argument("--user", required=True)
@@ -63,6 +91,8 @@ class Command(BaseCommand):
     def handle(self, *args, action: str, **options):
         if action == "user-create":
             return self._user_create(options)
+        if action in ("role-add", "role-remove"):
+            return self._role(action, options)
         user = self._user(options["user"])
         try:
             if action == "team-create":
@@ -89,21 +119,35 @@ class Command(BaseCommand):
         return user
 
     def _user_create(self, options) -> None:
+        roles = [r for r in ("organiser", "reviewer") if options[r]]
         password = self._password(options["password_env"])
         try:
             user = user_create(
                 username=options["username"],
                 password=password,
                 email=options["email"],
-                is_staff=options["staff"],
-                roles=["reviewer"] if options["reviewer"] else [],
+                roles=roles,
             )
         except ApplicationError as exc:
             raise CommandError(exc.message) from exc
-        roles = [r for r, on in (("staff", user.is_staff), ("reviewer", options["reviewer"])) if on]
         self.stdout.write(
             f"user {user.username} created{' (' + ', '.join(roles) + ')' if roles else ''}"
         )
+
+    def _role(self, action: str, options) -> None:
+        user = self._user(options["username"])
+        role = options["role"]
+        try:
+            if action == "role-add":
+                user_role_add(user=user, role=role)
+            else:
+                user_role_remove(user=user, role=role)
+        except ApplicationError as exc:
+            raise CommandError(exc.message) from exc
+        user.refresh_from_db()
+        held = ", ".join(user_roles(user)) or "none"
+        done = "is now" if action == "role-add" else "is no longer"
+        self.stdout.write(f"{user.username} {done} {role} (roles: {held})")
 
     def _password(self, variable: str | None) -> str:
         if variable:

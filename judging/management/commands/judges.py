@@ -2,13 +2,14 @@ import argparse
 from decimal import Decimal, InvalidOperation
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 from django.db.models import Count, Q, Sum
 
 from benchmark.models import ModelFamily
 from common.errors import ValidationFailed
 from common.llm import usage_line
 from judging import services
-from judging.models import Judge, JudgmentStatus
+from judging.models import Judge, JudgePanel, JudgmentStatus
 from judging.rubrics import DEFAULT_RUBRICS
 from judging.selectors import panels_list
 
@@ -54,6 +55,13 @@ class Command(BaseCommand):
                 help=f"USD per million {kind} tokens, for a model litellm's price table lacks "
                 "(give both prices or neither)",
             )
+        add.add_argument(
+            "--panel",
+            default="",
+            metavar="NAME",
+            help="also make a new judge panel NAME of this judge: the pages of what it judges "
+            "show that panel's score (the boards keep their default panel)",
+        )
         add.add_argument("--inactive", action="store_true", help="add it disabled")
         add.add_argument(
             "--no-check",
@@ -86,7 +94,21 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
 
     def _add(self, **options):
-        added = services.judge_create(
+        panel_name = options["panel"]
+        if panel_name and JudgePanel.objects.filter(name=panel_name).exists():
+            # Checked first: nothing is added when the panel cannot be made.
+            raise CommandError(
+                f"a panel named {panel_name!r} exists already, and a panel's judges are fixed: "
+                "name a new one"
+            )
+        with transaction.atomic():
+            added = self._judge_create(options)
+            if panel_name:
+                services.panel_create(name=panel_name, judges=[added.judge.name])
+        self._added_say(added, panel_name)
+
+    def _judge_create(self, options) -> services.JudgeAdded:
+        return services.judge_create(
             name=options["name"],
             model=options["model"],
             api_base=options["api_base"],
@@ -101,17 +123,27 @@ class Command(BaseCommand):
             is_active=not options["inactive"],
             check=not options["no_check"],
         )
+
+    def _added_say(self, added: services.JudgeAdded, panel_name: str) -> None:
         judge = added.judge
         if added.check is not None:
             self.stdout.write(f"checked: {usage_line(added.check)}")
         state = "active" if judge.is_active else "inactive"
         self.stdout.write(self.style.SUCCESS(f"added judge {judge.name} ({judge.model}, {state})"))
-        self.stdout.write(
-            f"{judge.name} is in no panel, so no board's scores change. To rank by it: "
-            f"`python manage.py judges panel create {judge.name}-panel --judge {judge.name}` "
-            f"and see /leaderboard/?panel={judge.name}-panel (or make it the default: "
-            f"`python manage.py judges panel default {judge.name}-panel`)."
-        )
+        if panel_name:
+            self.stdout.write(
+                f"{judge.name} makes the panel {panel_name}: each submission it judges shows "
+                f"that panel's score on its page; the default boards do not change. Rank by it "
+                f"at /leaderboard/?panel={panel_name} (or make it the default: "
+                f"`python manage.py judges panel default {panel_name}`)."
+            )
+        else:
+            self.stdout.write(
+                f"{judge.name} is in no panel, so no board's scores change. To rank by it: "
+                f"`python manage.py judges panel create {judge.name}-panel --judge {judge.name}` "
+                f"and see /leaderboard/?panel={judge.name}-panel (or make it the default: "
+                f"`python manage.py judges panel default {judge.name}-panel`)."
+            )
         if judge.api_key_env:
             import os
 
