@@ -10,12 +10,12 @@ never reaches them.
 import posixpath
 import re
 
-from django.db.models import Exists, OuterRef, prefetch_related_objects
+from django.db.models import Exists, OuterRef, Q, prefetch_related_objects
 
 from benchmark.models import Agent
 from submissions.models import Artifact, Submission
 
-from .models import Assignment, HumanReview, ReviewStatus
+from .models import Assignment, HumanReview, ReviewRound, ReviewStatus
 from .roles import is_organiser
 
 BLIND_WORD = "agent"
@@ -150,19 +150,23 @@ def artifact_for_blind_path(submission: Submission, path: str) -> Artifact | Non
     return None
 
 
-def under_open_review() -> Exists:
+def under_open_review() -> Q:
     """Whether a submission's run (its agent, task and stage, every version)
     has a paper in a review round still open: such runs are left out of every
     public page, board and list (for everyone but organisers) until the round
-    closes, so no reviewer learns a paper's agent by reading the public site."""
-    return Exists(
-        Assignment.objects.filter(
-            review_round__closed_at__isnull=True,
-            submission__agent_id=OuterRef("agent_id"),
-            submission__task_id=OuterRef("task_id"),
-            submission__stage=OuterRef("stage"),
-        )
+    closes, so no reviewer learns a paper's agent by reading the public site.
+    A paper is in a round from "Create round" on, before any assignment (its
+    reviewers could otherwise read it in public until "Assign")."""
+    same_run = {
+        "submission__agent_id": OuterRef("agent_id"),
+        "submission__task_id": OuterRef("task_id"),
+        "submission__stage": OuterRef("stage"),
+    }
+    assigned = Assignment.objects.filter(review_round__closed_at__isnull=True, **same_run)
+    chosen = ReviewRound.submissions.through.objects.filter(
+        reviewround__closed_at__isnull=True, **same_run
     )
+    return Q(Exists(assigned)) | Q(Exists(chosen))
 
 
 def submissions_under_open_review(user) -> set[int]:
