@@ -10,7 +10,7 @@ def test_the_gap_histogram_has_share_ticks_on_its_y_axis():
     )
     svg = str(gap_histogram_svg("Overall", histogram))
     assert svg.count('data-axis="x"') == 3
-    assert svg.count('data-axis="y"') == 3 and ">40%</text>" in svg and ">0%</text>" in svg
+    assert svg.count('data-axis="y"') == 3 and ">50%</text>" in svg and ">0%</text>" in svg
 
 
 def test_the_scatter_has_score_ticks_on_both_axes():
