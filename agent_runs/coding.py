@@ -101,7 +101,7 @@ TOOLS = [
 
 INSTRUCTIONS = (
     "Implement and run the experiment of the proposal with the tools. Write the code under "
-    "code/, run it with `run` (python3 is available; there is no network, so use synthetic "
+    "code/, run it with `run` (python and python3 are available; no network, so use synthetic "
     "or generated data), save result tables and figures under results/, and call `finish` "
     "with a summary. Report only what the runs printed."
 )

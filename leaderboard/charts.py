@@ -392,6 +392,8 @@ def cost_chart(
     ]
     frontier = sorted((p for p in points if p.pareto), key=lambda p: p.x)
     ticks = [t for t in _log_ticks(low, high) if low <= t <= high]
+    if len(ticks) < 2:  # costs within one step of 1-2-5: the axis's ends, to read values off
+        ticks = sorted({*ticks, float(f"{low:.2g}"), float(f"{high:.2g}")})
     return CostChart(
         width=width,
         height=height,

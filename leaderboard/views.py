@@ -237,20 +237,39 @@ def board_page_html(query: LeaderboardQuery, sort: str, *, board: Leaderboard | 
     return cached_stage(query.stage, "page", (query, sort), render_board, recent=True)
 
 
+# The small scatter of the judges' score (x, 1-10) against the relative
+# improvement (y, %): the plot's box inside a 240 x 140 figure, room for the ticks.
+SCATTER_LEFT, SCATTER_RIGHT, SCATTER_TOP, SCATTER_BOTTOM = 44, 232, 8, 108
+
+
 def subjective_objective_panel(correlations: list[Correlation]) -> list[dict]:
     """The judges' opinion against the real result, per dimension and condition,
-    with a small scatter plot (judges' mean score, relative improvement)."""
+    with a small scatter plot (judges' mean score, relative improvement) and its
+    axes: score ticks below, improvement ticks on the left."""
     panel = []
+    width, height = SCATTER_RIGHT - SCATTER_LEFT, SCATTER_BOTTOM - SCATTER_TOP
     for correlation in correlations:
         points = correlation.points
         ys = [y for _, y in points] or [0.0]
         low, high = min(ys + [0.0]), max(ys + [100.0])
         span = (high - low) or 1.0
-        dots = [
-            {"cx": round(10 + (x - 1) / 9 * 180, 1), "cy": round(110 - (y - low) / span * 100, 1)}
-            for x, y in points
-        ]
-        panel.append({"c": correlation, "dots": dots})
+
+        def sx(score: float) -> float:
+            return round(SCATTER_LEFT + (score - 1) / 9 * width, 1)
+
+        def sy(improvement: float, low: float = low, span: float = span) -> float:
+            return round(SCATTER_BOTTOM - (improvement - low) / span * height, 1)
+
+        dots = [{"cx": sx(x), "cy": sy(y), "x": x, "y": y} for x, y in points]
+        y_values = sorted({low, 0.0, high})
+        panel.append(
+            {
+                "c": correlation,
+                "dots": dots,
+                "x_ticks": [(sx(score), score) for score in (1, 4, 7, 10)],
+                "y_ticks": [(sy(value), f"{value:.0f}%") for value in y_values],
+            }
+        )
     return panel
 
 

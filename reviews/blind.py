@@ -11,13 +11,13 @@ import json
 import posixpath
 import re
 
-from django.db.models import Exists, OuterRef, prefetch_related_objects
+from django.db.models import Exists, OuterRef, Q, prefetch_related_objects
 
 from benchmark.models import Agent
 from benchmark.roles import is_organiser
 from submissions.models import Artifact, Submission
 
-from .models import Assignment, HumanReview, ReviewStatus
+from .models import Assignment, HumanReview, ReviewRound, ReviewStatus
 
 BLIND_WORD = "agent"
 
@@ -151,19 +151,22 @@ def artifact_for_blind_path(submission: Submission, path: str) -> Artifact | Non
     return None
 
 
-def under_open_review() -> Exists:
+def under_open_review() -> Q:
     """Whether a submission's task has a paper in a review round still open:
     every run of such a task (every agent, stage and version) is left out of
     every public page, board, list and API (for everyone but organisers, signed
     in or not) until the round closes. Leaving out only the paper's own run
     would not do: the agent's other runs of the task hold the paper's files
     byte for byte (their hashes name it), and the runs of the task left
-    showing would name the paper's agent by elimination (issue 40)."""
-    return Exists(
-        Assignment.objects.filter(
-            review_round__closed_at__isnull=True, submission__task_id=OuterRef("task_id")
-        )
+    showing would name the paper's agent by elimination (issue 40). A paper is
+    in a round from "Create round" on, before any assignment (its reviewers
+    could otherwise read it in public until "Assign")."""
+    same_task = {"submission__task_id": OuterRef("task_id")}
+    assigned = Assignment.objects.filter(review_round__closed_at__isnull=True, **same_task)
+    chosen = ReviewRound.submissions.through.objects.filter(
+        reviewround__closed_at__isnull=True, **same_task
     )
+    return Q(Exists(assigned)) | Q(Exists(chosen))
 
 
 def submissions_under_open_review(user) -> set[int]:

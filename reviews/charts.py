@@ -12,7 +12,7 @@ from .agreement import GapHistogram
 from .selectors import StageAgreement
 
 WIDTH, HEIGHT = 320, 200
-PAD_LEFT, PAD_BOTTOM, PAD_TOP, PAD_RIGHT = 36, 30, 10, 10
+PAD_LEFT, PAD_BOTTOM, PAD_TOP, PAD_RIGHT = 48, 30, 10, 10
 HH_COLOUR, HL_COLOUR = "#2952a3", "#d9822b"
 
 
@@ -27,11 +27,21 @@ def _frame(title: str, x_label: str, y_label: str, body: list[str], test_id: str
         *body,
         f'<text x="{PAD_LEFT + plot_w / 2}" y="{HEIGHT - 4}" text-anchor="middle" '
         f'font-size="11">{escape(x_label)}</text>',
-        f'<text x="14" y="{PAD_TOP + plot_h / 2}" text-anchor="middle" font-size="11" '
-        f'transform="rotate(-90 14 {PAD_TOP + plot_h / 2})">{escape(y_label)}</text>',
+        f'<text x="12" y="{PAD_TOP + plot_h / 2}" text-anchor="middle" font-size="11" '
+        f'transform="rotate(-90 12 {PAD_TOP + plot_h / 2})">{escape(y_label)}</text>',
         "</svg>",
     ]
     return mark_safe("".join(parts))  # noqa: S308 - every text above is escaped
+
+
+def _y_ticks(ticks: list[tuple[float, str]]) -> list[str]:
+    """The y axis's values, right-aligned left of the plot, with a faint grid line."""
+    return [
+        f'<line x1="{PAD_LEFT}" y1="{y:.1f}" x2="{WIDTH - PAD_RIGHT}" y2="{y:.1f}" '
+        f'stroke="#eef0f4"/><text class="tick" data-axis="y" x="{PAD_LEFT - 4}" y="{y:.1f}" '
+        f'text-anchor="end" dominant-baseline="middle" font-size="9">{escape(label)}</text>'
+        for y, label in ticks
+    ]
 
 
 NOT_ENOUGH_DATA = mark_safe(  # noqa: S308 - a constant
@@ -63,9 +73,11 @@ def gap_histogram_svg(dimension: str, histogram: GapHistogram) -> SafeString:
                 f"<title>{group} gap {edges[i]:g}–{edges[i + 1]:g}: {share:.0%}</title></rect>"
             )
         body.append(
-            f'<text x="{x0 + slot / 2:.1f}" y="{PAD_TOP + plot_h + 12}" text-anchor="middle" '
-            f'font-size="9">{edges[i]:g}</text>'
+            f'<text class="tick" data-axis="x" x="{x0 + slot / 2:.1f}" '
+            f'y="{PAD_TOP + plot_h + 12}" text-anchor="middle" font-size="9">{edges[i]:g}</text>'
         )
+    body += _y_ticks([(PAD_TOP + plot_h - plot_h * share / top, f"{share:.0%}") for share in
+                      (0, top / 2, top)])  # fmt: skip
     return _frame(
         f"{dimension}: share of gaps by size (blue human-human, orange human-LLM)",
         "absolute score gap",
@@ -98,9 +110,11 @@ def scatter_svg(
     ]
     for tick in range(int(low), int(high) + 1):
         body.append(
-            f'<text x="{sx(tick):.1f}" y="{PAD_TOP + plot_h + 12}" text-anchor="middle" '
-            f'font-size="9">{tick}</text>'
+            f'<text class="tick" data-axis="x" x="{sx(tick):.1f}" y="{PAD_TOP + plot_h + 12}" '
+            f'text-anchor="middle" font-size="9">{tick}</text>'
         )
+    step = 1 if span <= 10 else 2
+    body += _y_ticks([(sy(tick), str(tick)) for tick in range(int(low), int(high) + 1, step)])
     for x, y, n in points:
         radius = min(2.5 + n**0.5, 9)
         body.append(

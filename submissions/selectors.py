@@ -176,7 +176,8 @@ def pdf_viewer_html(artifact: Artifact) -> SafeString:
     intake extracted (never the PDF parsed again here)."""
     text = pdf_text_of(artifact, limit=MAX_RENDERED_MARKDOWN_BYTES)
     return format_html(
-        '<object class="pdf-viewer" data="{}" type="application/pdf" data-testid="pdf-viewer">'
+        '<object class="pdf-viewer" data="{}" type="application/pdf" data-testid="pdf-viewer" '
+        'aria-label="The paper (PDF)">'
         '<p><a href="{}">Open the PDF</a></p></object>'
         '<details class="pdf-text" open><summary>Text of the PDF</summary>'
         '<pre data-testid="pdf-text">{}</pre></details>',

@@ -23,3 +23,17 @@
   });
   window.addEventListener("resize", function () { boxes.forEach(mark); });
 })();
+
+// A code block or log that scrolls inside its box can be scrolled with the
+// keyboard too: it takes the focus (WCAG 2.1.1; axe scrollable-region-focusable).
+(function () {
+  "use strict";
+  function focusable() {
+    document.querySelectorAll("main pre, main .log").forEach(function (box) {
+      var scrolls = box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1;
+      if (scrolls && !box.hasAttribute("tabindex")) box.setAttribute("tabindex", "0");
+    });
+  }
+  focusable();
+  window.addEventListener("resize", focusable);
+})();

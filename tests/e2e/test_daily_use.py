@@ -231,8 +231,8 @@ def test_after_a_reload_the_focus_is_on_the_first_unscored_dimension(page):
     page.wait_for_url("**/reviews/")  # the queue, not the home page
     page.goto(f"/reviews/papers/{assignment.code}/")
     groups = page.locator("fieldset[data-shortcut-group]")
+    # "Advance after scoring" is on by default: each digit scores the next dimension.
     page.keyboard.press("7")
-    page.keyboard.press("]")
     page.keyboard.press("6")
     page.wait_for_timeout(2500)  # the draft is saved as one types
     page.reload()

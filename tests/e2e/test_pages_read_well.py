@@ -45,6 +45,13 @@ PAGE_PROBLEMS = """() => {
       const shown = text.getBoundingClientRect();
       if (outside || shown.left < frame.left - 1 || shown.right > frame.right + 1 || shown.top < frame.top - 1 || shown.bottom > frame.bottom + 1) problems.push('clipped chart label: ' + text.textContent.trim().slice(0, 40));
     }
+    // Axes a reader can read values off: ticks along x, and along y either ticks
+    // or the rows' labels (a heatmap has its rows and columns instead).
+    if (!svg.classList.contains('heatmap')) {
+      const name = svg.dataset.testid || svg.getAttribute('aria-label') || svg.className.baseVal;
+      if (svg.querySelectorAll('text[data-axis="x"]').length < 2) problems.push('a chart without x-axis ticks: ' + name);
+      if (svg.querySelectorAll('text[data-axis="y"]').length < 2 && !svg.querySelector('text.label')) problems.push('a chart without y-axis ticks: ' + name);
+    }
     const parent = svg.parentElement.getBoundingClientRect();
     if (frame.right > parent.right + 1) problems.push('chart wider than its box: ' + svg.dataset.testid);
   }
@@ -59,6 +66,31 @@ PAGE_PROBLEMS = """() => {
   }
   return [...new Set(problems)];
 }"""
+
+
+# axe-core from the npm registry (tests/e2e/axe/package.json, installed by .ci/run
+# with `npm ci --prefix tests/e2e/axe`), run on every page the walk visits.
+AXE = Path(__file__).resolve().parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+# The API docs page is Swagger UI's own widget (#swagger-ui): it nests its
+# controls (a button inside the operation's summary) and colours its badges itself;
+# the site checks the page around it (tests/site: the schema, not the widget, is ours).
+AXE_VIOLATIONS = """async () => {
+  const context = document.querySelector('#swagger-ui') ? {exclude: [['#swagger-ui']]} : document;
+  const result = await axe.run(context, {resultTypes: ['violations']});
+  return result.violations
+    .filter(v => v.impact === 'serious' || v.impact === 'critical')
+    .map(v => 'axe ' + v.impact + ' ' + v.id + ': ' + v.help + ' (' + v.nodes.length + '): '
+      + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', '));
+}"""
+
+
+def axe_problems(page) -> list[str]:
+    """Serious and critical accessibility violations on the page (WCAG A and AA,
+    and axe's best practices). Evaluated through the debugging protocol, not a
+    script tag, so the site's nonce CSP is left as it is."""
+    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+        page.evaluate(AXE.read_text(encoding="utf-8"))
+    return page.evaluate(AXE_VIOLATIONS)
 
 
 @dataclass
@@ -76,6 +108,7 @@ class Walk:
         if response is None or response.status != status:
             problems.append(f"status {response.status if response else None}, not {status}")
         problems += page.evaluate(PAGE_PROBLEMS)
+        problems += axe_problems(page)
         # Chromium logs a page answered 403 or 404 as a failed resource: asked for here.
         expected = f"status of {status}" if status != 200 else None
         problems += [f"console: {e}" for e in self.errors if not (expected and expected in e)]
@@ -386,6 +419,10 @@ def pages_walk(browser, base_url: str, cast: Cast) -> Walk:
 
 
 def test_every_page_reads_well_at_1366(browser, live_server, mlrbench_data, media_root):
+    assert AXE.is_file(), "axe-core is not installed: npm ci --prefix tests/e2e/axe"
     cast = cast_build(mlrbench_data)
     walk = pages_walk(browser, live_server.url, cast)
-    assert walk.found == {}
+    found = "\n".join(
+        f"{where}: {problem}" for where, items in walk.found.items() for problem in items
+    )
+    assert walk.found == {}, found

@@ -166,3 +166,6 @@ def test_rho_between_judges_and_real_results_is_in_the_api_and_the_objective_tab
         0
     ]
     assert f"{expected:.2f}" in row and row.count("<circle") == 4
+    # The scatter has axes: score ticks below (1, 4, 7, 10), improvement ticks on the left.
+    assert row.count('data-axis="x"') == 4 and row.count('data-axis="y"') >= 2
+    assert "judges&#x27; score" in row or "judges' score" in row

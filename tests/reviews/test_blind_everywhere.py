@@ -97,3 +97,34 @@ def test_the_same_pages_show_the_paper_to_everyone_else_and_after_the_review(cli
     for name, url in _pages(s).items():
         assert client.get(url).status_code == 200, name
     assert client.get("/api/export/").status_code == 200
+
+
+def test_a_rounds_papers_are_left_out_from_create_round_on_not_from_assign(client, media_root):
+    """Between "Create round" and "Assign" a paper chosen for the round was still
+    public: its future reviewers could read its agent there."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from reviews.services import review_round_create
+    from submissions.models import Stage
+    from tests.reviews.factories import AgentFactory, SubmissionFactory
+
+    chosen = SubmissionFactory(agent=AgentFactory(name="chosen-agent"), stage=Stage.END2END)
+    other = SubmissionFactory(agent=AgentFactory(name="other-agent"), stage=Stage.END2END)
+    review_round = review_round_create(
+        name="Not yet assigned",
+        stage=Stage.END2END,
+        due_at=timezone.now() + timedelta(days=7),
+        submissions=[chosen],
+        reviewers_per_paper=2,
+    )
+    assert not review_round.assignments.exists()
+
+    assert client.get(f"/submissions/{chosen.pk}/").status_code == 404
+    assert client.get(f"/submissions/{other.pk}/").status_code == 200
+    listed = {item["id"] for item in client.get("/api/submissions/").json()["results"]}
+    assert chosen.pk not in listed and other.pk in listed
+
+    review_round_close(review_round=review_round)
+    assert client.get(f"/submissions/{chosen.pk}/").status_code == 200
