@@ -15,6 +15,7 @@ django.setup()
 from django.core.files.base import ContentFile  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from common.tasks import background_wait  # noqa: E402
 from experiments.claims import Number  # noqa: E402
 from experiments.models import ExperimentStatus  # noqa: E402
 from experiments.queue import experiment_queue  # noqa: E402
@@ -49,7 +50,10 @@ def main(api_base: str) -> None:
     )
 
     # Scores only: this run is about judging on SQLite, one answer per judge.
-    judgments_queue(submissions=[submission], judges=judges, kinds=["score"])  # eager: runs now
+    judgments_queue(submissions=[submission], judges=judges, kinds=["score"])
+    # No broker: the judges run after the request, in this process's background
+    # threads (common.tasks.run_soon); wait for them as a page would poll.
+    assert background_wait(timeout=120)
 
     judgments = Judgment.objects.filter(submission=submission).order_by("judge__name")
     print(
