@@ -294,7 +294,9 @@ def objective_analyses(*, objective: ObjectiveTask, idea_source: str | None = No
         "n_agents": len({row["agent"] for row in agents}),
         "k_max": k_max,
         "agents": agents,
-        "environment": environment_state(list(objective.environment_requirements or [])),
+        "environment": environment_state(
+            list(objective.environment_requirements or []), objective.environment_python
+        ),
     }
 
 

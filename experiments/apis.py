@@ -121,7 +121,9 @@ class ObjectiveTaskSerializer(serializers.ModelSerializer):
         ]
 
     def get_environment(self, objective: ObjectiveTask) -> dict:
-        state = environment_state(list(objective.environment_requirements or []))
+        state = environment_state(
+            list(objective.environment_requirements or []), objective.environment_python
+        )
         return dict(EnvironmentSerializer(state).data)
 
 
