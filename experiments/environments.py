@@ -294,12 +294,12 @@ def interpreter_for(python: str = "") -> Interpreter:
     default = str(settings.TASK_ENV_PYTHON)
     if not python:
         return Interpreter(default, _version_of(default), "")
-    candidate = shutil.which(f"python{python}")
-    if candidate and _version_of(candidate).startswith(f"{python}."):
-        return Interpreter(candidate, _version_of(candidate), "")
     version = _version_of(default)
     if version.startswith(f"{python}."):
         return Interpreter(default, version, "")
+    candidate = shutil.which(f"python{python}")
+    if candidate and _version_of(candidate).startswith(f"{python}."):
+        return Interpreter(candidate, _version_of(candidate), "")
     return Interpreter(
         default,
         version,
@@ -609,3 +609,20 @@ def run_environment(objective: ObjectiveTask, version: int) -> TaskEnvironment |
         f"build it with `objective_task env-build {objective.task.slug}` (or queue the run "
         "with `run_experiment ... --build-env`)"
     )
+
+
+def base_prefix(environment: TaskEnvironment) -> Path | None:
+    """The installation a virtual environment's interpreter comes from (its
+    pyvenv.cfg `home`'s parent), where it is not the system's own /usr: a run
+    mounts it read-only too, or the environment's `python` leads nowhere."""
+    try:
+        config = (Path(environment.path) / "pyvenv.cfg").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    match = re.search(r"^home\s*=\s*(.+)$", config, re.MULTILINE)
+    if match is None:
+        return None
+    prefix = Path(match.group(1).strip()).parent
+    if prefix in (Path("/usr"), Path("/usr/local"), Path("/")):
+        return None
+    return prefix if prefix.is_dir() else None

@@ -38,7 +38,7 @@ from submissions.models import Submission
 
 from . import claims as claims_module
 from . import mlrc
-from .environments import run_environment
+from .environments import base_prefix, run_environment
 from .queue import code_artifacts, code_root_of
 from .results import OUTPUT_FILE_MAX_BYTES, objective_result_record, reproduction_check_record
 from .slots import HostTooSmall, Slots, SlotsBusy, gpu_capacity, gpu_host_announce, host_name
@@ -431,6 +431,9 @@ def _mlrc_env(
     if environment is not None:
         python = environment.python
         mounts.append(sandbox.Mount(Path(environment.path), environment.path))
+        prefix = base_prefix(environment)
+        if prefix is not None:
+            mounts.append(sandbox.Mount(prefix, str(prefix)))
         path = f"{environment.path}/bin:{path}"
     else:
         python = shutil.which("python3", path=path) or "/usr/bin/python3"

@@ -13,7 +13,12 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from experiments.environments import _pip_failure, environment_file_read, interpreter_for
+from experiments.environments import (
+    _pip_failure,
+    base_prefix,
+    environment_file_read,
+    interpreter_for,
+)
 from experiments.models import (
     EnvironmentStatus,
     ExperimentRun,
@@ -382,3 +387,16 @@ def test_a_run_of_a_task_without_its_environment_says_the_command_or_builds_it(
     assert ExperimentRun.objects.filter(submission=submission, phase="dev").exists()
     shutil.rmtree(environment.path, ignore_errors=True)
     assert json.loads(json.dumps(environment.packages))  # stored as JSON
+
+
+def test_an_environment_from_an_interpreter_outside_usr_mounts_that_interpreter(tmp_path):
+    # A python3.10 found on the PATH (pyenv's, say) lives outside /usr: the
+    # venv's `python` links there, so a run mounts that installation too.
+    home = tmp_path / "pyenv" / "versions" / "3.10.13" / "bin"
+    home.mkdir(parents=True)
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / "pyvenv.cfg").write_text(f"home = {home}\ninclude-system-site-packages = false\n")
+    assert base_prefix(TaskEnvironment(path=str(venv))) == home.parent
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    assert base_prefix(TaskEnvironment(path=str(venv))) is None
