@@ -219,20 +219,6 @@ def environment_file_read(name: str, text: str) -> EnvironmentFile:
     return found
 
 
-def task_requirements(root: Path) -> list[str]:
-    """The pip requirements a task folder's environment file names (empty: none)."""
-    for relative in mlrc.ENVIRONMENT_FILES:
-        path = root / relative
-        if not path.is_file():
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise EnvironmentInvalid([f"{relative}: cannot be read ({exc})"]) from exc
-        return environment_file_read(relative, text).requirements
-    return []
-
-
 def spec_hash(requirements: list[str], base_python: str) -> str:
     payload = json.dumps({"python": base_python, "requirements": sorted(requirements)})
     return hashlib.sha256(payload.encode()).hexdigest()
