@@ -324,6 +324,20 @@ def snapshot_write(
     staging.rename(target)
 
 
+DEV_TEST_DATA_CHOICES = ("auto", "beside", "hidden")
+
+
+def reads_scripts_test_data(root: Path) -> str:
+    """The first file under env/ whose code names `scripts/test_data` ("" when
+    none does): its dev phase reads the test data beside env/."""
+    for relative in _files_under(root / "env", skip_tops=SKIPPED_ENV_TOPS):
+        if relative.endswith(".py"):
+            text = (root / "env" / relative).read_text(encoding="utf-8", errors="replace")
+            if "scripts/test_data" in text:
+                return f"env/{relative}"
+    return ""
+
+
 # ---------------------------------------------------------------- methods
 
 
@@ -479,6 +493,9 @@ class TaskCopy:
     # beside env/ in every phase (None: a version imported before they were kept).
     scripts_dir: Path | None = None
     version_test_data: Path | None = None
+    # Files of scripts/ the phase does not get (test_constants.py in a dev
+    # phase that does not get the test data either).
+    scripts_hidden: tuple[str, ...] = ()
 
 
 def _lay_methods(work: Path, method_files: list[tuple[str, bytes]], patterns: list[str]):
@@ -527,6 +544,8 @@ def test_phase_lay(task: TaskCopy, env: Path, *, with_labels: bool = False) -> i
 
 def _scripts_lay(task: TaskCopy, scripts: Path, *, with_labels: bool) -> int:
     def skip(path: str) -> bool:
+        if path.removeprefix("../scripts/") in task.scripts_hidden:
+            return True
         return not with_labels and is_label(path, task.labels)
 
     scripts.mkdir(parents=True, exist_ok=True)

@@ -264,6 +264,10 @@ class ObjectiveTask(models.Model):
     test_folder = models.CharField(
         max_length=8, choices=TestFolder.choices, default=TestFolder.FRESH
     )
+    # The dev phase has scripts/test_data/ (less its labels) beside env/, as in
+    # MLRC-Bench's launch: for tasks whose dev phase reads it (Causality
+    # Discovery's evaluate_model reads ../scripts/test_data/ in both phases).
+    dev_sees_test_data = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -227,6 +227,7 @@ class ImportNotes:
     renamed: list[tuple[str, str]]
     python_note: str
     test_folder: str
+    dev_test_data: str  # what the dev phase has of scripts/test_data/, and why
 
 
 def _environment_of(spec: mlrc.TaskSpec | None, problems: list[str]):
@@ -260,6 +261,7 @@ def objective_task_import_mlrc(
     research_problem: Path | None = None,
     read_only: list[str] | None = None,
     requirements: Path | None = None,
+    dev_test_data: str = "auto",
     build_env: bool = False,
     progress: Progress | None = None,
 ) -> tuple[ObjectiveTask, ImportOutcome, ImportNotes]:
@@ -282,6 +284,9 @@ def objective_task_import_mlrc(
         problems.append(f"the test phase must be one of {', '.join(TestPhase.values)}")
     if test_folder not in TestFolder.values:
         problems.append(f"the test folder must be one of {', '.join(TestFolder.values)}")
+    if dev_test_data not in mlrc.DEV_TEST_DATA_CHOICES:
+        choices = ", ".join(mlrc.DEV_TEST_DATA_CHOICES)
+        problems.append(f"--dev-test-data must be one of {choices}")
     problems += _definition_problems(
         metric=metric,
         higher_is_better=higher_is_better,
@@ -319,6 +324,7 @@ def objective_task_import_mlrc(
             raise ObjectiveTaskInvalid(
                 [f"the environment cannot be built: {p}" for p in _problems_of(exc)]
             ) from exc
+    dev_sees_test_data, dev_test_data_note = _dev_test_data(path, dev_test_data)
     digest = mlrc.folder_digest(spec)
     version = _version_for(existing, digest)
     target = Path(data_root or settings.EXPERIMENT_DATA_ROOT) / slug / f"v{version}"
@@ -349,6 +355,7 @@ def objective_task_import_mlrc(
         "metric_max": high,
         "test_phase": test_phase,
         "test_folder": test_folder,
+        "dev_sees_test_data": dev_sees_test_data,
         "environment_requirements": environment.requirements,
         "environment_python": environment.python,
     }
@@ -366,8 +373,25 @@ def objective_task_import_mlrc(
         renamed=environment.renamed,
         python_note=interpreter_for(environment.python).note,
         test_folder=test_folder,
+        dev_test_data=dev_test_data_note,
     )
     return objective, outcome, notes
+
+
+def _dev_test_data(path: Path, choice: str) -> tuple[bool, str]:
+    """Whether the dev phase has scripts/test_data/ beside env/, and what the import says."""
+    reader = mlrc.reads_scripts_test_data(path)
+    if choice == "beside" or (choice == "auto" and reader):
+        why = f"{reader} reads it" if reader else "--dev-test-data beside"
+        return True, (
+            f"../scripts/test_data/ beside env/ in dev too, less its labels, as MLRC-Bench "
+            f"lays it out ({why}; --dev-test-data hidden withholds it)"
+        )
+    why = "--dev-test-data hidden" if choice == "hidden" else "no code under env/ reads it"
+    return False, (
+        f"../scripts/ beside env/ without test_data/ in dev ({why}; --dev-test-data beside "
+        "gives it, less its labels, as MLRC-Bench's launch does)"
+    )
 
 
 def _problems_of(exc: Exception) -> list[str]:

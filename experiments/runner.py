@@ -230,7 +230,8 @@ def _task_copy(run: ExperimentRun, objective: ObjectiveTask) -> mlrc.TaskCopy:
         test_data_dir=test_dir if test else None,
         test_constants=test_dir.parent / "test_constants.py" if test else None,
         scripts_dir=env_dir.parent / mlrc.SCRIPTS_FOLDER,
-        version_test_data=test_dir,
+        version_test_data=test_dir if test or objective.dev_sees_test_data else None,
+        scripts_hidden=() if test or objective.dev_sees_test_data else ("test_constants.py",),
     )
 
 

@@ -375,9 +375,10 @@ def test_a_dev_run_scores_the_method_and_a_test_run_evaluates_it_once(tiny):
 
 
 @pytest.mark.django_db
-def test_a_dev_run_has_the_scripts_beside_it_but_no_labels_and_no_test_data_in_data(tiny):
+def test_a_dev_run_has_the_scripts_beside_it_but_no_labels_and_no_test_data(tiny):
     # MLRC-Bench's launch links the task's scripts/ beside env/ in every phase;
-    # the label files (here *_target.json) only the scoring step ever sees.
+    # a task whose code does not read ../scripts/test_data/ gets it in the test
+    # phase only, and the label files (*_target.json) only the scoring step sees.
     look = (
         "import os\n"
         "labels = [os.path.join(d, f) for d, _, fs in os.walk('/') if not d.startswith(('/proc', "
@@ -385,6 +386,8 @@ def test_a_dev_run_has_the_scripts_beside_it_but_no_labels_and_no_test_data_in_d
         "in_data = [p for p in ('data/test.json', 'data/test_target.json', "
         f"{tiny.test_data_dir!r}) if os.path.exists(p)]\n"
         "beside = os.path.exists('../scripts/research_problem.txt')\n"
+        "in_data += [p for p in ('../scripts/test_data', '../scripts/test_constants.py') "
+        "if os.path.exists(p)]\n"
         "return 2 * max(inputs) + 1000 * len(labels + in_data) + (0 if beside else 500)"
     )
     run = dev_run(tiny, method_archive_files("look", look, method_name="look"))

@@ -142,6 +142,8 @@ def scripts_task(experiment_settings, experiment_root) -> Path:
 def test_a_task_reading_scripts_runs_and_writes_its_read_only_model_folder(scripts_task):
     out = import_task(scripts_task)
     assert "test phase: in a fresh copy of env/" in out and "--test-folder dev-left" in out
+    assert "dev phase: ../scripts/test_data/ beside env/ in dev too, less its labels" in out
+    assert "(env/evaluation.py reads it;" in out
     objective = ObjectiveTask.objects.get(task__slug=SLUG)
 
     dev, test = dev_then_test(objective, BASELINE_ARCHIVE)
@@ -400,3 +402,16 @@ def test_an_environment_from_an_interpreter_outside_usr_mounts_that_interpreter(
     assert base_prefix(TaskEnvironment(path=str(venv))) == home.parent
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
     assert base_prefix(TaskEnvironment(path=str(venv))) is None
+
+
+@pytest.mark.django_db
+def test_a_dev_phase_without_the_test_data_beside_it_says_what_it_missed(scripts_task):
+    out = import_task(scripts_task, "--dev-test-data=hidden")
+    assert "dev phase: ../scripts/ beside env/ without test_data/ in dev" in out
+    objective = ObjectiveTask.objects.select_related("task").get(task__slug=SLUG)
+    submission = submission_with_files(
+        BASELINE_ARCHIVE, agent=AgentFactory(), task=objective.task, stage=Stage.METHOD
+    )
+    dev = experiment_execute(run_id=experiment_queue(submission=submission, phase="dev").pk)
+    assert dev.status == ExperimentStatus.FAILED and dev.score is None
+    assert "../scripts/test_data/inputs.json" in dev.reason

@@ -123,6 +123,13 @@ class Command(BaseCommand):
             "for a folder without one in scripts/",
         )
         mlrc.add_argument(
+            "--dev-test-data",
+            choices=["auto", "beside", "hidden"],
+            default="auto",
+            help="whether the dev phase has ../scripts/test_data/ (less its labels) beside "
+            "env/, as MLRC-Bench's launch does (auto: where the task's code reads it)",
+        )
+        mlrc.add_argument(
             "--build-env", action="store_true", help="build the task's environment right away"
         )
         build = sub.add_parser("env-build", help="build a task version's Python environment")
@@ -199,6 +206,7 @@ class Command(BaseCommand):
                 research_problem=o["research_problem"],
                 read_only=o["read_only"],
                 requirements=o["requirements"],
+                dev_test_data=o["dev_test_data"],
                 build_env=o["build_env"],
                 progress=self._progress,
             )
@@ -212,6 +220,7 @@ class Command(BaseCommand):
         if notes.python_note:
             self.stdout.write(self.style.WARNING(f"environment: {notes.python_note}"))
         self.stdout.write(f"test phase: {TEST_FOLDER_SAYS[notes.test_folder]}")
+        self.stdout.write(f"dev phase: {notes.dev_test_data}")
         self.stdout.write(
             self.style.SUCCESS(
                 f"objective task {objective.task.slug} {outcome} (version {objective.version})"
