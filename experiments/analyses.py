@@ -297,7 +297,9 @@ def objective_analyses(*, objective: ObjectiveTask, idea_source: str | None = No
         "n_agents": len({row["agent"] for row in agents}),
         "k_max": k_max,
         "agents": agents,
-        "environment": environment_state(list(objective.environment_requirements or [])),
+        "environment": environment_state(
+            list(objective.environment_requirements or []), objective.environment_python
+        ),
         "scoring_forgeable": objective.scoring_forgeable,
         "scoring_check": objective.scoring_check,
         "mlrc_bench": mlrc_bench_analyses(objective=objective, results=results, dev_runs=dev_runs),

@@ -98,6 +98,15 @@ class EnvironmentSerializer(serializers.Serializer):
     error = serializers.CharField(allow_blank=True)
     requirements = serializers.ListField(child=serializers.CharField())
     python = serializers.CharField(allow_blank=True, help_text="`host`: no packages asked for.")
+    python_requested = serializers.CharField(
+        allow_blank=True, help_text="The environment file's `python=X.Y` (blank: any)."
+    )
+    python_version = serializers.CharField(
+        allow_blank=True, help_text="The built environment's Python version."
+    )
+    python_note = serializers.CharField(
+        allow_blank=True, help_text="Why the Python used is not the one asked for."
+    )
 
 
 class ObjectiveTaskSerializer(serializers.ModelSerializer):
@@ -117,6 +126,7 @@ class ObjectiveTaskSerializer(serializers.ModelSerializer):
             "baseline_score",
             "human_score",
             "test_phase",
+            "test_folder",
             "environment",
             "dev_baseline_score",
             "scoring_forgeable",
@@ -136,7 +146,9 @@ class ObjectiveTaskSerializer(serializers.ModelSerializer):
         }
 
     def get_environment(self, objective: ObjectiveTask) -> dict:
-        state = environment_state(list(objective.environment_requirements or []))
+        state = environment_state(
+            list(objective.environment_requirements or []), objective.environment_python
+        )
         return dict(EnvironmentSerializer(state).data)
 
 

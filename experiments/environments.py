@@ -1,7 +1,12 @@
 """Python environments for objective task versions: what a task folder asks
-for (scripts/environment.yml's pip list and conda packages with a PyPI name of
-the same name, or scripts/requirements.txt), and building it once per
-requirements hash with pip from the package registries, on the host.
+for (scripts/environment.yml's pip list and its conda packages under their
+PyPI names, CONDA_TO_PYPI; or scripts/requirements.txt), and building it once
+per requirements hash with pip from the package registries, on the host.
+
+A conda file's `python=X.Y` is honoured where the host has `pythonX.Y` on its
+PATH (one that runs); otherwise the environment is built with TASK_ENV_PYTHON
+and says so (`python_note`). pip reads TASK_ENV_PIP_INDEX_URL and
+TASK_ENV_PIP_EXTRA_INDEX_URL (a CPU-only host points torch at CPU wheels).
 
 A run never reaches a registry: it uses the built interpreter, mounted
 read-only in the sandbox. Environments live under TASK_ENV_ROOT, one folder
@@ -10,6 +15,7 @@ per hash, shared by every version (of any task) with the same requirements.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -17,7 +23,10 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
@@ -66,6 +75,36 @@ CONDA_ONLY = frozenset(
         "nomkl",
     }
 )
+# conda's names for packages PyPI knows under another name (MLRC-Bench's task
+# environments are conda files). Names absent here are the same on both sides
+# (numpy, pandas, scikit-learn, pytorch-lightning, ...); the import shows each
+# renaming it applied.
+CONDA_TO_PYPI = {
+    "pytorch": "torch",
+    "pytorch-cpu": "torch",
+    "pytorch-gpu": "torch",
+    "opencv": "opencv-python",
+    "py-opencv": "opencv-python",
+    "libopencv": "opencv-python",
+    "matplotlib-base": "matplotlib",
+    "tensorflow-gpu": "tensorflow",
+    "tensorflow-base": "tensorflow",
+    "py-xgboost": "xgboost",
+    "py-lightgbm": "lightgbm",
+    "pytables": "tables",
+    "pyqt": "PyQt5",
+    "huggingface_hub": "huggingface-hub",
+    "jpeg": None,
+    "pytorch-cuda": None,
+    "pytorch-mutex": None,
+    "cuda": None,
+    "cuda-toolkit": None,
+    "cuda-version": None,
+    "cudatoolkit-dev": None,
+    "torchtriton": None,
+    "gxx_linux-64": None,
+    "gcc_linux-64": None,
+}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _CONDA_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:(==?|>=|<=|>|<|!=)\s*([^=\s]+))?")
 PIP_TIMEOUT_SECONDS = 1800
@@ -78,14 +117,40 @@ BUILT_MARKER = ".mlrbench-environment.json"
 # ---------------------------------------------------------------- what a folder asks for
 
 
-def _conda_requirement(entry: str) -> str | None:
-    """`numpy=1.26=py311h...` -> `numpy==1.26`; None for conda-only packages."""
+@dataclass
+class EnvironmentFile:
+    """What an environment file asks for: pip requirements, the interpreter's
+    version (conda's `python=3.10`; "" for any) and the conda names it renamed."""
+
+    requirements: list[str] = field(default_factory=list)
+    python: str = ""
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _conda_python(entry: str) -> str:
+    """`python=3.10` or `python==3.10.*` -> "3.10"; "" for a range or none."""
+    match = re.fullmatch(r"python\s*==?\s*(\d+\.\d+)(?:\.[\d*]+)?(?:=\S*)?", entry.strip())
+    return match.group(1) if match else ""
+
+
+def _conda_requirement(entry: str, found: EnvironmentFile | None = None) -> str | None:
+    """`numpy=1.26=py311h...` -> `numpy==1.26`, `pytorch` -> `torch`; None for
+    conda-only packages."""
     entry = entry.split("::", 1)[-1].strip()
     match = _CONDA_RE.match(entry)
     if match is None:
         return entry
     name, operator, version = match.groups()
-    if name.lower() in CONDA_ONLY or name.lower().startswith(("lib", "_")):
+    if name.lower() == "python" and found is not None:
+        found.python = _conda_python(entry)
+    if name.lower() in CONDA_TO_PYPI:
+        renamed = CONDA_TO_PYPI[name.lower()]
+        if renamed is None:
+            return None
+        if found is not None:
+            found.renamed.append((name, renamed))
+        name = renamed
+    elif name.lower() in CONDA_ONLY or name.lower().startswith(("lib", "_")):
         return None
     if not version:
         return name
@@ -95,7 +160,7 @@ def _conda_requirement(entry: str) -> str | None:
     return f"{name}{operator}{version}"
 
 
-def _yaml_requirements(path: Path, text: str) -> list[str]:
+def _yaml_requirements(path: Path, text: str, found: EnvironmentFile) -> list[str]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -118,7 +183,7 @@ def _yaml_requirements(path: Path, text: str) -> list[str]:
                 continue
             requirements += [p.strip() for p in pip_list if p.strip()]
         elif isinstance(entry, str):
-            requirement = _conda_requirement(entry)
+            requirement = _conda_requirement(entry, found)
             if requirement:
                 requirements.append(requirement)
         else:
@@ -141,23 +206,17 @@ def _requirements_txt(path: Path, text: str) -> list[str]:
     return requirements
 
 
-def task_requirements(root: Path) -> list[str]:
-    """The pip requirements a task folder's environment file names (empty: none)."""
-    for relative in mlrc.ENVIRONMENT_FILES:
-        path = root / relative
-        if not path.is_file():
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise EnvironmentInvalid([f"{relative}: cannot be read ({exc})"]) from exc
-        if relative.endswith(".txt"):
-            found = _requirements_txt(path, text)
-        else:
-            found = _yaml_requirements(path, text)
-        # The same list in any order is the same environment.
-        return sorted(dict.fromkeys(found))
-    return []
+def environment_file_read(name: str, text: str) -> EnvironmentFile:
+    """What an environment file (`environment.yml` or `requirements.txt`) asks for."""
+    found = EnvironmentFile()
+    path = Path(name)
+    if name.endswith(".txt"):
+        requirements = _requirements_txt(path, text)
+    else:
+        requirements = _yaml_requirements(path, text, found)
+    # The same list in any order is the same environment.
+    found.requirements = sorted(dict.fromkeys(requirements))
+    return found
 
 
 def spec_hash(requirements: list[str], base_python: str) -> str:
@@ -165,18 +224,24 @@ def spec_hash(requirements: list[str], base_python: str) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def version_requirements(objective: ObjectiveTask, version: int) -> list[str]:
-    """The requirements recorded in a version's folder at import."""
+def version_environment(objective: ObjectiveTask, version: int) -> tuple[list[str], str]:
+    """The requirements and the Python version recorded for a task version at import."""
     if version == objective.version:
-        return list(objective.environment_requirements or [])
+        return list(objective.environment_requirements or []), objective.environment_python
     folder = Path(objective.dev_data_dir).parent.with_name(f"v{version}")
     raw = folder / mlrc.VERSION_ENVIRONMENT_FILE
     if not folder.is_dir():
         raise ExperimentRefused(f"{objective.task.slug} has no version {version}")
     try:
-        return list(json.loads(raw.read_text(encoding="utf-8")).get("requirements") or [])
+        data = json.loads(raw.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return []
+        return [], ""
+    return list(data.get("requirements") or []), str(data.get("python") or "")
+
+
+def version_requirements(objective: ObjectiveTask, version: int) -> list[str]:
+    """The requirements recorded in a version's folder at import."""
+    return version_environment(objective, version)[0]
 
 
 # ---------------------------------------------------------------- building
@@ -186,28 +251,72 @@ def _root() -> Path:
     return Path(settings.TASK_ENV_ROOT)
 
 
-def _base_python() -> str:
-    return str(settings.TASK_ENV_PYTHON)
+@dataclass(frozen=True)
+class Interpreter:
+    path: str
+    version: str  # "3.11.2"; "" when it does not run
+    note: str  # why it is not the one asked for ("" when it is)
 
 
-def environment_for(requirements: list[str]) -> TaskEnvironment | None:
+@functools.cache
+def _version_of(python: str) -> str:
+    try:
+        found = subprocess.run(  # noqa: S603 - a fixed command
+            [python, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return found.stdout.strip() if found.returncode == 0 else ""
+
+
+def interpreter_for(python: str = "") -> Interpreter:
+    """The interpreter an environment asking for Python `python` ("3.10", or ""
+    for any) is built with: `python3.10` on the PATH where it runs, else
+    TASK_ENV_PYTHON, with a note that says so."""
+    default = str(settings.TASK_ENV_PYTHON)
+    if not python:
+        return Interpreter(default, _version_of(default), "")
+    version = _version_of(default)
+    if version.startswith(f"{python}."):
+        return Interpreter(default, version, "")
+    candidate = shutil.which(f"python{python}")
+    if candidate and _version_of(candidate).startswith(f"{python}."):
+        return Interpreter(candidate, _version_of(candidate), "")
+    return Interpreter(
+        default,
+        version,
+        f"python {python} asked for; this host has no python{python}: "
+        f"built with {default} (Python {version or 'unknown'})",
+    )
+
+
+def _base_python(python: str = "") -> str:
+    return interpreter_for(python).path
+
+
+def environment_for(requirements: list[str], *, python: str = "") -> TaskEnvironment | None:
     """The environment row for these requirements (None: none is needed or none recorded)."""
     if not requirements:
         return None
     return TaskEnvironment.objects.filter(
-        spec_sha256=spec_hash(requirements, _base_python())
+        spec_sha256=spec_hash(requirements, _base_python(python))
     ).first()
 
 
-def _claim(requirements: list[str]) -> TaskEnvironment | None:
+def _claim(requirements: list[str], python: str = "") -> TaskEnvironment | None:
     """Take the build of this spec (missing or failed -> building); None when it is
     ready or another build holds it."""
-    digest = spec_hash(requirements, _base_python())
+    base = _base_python(python)
+    digest = spec_hash(requirements, base)
     environment, _ = TaskEnvironment.objects.get_or_create(
         spec_sha256=digest,
         defaults={
             "requirements": requirements,
-            "base_python": _base_python(),
+            "base_python": base,
             "path": str(_root() / digest[:32]),
         },
     )
@@ -225,37 +334,80 @@ def _claim(requirements: list[str]) -> TaskEnvironment | None:
     return environment if claimed else None
 
 
+# What pip says of the one requirement it cannot install (after "Collecting"
+# lines that name every other one).
+_PIP_CANNOT = re.compile(
+    r"(?:No matching distribution found for|Could not find a version that satisfies "
+    r"the requirement)\s+([^\s(]+)"
+)
+
+
+def _requirement_name(requirement: str) -> str:
+    return re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
 def _pip_failure(output: str, requirements: list[str]) -> str:
-    """The spec entries pip names in its error, or its last lines."""
-    named = [
-        r
-        for r in requirements
-        if re.split(r"[<>=!~\[; ]", r, maxsplit=1)[0].lower() in output.lower()
-    ]
+    """The spec entry pip cannot install (as the spec names it), or pip's last lines."""
     tail = "\n".join(output.strip().splitlines()[-8:])
-    if named and ("No matching distribution" in output or "Could not find" in output):
-        return f"pip cannot install {', '.join(named)}:\n{tail}"
-    return f"pip failed:\n{tail}"
+    match = _PIP_CANNOT.search(output)
+    if match is None:
+        return f"pip failed:\n{tail}"
+    wanted = _requirement_name(match.group(1))
+    named = next((r for r in requirements if _requirement_name(r) == wanted), match.group(1))
+    return f"pip cannot install {named}:\n{tail}"
 
 
-def _run(command: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(  # noqa: S603 - a fixed command, requirements as arguments
-        command,
-        capture_output=True,
-        text=True,
-        timeout=PIP_TIMEOUT_SECONDS,
-        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONNOUSERSITE": "1"},
-        check=False,
-    )
+Progress = Callable[[str], None]
 
 
-def _build_into(staging: Path, requirements: list[str]) -> list[str]:
+def _run(command: list[str], progress: Progress | None = None) -> subprocess.CompletedProcess:
+    """Run a build command; with `progress`, each line of its output as it comes."""
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONNOUSERSITE": "1"}
+    if progress is None:
+        return subprocess.run(  # noqa: S603 - a fixed command, requirements as arguments
+            command,
+            capture_output=True,
+            text=True,
+            timeout=PIP_TIMEOUT_SECONDS,
+            env=env,
+            check=False,
+        )
+    lines = []
+    with subprocess.Popen(  # noqa: S603 - a fixed command, requirements as arguments
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    ) as process:
+        timer = threading.Timer(PIP_TIMEOUT_SECONDS, process.kill)
+        timer.start()
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                lines.append(line)
+                progress(line.rstrip("\n"))
+        finally:
+            timer.cancel()
+        code = process.wait()
+    return subprocess.CompletedProcess(command, code, "".join(lines), "")
+
+
+def _pip_index_options() -> list[str]:
+    options = []
+    if settings.TASK_ENV_PIP_INDEX_URL:
+        options += ["--index-url", settings.TASK_ENV_PIP_INDEX_URL]
+    for url in settings.TASK_ENV_PIP_EXTRA_INDEX_URL.split():
+        options += ["--extra-index-url", url]
+    return options
+
+
+def _build_into(
+    staging: Path, requirements: list[str], base: str, progress: Progress | None = None
+) -> list[str]:
     """Create the virtual environment and install; returns `pip freeze`."""
-    created = _run([_base_python(), "-m", "venv", str(staging)])
+    created = _run([base, "-m", "venv", str(staging)])
     if created.returncode != 0:
         raise EnvironmentInvalid([f"cannot create a virtual environment: {created.stderr[-500:]}"])
     pip = [str(staging / "bin" / "python"), "-m", "pip"]
-    installed = _run([*pip, "install", "--no-input", "--only-binary=:all:", *requirements])
+    install = [*pip, "install", "--no-input", "--only-binary=:all:", *_pip_index_options()]
+    installed = _run([*install, *requirements], progress)
     if installed.returncode != 0:
         raise EnvironmentInvalid([_pip_failure(installed.stdout + installed.stderr, requirements)])
     frozen = _run([*pip, "freeze", "--all"])
@@ -284,27 +436,29 @@ def _size(folder: Path) -> int:
     return total
 
 
-def environment_build(*, requirements: list[str]) -> TaskEnvironment | None:
-    """Build the environment for `requirements` once (a ready one is reused as it is).
+def environment_build(
+    *, requirements: list[str], python: str = "", progress: Progress | None = None
+) -> TaskEnvironment | None:
+    """Build the environment for `requirements` once (a ready one is reused as it is),
+    with Python `python` where the host has it; `progress` gets pip's output lines.
 
-    The build goes to a staging folder renamed into place only when pip
-    succeeded: a failed build leaves nothing behind, and its row says why,
-    naming the spec entry pip could not install. Returns None when nothing is
-    needed (no requirements: the host's Python)."""
+    A failed build leaves no folder behind, and its row (never `ready`) says
+    why, naming the spec entry pip could not install. Returns None when nothing
+    is needed (no requirements: the host's Python)."""
     if not requirements:
         return None
-    environment = _claim(requirements)
+    environment = _claim(requirements, python)
     if environment is None:
-        current = environment_for(requirements)
+        current = environment_for(requirements, python=python)
         assert current is not None  # _claim created it
         if current.status == EnvironmentStatus.READY and Path(current.python).exists():
             return current
         if current.status == EnvironmentStatus.READY:
             # Its folder was removed: build again.
             TaskEnvironment.objects.filter(pk=current.pk).update(status=EnvironmentStatus.MISSING)
-            return environment_build(requirements=requirements)
+            return environment_build(requirements=requirements, python=python, progress=progress)
         raise ExperimentRefused(f"the environment {current.spec_sha256[:12]} is being built")
-    return _build_claimed(environment, requirements)
+    return _build_claimed(environment, requirements, progress)
 
 
 def _built_packages(target: Path, digest: str) -> list[str] | None:
@@ -321,7 +475,9 @@ def _built_packages(target: Path, digest: str) -> list[str] | None:
     return [str(package) for package in packages]
 
 
-def _build_claimed(environment: TaskEnvironment, requirements: list[str]) -> TaskEnvironment:
+def _build_claimed(
+    environment: TaskEnvironment, requirements: list[str], progress: Progress | None = None
+) -> TaskEnvironment:
     target = Path(environment.path)
     target.parent.mkdir(parents=True, exist_ok=True)
     os.chmod(target.parent, 0o755)
@@ -334,7 +490,7 @@ def _build_claimed(environment: TaskEnvironment, requirements: list[str]) -> Tas
         # the claim keeps any other build of this spec away meanwhile.
         if target.exists():
             shutil.rmtree(target)
-        packages = _build_into(target, requirements)
+        packages = _build_into(target, requirements, environment.base_python, progress)
     except (EnvironmentInvalid, OSError, subprocess.SubprocessError) as exc:
         shutil.rmtree(target, ignore_errors=True)
         message = "; ".join(exc.problems) if isinstance(exc, EnvironmentInvalid) else str(exc)
@@ -358,6 +514,7 @@ def _ready(
     with transaction.atomic():
         TaskEnvironment.objects.filter(pk=environment.pk).update(
             status=EnvironmentStatus.READY,
+            python_version=_version_of(str(target / "bin" / "python")),
             packages=packages,
             error="",
             build_seconds=time.monotonic() - started,
@@ -372,15 +529,20 @@ def _ready(
     return environment
 
 
-def objective_environment_build(*, objective: ObjectiveTask, version: int | None = None):
+def objective_environment_build(
+    *, objective: ObjectiveTask, version: int | None = None, progress: Progress | None = None
+):
     """`objective_task env-build SLUG [--version N]`."""
-    return environment_build(
-        requirements=version_requirements(objective, version or objective.version)
-    )
+    requirements, python = version_environment(objective, version or objective.version)
+    return environment_build(requirements=requirements, python=python, progress=progress)
 
 
-def environment_state(requirements: list[str]) -> dict:
-    """The `environment` answer of a task version: status, packages, error."""
+def environment_state(requirements: list[str], python: str = "") -> dict:
+    """The `environment` answer of a task version: status, packages, error, and
+    the Python asked for (`python_requested`) and used (`python_version`, with
+    `python_note` when they differ)."""
+    interpreter = interpreter_for(python)
+    asked = {"python_requested": python, "python_note": interpreter.note}
     if not requirements:
         return {
             "status": EnvironmentStatus.READY.value,
@@ -388,8 +550,10 @@ def environment_state(requirements: list[str]) -> dict:
             "error": "",
             "requirements": [],
             "python": "host",
+            "python_version": "",
+            **asked,
         }
-    environment = environment_for(requirements)
+    environment = environment_for(requirements, python=python)
     if environment is None:
         return {
             "status": EnvironmentStatus.MISSING.value,
@@ -397,13 +561,18 @@ def environment_state(requirements: list[str]) -> dict:
             "error": "",
             "requirements": requirements,
             "python": "",
+            "python_version": "",
+            **asked,
         }
+    ready = environment.status == EnvironmentStatus.READY
     return {
         "status": environment.status,
         "packages": environment.packages,
         "error": environment.error,
         "requirements": requirements,
-        "python": environment.python if environment.status == EnvironmentStatus.READY else "",
+        "python": environment.python if ready else "",
+        "python_version": environment.python_version if ready else "",
+        **asked,
     }
 
 
@@ -411,10 +580,10 @@ def run_environment(objective: ObjectiveTask, version: int) -> TaskEnvironment |
     """The ready environment a run of this version uses (None: the host's Python).
 
     Raises ExperimentRefused, with the reason, when it is not built."""
-    requirements = version_requirements(objective, version)
+    requirements, python = version_environment(objective, version)
     if not requirements:
         return None
-    environment = environment_for(requirements)
+    environment = environment_for(requirements, python=python)
     status = environment.status if environment is not None else EnvironmentStatus.MISSING
     if environment is not None and status == EnvironmentStatus.READY:
         if Path(environment.python).exists():
@@ -423,5 +592,23 @@ def run_environment(objective: ObjectiveTask, version: int) -> TaskEnvironment |
     detail = f": {environment.error}" if environment is not None and environment.error else ""
     raise ExperimentRefused(
         f"the environment of {objective.task.slug} version {version} is {status}{detail}; "
-        f"build it with `objective_task env-build {objective.task.slug}`"
+        f"build it with `objective_task env-build {objective.task.slug}` (or queue the run "
+        "with `run_experiment ... --build-env`)"
     )
+
+
+def base_prefix(environment: TaskEnvironment) -> Path | None:
+    """The installation a virtual environment's interpreter comes from (its
+    pyvenv.cfg `home`'s parent), where it is not the system's own /usr: a run
+    mounts it read-only too, or the environment's `python` leads nowhere."""
+    try:
+        config = (Path(environment.path) / "pyvenv.cfg").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    match = re.search(r"^home\s*=\s*(.+)$", config, re.MULTILINE)
+    if match is None:
+        return None
+    prefix = Path(match.group(1).strip()).parent
+    if prefix in (Path("/usr"), Path("/usr/local"), Path("/")):
+        return None
+    return prefix if prefix.is_dir() else None

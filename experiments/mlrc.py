@@ -13,6 +13,17 @@ A task folder, as MLRC-Bench publishes one::
     scripts/test_constants.py     env/constants.py for the test phase (when present)
     scripts/environment.yml       the task's environment (or scripts/requirements.txt)
 
+A folder published without scripts/'s text files (README and env/ only) is
+imported with the organiser's --research-problem FILE (default: the folder's
+README), --read-only GLOB ... and --requirements FILE; a part that is neither
+in the folder nor given is named, never guessed.
+
+A run lays the task out as MLRC-Bench's launch script does: a working copy of
+env/ with the task's scripts/ beside it (`../scripts/...` resolves, in dev and
+test alike), the label files left out of both (only the scoring step has
+them); in the test phase only, `scripts/test_data/*` is copied into data/ and
+test_constants.py over constants.py.
+
 A method archive holds `methods/` (laid over env/methods/), `method_name.txt`
 (what to pass to -m) and, optionally, `trial.txt` (which of the agent's trials
 it belongs to, 1 when absent). No database writes here.
@@ -32,17 +43,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-# (path, is a folder): what an import cannot do without.
-REQUIRED_PARTS: tuple[tuple[str, bool], ...] = (
-    ("env/main.py", False),
-    ("env/evaluation.py", False),
-    ("env/methods/__init__.py", False),
-    ("scripts/research_problem.txt", False),
-    ("scripts/read_only_files.txt", False),
-    ("scripts/test_data", True),
-)
+# What an import cannot do without, from the folder itself.
+REQUIRED_FILES = ("env/main.py", "env/evaluation.py", "env/methods/__init__.py")
 TEST_DATA_PART = "scripts/test_data"
 TEST_CONSTANTS = "scripts/test_constants.py"
+RESEARCH_PROBLEM = "scripts/research_problem.txt"
+READ_ONLY_LIST = "scripts/read_only_files.txt"
+# A folder without scripts/research_problem.txt: its README is the statement.
+README_NAMES = ("README.md", "README.txt", "README")
+# The work folder of a run, as MLRC-Bench's launch lays it out: main.py runs
+# in env/, and `../scripts/` is the task's scripts/.
+ENV_FOLDER = "env"
+SCRIPTS_FOLDER = "scripts"
 # The environment files an import reads, the first found wins.
 ENVIRONMENT_FILES = (
     "scripts/environment.yml",
@@ -79,28 +91,105 @@ VERSION_ENVIRONMENT_FILE = "environment.json"
 LOG_TAIL_CHARS = 2000
 
 
-def missing_parts(root: Path, *, test_phase_local: bool = True) -> list[str]:
-    """Every required part the folder lacks, named (empty when it is complete).
+@dataclass(frozen=True)
+class TaskSpec:
+    """A task folder and the parts the organiser gave for what it lacks: the
+    statement, the read-only list and the environment file, as text, with
+    where each came from (what the import says)."""
 
-    A task whose test phase is scored elsewhere (`test_phase_local=False`)
-    needs no scripts/test_data/."""
+    root: Path
+    research_problem: str
+    read_only: str
+    # (the environment file's name under scripts/, its text); None: no packages.
+    environment: tuple[str, str] | None
+    sources: dict[str, str]
+
+
+def _environment_file(root: Path, requirements: Path | None) -> tuple[str, Path] | None:
+    if requirements is not None:
+        name = "requirements.txt" if requirements.suffix == ".txt" else "environment.yml"
+        return f"scripts/{name}", requirements
+    for relative in ENVIRONMENT_FILES:
+        if (root / relative).is_file():
+            return relative, root / relative
+    return None
+
+
+def _read(path: Path, label: str, problems: list[str]) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{label} {path} cannot be read ({exc})")
+        return ""
+
+
+def _statement(root: Path, given: Path | None, problems: list[str]) -> tuple[str, str]:
+    """The research problem's text and where it came from."""
+    if given is not None:
+        return _read(given, "--research-problem", problems), str(given)
+    if (root / RESEARCH_PROBLEM).is_file():
+        return _read(root / RESEARCH_PROBLEM, "", problems), RESEARCH_PROBLEM
+    for name in README_NAMES:
+        if (root / name).is_file():
+            return _read(root / name, "", problems), name
+    problems.append(
+        f"the task folder has no {RESEARCH_PROBLEM} file and no README: "
+        "give the statement with --research-problem FILE"
+    )
+    return "", ""
+
+
+def task_spec(
+    root: Path,
+    *,
+    research_problem: Path | None = None,
+    read_only: list[str] | None = None,
+    requirements: Path | None = None,
+    test_phase_local: bool = True,
+) -> tuple[TaskSpec | None, list[str]]:
+    """The task as an import takes it, or every part it lacks, named.
+
+    The organiser's parts win over the folder's. A task whose test phase is
+    scored elsewhere (`test_phase_local=False`) needs no scripts/test_data/."""
     if not root.is_dir():
-        return [f"{root} is not a folder"]
-    missing = []
-    for relative, is_folder in REQUIRED_PARTS:
-        if relative == TEST_DATA_PART and not test_phase_local:
-            continue
-        path = root / relative
-        if not (path.is_dir() if is_folder else path.is_file()):
-            kind = "folder" if is_folder else "file"
-            missing.append(f"the task folder has no {relative} {kind}")
+        return None, [f"{root} is not a folder"]
+    problems = [
+        f"the task folder has no {relative} file"
+        for relative in REQUIRED_FILES
+        if not (root / relative).is_file()
+    ]
+    if test_phase_local and not (root / TEST_DATA_PART).is_dir():
+        problems.append(f"the task folder has no {TEST_DATA_PART} folder")
     evaluation = root / "env" / "evaluation.py"
     if evaluation.is_file():
         defined = _functions_defined(evaluation.read_text(encoding="utf-8", errors="replace"))
         for name in EVALUATION_FUNCTIONS:
             if name not in defined:
-                missing.append(f"env/evaluation.py defines no {name}(Method, phase)")
-    return missing
+                problems.append(f"env/evaluation.py defines no {name}(Method, phase)")
+    statement, statement_from = _statement(root, research_problem, problems)
+    sources = {"research problem": statement_from}
+    if read_only is not None:
+        read_only_text = "".join(f"{pattern}\n" for pattern in read_only)
+        sources["read-only files"] = "--read-only"
+    elif (root / READ_ONLY_LIST).is_file():
+        read_only_text = _read(root / READ_ONLY_LIST, "", problems)
+        sources["read-only files"] = READ_ONLY_LIST
+    else:
+        read_only_text = ""
+        problems.append(
+            f"the task folder has no {READ_ONLY_LIST} file: give the files methods may not "
+            "change with --read-only GLOB ..."
+        )
+    environment = None
+    found = _environment_file(root, requirements)
+    if found is not None:
+        name, path = found
+        label = "--requirements" if requirements is not None else ""
+        environment = (name, _read(path, label, problems))
+        sources["environment"] = str(requirements) if requirements is not None else name
+    if problems:
+        return None, problems
+    return TaskSpec(root, statement, read_only_text, environment, sources), []
 
 
 def _functions_defined(source: str) -> set[str]:
@@ -126,37 +215,41 @@ def _files_under(root: Path, *, skip_tops: frozenset[str] = frozenset()) -> list
     return found
 
 
-def _task_files(root: Path) -> list[tuple[str, Path]]:
-    """The files that make a task version, by their path in the task folder."""
-    files = [
+# The parts of scripts/ a task spec holds as text (the organiser's or the folder's).
+_SPEC_PARTS = frozenset({RESEARCH_PROBLEM, READ_ONLY_LIST, *ENVIRONMENT_FILES})
+
+
+def _task_files(spec: TaskSpec) -> list[tuple[str, Path | bytes]]:
+    """The files that make a task version, by their path in the task folder:
+    env/, all of scripts/ (MLRC-Bench puts it beside env/), and the spec's parts."""
+    root = spec.root
+    files: list[tuple[str, Path | bytes]] = [
         (f"env/{path}", root / "env" / path)
         for path in _files_under(root / "env", skip_tops=SKIPPED_ENV_TOPS)
     ]
-    files += [
-        (f"scripts/test_data/{path}", root / "scripts" / "test_data" / path)
-        for path in _files_under(root / "scripts" / "test_data")
-    ]
-    files += [
-        (f"scripts/{name}", root / "scripts" / name)
-        for name in ("research_problem.txt", "read_only_files.txt")
-    ]
-    # A changed test constants file or environment is a changed task.
-    files += [
-        (relative, root / relative)
-        for relative in (TEST_CONSTANTS, *ENVIRONMENT_FILES)
-        if (root / relative).is_file()
-    ]
-    return sorted(files)
+    if (root / "scripts").is_dir():
+        for path in _files_under(root / "scripts"):
+            relative = f"scripts/{path}"
+            if relative not in _SPEC_PARTS:
+                files.append((relative, root / "scripts" / path))
+    files.append((RESEARCH_PROBLEM, spec.research_problem.encode()))
+    files.append((READ_ONLY_LIST, spec.read_only.encode()))
+    if spec.environment is not None:
+        files.append((spec.environment[0], spec.environment[1].encode()))
+    return sorted(files, key=lambda item: item[0])
 
 
-def folder_digest(root: Path) -> str:
+def folder_digest(spec: TaskSpec) -> str:
     """One digest of the task's files and their paths: a changed folder, a new version."""
     digest = hashlib.sha256()
-    for relative, path in _task_files(root):
+    for relative, source in _task_files(spec):
         content = hashlib.sha256()
-        with path.open("rb") as handle:
-            while block := handle.read(1 << 20):
-                content.update(block)
+        if isinstance(source, bytes):
+            content.update(source)
+        else:
+            with source.open("rb") as handle:
+                while block := handle.read(1 << 20):
+                    content.update(block)
         digest.update(relative.encode() + b"\0" + content.digest())
     return digest.hexdigest()
 
@@ -195,31 +288,54 @@ def _readable(root: Path) -> None:
                 os.chmod(path, 0o644)
 
 
-def snapshot_write(root: Path, target: Path, *, environment: list[str] | None = None) -> None:
-    """Copy a task version's env/ and test data to `target` (env/, test_data/,
-    test_constants.py) with its environment's requirements (environment.json)."""
+def snapshot_write(
+    spec: TaskSpec, target: Path, *, environment: list[str] | None = None, python: str = ""
+) -> None:
+    """Copy a task version to `target`: env/, scripts/ (less its test data),
+    test_data/ and test_constants.py (kept apart: the test phase's), and its
+    environment's requirements (environment.json)."""
     staging = target.with_name(f".{target.name}-staging")
     if staging.exists():
         shutil.rmtree(staging)
-    for relative, source in _task_files(root):
+    for relative, source in _task_files(spec):
+        copies = []
         if relative.startswith("env/"):
-            copy = staging / relative
-        elif relative.startswith("scripts/test_data/"):
-            copy = staging / "test_data" / relative.removeprefix("scripts/test_data/")
-        elif relative == TEST_CONSTANTS:
-            copy = staging / "test_constants.py"
+            copies.append(staging / relative)
+        elif relative.startswith(f"{TEST_DATA_PART}/"):
+            copies.append(staging / "test_data" / relative.removeprefix(f"{TEST_DATA_PART}/"))
         else:
-            continue
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, copy)
+            copies.append(staging / relative)
+            if relative == TEST_CONSTANTS:
+                copies.append(staging / "test_constants.py")
+        for copy in copies:
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(source, bytes):
+                copy.write_bytes(source)
+            else:
+                shutil.copyfile(source, copy)
     (staging / "test_data").mkdir(parents=True, exist_ok=True)
     (staging / VERSION_ENVIRONMENT_FILE).write_text(
-        json.dumps({"requirements": environment or []}, indent=2) + "\n", encoding="utf-8"
+        json.dumps({"requirements": environment or [], "python": python}, indent=2) + "\n",
+        encoding="utf-8",
     )
     _readable(staging)
     if target.exists():
         shutil.rmtree(target)
     staging.rename(target)
+
+
+DEV_TEST_DATA_CHOICES = ("auto", "beside", "hidden")
+
+
+def reads_scripts_test_data(root: Path) -> str:
+    """The first file under env/ whose code names `scripts/test_data` ("" when
+    none does): its dev phase reads the test data beside env/."""
+    for relative in _files_under(root / "env", skip_tops=SKIPPED_ENV_TOPS):
+        if relative.endswith(".py"):
+            text = (root / "env" / relative).read_text(encoding="utf-8", errors="replace")
+            if "scripts/test_data" in text:
+                return f"env/{relative}"
+    return ""
 
 
 # ---------------------------------------------------------------- methods
@@ -382,6 +498,13 @@ class TaskCopy:
     # The test phase only: scripts/test_data/ (into data/) and test_constants.py.
     test_data_dir: Path | None = None
     test_constants: Path | None = None
+    # The version's scripts/ (less its test data) and its test data, laid
+    # beside env/ in every phase (None: a version imported before they were kept).
+    scripts_dir: Path | None = None
+    version_test_data: Path | None = None
+    # Files of scripts/ the phase does not get (test_constants.py in a dev
+    # phase that does not get the test data either).
+    scripts_hidden: tuple[str, ...] = ()
 
 
 def _lay_methods(work: Path, method_files: list[tuple[str, bytes]], patterns: list[str]):
@@ -400,6 +523,51 @@ def _lay_methods(work: Path, method_files: list[tuple[str, bytes]], patterns: li
     return copied, restored
 
 
+def is_label(path: str, labels: list[str]) -> bool:
+    """Whether a path of the work folder (relative to env/; `../scripts/...`
+    for the scripts beside it) is a label file. A test data file is matched
+    both where it lies and where the test phase puts it (data/)."""
+    if read_only_match(path, labels) is not None:
+        return True
+    test_data = f"../{TEST_DATA_PART}/"
+    return path.startswith(test_data) and (
+        read_only_match("data/" + path.removeprefix(test_data), labels) is not None
+    )
+
+
+def test_phase_lay(task: TaskCopy, env: Path, *, with_labels: bool = False) -> int:
+    """MLRC-Bench's test phase in an env/ copy: `cp -r ../scripts/test_data/*
+    data/` (overlaying) and test_constants.py as constants.py."""
+    copied = 0
+
+    def skip(path: str) -> bool:
+        return not with_labels and is_label(path, task.labels)
+
+    if task.test_data_dir is not None:
+        copied += _copy_tree(task.test_data_dir, env / "data", prefix="data/", skip=skip)
+    if task.test_constants is not None and task.test_constants.is_file():
+        shutil.copyfile(task.test_constants, env / "constants.py")
+        copied += (env / "constants.py").stat().st_size
+    return copied
+
+
+def _scripts_lay(task: TaskCopy, scripts: Path, *, with_labels: bool) -> int:
+    def skip(path: str) -> bool:
+        if path.removeprefix("../scripts/") in task.scripts_hidden:
+            return True
+        return not with_labels and is_label(path, task.labels)
+
+    scripts.mkdir(parents=True, exist_ok=True)
+    copied = 0
+    if task.scripts_dir is not None and task.scripts_dir.is_dir():
+        copied += _copy_tree(task.scripts_dir, scripts, prefix="../scripts/", skip=skip)
+    if task.version_test_data is not None and task.version_test_data.is_dir():
+        copied += _copy_tree(
+            task.version_test_data, scripts / "test_data", prefix=f"../{TEST_DATA_PART}/", skip=skip
+        )
+    return copied
+
+
 def work_prepare(
     *,
     task: TaskCopy,
@@ -407,27 +575,27 @@ def work_prepare(
     work: Path,
     with_labels: bool = False,
 ) -> tuple[int, list[str]]:
-    """A fresh copy of the task's env/ in `work`, as MLRC-Bench makes it: the
-    method's methods/ laid over it and, for the test phase only (never for
-    dev), `test_data/*` copied into data/ and test_constants.py as constants.py.
+    """A work folder as MLRC-Bench's launch makes it: `work/env/`, a fresh copy
+    of the task's env/ with the method's methods/ laid over it, and
+    `work/scripts/`, the task's scripts/ beside it (so `../scripts/...`
+    resolves); for the test phase only (never for dev), `test_data/*` copied
+    into env/data/ and test_constants.py as constants.py.
 
     Read-only files are the task's: the archive's are not laid. The label files
-    are left out unless `with_labels` (the scoring step's copy, which gets no
-    method code). Returns the bytes copied in and the read-only paths restored."""
+    are left out of both folders unless `with_labels` (the scoring step's copy,
+    which gets no method code). Returns the bytes copied in and the read-only
+    paths restored."""
 
     def skip(path: str) -> bool:
-        return not with_labels and read_only_match(path, task.labels) is not None
+        return not with_labels and is_label(path, task.labels)
 
-    copied = _copy_tree(task.env_dir, work, skip=skip)
-    copied_methods, restored = _lay_methods(work, method_files, task.patterns)
+    env = work / ENV_FOLDER
+    copied = _copy_tree(task.env_dir, env, skip=skip)
+    copied_methods, restored = _lay_methods(env, method_files, task.patterns)
     copied += copied_methods
-    if task.test_data_dir is not None:
-        # MLRC-Bench: `cp -r ../scripts/test_data/* data/`, overlaying.
-        copied += _copy_tree(task.test_data_dir, work / "data", prefix="data/", skip=skip)
-    if task.test_constants is not None and task.test_constants.is_file():
-        shutil.copyfile(task.test_constants, work / "constants.py")
-        copied += (work / "constants.py").stat().st_size
-    (work / "output").mkdir(exist_ok=True)
+    copied += _scripts_lay(task, work / SCRIPTS_FOLDER, with_labels=with_labels)
+    copied += test_phase_lay(task, env, with_labels=with_labels)
+    (env / "output").mkdir(exist_ok=True)
     return copied, restored
 
 

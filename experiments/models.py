@@ -147,6 +147,15 @@ class TestPhase(models.TextChoices):
     EXTERNAL = "external", "External (scored elsewhere, recorded by organisers)"
 
 
+class TestFolder(models.TextChoices):
+    """Where an MLRC-Bench task's test phase runs. MLRC-Bench's README (and its
+    launch script) run it in the env/ folder the dev phase left, after `cp -r
+    ../scripts/test_data/* data/`; the site's default is a fresh copy of env/."""
+
+    FRESH = "fresh", "A fresh copy of env/ (the site's default)"
+    DEV_LEFT = "dev-left", "The folder the dev phase left (MLRC-Bench's README)"
+
+
 class EnvironmentStatus(models.TextChoices):
     MISSING = "missing", "Missing"
     BUILDING = "building", "Building"
@@ -162,6 +171,8 @@ class TaskEnvironment(models.Model):
     spec_sha256 = models.CharField(max_length=64, unique=True)
     requirements = models.JSONField(default=list)
     base_python = models.CharField(max_length=300)
+    # `sys.version` of base_python, as the build found it (e.g. "3.11.2").
+    python_version = models.CharField(max_length=40, blank=True)
     path = models.CharField(max_length=500, help_text="The virtual environment's folder.")
     status = models.CharField(
         max_length=16, choices=EnvironmentStatus.choices, default=EnvironmentStatus.MISSING
@@ -254,6 +265,16 @@ class ObjectiveTask(models.Model):
     # columns the method itself writes (None: not checked), and what it found.
     scoring_forgeable = models.BooleanField(null=True, blank=True)
     scoring_check = models.TextField(blank=True)
+    # The interpreter the environment file asks for (conda's `python=3.10`;
+    # blank: any): honoured where the host has it, else the build says which.
+    environment_python = models.CharField(max_length=20, blank=True)
+    test_folder = models.CharField(
+        max_length=8, choices=TestFolder.choices, default=TestFolder.FRESH
+    )
+    # The dev phase has scripts/test_data/ (less its labels) beside env/, as in
+    # MLRC-Bench's launch: for tasks whose dev phase reads it (Causality
+    # Discovery's evaluate_model reads ../scripts/test_data/ in both phases).
+    dev_sees_test_data = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -278,6 +299,9 @@ class ObjectiveTask(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(test_phase__in=TestPhase.values), name="objective_test_phase_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(test_folder__in=TestFolder.values), name="objective_test_folder_valid"
             ),
             models.CheckConstraint(
                 condition=Q(metric_min__isnull=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
@@ -20,11 +21,18 @@ from benchmark.models import (
 from experiments.models import (
     ObjectiveFormat,
     ObjectiveTask,
+    TestFolder,
     TestPhase,
 )
 
 from . import mlrc
-from .environments import task_requirements
+from .environments import (
+    EnvironmentFile,
+    Progress,
+    environment_build,
+    environment_file_read,
+    interpreter_for,
+)
 from .errors import EnvironmentInvalid, ExperimentRefused, ObjectiveTaskInvalid
 from .queue import gpu_check
 
@@ -211,6 +219,28 @@ class ImportOutcome(StrEnum):
     UNCHANGED = "unchanged"
 
 
+@dataclass(frozen=True)
+class ImportNotes:
+    """What an import says besides its outcome: where each part came from, the
+    conda names it renamed, the Python it asked for, the test phase's folder."""
+
+    sources: dict[str, str]
+    renamed: list[tuple[str, str]]
+    python_note: str
+    test_folder: str
+    dev_test_data: str  # what the dev phase has of scripts/test_data/, and why
+
+
+def _environment_of(spec: mlrc.TaskSpec | None, problems: list[str]):
+    if spec is None or spec.environment is None:
+        return EnvironmentFile()
+    try:
+        return environment_file_read(*spec.environment)
+    except EnvironmentInvalid as exc:
+        problems.extend(exc.problems)
+        return EnvironmentFile()
+
+
 def objective_task_import_mlrc(
     *,
     path: Path,
@@ -229,14 +259,25 @@ def objective_task_import_mlrc(
     metric_max: float | None = None,
     test_phase: str = TestPhase.LOCAL,
     dev_baseline_score: float | None = None,
-) -> tuple[ObjectiveTask, ImportOutcome]:
+    test_folder: str = TestFolder.FRESH,
+    research_problem: Path | None = None,
+    read_only: list[str] | None = None,
+    requirements: Path | None = None,
+    dev_test_data: str = "auto",
+    build_env: bool = False,
+    progress: Progress | None = None,
+) -> tuple[ObjectiveTask, ImportOutcome, ImportNotes]:
     """Import an MLRC-Bench task folder as it is published (see experiments/mlrc.py).
 
-    The statement comes from scripts/research_problem.txt; env/ and
-    scripts/test_data/ are copied into the data root as this task version's,
-    apart, so a dev run is never given the test data. The same folder again
-    changes nothing; a changed folder becomes the next version. A task whose
-    test phase is `external` (scored elsewhere) needs no scripts/test_data/.
+    The statement comes from scripts/research_problem.txt (else
+    `research_problem`, else the folder's README); the read-only list and the
+    environment file from scripts/ or the organiser (`read_only`,
+    `requirements`). env/, scripts/ and scripts/test_data/ are copied into the
+    data root as this task version's, the test data apart, so a dev run is
+    never given it in data/. The same folder again changes nothing; a changed
+    folder becomes the next version. A task whose test phase is `external`
+    (scored elsewhere) needs no scripts/test_data/. With `build_env`, the
+    environment is built first: one that cannot be built imports nothing.
     `dev_baseline_score`: the baseline's dev score (MLRC-Bench's
     `ALL_BASE_PERFORMANCE[task]["dev"]`); a new version's forged-label check is
     to be run again (`forgery.objective_scoring_check`).
@@ -246,6 +287,11 @@ def objective_task_import_mlrc(
     problems = _slug_problems(slug)
     if test_phase not in TestPhase.values:
         problems.append(f"the test phase must be one of {', '.join(TestPhase.values)}")
+    if test_folder not in TestFolder.values:
+        problems.append(f"the test folder must be one of {', '.join(TestFolder.values)}")
+    if dev_test_data not in mlrc.DEV_TEST_DATA_CHOICES:
+        choices = ", ".join(mlrc.DEV_TEST_DATA_CHOICES)
+        problems.append(f"--dev-test-data must be one of {choices}")
     problems += _definition_problems(
         metric=metric,
         higher_is_better=higher_is_better,
@@ -258,27 +304,42 @@ def objective_task_import_mlrc(
         problems.append("the baseline's runtime must be a positive number of seconds")
     low, high = _range_of(metric, metric_min, metric_max)
     problems += _range_problems(low, high, baseline_score, human_score)
-    problems += mlrc.missing_parts(path, test_phase_local=test_phase != TestPhase.EXTERNAL)
-    requirements: list[str] = []
-    if path.is_dir():
-        try:
-            requirements = task_requirements(path)
-        except EnvironmentInvalid as exc:
-            problems += exc.problems
+    spec, missing = mlrc.task_spec(
+        path,
+        research_problem=research_problem,
+        read_only=read_only,
+        requirements=requirements,
+        test_phase_local=test_phase != TestPhase.EXTERNAL,
+    )
+    problems += missing
+    environment = _environment_of(spec, problems)
     problems += _gpu_problems(gpu_count)
     existing = ObjectiveTask.objects.select_related("task").filter(task__slug=slug).first()
     if existing is not None and not existing.is_mlrc:
         problems.append(f"{slug} is an objective task of the site's own format, not MLRC-Bench's")
     if problems:
         raise ObjectiveTaskInvalid(problems)
-    assert match is not None  # a bad slug is among the problems above
-    digest = mlrc.folder_digest(path)
+    assert match is not None and spec is not None  # else among the problems above
+    if build_env:
+        try:
+            environment_build(
+                requirements=environment.requirements,
+                python=environment.python,
+                progress=progress,
+            )
+        except (EnvironmentInvalid, ExperimentRefused) as exc:
+            raise ObjectiveTaskInvalid(
+                [f"the environment cannot be built: {p}" for p in _problems_of(exc)]
+            ) from exc
+    dev_sees_test_data, dev_test_data_note = _dev_test_data(path, dev_test_data)
+    digest = mlrc.folder_digest(spec)
     version = _version_for(existing, digest)
     target = Path(data_root or settings.EXPERIMENT_DATA_ROOT) / slug / f"v{version}"
     if existing is None or version != existing.version or not target.is_dir():
         target.parent.mkdir(parents=True, exist_ok=True)
-        mlrc.snapshot_write(path, target, environment=requirements)
-    scripts = path / "scripts"
+        mlrc.snapshot_write(
+            spec, target, environment=environment.requirements, python=environment.python
+        )
     fields = {
         "format": ObjectiveFormat.MLRC,
         "metric": metric.strip(),
@@ -295,30 +356,67 @@ def objective_task_import_mlrc(
         "gpu_count": gpu_count,
         "version": version,
         "source_sha256": digest,
-        "read_only_files": mlrc.read_only_patterns(
-            (scripts / "read_only_files.txt").read_text(encoding="utf-8")
-        ),
+        "read_only_files": mlrc.read_only_patterns(spec.read_only),
         "label_files": list(labels or mlrc.DEFAULT_LABEL_PATTERNS),
         "metric_min": low,
         "metric_max": high,
         "test_phase": test_phase,
-        "environment_requirements": requirements,
+        "test_folder": test_folder,
+        "dev_sees_test_data": dev_sees_test_data,
+        "environment_requirements": environment.requirements,
+        "environment_python": environment.python,
     }
-    if dev_baseline_score is not None:
-        fields["dev_baseline_score"] = dev_baseline_score
-    if existing is not None and version != existing.version:
-        # The check was of the folder as it was.
-        fields |= {"scoring_forgeable": None, "scoring_check": ""}
-    description = (scripts / "research_problem.txt").read_text(encoding="utf-8")
-    return _mlrc_put(
+    fields |= _scoring_fields(existing, version, dev_baseline_score)
+    objective, outcome = _mlrc_put(
         existing,
         slug=slug,
         year=int(match.group(2)),
         conference=match.group(1),
         title=title,
-        description=description,
+        description=spec.research_problem,
         fields=fields,
     )
+    notes = ImportNotes(
+        sources=spec.sources,
+        renamed=environment.renamed,
+        python_note=interpreter_for(environment.python).note,
+        test_folder=test_folder,
+        dev_test_data=dev_test_data_note,
+    )
+    return objective, outcome, notes
+
+
+def _scoring_fields(
+    existing: ObjectiveTask | None, version: int, dev_baseline_score: float | None
+) -> dict[str, object]:
+    """The dev baseline the organiser gave, and a new version's forged-label
+    check to be run again (the check was of the folder as it was)."""
+    fields: dict[str, object] = {}
+    if dev_baseline_score is not None:
+        fields["dev_baseline_score"] = dev_baseline_score
+    if existing is not None and version != existing.version:
+        fields |= {"scoring_forgeable": None, "scoring_check": ""}
+    return fields
+
+
+def _dev_test_data(path: Path, choice: str) -> tuple[bool, str]:
+    """Whether the dev phase has scripts/test_data/ beside env/, and what the import says."""
+    reader = mlrc.reads_scripts_test_data(path)
+    if choice == "beside" or (choice == "auto" and reader):
+        why = f"{reader} reads it" if reader else "--dev-test-data beside"
+        return True, (
+            f"../scripts/test_data/ beside env/ in dev too, less its labels, as MLRC-Bench "
+            f"lays it out ({why}; --dev-test-data hidden withholds it)"
+        )
+    why = "--dev-test-data hidden" if choice == "hidden" else "no code under env/ reads it"
+    return False, (
+        f"../scripts/ beside env/ without test_data/ in dev ({why}; --dev-test-data beside "
+        "gives it, less its labels, as MLRC-Bench's launch does)"
+    )
+
+
+def _problems_of(exc: Exception) -> list[str]:
+    return list(getattr(exc, "problems", None) or [str(exc)])
 
 
 def _version_for(existing: ObjectiveTask | None, digest: str) -> int:

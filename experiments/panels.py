@@ -38,7 +38,9 @@ def objective_results_panel(*, request: HttpRequest, task: Task) -> SafeString:
         {
             "objective": objective,
             "results": results,
-            "environment": environment_state(list(objective.environment_requirements or []))
+            "environment": environment_state(
+                list(objective.environment_requirements or []), objective.environment_python
+            )
             if objective is not None
             else None,
         },

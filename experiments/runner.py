@@ -5,6 +5,7 @@ stream the log, collect outputs, and record what it produced."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -31,12 +32,13 @@ from experiments.models import (
     ExperimentStatus,
     ObjectiveTask,
     TaskEnvironment,
+    TestFolder,
 )
 from submissions.models import Submission
 
 from . import claims as claims_module
 from . import mlrc
-from .environments import run_environment
+from .environments import base_prefix, run_environment
 from .queue import code_artifacts, code_root_of
 from .results import OUTPUT_FILE_MAX_BYTES, objective_result_record, reproduction_check_record
 from .slots import HostTooSmall, Slots, SlotsBusy, gpu_capacity, gpu_host_announce, host_name
@@ -66,11 +68,13 @@ class _RunContext:
     copied_bytes: int = 0
     restored: tuple[str, ...] = ()
     # MLRC-Bench tasks: the task version's files for this phase (the scoring
-    # step copies them again, with the labels), the files mounted read-only,
-    # and the task version's environment (None: the host's Python).
+    # step copies them again, with the labels) and the task version's
+    # environment (None: the host's Python).
     task_copy: mlrc.TaskCopy | None = None
-    read_only: tuple[str, ...] = ()
     environment: TaskEnvironment | None = None
+    # A test run in the folder its dev phase left (MLRC-Bench's README): the
+    # method's dev step runs first, then the test data is laid over it.
+    dev_first: bool = False
 
 
 def experiment_execute(*, run_id: int) -> ExperimentRun | None:
@@ -225,12 +229,17 @@ def _task_copy(run: ExperimentRun, objective: ObjectiveTask) -> mlrc.TaskCopy:
         labels=list(objective.label_files or []),
         test_data_dir=test_dir if test else None,
         test_constants=test_dir.parent / "test_constants.py" if test else None,
+        scripts_dir=env_dir.parent / mlrc.SCRIPTS_FOLDER,
+        version_test_data=test_dir if test or objective.dev_sees_test_data else None,
+        scripts_hidden=() if test or objective.dev_sees_test_data else ("test_constants.py",),
     )
 
 
 def _prepare_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
     """A fresh copy of the task's env/ without its label files, the archive's
-    methods/ over it, and for the test phase only, the test data and constants."""
+    methods/ over it, the task's scripts/ beside it, and for the test phase
+    only, the test data and constants (after the dev step, for a task whose
+    test phase runs in the folder dev left)."""
     run = context.run
     context.environment = run_environment(objective, run.task_version or objective.version)
     method_files = []
@@ -239,11 +248,24 @@ def _prepare_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
             with artifact.file.open("rb") as handle:
                 method_files.append((artifact.path, handle.read()))
     context.task_copy = _task_copy(run, objective)
-    copied, restored = mlrc.work_prepare(
-        task=context.task_copy, method_files=method_files, work=context.work
+    context.dev_first = (
+        run.phase == ExperimentPhase.TEST and objective.test_folder == TestFolder.DEV_LEFT
     )
+    first = context.task_copy
+    if context.dev_first:
+        first = dataclasses.replace(first, test_data_dir=None, test_constants=None)
+    copied, restored = mlrc.work_prepare(task=first, method_files=method_files, work=context.work)
+    if context.dev_first:
+        # What the test phase will lay over it counts as copied in too.
+        copied += _size_of(context.task_copy.test_data_dir)
     context.copied_bytes, context.restored = copied, tuple(restored)
-    context.read_only = tuple(mlrc.read_only_paths(context.work, context.task_copy.patterns))
+    context.code_root = mlrc.ENV_FOLDER
+
+
+def _size_of(folder: Path | None) -> int:
+    if folder is None:
+        return 0
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
 def _limits(seconds: float, copied_bytes: int = 0) -> sandbox.Limits:
@@ -410,6 +432,9 @@ def _mlrc_env(
     if environment is not None:
         python = environment.python
         mounts.append(sandbox.Mount(Path(environment.path), environment.path))
+        prefix = base_prefix(environment)
+        if prefix is not None:
+            mounts.append(sandbox.Mount(prefix, str(prefix)))
         path = f"{environment.path}/bin:{path}"
     else:
         python = shutil.which("python3", path=path) or "/usr/bin/python3"
@@ -440,16 +465,48 @@ class _Steps:
     evaluation: mlrc.Evaluation = mlrc.Evaluation(None, {}, "")
 
 
+def _method_step(
+    context: _RunContext,
+    *,
+    method: str,
+    phase: str,
+    mounts: list[sandbox.Mount],
+    env: dict[str, str],
+    seconds: float,
+    log: sandbox.LogSink,
+) -> sandbox.SandboxResult:
+    command = mlrc.METHOD_STEP.format(method=method, phase=phase)
+    log.write(f"$ {command}\n".encode())
+    log.flush()
+    # Nothing is mounted read-only: in MLRC-Bench read-only means a method may
+    # not edit those files, not that the task's code may not write there
+    # (model_dir_NN/model.pt). The scoring step never sees what it changed.
+    result = _sandbox(
+        context,
+        command=command,
+        workdir=context.work,
+        cwd=f"{sandbox.INSIDE_WORKDIR}/{mlrc.ENV_FOLDER}",
+        mounts=mounts,
+        env=env,
+        seconds=seconds,
+        log=log,
+    )
+    _log_footer(log, f"method ({phase})", result)
+    return result
+
+
 def _execute_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
     """MLRC-Bench's main.py in two sandboxed processes: the method's step (no
-    label files in its folder, read-only files mounted read-only) runs
-    `evaluate_model`; the scoring step, in a fresh copy of the task version with
-    the labels and the method's output/ but none of its code, runs the task's
-    own `get_score`. The score is the one the scoring step saved."""
+    label files in its folder) runs `evaluate_model`; the scoring step, in a
+    fresh copy of the task version with the labels and the method's output/
+    but none of its code, runs the task's own `get_score`. The score is the
+    one the scoring step saved."""
     run = context.run
     method = mlrc.method_of_command(run.command) or objective.baseline_method
     mounts, env = _mlrc_env(context, objective)
-    before = _manifest(context.work)
+    env_dir = context.work / mlrc.ENV_FOLDER
+    before = _manifest(env_dir)
+    seconds = float(run.time_limit_seconds)
     with _log_open(context) as log:
         for path in context.restored:
             log.write(f"read-only {path}: the task's own copy is used\n".encode())
@@ -457,28 +514,42 @@ def _execute_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
         log.write(
             f"$ {run.command}\n(python: {python}; the method, then its scoring apart)\n".encode()
         )
-        command = mlrc.METHOD_STEP.format(method=method, phase=run.phase)
-        log.write(f"$ {command}\n".encode())
-        log.flush()
-        result = _sandbox(
-            context,
-            command=command,
-            workdir=context.work,
-            cwd=sandbox.INSIDE_WORKDIR,
-            mounts=mounts,
-            env=env,
-            seconds=run.time_limit_seconds,
-            log=log,
-            read_only=context.read_only,
-        )
-        _log_footer(log, "method", result)
-        report = mlrc.method_report_read(_safe_read(context.work / mlrc.METHOD_REPORT, 1024 * 1024))
+        result = None
+        if context.dev_first:
+            log.write(b"(test phase in the folder the dev phase leaves: dev first)\n")
+            result = _method_step(
+                context,
+                method=method,
+                phase="dev",
+                mounts=mounts,
+                env=env,
+                seconds=seconds,
+                log=log,
+            )
+            seconds = max(seconds - result.wall_seconds, 1.0)
+            if result.outcome == sandbox.Outcome.SUCCEEDED:
+                assert context.task_copy is not None  # set by _prepare_mlrc
+                mlrc.test_phase_lay(context.task_copy, env_dir)
+                _sandbox_own_tree(context, env_dir)
+                (env_dir / mlrc.METHOD_REPORT).unlink(missing_ok=True)
+                result = None
+        if result is None:
+            result = _method_step(
+                context,
+                method=method,
+                phase=run.phase,
+                mounts=mounts,
+                env=env,
+                seconds=seconds,
+                log=log,
+            )
+        report = mlrc.method_report_read(_safe_read(env_dir / mlrc.METHOD_REPORT, 1024 * 1024))
         steps = _Steps(method=result, report=report)
         if result.outcome == sandbox.Outcome.SUCCEEDED and "runtime" in report:
             _score_step(context, objective, steps, mounts=mounts, env=env, log=log)
     status, reason = _mlrc_status(run, steps, objective)
     evaluation = steps.evaluation
-    outputs = _outputs_collect(run, context.work, before)
+    outputs = _outputs_collect(run, env_dir, before)
     finished = _finish(
         run,
         status=status,
@@ -495,6 +566,21 @@ def _execute_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
     )
     if finished and run.phase == ExperimentPhase.TEST:
         objective_result_record(run=run)
+
+
+def _sandbox_own_tree(context: _RunContext, folder: Path) -> None:
+    """Files the worker laid into a work folder: the sandbox's user owns them."""
+    uid = context.slots.uid if os.geteuid() == 0 else None
+    for current, dirs, files in os.walk(folder):
+        os.chmod(current, 0o755)
+        for name in files:
+            path = os.path.join(current, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o644)
+        if uid is not None:
+            os.chown(current, uid, uid)
+            for name in dirs + files:
+                os.chown(os.path.join(current, name), uid, uid, follow_symlinks=False)
 
 
 def _score_step(
@@ -515,20 +601,15 @@ def _score_step(
     copied, _ = mlrc.work_prepare(
         task=task_copy, method_files=[], work=score_work, with_labels=True
     )
-    copied += mlrc.outputs_copy(context.work / "output", score_work / "output", _safe_read)
-    uid = context.slots.uid if os.geteuid() == 0 else None
-    for current, dirs, files in os.walk(score_work):
-        os.chmod(current, 0o755)
-        for name in files:
-            os.chmod(os.path.join(current, name), 0o644)
-        if uid is not None:
-            os.chown(current, uid, uid)
-            for name in dirs + files:
-                os.chown(os.path.join(current, name), uid, uid, follow_symlinks=False)
+    score_env = score_work / mlrc.ENV_FOLDER
+    copied += mlrc.outputs_copy(
+        context.work / mlrc.ENV_FOLDER / "output", score_env / "output", _safe_read
+    )
+    _sandbox_own_tree(context, score_work)
     method = mlrc.method_of_command(run.command) or objective.baseline_method
     command = mlrc.SCORE_STEP.format(method=method, phase=run.phase)
     report = steps.report
-    score_env = {
+    step_env = {
         **env,
         "MLRC_METHOD_RUNTIME": repr(report.get("runtime", "")),
         "MLRC_METHOD_COMPLEXITY": repr(report.get("method_complexity", "")),
@@ -543,17 +624,25 @@ def _score_step(
         context,
         command=command,
         workdir=score_work,
-        cwd=sandbox.INSIDE_WORKDIR,
+        cwd=f"{sandbox.INSIDE_WORKDIR}/{mlrc.ENV_FOLDER}",
         mounts=mounts,
-        env=score_env,
+        env=step_env,
         seconds=seconds,
         log=log,
-        read_only=tuple(mlrc.read_only_paths(score_work, [*task_copy.patterns, *task_copy.labels])),
+        read_only=(
+            mlrc.SCRIPTS_FOLDER,
+            *(
+                f"{mlrc.ENV_FOLDER}/{path}"
+                for path in mlrc.read_only_paths(
+                    score_env, [*task_copy.patterns, *task_copy.labels]
+                )
+            ),
+        ),
         copied_bytes=copied,
     )
     _log_footer(log, "scoring", steps.score)
     evaluation = mlrc.evaluation_read(
-        _safe_read(score_work / mlrc.EVALS_FILE, 1024 * 1024), run.phase
+        _safe_read(score_env / mlrc.EVALS_FILE, 1024 * 1024), run.phase
     )
     if evaluation.score is not None:
         problem = mlrc.score_range_problem(

@@ -115,7 +115,7 @@ def objective_tasks_install(
         source = root / ".sources" / spec["slug"]
         if task_folder_prepare(folder, source):
             report.add("data generated")
-        objective, outcome = objective_task_import_mlrc(
+        objective, outcome, _ = objective_task_import_mlrc(
             path=source,
             slug=spec["slug"],
             title=spec["title"],

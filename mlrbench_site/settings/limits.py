@@ -88,6 +88,11 @@ EXPERIMENT_DATA_ROOT = env.path("EXPERIMENT_DATA_ROOT", default=BASE_DIR / "var"
 # virtual environment per requirements hash, built with TASK_ENV_PYTHON.
 TASK_ENV_ROOT = env.path("TASK_ENV_ROOT", default=BASE_DIR / "var" / "task-envs")
 TASK_ENV_PYTHON = env.str("TASK_ENV_PYTHON", default="/usr/bin/python3")
+# The package index pip builds them from (blank: pip's own configuration), and
+# more indexes, space-separated: a CPU-only host points torch at its CPU wheels
+# (https://download.pytorch.org/whl/cpu) instead of several GB of CUDA ones.
+TASK_ENV_PIP_INDEX_URL = env.str("TASK_ENV_PIP_INDEX_URL", default="")
+TASK_ENV_PIP_EXTRA_INDEX_URL = env.str("TASK_ENV_PIP_EXTRA_INDEX_URL", default="")
 EXPERIMENT_TIME_LIMIT_SECONDS = env.int("EXPERIMENT_TIME_LIMIT_SECONDS", default=3600)
 EXPERIMENT_MAX_TIME_LIMIT_SECONDS = env.int("EXPERIMENT_MAX_TIME_LIMIT_SECONDS", default=6 * 3600)
 EXPERIMENT_LOG_MAX_BYTES = env.int("EXPERIMENT_LOG_MAX_BYTES", default=10 * 1024 * 1024)

@@ -398,19 +398,25 @@ def test_a_dev_run_scores_the_method_and_a_test_run_evaluates_it_once(tiny):
 
 
 @pytest.mark.django_db
-def test_a_dev_run_finds_no_test_data(tiny):
+def test_a_dev_run_has_the_scripts_beside_it_but_no_labels_and_no_test_data(tiny):
+    # MLRC-Bench's launch links the task's scripts/ beside env/ in every phase;
+    # a task whose code does not read ../scripts/test_data/ gets it in the test
+    # phase only, and the label files (*_target.json) only the scoring step sees.
     look = (
         "import os\n"
-        "found = [os.path.join(d, f) for d, _, fs in os.walk('/') if not d.startswith(('/proc', "
-        "'/sys', '/usr'))\n         for f in fs if f.startswith('test')]\n"
-        "found += [p for p in ('data/test.json', 'data/test_target.json', "
+        "labels = [os.path.join(d, f) for d, _, fs in os.walk('/') if not d.startswith(('/proc', "
+        "'/sys', '/usr'))\n          for f in fs if f.endswith('_target.json')]\n"
+        "in_data = [p for p in ('data/test.json', 'data/test_target.json', "
         f"{tiny.test_data_dir!r}) if os.path.exists(p)]\n"
-        "return 2 * max(inputs) + 1000 * len(found)"
+        "beside = os.path.exists('../scripts/research_problem.txt')\n"
+        "in_data += [p for p in ('../scripts/test_data', '../scripts/test_constants.py') "
+        "if os.path.exists(p)]\n"
+        "return 2 * max(inputs) + 1000 * len(labels + in_data) + (0 if beside else 500)"
     )
     run = dev_run(tiny, method_archive_files("look", look, method_name="look"))
 
     assert run.status == ExperimentStatus.SUCCEEDED, run.reason
-    assert run.score == 98.0  # it found nothing
+    assert run.score == 98.0  # it found the scripts and nothing else
 
 
 @pytest.mark.django_db
@@ -448,16 +454,13 @@ def test_a_run_without_a_usable_score_says_why_and_gets_none(tiny, body, status,
 
 # A method's own process is not trusted with its score (issue 32, item 11): each
 # forgery below gave the method the score it wanted before the two-step runs.
+# Read-only files are writable at run time (MLRC-Bench's meaning: the agent may
+# not edit them); the scoring step runs the task's pristine copy all the same.
 APPEND_TO_READ_ONLY = """\
-changed = 0
 for path in ("evaluation.py", "main.py", "constants.py", "methods/BaseMethod.py"):
-    try:
-        with open(path, "a") as handle:
-            handle.write("\\nget_score = lambda method, phase: 1000.0\\n")
-        changed += 1
-    except OSError:
-        pass
-return 2 * max(inputs) + 1000 * changed"""
+    with open(path, "a") as handle:
+        handle.write("\\nget_score = lambda method, phase: 1000.0\\nDATA_DIR = '/'\\n")
+return 2 * max(inputs)"""
 READ_THE_LABELS = """\
 import json, os
 for path in ("data/dev_target.json", "/work/data/dev_target.json"):
@@ -489,6 +492,8 @@ def test_a_method_cannot_forge_its_score(tiny, body):
     # The honest score of 2 * max(inputs): 98 (the labels would give 100, a
     # changed evaluation or saved score 1000).
     assert (run.status, run.score) == (ExperimentStatus.SUCCEEDED, 98.0), run.reason
+    if body == APPEND_TO_READ_ONLY:
+        assert "evaluation.py" in {output["path"] for output in run.outputs}  # it did change it
 
 
 @pytest.mark.django_db

@@ -82,9 +82,13 @@ def env_build() -> str:
 
 
 def mlrc_bench_score(objective: ObjectiveTask, method: str, phase: str, work: Path) -> float:
-    """The task's own main.py, unchanged, the MLRC-Bench way (README): in a fresh
-    copy of env/; for test, `cp -r ../scripts/test_data/* data/; cp
-    ../scripts/test_constants.py constants.py`; with the task's environment."""
+    """The task's own main.py, unchanged, the MLRC-Bench way (README and launch
+    script): in a fresh copy of env/ with the task's scripts/ linked beside it;
+    for test, `cp -r ../scripts/test_data/* data/; cp ../scripts/test_constants.py
+    constants.py`; with the task's environment."""
+    work.mkdir()
+    (work / "scripts").symlink_to(PUBLISHED / "scripts")
+    work = work / "env"
     shutil.copytree(PUBLISHED / "env", work)
     if phase == "test":
         for path in (PUBLISHED / "scripts" / "test_data").iterdir():

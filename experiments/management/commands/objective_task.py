@@ -6,7 +6,7 @@ from benchmark.models import Agent
 from experiments.environments import environment_state, objective_environment_build
 from experiments.errors import EnvironmentInvalid, ExperimentRefused, ObjectiveTaskInvalid
 from experiments.forgery import objective_scoring_check
-from experiments.models import ObjectiveResult, ObjectiveTask, TestPhase
+from experiments.models import ObjectiveResult, ObjectiveTask, TestFolder, TestPhase
 from experiments.objective_tasks import objective_task_define, objective_task_import_mlrc
 from experiments.queue import objective_test_queue
 from experiments.results import objective_test_score_record
@@ -14,6 +14,12 @@ from experiments.selectors import objective_trials_to_test
 from experiments.shipped import objective_tasks_install
 from submissions.models import Submission
 
+TEST_FOLDER_SAYS: dict[str, str] = {
+    TestFolder.FRESH: "in a fresh copy of env/ (MLRC-Bench's README runs it in the folder "
+    "the dev phase left: --test-folder dev-left)",
+    TestFolder.DEV_LEFT: "in the folder the method's dev phase left, as MLRC-Bench's README "
+    "runs it (the site's default, a fresh copy of env/: --test-folder fresh)",
+}
 SLUG_HELP = "<venue><year>_<name>, e.g. kdd2023_product_recommendation"
 
 
@@ -100,6 +106,44 @@ class Command(BaseCommand):
             action="store_true",
             help="do not run the forged-label check now (`check-scoring SLUG` runs it later)",
         )
+        mlrc.add_argument(
+            "--test-folder",
+            choices=TestFolder.values,
+            default=TestFolder.FRESH,
+            help="where the test phase runs: a fresh copy of env/ (the site's default) or "
+            "dev-left, the folder the method's dev phase left (MLRC-Bench's README)",
+        )
+        mlrc.add_argument(
+            "--research-problem",
+            type=Path,
+            metavar="FILE",
+            help="the task statement, for a folder without scripts/research_problem.txt "
+            "(default: the folder's README)",
+        )
+        mlrc.add_argument(
+            "--read-only",
+            nargs="+",
+            metavar="GLOB",
+            help="the files under env/ methods may not change, for a folder without "
+            "scripts/read_only_files.txt",
+        )
+        mlrc.add_argument(
+            "--requirements",
+            type=Path,
+            metavar="FILE",
+            help="the task's environment (requirements.txt or a conda environment.yml), "
+            "for a folder without one in scripts/",
+        )
+        mlrc.add_argument(
+            "--dev-test-data",
+            choices=["auto", "beside", "hidden"],
+            default="auto",
+            help="whether the dev phase has ../scripts/test_data/ (less its labels) beside "
+            "env/, as MLRC-Bench's launch does (auto: where the task's code reads it)",
+        )
+        mlrc.add_argument(
+            "--build-env", action="store_true", help="build the task's environment right away"
+        )
         check = sub.add_parser(
             "check-scoring",
             help="the forged-label check: does get_score read labels the method writes?",
@@ -160,7 +204,7 @@ class Command(BaseCommand):
 
     def _import_mlrc(self, **o):
         try:
-            objective, outcome = objective_task_import_mlrc(
+            objective, outcome, notes = objective_task_import_mlrc(
                 path=o["path"],
                 slug=o["slug"],
                 title=o["title"],
@@ -176,15 +220,39 @@ class Command(BaseCommand):
                 labels=o["labels"],
                 test_phase=o["test_phase"],
                 dev_baseline_score=o["dev_baseline_score"],
+                test_folder=o["test_folder"],
+                research_problem=o["research_problem"],
+                read_only=o["read_only"],
+                requirements=o["requirements"],
+                dev_test_data=o["dev_test_data"],
+                build_env=o["build_env"],
+                progress=self._progress,
             )
         except ObjectiveTaskInvalid as exc:
             lines = "\n".join(f"  - {problem}" for problem in exc.problems)
             raise CommandError(f"the task folder was not imported:\n{lines}") from exc
+        for part, source in notes.sources.items():
+            self.stdout.write(f"{part}: {source}")
+        for conda, pypi in notes.renamed:
+            self.stdout.write(f"environment: conda's {conda} is {pypi} on PyPI")
+        if notes.python_note:
+            self.stdout.write(self.style.WARNING(f"environment: {notes.python_note}"))
+        self.stdout.write(f"test phase: {TEST_FOLDER_SAYS[notes.test_folder]}")
+        self.stdout.write(f"dev phase: {notes.dev_test_data}")
         self.stdout.write(
             self.style.SUCCESS(
                 f"objective task {objective.task.slug} {outcome} (version {objective.version})"
             )
         )
+        state = environment_state(
+            list(objective.environment_requirements or []), objective.environment_python
+        )
+        if state["status"] != "ready":
+            self.stdout.write(
+                f"its environment is {state['status']}: build it with "
+                f"`objective_task env-build {objective.task.slug}` (or import with --build-env)"
+            )
+
         if objective.scoring_forgeable is not None:
             self.stdout.write(f"scoring check: {objective.scoring_check}")
         elif o["skip_scoring_check"]:
@@ -222,6 +290,10 @@ class Command(BaseCommand):
         else:
             self.stdout.write(self.style.SUCCESS(f"scoring check: {check.summary}"))
 
+    def _progress(self, line: str) -> None:
+        self.stdout.write(f"  | {line}")
+        self.stdout.flush()
+
     def _env_build(self, **o):
         objective = (
             ObjectiveTask.objects.select_related("task").filter(task__slug=o["slug"]).first()
@@ -230,7 +302,9 @@ class Command(BaseCommand):
             raise CommandError(f"there is no objective task {o['slug']}")
         version = o["version"] or objective.version
         try:
-            environment = objective_environment_build(objective=objective, version=version)
+            environment = objective_environment_build(
+                objective=objective, version=version, progress=self._progress
+            )
         except (EnvironmentInvalid, ExperimentRefused) as exc:
             problems = getattr(exc, "problems", None) or [str(exc)]
             lines = "\n".join(f"  - {problem}" for problem in problems)
@@ -242,13 +316,19 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"{label}: environment {environment.spec_sha256[:12]} ready at "
-                f"{environment.path} ({len(environment.packages)} packages, built in "
+                f"{environment.path} (Python {environment.python_version or '?'}, "
+                f"{len(environment.packages)} packages, built in "
                 f"{environment.build_seconds or 0:.1f} s)"
             )
         )
         if version == objective.version and objective.scoring_forgeable is None:
             # The forged-label check waited for this environment at import.
             self._scoring_check(objective)
+        note = environment_state(
+            list(objective.environment_requirements or []), objective.environment_python
+        )["python_note"]
+        if note and version == objective.version:
+            self.stdout.write(self.style.WARNING(note))
 
     def _test_score(self, **o):
         submission = (
@@ -273,12 +353,15 @@ class Command(BaseCommand):
     def _list(self, **o):
         for objective in ObjectiveTask.objects.select_related("task"):
             direction = "higher" if objective.higher_is_better else "lower"
+            state = environment_state(
+                list(objective.environment_requirements or []), objective.environment_python
+            )
             self.stdout.write(
                 f"{objective.task.slug} ({objective.format} v{objective.version}): "
                 f"{objective.metric} ({direction} is better), baseline "
                 f"{objective.baseline_score:g}, human {objective.human_score:g}, "
                 f"{objective.results.count()} agent(s) evaluated, environment "
-                f"{environment_state(list(objective.environment_requirements or []))['status']}"
+                f"{state['status']}"
             )
 
     def _evaluate(self, **o):

@@ -2,7 +2,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from experiments.errors import ExperimentRefused
+from experiments.environments import objective_environment_build
+from experiments.errors import EnvironmentInvalid, ExperimentRefused
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
 from experiments.queue import experiment_queue
 from experiments.selectors import experiment_log_chunk
@@ -27,6 +28,11 @@ class Command(BaseCommand):
         parser.add_argument("--gpus", type=int, help="GPUs the run asks for")
         parser.add_argument("--time-limit", type=int, metavar="SECONDS")
         parser.add_argument("--wait", action="store_true", help="follow the log until the end")
+        parser.add_argument(
+            "--build-env",
+            action="store_true",
+            help="dev/test: build the objective task's environment first when it is missing",
+        )
 
     def handle(self, *args, **options):
         submission = (
@@ -36,6 +42,16 @@ class Command(BaseCommand):
         )
         if submission is None:
             raise CommandError(f"there is no submission {options['submission']}")
+        objective = getattr(submission.task, "objective", None)
+        if options["build_env"] and objective is not None:
+            try:
+                objective_environment_build(
+                    objective=objective,
+                    progress=lambda line: self.stdout.write(f"  | {line}"),
+                )
+            except (EnvironmentInvalid, ExperimentRefused) as exc:
+                problems = getattr(exc, "problems", None) or [str(exc)]
+                raise CommandError("the environment was not built: " + "; ".join(problems)) from exc
         try:
             run = experiment_queue(
                 submission=submission,
