@@ -161,11 +161,12 @@ def _site_run(objective, method_folder: Path, method: str, phase: str) -> tuple[
         objective=objective, agent_name=f"perf-{method.replace('_', '-')}", method=method_folder
     )
     started = time.perf_counter()
-    if phase == "dev":
-        run = experiment_queue(submission=submission, phase="dev")
-    else:
-        run = objective_test_queue(agent=submission.agent, objective=objective)
-    run = experiment_execute(run_id=run.pk)
+    queued = (
+        experiment_queue(submission=submission, phase="dev")
+        if phase == "dev"
+        else objective_test_queue(agent=submission.agent, objective=objective)
+    )
+    run = experiment_execute(run_id=queued.pk)
     elapsed = time.perf_counter() - started
     if run is None or run.score is None:
         log = run.log.read().decode()[-3000:] if run is not None and run.log else ""
