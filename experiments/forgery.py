@@ -164,10 +164,16 @@ class _Check:
     env: dict[str, str]
     log: _Log
 
-    def run(self, command: str, workdir: Path, *, read_only: list[str]) -> sandbox.SandboxResult:
+    def run(
+        self, command: str, workdir: Path, *, read_only: list[str], method_step: bool = False
+    ) -> sandbox.SandboxResult:
+        """`command` in env/ of `workdir` (MLRC-Bench's layout: scripts/ beside it);
+        a scoring step with scripts/ and `read_only` (paths under env/) not to be
+        written, the method's step with nothing read-only (as a run's)."""
         spec = sandbox.SandboxSpec(
             command=command,
             workdir=workdir,
+            cwd=f"{sandbox.INSIDE_WORKDIR}/{mlrc.ENV_FOLDER}",
             limits=sandbox.Limits(
                 wall_seconds=self.objective.time_limit_seconds,
                 memory_bytes=settings.SANDBOX_MEMORY_BYTES,
@@ -180,7 +186,9 @@ class _Check:
             uid=self.uid,
             cgroups=settings.SANDBOX_CGROUPS,
             scratch=self.root,
-            read_only=read_only,
+            read_only=[]
+            if method_step
+            else [mlrc.SCRIPTS_FOLDER, *(f"{mlrc.ENV_FOLDER}/{p}" for p in read_only)],
         )
         self.log.write(f"$ {command}\n".encode())
         return sandbox.sandbox_run(spec, log=self.log, env_passthrough=_passthrough())
@@ -209,14 +217,15 @@ class _Check:
         work = self.root / name
         work.mkdir()
         self.prepared(work, with_labels=True)
-        mlrc.outputs_copy(method_output, work / "output", _read)
+        env = work / mlrc.ENV_FOLDER
+        mlrc.outputs_copy(method_output, env / "output", _read)
         self._own(work)
         patterns = [*(self.objective.read_only_files or []), *(self.objective.label_files or [])]
         command = mlrc.SCORE_STEP.format(method=self.objective.baseline_method, phase="dev")
-        result = self.run(command, work, read_only=mlrc.read_only_paths(work, patterns))
+        result = self.run(command, work, read_only=mlrc.read_only_paths(env, patterns))
         if result.outcome != sandbox.Outcome.SUCCEEDED:
             return None, f"get_score failed ({result.reason or result.outcome})"
-        evaluation = mlrc.evaluation_read(_read(work / mlrc.EVALS_FILE, 1 << 20), "dev")
+        evaluation = mlrc.evaluation_read(_read(env / mlrc.EVALS_FILE, 1 << 20), "dev")
         return evaluation.score, evaluation.problem
 
 
@@ -267,17 +276,18 @@ def _environment(objective: ObjectiveTask, root: Path) -> tuple[list[sandbox.Mou
 
 
 def _verdict(check: _Check, work: Path) -> ScoringCheck:
-    as_written, problem = check.score("score-as-written", work / "output")
+    output = work / mlrc.ENV_FOLDER / "output"
+    as_written, problem = check.score("score-as-written", output)
     if as_written is None:
         return ScoringCheck(None, f"not checked: the baseline's output gave no score ({problem})")
     task_labels = label_columns(Path(check.objective.dev_data_dir), check.objective.label_files)
     altered: dict[str, list[str]] = {}
-    for table in _tables(work / "output"):
-        columns = table_alter(work / "output" / table, task_labels)
+    for table in _tables(output):
+        columns = table_alter(output / table, task_labels)
         if columns:
             altered[f"output/{table}"] = columns
     if not altered:
-        tables = ", ".join(f"output/{t}" for t in _tables(work / "output")) or "no table"
+        tables = ", ".join(f"output/{t}" for t in _tables(output)) or "no table"
         return ScoringCheck(
             False,
             f"not forgeable: the baseline's output ({tables}) has no label-like column "
@@ -285,7 +295,7 @@ def _verdict(check: _Check, work: Path) -> ScoringCheck:
             as_written,
         )
     named = "; ".join(f"{table}: {', '.join(cols)}" for table, cols in altered.items())
-    score, problem = check.score("score-altered", work / "output")
+    score, problem = check.score("score-altered", output)
     if score is not None and score == as_written:
         return ScoringCheck(
             False,
@@ -323,8 +333,9 @@ def scoring_check_run(objective: ObjectiveTask) -> ScoringCheck:
             work.mkdir()
             check.prepared(work, with_labels=False)
             command = mlrc.METHOD_STEP.format(method=objective.baseline_method, phase="dev")
-            patterns = list(objective.read_only_files or [])
-            result = check.run(command, work, read_only=mlrc.read_only_paths(work, patterns))
+            # As a run's method step: nothing read-only (the task's code may write
+            # where it writes, model_dir_NN/); the scoring steps run on fresh copies.
+            result = check.run(command, work, read_only=[], method_step=True)
             if result.outcome != sandbox.Outcome.SUCCEEDED:
                 return ScoringCheck(
                     None,
