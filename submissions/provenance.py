@@ -490,6 +490,11 @@ def ledger_compute(
     }
 
 
+def ledger_run(inputs: dict[str, Any]) -> dict[str, Any]:
+    """`ledger_compute(**inputs)`: what a child of the pool runs."""
+    return ledger_compute(**inputs)
+
+
 def counts_line(counts: dict[str, int]) -> str:
     """ "12 measured, 3 derived, 4 hard-coded, 5 written, 2 untraced"."""
     return ", ".join(f"{counts.get(name, 0)} {name}" for name in CLASSES)
