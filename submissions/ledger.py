@@ -312,3 +312,51 @@ def submission_ledger_view(*, submission: Submission) -> dict[str, Any] | None:
             for entry in ledger["entries"]
         ],
     }
+
+
+def submission_ledgers(*, submission_ids: Iterable[int] | Any) -> dict[int, dict[str, Any]]:
+    """The stored, fresh ledgers of many submissions in one query (a release)."""
+    rows = DerivedArtifact.objects.filter(
+        kind=DerivedKind.PROVENANCE,
+        version=PROVENANCE_VERSION,
+        artifact__submission_id__in=submission_ids,
+    ).values_list(
+        "artifact__submission_id",
+        "artifact__submission__content_sha256",
+        "source_sha256",
+        "content",
+    )
+    return {sid: json.loads(content) for sid, digest, source, content in rows if digest == source}
+
+
+def ledgers_release_tables(*, submission_ids: Iterable[int] | Any) -> dict[str, Any]:
+    """What a release carries of the ledgers: each submission's verdict and counts,
+    and one row per reported number (its evidence as JSON)."""
+    ledgers = submission_ledgers(submission_ids=submission_ids)
+    verdicts = [
+        [sid, ledger["status"], ledger["verdict"], *(ledger["counts"][name] for name in CLASSES)]
+        for sid, ledger in sorted(ledgers.items())
+    ]
+    entries = [
+        [
+            sid,
+            entry["where"],
+            entry["text"],
+            entry["class"],
+            entry["common"],
+            json.dumps(entry["evidence"], sort_keys=True),
+        ]
+        for sid, ledger in sorted(ledgers.items())
+        for entry in ledger["entries"]
+    ]
+    return {
+        "version": PROVENANCE_VERSION,
+        "verdicts": {
+            "header": ["submission_id", "status", "verdict", *CLASSES],
+            "rows": verdicts,
+        },
+        "entries": {
+            "header": ["submission_id", "where", "text", "class", "common", "evidence"],
+            "rows": entries,
+        },
+    }

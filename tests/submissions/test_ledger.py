@@ -115,3 +115,19 @@ def test_the_fabrication_page_has_the_third_detector_and_its_rule(sample, client
     assert 'data-testid="provenance-detector"' in page
     assert "at least one result number of two or more significant digits" in page
     assert "o4-mini" in page.lower()
+
+
+def test_a_release_carries_the_ledgers_of_its_submissions(sample, client):
+    from leaderboard.releases import release_create
+
+    release_create(name="v1")
+    data = client.get("/api/releases/v1/").json()
+    provenance = data["provenance"]
+    assert provenance["verdicts"]["header"][:3] == ["submission_id", "status", "verdict"]
+    released = {row[0] for row in data["submissions"]["rows"]}
+    verdicts = {row[0]: row for row in provenance["verdicts"]["rows"]}
+    assert set(verdicts) <= released
+    claude = _end2end("claude").pk
+    if claude in released:
+        assert verdicts[claude][1] == "traced"
+        assert any(row[0] == claude for row in provenance["entries"]["rows"])
