@@ -297,10 +297,9 @@ def evidence_text(evidence: dict[str, Any]) -> str:
 
 
 def submission_ledger_view(*, submission: Submission) -> dict[str, Any] | None:
-    """What the submission page shows of the stored ledger (never computed on a
-    page view: `manage.py provenance_compute` computes what is missing)."""
-    if not any(a.kind == ArtifactKind.PAPER for a in submission.artifacts.all()):
-        return None
+    """What the page of a submission with a paper shows of the stored ledger, in
+    one query (never computed on a page view: `manage.py provenance_compute`
+    computes what is missing)."""
     ledger = submission_ledger(submission=submission, compute=False) or not_computed(
         "not computed yet (manage.py provenance_compute)"
     )

@@ -211,7 +211,9 @@ def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResp
                 if panel.strip()
             ],
             "summary": submission_summary(submission=submission),
-            "provenance": submission_ledger_view(submission=submission),
+            "provenance": submission_ledger_view(submission=submission)
+            if page.paper is not None
+            else None,
             "lineage": submission_lineage(submission=submission, user=request.user, hidden=hidden),
         },
         request=request,
