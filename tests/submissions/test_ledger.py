@@ -131,3 +131,17 @@ def test_a_release_carries_the_ledgers_of_its_submissions(sample, client):
     if claude in released:
         assert verdicts[claude][1] == "traced"
         assert any(row[0] == claude for row in provenance["entries"]["rows"])
+
+
+def test_a_write_up_built_on_its_experiment_run_reads_that_run_s_trace(sample):
+    from submissions.ledger import submission_ledger_compute
+    from submissions.models import SubmissionInput
+
+    writeup = Submission.objects.get(stage="paper", agent__name="claude-3-7-sonnet-20250219")
+    experiment = Submission.objects.get(stage="experiment", agent__name="claude")
+    SubmissionInput.objects.create(submission=writeup, based_on=experiment, position=0)
+    ledger = submission_ledger_compute(submission=writeup)
+    assert ledger["status"] == "traced"
+    assert ledger["traces"] == [f"based_on/{experiment.pk}/claude_output.json"]
+    assert ledger["counts"]["measured"] > 0
+    assert submission_ledger(submission=writeup, compute=False) == ledger
