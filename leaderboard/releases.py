@@ -49,6 +49,7 @@ from judging.models import (
 )
 from judging.selectors import panels_list
 from reviews.selectors import released_review_export
+from submissions.ledger import ledgers_release_tables
 from submissions.models import Submission
 from submissions.prices import PRICE_TABLE_VERSION
 
@@ -222,6 +223,8 @@ def release_content(*, name: str, notes: str, created_at: dt.datetime) -> dict[s
         },
         "judgments": _released_judgments(judgments),
         "human_reviews": {"header": review_header, "rows": review_rows},
+        # Where each reported number came from (issue 38), for the released submissions.
+        "provenance": ledgers_release_tables(submission_ids=submissions.values("id")),
     }
 
 

@@ -38,6 +38,8 @@ from .forms import (
     ObjectiveQueryForm,
 )
 from .payloads import agent_stage_summaries, judge_board_payload, leaderboard_payload
+from .provenance_detection import RULE_TEXT as PROVENANCE_RULE
+from .provenance_detection import provenance_by_agent, provenance_detection
 from .releases import (
     UnknownRelease,
     release_bibtex,
@@ -579,6 +581,17 @@ def fabrication_view(request: HttpRequest) -> HttpResponse:
         if report
         else [],
         "type_labels": {**names, "any": "any type"},
+        "provenance": {
+            "rows": provenance_by_agent(stage=query.stage),
+            "rule": PROVENANCE_RULE,
+            "experts": [
+                score
+                for score in provenance_detection(stages=(query.stage,))
+                if score.reference == "experts" and score.agreement.n
+            ],
+        }
+        if report
+        else None,
     }
     return render(request, "leaderboard/fabrication.html", context, status=status)
 

@@ -5,6 +5,7 @@ from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.authentication import SessionAuthentication
+from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
@@ -15,12 +16,14 @@ from benchmark.models import ModelFamily
 from common.errors import PermissionDenied, ValidationFailed
 
 from .intake import DuplicateSubmission, submission_intake
+from .ledger import not_computed, submission_ledger
 from .models import Stage, SubmissionSource
 from .page_panels import submission_notices
 from .selectors import agent_list, submission_list
 from .serializers import (
     AgentSerializer,
     DuplicateSubmissionErrorSerializer,
+    ProvenanceSerializer,
     SubmissionDetailSerializer,
     SubmissionSerializer,
     SubmissionUploadSerializer,
@@ -118,6 +121,19 @@ class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
             },
             status=status.HTTP_201_CREATED,
         )
+
+    @extend_schema(responses={200: ProvenanceSerializer})
+    @action(detail=True, methods=["get"], url_path="provenance")
+    def provenance(self, request, pk=None):
+        """Where each number the submission's paper reports came from: one entry
+        per number with its `text`, `where`, `class` (measured, derived,
+        hard-coded, written, untraced) and `evidence`. Without a trace: status
+        "no trace" and verdict "unknown", never clean."""
+        submission = self.get_object()
+        ledger = submission_ledger(submission=submission)
+        if ledger is None:
+            ledger = {**not_computed("the submission has no paper"), "status": "no paper"}
+        return Response(ProvenanceSerializer({**ledger, "submission": submission.pk}).data)
 
     def _url(self, pk: int) -> str:
         return self.request.build_absolute_uri(reverse("api:submission-detail", args=[pk]))

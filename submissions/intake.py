@@ -67,6 +67,7 @@ from .derived import (
     sources_derive,
     traces_derive,
 )
+from .ledger import provenance_derive
 from .lineage import BASED_ON_FILE, LineageRefused, based_on_file_read, stage_inputs_resolve
 from .models import Artifact, ArtifactKind, Stage, Submission, SubmissionInput, SubmissionStatus
 from .pdf_text import (
@@ -396,6 +397,9 @@ def submission_store(
     deadline = time.monotonic() + settings.INTAKE_WORK_SECONDS
     derived = documents_derive(files, deadline=deadline)
     traces = traces_derive(files, deadline=deadline)
+    provenance = provenance_derive(
+        files, traces, deadline=deadline, digest=run.content_digest, based_on=based_on
+    )
     pdf_texts = _pdf_papers_read(run, deadline=deadline)
     sources = sources_derive(files, deadline=deadline, used_bytes=derived_bytes(derived, traces))
     staged = _run_stage(run, pdf_texts)
@@ -437,7 +441,9 @@ def submission_store(
                 )
                 for item in run.files
             )
-            derived_artifacts_store(artifacts=artifacts, derived=(derived, traces, sources))
+            derived_artifacts_store(
+                artifacts=artifacts, derived=(derived, traces, sources, provenance)
+            )
             for artifact in artifacts:
                 if artifact.path in pdf_texts:
                     if artifact.pk is None:  # a backend that returns no ids from a bulk insert

@@ -212,6 +212,7 @@ class DerivedKind(models.TextChoices):
     HTML = "html", "Clean HTML of a markdown document"
     TRACE_STEPS = "trace_steps", "Steps of a coding-agent trace"
     SOURCE_HTML = "source_html", "Highlighted HTML of a source file"
+    PROVENANCE = "provenance", "Provenance ledger of the paper's numbers"
 
 
 class DerivedArtifact(models.Model):

@@ -5,6 +5,7 @@ from common.drf import ErrorSerializer
 
 from .lineage import MAX_BASED_ON
 from .models import Artifact, Stage, Submission
+from .provenance import CLASSES as PROVENANCE_CLASSES
 from .selectors import artifact_raw_url
 from .states import STATE
 
@@ -129,3 +130,36 @@ class DuplicateSubmissionErrorSerializer(ErrorSerializer):
 
     id = serializers.IntegerField(help_text="the existing submission")
     url = serializers.URLField(help_text="the existing submission in the API")
+
+
+class ProvenanceEntrySerializer(serializers.Serializer):
+    """One number the paper reports: its text, where (`<paper>:<line>`), its
+    `class` and the evidence (the trace step and tool, or the file and how it
+    was made; see submissions/provenance.py)."""
+
+    text = serializers.CharField()
+    value = serializers.FloatField()
+    where = serializers.CharField()
+    common = serializers.BooleanField(help_text="at most one significant digit: no evidence")
+    evidence = serializers.DictField()
+
+    def get_fields(self):
+        fields = super().get_fields()
+        # `class` is a Python keyword: the field is added by name.
+        fields["class"] = serializers.ChoiceField(choices=PROVENANCE_CLASSES)
+        return fields
+
+
+class ProvenanceSerializer(serializers.Serializer):
+    """A submission's provenance ledger (issue 38): one entry per reported number.
+    `status`: traced, log only, no trace ("no trace: provenance unknown"), no
+    paper, not computed; `verdict`: fabricated, not fabricated or unknown."""
+
+    submission = serializers.IntegerField()
+    status = serializers.CharField()
+    verdict = serializers.ChoiceField(choices=["fabricated", "not fabricated", "unknown"])
+    note = serializers.CharField(allow_blank=True)
+    counts = serializers.DictField(child=serializers.IntegerField())
+    papers = serializers.ListField(child=serializers.CharField())
+    traces = serializers.ListField(child=serializers.CharField())
+    entries = ProvenanceEntrySerializer(many=True)

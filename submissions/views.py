@@ -29,6 +29,7 @@ from .derived import artifact_source_html, artifact_trace
 from .forms import SubmissionUploadForm
 from .highlight import source_plain_html
 from .intake import DuplicateSubmission, submission_intake
+from .ledger import submission_ledger_view
 from .lineage import submission_lineage
 from .models import Stage, Submission, SubmissionSource
 from .page_panels import submission_page_panels, submission_summary
@@ -219,6 +220,9 @@ def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResp
                 if panel.strip()
             ],
             "summary": submission_summary(submission=submission),
+            "provenance": submission_ledger_view(submission=submission)
+            if page.paper is not None
+            else None,
             "lineage": submission_lineage(submission=submission, user=request.user, hidden=hidden),
         },
         request=request,

@@ -16,10 +16,11 @@ pytestmark = pytest.mark.django_db
 # files, their stored HTML, the price table, the experiment runs; the judgments
 # with their scores and findings, the stage's panel and its judges, the active
 # judges, the stage score with code and without; the reproduction verdict, the
-# human score and its count of reviews, the lineage. (42 before issue 32.)
-ANONYMOUS_QUERIES = 18
+# human score and its count of reviews, the lineage, the paper's provenance ledger
+# (issue 38). (42 before issue 32.)
+ANONYMOUS_QUERIES = 19
 # And the session, the user, their groups and the reviewer's blind papers. (48 before.)
-STAFF_QUERIES = 22
+STAFF_QUERIES = 23
 
 
 def _end_to_end_runs() -> list[Submission]:
