@@ -34,13 +34,15 @@ import django  # noqa: E402
 
 django.setup()
 
+from submissions import costs as costs_module  # noqa: E402
 from submissions import traces as traces_module  # noqa: E402
 from submissions.costs import SHIPPED_PRICES  # noqa: E402
 from submissions.provenance import FileInput, TraceInput, ledger_compute  # noqa: E402
 from submissions.run_layout import artifact_kind  # noqa: E402
 
 # The shipped prices only: no database is read.
-traces_module.price_table = lambda: SHIPPED_PRICES
+# (traces.py imports price_table from costs when it prices, so the patch is there).
+costs_module.price_table = lambda: SHIPPED_PRICES
 
 RUN = "agent_results/end2end_gemini/iclr2025_bi_align"
 TRACE = "claude_output.json"
