@@ -230,10 +230,13 @@ def test_the_api_and_the_command_answer_the_policys_refusal(
 ):
     from django.urls import reverse
 
+    from benchmark.roles import organiser_grant
     from tests.benchmark.factories import UserFactory
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-the-judges-key")
-    client.force_login(UserFactory(username="organiser", is_staff=True))
+    organiser = UserFactory(username="organiser")
+    organiser_grant(user=organiser)
+    client.force_login(organiser)
     answer = client.post(
         reverse("api:agent-run-list"),
         {
