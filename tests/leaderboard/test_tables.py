@@ -147,6 +147,8 @@ def test_the_objective_csv_columns_are_its_serializers_fields():
         "baseline_score",
         "absolute_improvement",
         "percent_improvement",
+        # Issue 36: a cell whose task's scoring reads labels the method writes.
+        "scoring_forgeable",
     ]
 
 
