@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from submissions.models import Artifact, ArtifactKind, DerivedArtifact, Submission
+from submissions.models import Artifact, ArtifactKind, DerivedArtifact, DerivedKind, Submission
 from submissions.pdf_text import pdf_text_of
 from submissions.pdf_worker import margin_numbers_drop
 from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
@@ -44,7 +44,7 @@ def test_a_pdf_paper_is_read_once_at_intake_and_shown_with_its_text(
     submission = Submission.objects.get()
     paper = Artifact.objects.get(submission=submission, path="results/paper.pdf")
     assert paper.kind == ArtifactKind.PAPER
-    derived = DerivedArtifact.objects.get(artifact=paper)
+    derived = DerivedArtifact.objects.get(artifact=paper, kind=DerivedKind.PDF_TEXT)
     assert derived.pages == 4 and not derived.truncated
     text = pdf_text_of(paper)
     assert "CO-ADAPTIVE EXPLANATION INTERFACES" in text

@@ -107,7 +107,9 @@ def test_documents_past_the_uploads_derived_bytes_keep_a_note_not_their_html(
     assert rendered <= settings.INTAKE_MAX_DERIVED_BYTES
     assert all(size < 300 for path, size, _note in rows if path in noted)  # a note each
     assert noted and len(noted) < 31  # the first ones rendered, the rest a note
-    note = DerivedArtifact.objects.get(artifact__submission=submission, artifact__path=noted[-1])
+    note = DerivedArtifact.objects.get(
+        artifact__submission=submission, artifact__path=noted[-1], kind=DerivedKind.HTML
+    )
     assert "download this one to read it" in note.content
 
 
