@@ -44,6 +44,9 @@ def environment(work: Path) -> None:
             "ALLOWED_HOSTS": "testserver,localhost,127.0.0.1",
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "PERF_JUDGE_KEY": "sk-perf",
+            # The key policy (common/llm_policy.py): this key may go to the loopback model.
+            "LLM_KEY_ENV_ALLOW": "PERF_JUDGE_KEY",
+            "LLM_KEY_HOSTS": "PERF_JUDGE_KEY=127.0.0.1",
         }
     )
     import django
