@@ -53,7 +53,9 @@ class DrillOptions:
     # drill (with the defaults, 12 and 15 minutes).
     stale_seconds: int = 12
     heartbeat_seconds: int = 2
-    soft_limit: int = 10
+    # A run gives up at its soft limit: under a loaded CI machine and a Redis
+    # outage (the rate limiter waits a second a try), 10 s failed honest runs.
+    soft_limit: int = 30
     hard_limit: int | None = None
     resend_after: int | None = None
     deadline_seconds: float = 240.0
