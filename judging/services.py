@@ -1142,19 +1142,33 @@ def judgments_resend_queued(*, older_than: float | None = None) -> list[int]:
     meets a claim that does nothing, so this is safe to repeat. Each is stamped,
     so that it is sent again at most once per interval."""
     seconds = settings.JUDGE_RESEND_QUEUED_SECONDS if older_than is None else older_than
+    now = timezone.now()
     with transaction.atomic():
-        stale = _judgments_queued_stamp(timezone.now() - timedelta(seconds=seconds))
+        stale = _judgments_queued_stamp(
+            now - timedelta(seconds=seconds),
+            # A judgment given back after a database error waits on its task's retry,
+            # a message its worker holds (a countdown): a worker killed meanwhile took
+            # it along until the broker's visibility timeout. Sent again sooner.
+            given_back_before=now - timedelta(seconds=settings.JUDGE_LEASE_STALE_SECONDS),
+        )
         judgments_enqueue_on_commit(stale)
     if stale:
         logger.warning("sent %d queued judgment(s) again", len(stale))
     return stale
 
 
-def _judgments_queued_stamp(cutoff: datetime) -> list[int]:
+def _judgments_queued_stamp(
+    cutoff: datetime, *, given_back_before: datetime | None = None
+) -> list[int]:
     """Up to JUDGE_RESEND_BATCH judgments queued (or last sent) at `cutoff` or
-    before, stamped as sent now; in the caller's transaction."""
+    before, or, given `given_back_before`, given back by a run (claimed before:
+    attempts) at that time or before; stamped as sent now, in the caller's
+    transaction."""
+    due = Q(updated_at__lte=cutoff)
+    if given_back_before is not None:
+        due |= Q(attempts__gte=1, updated_at__lte=given_back_before)
     stale = list(
-        Judgment.objects.filter(status=JudgmentStatus.QUEUED, updated_at__lte=cutoff)
+        Judgment.objects.filter(due, status=JudgmentStatus.QUEUED)
         .select_for_update(skip_locked=True)
         .order_by("pk")
         .values_list("pk", flat=True)[: settings.JUDGE_RESEND_BATCH]

@@ -194,3 +194,23 @@ def judgment_pair(submission, rubrics, judge_for) -> list[Judgment]:
         )
         for name in ("judge-a", "judge-b")
     ]
+
+
+@pytest.mark.django_db
+def test_a_judgment_given_back_is_sent_again_after_the_lease_not_the_resend_interval(
+    judgment_pair, sent, django_capture_on_commit_callbacks
+):
+    # Given back after a database error, its retry was a message (a countdown) held
+    # by a worker that was then killed: the reverse-order drill ended with it queued.
+    given_back, never_claimed = judgment_pair
+    long_ago = timezone.now() - timedelta(seconds=200)
+    Judgment.objects.filter(pk=given_back.pk).update(attempts=1, updated_at=long_ago)
+    Judgment.objects.filter(pk=never_claimed.pk).update(attempts=0, updated_at=long_ago)
+
+    with (
+        override_settings(JUDGE_RESEND_QUEUED_SECONDS=900, JUDGE_LEASE_STALE_SECONDS=180),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        resent = services.judgments_resend_queued()
+
+    assert resent == [given_back.pk] == sent  # a backlog never claimed waits its turn

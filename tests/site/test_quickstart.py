@@ -143,9 +143,10 @@ def assert_hints_run_in_a_new_shell(tmp_path: Path, hint: str) -> None:
         assert "ImproperlyConfigured" not in output, output
         assert result.returncode != 0 and says in output, output
     result = in_a_new_shell(tmp_path, pending)
-    # The imported submissions are left alone; the example methods wait for a judge.
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "no active judge" in result.stderr and "queued 0 new" in result.stdout
+    # No judge yet: one clear refusal that says how to add one, nothing queued
+    # (issue 39: it used to say "skipped", then "2 submission(s) to judge", and exit 0).
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert "no judge is active" in result.stderr and "judges add" in result.stderr
     # The local recipe against a running OpenAI-compatible server: checked and added.
     server = FakeLLMServer(default=answer("ok"))
     try:
