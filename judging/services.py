@@ -1146,9 +1146,10 @@ def judgments_resend_queued(*, older_than: float | None = None) -> list[int]:
     with transaction.atomic():
         stale = _judgments_queued_stamp(
             now - timedelta(seconds=seconds),
-            # A judgment given back after a database error waits on its task's retry,
-            # a message its worker holds (a countdown): a worker killed meanwhile took
-            # it along until the broker's visibility timeout. Sent again sooner.
+            # A message a worker holds (a retry's countdown, a prefetched delivery)
+            # dies with a killed worker until the broker's visibility timeout: every
+            # queued judgment silent for the lease's seconds is sent again (a
+            # duplicate meets a claim that does nothing).
             given_back_before=now - timedelta(seconds=settings.JUDGE_LEASE_STALE_SECONDS),
         )
         judgments_enqueue_on_commit(stale)
@@ -1166,7 +1167,7 @@ def _judgments_queued_stamp(
     transaction."""
     due = Q(updated_at__lte=cutoff)
     if given_back_before is not None:
-        due |= Q(attempts__gte=1, updated_at__lte=given_back_before)
+        due |= Q(updated_at__lte=given_back_before)
     stale = list(
         Judgment.objects.filter(due, status=JudgmentStatus.QUEUED)
         .select_for_update(skip_locked=True)
