@@ -16,21 +16,21 @@ export MLRBENCH_DATA=${MLRBENCH_DATA:-$(cd .. && pwd)/shared/mlrbench}
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
   || { echo "Python 3.11 or newer is needed (set PYTHON=...)." >&2; exit 1; }
 
-if [ ! -x "$VENV/bin/python" ]; then
-  echo "==> creating the virtual environment in $VENV"
-  "$PYTHON" -m venv "$VENV"
-fi
-stamp="$VENV/.mlrbench-installed"
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  echo "==> installing the project"
-  "$VENV/bin/python" -m pip install --quiet --upgrade pip
-  "$VENV/bin/python" -m pip install --quiet -e ".[dev]"
-  touch "$stamp"
-fi
+# The locked packages (uv.lock) in $VENV: made on the first run, nothing to do
+# on the next ones (scripts/venv.sh; it needs only $PYTHON, and brings uv).
+# shellcheck source=scripts/venv.sh
+. scripts/venv.sh
 
 # The settings this run uses, written once for every later command in a new
 # shell (mlrbench_site/settings/base.py reads the file; the environment wins over it).
-ENV_FILE=${MLRBENCH_ENV_FILE:-.env}
+# The quick start's own file: `.env` is a deployment's (docker-compose's env_file).
+ENV_FILE=${MLRBENCH_ENV_FILE:-.env.local}
+if [ -z "${MLRBENCH_ENV_FILE:-}" ] && [ ! -f "$ENV_FILE" ] && [ -f .env ] \
+  && head -n 1 .env | grep -q '^# Written by scripts/quickstart.sh'; then
+  # An earlier quick start wrote its settings to .env: they move to their own file.
+  echo "==> moving the quick start's settings from .env to $ENV_FILE (.env is docker compose's)"
+  mv .env "$ENV_FILE"
+fi
 if [ ! -f "$ENV_FILE" ]; then
   echo "==> writing the local settings to $ENV_FILE (development only; see .env.example for production)"
   secret=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(50))')

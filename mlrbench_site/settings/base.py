@@ -3,6 +3,7 @@ cache, REST framework, security, logging. Read first: every later module may
 use `env`, `BASE_DIR`, `DEBUG` and the values here."""
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +32,23 @@ class _RecordingEnv(environ.Env):
 
 
 env = _RecordingEnv()
-# Local settings: scripts/quickstart.sh writes `.env` (ignored by git) with what
-# it used, so that every command works from a new shell; MLRBENCH_ENV_FILE names
-# another file. Variables already in the environment win over the file.
-ENV_FILE = Path(os.environ.get("MLRBENCH_ENV_FILE") or BASE_DIR / ".env")
+
+
+def env_file_path(base_dir: Path, environ_: Mapping[str, str]) -> Path:
+    """The one settings file read: MLRBENCH_ENV_FILE when set, else the quick
+    start's own `.env.local` when it exists (scripts/quickstart.sh writes it:
+    DEBUG on, a generated SECRET_KEY, SQLite), else `.env`, a deployment's
+    (docker-compose's env_file, made from .env.example), which the quick start
+    never writes. Git and docker ignore both; variables already in the
+    environment win over the file (docs/build.md)."""
+    named = environ_.get("MLRBENCH_ENV_FILE")
+    if named:
+        return Path(named)
+    local = base_dir / ".env.local"
+    return local if local.is_file() else base_dir / ".env"
+
+
+ENV_FILE = env_file_path(BASE_DIR, os.environ)
 if ENV_FILE.is_file():
     env.read_env(ENV_FILE)
 
