@@ -186,9 +186,17 @@ def _pip_environment(clone: Path, env: dict[str, str], requirements: Path) -> No
     venv = clone / ".venv"
     subprocess.run(["python3", "-m", "venv", str(venv)], env=env, check=True)
     pip = [str(venv / "bin/python"), "-m", "pip", "install", "--quiet", "--no-deps"]
+    # The lock's pip first, as the pip-based quick start upgraded pip before installing.
+    subprocess.run([*pip, f"pip=={_locked_version('pip')}"], env=env, check=True)
     subprocess.run([*pip, "--require-hashes", "-r", str(requirements)], env=env, check=True)
     subprocess.run([*pip, "-e", "."], cwd=clone, env=env, check=True)
     (venv / ".mlrbench-installed").write_text(_stamp(clone) + "\n")
+
+
+def _locked_version(name: str) -> str:
+    lock = tomllib.loads((ROOT / "uv.lock").read_text())
+    (version,) = [package["version"] for package in lock["package"] if package["name"] == name]
+    return str(version)
 
 
 def _export(requirements: Path) -> None:
@@ -224,13 +232,22 @@ def full(caches_wanted: list[str], data: Path) -> list[Run]:
     return runs
 
 
-def _lock_slice(count: int) -> str:
-    """A few of the lock's smallest pure-Python wheels, as hashed requirements."""
+def _lock_slice(count: int, requirements: Path) -> str:
+    """A few of the lock's smallest pure-Python wheels that every platform installs,
+    as hashed requirements."""
+    _export(requirements)
+    everywhere = {
+        line.split("==")[0]
+        for line in requirements.read_text().splitlines()
+        if "==" in line and not line.startswith(" ") and ";" not in line
+    }
     lock = tomllib.loads((ROOT / "uv.lock").read_text())
     wheels = []
     for package in lock["package"]:
+        if package["name"] not in everywhere:
+            continue
         for wheel in package.get("wheels", []):
-            if wheel["url"].endswith("-py3-none-any.whl") and "marker" not in package:
+            if wheel["url"].endswith("-py3-none-any.whl"):
                 wheels.append((wheel["size"], package["name"], package["version"], wheel["hash"]))
     chosen = sorted(wheels)[:count]
     return "".join(f"{name}=={version} --hash={digest}\n" for _, name, version, digest in chosen)
@@ -240,6 +257,7 @@ def _slice_install(leg: str, base: Path, requirements: Path) -> float:
     venv = base / f"{leg}-venv"
     env = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "UV_NO_CONFIG": "1"}
     env = {k: v for k, v in env.items() if not k.startswith("PIP_") or k == "PIP_CONFIG_FILE"}
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     env["PIP_CACHE_DIR"] = str(base / "pip-cache")
     env["UV_CACHE_DIR"] = str(base / "uv-cache")
     started = time.monotonic()
@@ -260,7 +278,7 @@ def smoke() -> list[Run]:
     with tempfile.TemporaryDirectory(prefix="perf-quickstart-") as tmp:
         base = Path(tmp)
         requirements = base / "slice.txt"
-        requirements.write_text(_lock_slice(4))
+        requirements.write_text(_lock_slice(4, base / "requirements.txt"))
         for leg in ("uv", "pip"):
             run = Run(leg, "slice of the lock")
             run.phases["installing"] = _slice_install(leg, base, requirements)
