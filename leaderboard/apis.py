@@ -45,7 +45,7 @@ from .payloads import (
     objective_payload,
 )
 from .releases import release_file_get, release_get, release_panel_data
-from .selectors import OBJECTIVE_STAGE
+from .selectors.objective import OBJECTIVE_STAGE
 from .serializers import (
     AgentComparisonSerializer,
     FabricationSerializer,

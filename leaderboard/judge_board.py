@@ -58,7 +58,8 @@ from reviews.selectors import agreement_dimensions, agreements_for_stage, human_
 from submissions.models import Artifact, ArtifactKind, Stage, Submission
 
 from .fabrication import FABRICATION_STAGES, ExpertDetection, judge_detection_metrics
-from .selectors import LEADERBOARD_STAGES, stage_dimensions
+from .selectors.board import stage_dimensions
+from .selectors.counting import LEADERBOARD_STAGES
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20250620

@@ -9,17 +9,17 @@ from benchmark.models import Agent
 from submissions.models import Stage
 
 from .caching import cached, cached_stage
-from .selectors import (
+from .selectors.board import (
     ACCEPTANCE_LINE,
-    LEADERBOARD_STAGES,
     Leaderboard,
     LeaderboardQuery,
     LeaderboardRow,
-    agents_compare,
     leaderboard_compute,
     leaderboard_sort,
-    objective_board_compute,
 )
+from .selectors.compare import agents_compare
+from .selectors.counting import LEADERBOARD_STAGES
+from .selectors.objective import objective_board_compute
 from .serializers import (
     AgentComparisonSerializer,
     JudgeBoardSerializer,

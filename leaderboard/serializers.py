@@ -3,7 +3,7 @@ from rest_framework import serializers
 
 from judging.models import DimensionScore, HallucinationFinding, Judgment
 
-from .selectors import OBJECTIVE_STAGE
+from .selectors.objective import OBJECTIVE_STAGE
 
 
 class DimensionScoreSerializer(serializers.ModelSerializer):
@@ -316,7 +316,7 @@ class SubjectiveObjectiveSerializer(serializers.Serializer):
 
 
 class ObjectiveLeaderboardRowSerializer(serializers.Serializer):
-    """A `leaderboard.selectors.RankedObjectiveRow`."""
+    """A `leaderboard.selectors.objective.RankedObjectiveRow`."""
 
     rank = serializers.IntegerField()
     agent = serializers.CharField(source="row.agent_name")
@@ -349,7 +349,7 @@ class ObjectiveLeaderboardRowSerializer(serializers.Serializer):
 
 
 class ObjectiveLeaderboardSerializer(serializers.Serializer):
-    """A `leaderboard.selectors.ObjectiveBoard`."""
+    """A `leaderboard.selectors.objective.ObjectiveBoard`."""
 
     stage = serializers.SerializerMethodField(help_text="`objective`.")
     n_tasks = serializers.IntegerField()
@@ -457,7 +457,7 @@ class TaskDifferenceSerializer(serializers.Serializer):
 
 
 class AgentComparisonSerializer(serializers.Serializer):
-    """A `leaderboard.selectors.AgentComparison`: `a` minus `b`."""
+    """A `leaderboard.selectors.compare.AgentComparison`: `a` minus `b`."""
 
     stage = serializers.CharField(source="query.stage")
     condition = serializers.CharField(source="query.condition")

@@ -48,21 +48,17 @@ from .releases import (
     releases_diff,
     releases_list,
 )
-from .selectors import (
+from .selectors.board import (
     ACCEPTANCE_LINE,
-    OBJECTIVE_STAGE,
     Leaderboard,
     LeaderboardQuery,
     LeaderboardRow,
-    UnknownAgent,
-    agent_task_results,
-    agents_compare,
     leaderboard_compute,
     leaderboard_sort,
-    objective_board_compute,
-    submission_judgments,
-    task_results,
 )
+from .selectors.compare import UnknownAgent, agents_compare
+from .selectors.objective import OBJECTIVE_STAGE, objective_board_compute
+from .selectors.results import agent_task_results, submission_judgments, task_results
 from .serializers import (
     LeaderboardRowSerializer,
     ObjectiveLeaderboardRowSerializer,

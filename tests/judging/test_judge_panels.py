@@ -14,7 +14,7 @@ from benchmark.roles import organiser_grant
 from judging.models import Judge, JudgePanel, Judgment, JudgmentStatus, StagePanel
 from judging.services.rubrics import rubric_current
 from judging.services.run import judgment_run
-from leaderboard.selectors import LEADERBOARD_STAGES
+from leaderboard.selectors.counting import LEADERBOARD_STAGES
 from submissions.models import Stage, Submission
 from tests.support.fake_llm import answer, error
 

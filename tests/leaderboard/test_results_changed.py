@@ -13,7 +13,7 @@ from django.utils import timezone
 from common.bulk_writes import writes_deferred
 from common.results import AGREEMENT_GENERATION, results_changed
 from leaderboard.caching import DATA_GENERATION, stage_generation
-from leaderboard.selectors import LEADERBOARD_STAGES
+from leaderboard.selectors.counting import LEADERBOARD_STAGES
 from tests.benchmark.factories import UserFactory
 from tests.reviews.scenario import review_data
 
