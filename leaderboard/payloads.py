@@ -72,7 +72,7 @@ def agents_compare_payload(query: LeaderboardQuery, *, a: str, b: str) -> dict:
 def judge_board_payload(*, stage: str, sort: str = "") -> dict:
     """The judges' leaderboard of a stage as the API answers it (shortly after
     a write, as it was); raises UnknownBoardStage or UnknownJudgeSort."""
-    from .judge_board import UnknownBoardStage, judge_board_compute, judge_board_sort
+    from .selectors.judges import UnknownBoardStage, judge_board_compute, judge_board_sort
 
     def compute() -> dict:
         board = judge_board_compute(stage=stage)

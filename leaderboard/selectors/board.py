@@ -14,7 +14,7 @@ Definitions (the README repeats them for users):
 - Fabrication (experiment and end2end tabs): the share of the agent's tasks
   the judges flag for any hallucination under the chosen rule (`any` by
   default: one judge's flag counts), and the share the experts' hallucination
-  check flags; see `leaderboard.fabrication`.
+  check flags; see `leaderboard.selectors.fabrication`.
 - A task's cost is what the run recorded (LLM plus coding agent, whichever is
   known); unknown costs are left out of the mean, never taken as zero.
 
@@ -76,7 +76,7 @@ class LeaderboardQuery:
     judge: str = ""
     exclude_same_family: bool = False
     common_tasks: bool = False
-    # How the judges' hallucination flags combine (`leaderboard.fabrication.RULES`).
+    # How the judges' hallucination flags combine (`leaderboard.selectors.fabrication.RULES`).
     fabrication_rule: str = "any"
     # A judge panel by name; empty: the stage's default panel.
     panel: str = ""
@@ -221,7 +221,7 @@ def _fabrication(
     if query.stage not in FABRICATION_TABS or query.condition != JudgingCondition.WITH_CODE:
         return {}
     # fabrication reads the counted tasks' definitions (`counting`), and board imports it.
-    from ..fabrication import fabrication_by_agent
+    from .fabrication import fabrication_by_agent
 
     counted_ids = {r.submission_id for tasks in per_task.values() for r in tasks.values()}
     return fabrication_by_agent(
