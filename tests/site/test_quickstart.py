@@ -2,6 +2,7 @@
 environment (SQLite, no broker, no API key) serves the site with all 201
 tasks, and a second run works too."""
 
+import hashlib
 import json
 import os
 import re
@@ -62,9 +63,14 @@ def stop(process: subprocess.Popen) -> str:
 
 @pytest.fixture
 def venv_is_installed():
+    """The quick start must find the suite's environment current (scripts/venv.sh's
+    stamp: the checksum of pyproject.toml and uv.lock), or it would sync it mid-test."""
     stamp = Path(sys.prefix) / ".mlrbench-installed"
-    if not stamp.exists():
-        pytest.fail(f"run the suite through scripts/test.sh so that {stamp} exists")
+    locked = (PROJECT_ROOT / "pyproject.toml").read_bytes() + (
+        PROJECT_ROOT / "uv.lock"
+    ).read_bytes()
+    if not stamp.exists() or stamp.read_text().strip() != hashlib.sha256(locked).hexdigest():
+        pytest.fail(f"run the suite through scripts/test.sh so that {stamp} is uv.lock's")
 
 
 def test_quickstart_serves_real_tasks_on_sqlite_and_runs_twice(
