@@ -228,6 +228,8 @@ def full(caches_wanted: list[str], data: Path) -> list[Run]:
                     run.phases["installing"] = time.monotonic() - started
                 print(f"--> {leg}, {caches} caches ...", flush=True)
                 runs.append(_quickstart(run, clone, env, started))
+                phases = ", ".join(f"{name} {seconds:.1f}" for name, seconds in run.phases.items())
+                print(f"    {run.total:.1f} s: {phases}", flush=True)
                 shutil.rmtree(scratch, ignore_errors=True)
     return runs
 
