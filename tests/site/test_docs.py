@@ -43,9 +43,8 @@ def _variable_reads(tree: ast.AST, filename: str) -> dict[str, int]:
         if isinstance(node, ast.Call) and node.args:
             call = ast.unparse(node.func)
             reader = call.removeprefix("env.")
-            if call == "env" or (call.startswith("env.") and reader in ENV_READERS):
-                name_of(node.args[0])
-            elif call in ("os.environ.get", "os.getenv", "environ.get"):
+            by_env = call == "env" or (call.startswith("env.") and reader in ENV_READERS)
+            if by_env or call in ("os.environ.get", "os.getenv", "environ.get"):
                 name_of(node.args[0])
         elif isinstance(node, ast.Subscript) and ast.unparse(node.value) == "os.environ":
             name_of(node.slice)
@@ -72,9 +71,7 @@ def test_the_scan_finds_every_variable_the_settings_record():
 def test_every_variable_the_settings_read_is_on_the_configuration_page():
     page = CONFIGURATION.read_text(encoding="utf-8")
     missing = {
-        name: where
-        for name, where in _settings_variables().items()
-        if f"`{name}`" not in page
+        name: where for name, where in _settings_variables().items() if f"`{name}`" not in page
     }
     assert missing == {}, "add these to docs/configuration.md (name, default, meaning)"
 
