@@ -11,7 +11,15 @@ from urllib.parse import unquote
 import pytest
 from django.conf import settings
 
-from tests.support.docs import DOCS, PROJECT_ROOT, README, anchors, links, user_docs
+from tests.support.docs import (
+    DOCS,
+    PROJECT_ROOT,
+    README,
+    anchors,
+    github_slug,
+    links,
+    user_docs,
+)
 
 SETTINGS = PROJECT_ROOT / "mlrbench_site" / "settings"
 CONFIGURATION = DOCS / "configuration.md"
@@ -124,3 +132,26 @@ def test_every_perf_script_has_its_figures_in_the_perf_readme():
     )
     missing = [name for name in scripts if f"perf{name.removesuffix('.py')}py" not in headings]
     assert missing == [], "give each a `## perf/NAME.py` section in perf/README.md"
+
+
+def test_the_pages_the_commands_name_have_the_sections_they_name():
+    """Commands and the quick start point people at a page's section
+    (`docs/judging.md: Judging with a local model`); it must be there."""
+    sources = [
+        *(PROJECT_ROOT / "scripts").glob("*.sh"),
+        *PROJECT_ROOT.glob("*/management/commands/*.py"),
+    ]
+    named = {
+        (page, heading.strip())
+        for path in sources
+        for page, heading in re.findall(
+            r"docs/([\w-]+\.md): ([A-Z][\w ,'-]+)", path.read_text(encoding="utf-8")
+        )
+    }
+    assert ("judging.md", "Judging with a local model") in named
+    missing = {
+        (page, heading)
+        for page, heading in named
+        if github_slug(heading) not in anchors(DOCS / page)
+    }
+    assert missing == set()
