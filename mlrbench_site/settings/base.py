@@ -3,7 +3,6 @@ cache, REST framework, security, logging. Read first: every later module may
 use `env`, `BASE_DIR`, `DEBUG` and the values here."""
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,21 +33,20 @@ class _RecordingEnv(environ.Env):
 env = _RecordingEnv()
 
 
-def env_file_path(base_dir: Path, environ_: Mapping[str, str]) -> Path:
-    """The one settings file read: MLRBENCH_ENV_FILE when set, else the quick
+def env_file_path(base_dir: Path, named: str | None) -> Path:
+    """The one settings file read: `named` (MLRBENCH_ENV_FILE) when set, else the quick
     start's own `.env.local` when it exists (scripts/quickstart.sh writes it:
     DEBUG on, a generated SECRET_KEY, SQLite), else `.env`, a deployment's
     (docker-compose's env_file, made from .env.example), which the quick start
     never writes. Git and docker ignore both; variables already in the
     environment win over the file (docs/build.md)."""
-    named = environ_.get("MLRBENCH_ENV_FILE")
     if named:
         return Path(named)
     local = base_dir / ".env.local"
     return local if local.is_file() else base_dir / ".env"
 
 
-ENV_FILE = env_file_path(BASE_DIR, os.environ)
+ENV_FILE = env_file_path(BASE_DIR, os.environ.get("MLRBENCH_ENV_FILE"))
 if ENV_FILE.is_file():
     env.read_env(ENV_FILE)
 
@@ -64,7 +62,7 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
-# The site's own apps, in the order of their arrows (README, "What is where").
+# The site's own apps, in the order of their arrows (docs/architecture.md).
 # pyproject.toml's packages and the Dockerfile name the same list, with the
 # three packages that are not apps (mlrbench_site, common, sandbox); a test checks it.
 PROJECT_APPS = [

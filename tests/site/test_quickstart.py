@@ -172,13 +172,14 @@ def test_the_settings_read_the_quick_starts_own_file_before_a_deployments(tmp_pa
     present the quick start's wins; MLRBENCH_ENV_FILE names another file."""
     from mlrbench_site.settings.base import env_file_path
 
-    assert env_file_path(tmp_path, {}) == tmp_path / ".env"
+    assert env_file_path(tmp_path, None) == tmp_path / ".env"
     (tmp_path / ".env").write_text("DEBUG=0\n")
-    assert env_file_path(tmp_path, {}) == tmp_path / ".env"
+    assert env_file_path(tmp_path, None) == tmp_path / ".env"
     (tmp_path / ".env.local").write_text("DEBUG=1\n")
-    assert env_file_path(tmp_path, {}) == tmp_path / ".env.local"
+    assert env_file_path(tmp_path, None) == tmp_path / ".env.local"
+    assert env_file_path(tmp_path, "") == tmp_path / ".env.local"
     named = tmp_path / "elsewhere.env"
-    assert env_file_path(tmp_path, {"MLRBENCH_ENV_FILE": str(named)}) == named
+    assert env_file_path(tmp_path, str(named)) == named
 
 
 def _run_the_move(clone: Path, script: str) -> subprocess.CompletedProcess:
