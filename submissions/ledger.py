@@ -15,18 +15,24 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.urls import reverse
 
 from common.child_pool import ChildFailed, ChildTimeout, child_run
 from common.storage import object_read, storage_errors
 
 from .derived import Derived, DocumentFile, artifact_trace
 from .models import Artifact, ArtifactKind, DerivedArtifact, DerivedKind, Submission
+from .page_panels import SummaryItem
+from .paper_marks import Mark, paper_marked
 from .provenance import (
     CLASSES,
     FILE_MAX_CHARS,
+    KNOWN_STATUSES,
+    NO_TRACE,
     PROVENANCE_VERSION,
     FileInput,
     TraceInput,
@@ -296,6 +302,75 @@ def evidence_text(evidence: dict[str, Any]) -> str:
     return "; ".join(parts) or str(evidence.get("note") or "found nowhere")
 
 
+def _placed(evidence: dict[str, Any]) -> str:
+    step, tool, where = evidence.get("step"), evidence.get("tool", ""), evidence.get("file", "")
+    if evidence.get("source") == "output" and step is not None:
+        return f"printed by step {step} ({tool})"
+    if evidence.get("source") == "read" and step is not None:
+        return f"in {where}, read at step {step} ({tool})"
+    if step is not None:
+        return f"typed by the agent at step {step} ({tool})" + (f" in {where}" if where else "")
+    line = f" line {evidence['line']}" if evidence.get("line") else ""
+    how = f" ({evidence['how']})" if evidence.get("how") else ""
+    return f"in {where}{line}{how}"
+
+
+def entry_label(entry: dict[str, Any]) -> str:
+    """What a reader of the paper is told of a number: its class and, shortly,
+    where it came from ("measured: printed by step 14 (Bash)")."""
+    klass, evidence = entry["class"], entry.get("evidence") or {}
+    if "function" in evidence:
+        return f"{klass}: {evidence_text(evidence)}"
+    if klass == "untraced":
+        note = evidence.get("note") or "found nowhere in the trace or the run's files"
+        return f"untraced: {note}"
+    said = _placed(evidence)
+    typed = evidence.get("literal_at")
+    if klass == "hard-coded" and typed:
+        said += f", typed before as {typed.get('literal', '')} {_placed(typed)}"
+    return f"{klass}: {said}"
+
+
+def _owner(submission_id: int, path: str) -> tuple[int, str]:
+    """The submission and path of a file the ledger names (`based_on/<id>/<path>`
+    for a file of the run this one was built on)."""
+    prefix, _, rest = path.partition("/")
+    owner, _, inner = rest.partition("/")
+    if prefix == INPUT_PREFIX and owner.isdigit() and inner:
+        return int(owner), inner
+    return submission_id, path
+
+
+def entry_href(submission_id: int, index: int, entry: dict[str, Any]) -> str:
+    """Where a marked number links: the trace viewer's step, the file (its
+    printed text highlighted where the browser can), else the ledger's row."""
+    evidence = entry.get("evidence") or {}
+    if entry["class"] in ("measured", "hard-coded", "written"):
+        if evidence.get("trace") and evidence.get("step") is not None:
+            owner, path = _owner(submission_id, evidence["trace"])
+            step = int(evidence["step"])
+            url = reverse("submissions:trace", args=[owner, path])
+            return f"{url}?step={step}#step-{step}"
+        if evidence.get("file"):
+            owner, path = _owner(submission_id, evidence["file"])
+            url = reverse("submissions:artifact-detail", args=[owner, path])
+            found = evidence.get("printed") or evidence.get("literal")
+            return f"{url}#:~:text={quote(str(found), safe='')}" if found else url
+    return f"#provenance-row-{index}"
+
+
+def submission_paper_marked(
+    *, submission: Submission, html: str, paper: str, ledger: dict[str, Any]
+) -> tuple[str, int]:
+    """The paper's stored HTML with each number the ledger classed marked
+    (`submissions.paper_marks`), and how many were."""
+
+    def mark_of(index: int, entry: dict[str, Any]) -> Mark:
+        return Mark(entry["class"], entry_label(entry), entry_href(submission.pk, index, entry))
+
+    return paper_marked(html, ledger.get("entries") or [], paper=paper, mark_of=mark_of)
+
+
 def submission_ledger_view(*, submission: Submission) -> dict[str, Any] | None:
     """What the page of a submission with a paper shows of the stored ledger, in
     one query (never computed on a page view: `manage.py provenance_compute`
@@ -306,11 +381,32 @@ def submission_ledger_view(*, submission: Submission) -> dict[str, Any] | None:
     return {
         **ledger,
         "line": counts_line(ledger["counts"]),
+        "known": ledger["status"] in KNOWN_STATUSES,
         "rows": [
-            {**entry, "klass": entry["class"], "shown": evidence_text(entry["evidence"])}
-            for entry in ledger["entries"]
+            {
+                **entry,
+                "klass": entry["class"],
+                "shown": evidence_text(entry["evidence"]),
+                "href": entry_href(submission.pk, index, entry),
+            }
+            for index, entry in enumerate(ledger["entries"])
         ],
     }
+
+
+def provenance_summary_item(view: dict[str, Any]) -> SummaryItem:
+    """The summary's line on the ledger: its counts and verdict, or why
+    provenance is unknown (never a count of 0 for a paper without a trace)."""
+    if view["known"]:
+        return SummaryItem(
+            key="provenance",
+            label="Provenance",
+            value=f"{view['line']} · verdict {view['verdict']}",
+            href="#provenance",
+            flag=view["verdict"] == "fabricated",
+        )
+    value = NO_TRACE if view["status"] == "no trace" else f"unknown ({view['status']})"
+    return SummaryItem(key="provenance", label="Provenance", value=value, href="#provenance")
 
 
 def submission_ledgers(*, submission_ids: Iterable[int] | Any) -> dict[int, dict[str, Any]]:

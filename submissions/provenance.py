@@ -36,6 +36,7 @@ counts towards the verdict (`ledger_verdict`).
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import posixpath
 import re
 import time
@@ -52,8 +53,11 @@ from common.claims import (
 )
 
 # Bump when the ledger's shape or rules change: stored ledgers are computed again.
-PROVENANCE_VERSION = 1
+# 2: a file's evidence names the line; the claims' link rule is linear.
+PROVENANCE_VERSION = 2
 CLASSES = ("measured", "derived", "hard-coded", "written", "untraced")
+# The statuses whose ledger places numbers; every other says provenance is unknown.
+KNOWN_STATUSES = ("traced", "log only")
 
 EXEC_TOOLS = frozenset({"bash", "exec", "run", "shell", "local_shell"})
 WRITE_TOOLS = frozenset(
@@ -89,10 +93,11 @@ class Place:
     tool: str = ""
     file: str = ""
     how: str = ""
+    line: int | None = None  # in a shipped file: the line the number is on
 
     def evidence(self) -> dict[str, Any]:
         found: dict[str, Any] = {"source": self.source}
-        for key in ("trace", "step", "tool", "file", "how"):
+        for key in ("trace", "step", "tool", "file", "line", "how"):
             value = getattr(self, key)
             if value not in ("", None):
                 found[key] = value
@@ -139,7 +144,10 @@ class _Index:
         for number in numbers_kept(text, "", self.keep, claims_only=self.claims_only):
             known = self._earliest.get(number.value)
             if known is None or place.position < known[0].position:
-                self._earliest[number.value] = (place, number.text)
+                at = place
+                if place.file and place.step is None:
+                    at = dataclasses.replace(place, line=int(number.where.rsplit(":", 1)[1]))
+                self._earliest[number.value] = (at, number.text)
 
     def freeze(self) -> None:
         self.values = sorted(self._earliest)
@@ -243,7 +251,7 @@ def _trace_sources(trace: TraceInput, sources: _Sources, position: int) -> int:
 
 
 def _replace(place: Place, source: str, how: str) -> Place:
-    return Place(source, place.position, place.trace, place.step, place.tool, place.file, how)
+    return dataclasses.replace(place, source=source, how=how)
 
 
 def _named_by_code(path: str, sources: _Sources, code_texts: list[str]) -> bool:
@@ -411,7 +419,7 @@ def ledger_verdict(entries: list[dict[str, Any]], status: str) -> str:
     `fabricated` when at least one result number of two or more significant
     digits is written or hard-coded; `unknown` without a trace or a paper to
     read; else `not fabricated` (untraced numbers are no evidence either way)."""
-    if status not in ("traced", "log only"):
+    if status not in KNOWN_STATUSES:
         return "unknown"
     telling = [entry for entry in entries if not entry["common"]]
     if any(entry["class"] in ("written", "hard-coded") for entry in telling):
@@ -471,7 +479,7 @@ def ledger_compute(
     logs = any(item.kind == "log" for item in files)
     status, note = _status(papers, pdf_papers or [], traces, sources, logs)
     entries: list[dict[str, Any]] = []
-    if status in ("traced", "log only"):
+    if status in KNOWN_STATUSES:
         entries = _paper_entries(cells, sources, tolerance, budget)
     notes = [note] if note else []
     if any(trace.truncated for trace in traces):
