@@ -6,8 +6,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from submissions.ledger import submission_ledger
-from submissions.models import DerivedArtifact, DerivedKind, Submission
+from submissions.ledger import submission_ledger, submission_ledger_compute
+from submissions.models import DerivedArtifact, DerivedKind, Submission, SubmissionInput
 
 pytestmark = pytest.mark.django_db
 
@@ -25,10 +25,11 @@ def test_import_stores_each_paper_s_ledger_with_the_paper(sample):
     assert ledger["traces"] == ["claude_output.json"]
     assert ledger["counts"]["measured"] > 0
     assert sum(ledger["counts"].values()) == len(ledger["entries"]) > 0
-    # The import links no write-up to its experiment run: its paper has no trace
-    # to read, and says so, never clean.
+    # Unlinked from its experiment run, a write-up's paper has no trace to read,
+    # and says so, never clean.
     writeup = Submission.objects.get(stage="paper", agent__name="o4-mini-2025-04-16")
-    ledger = submission_ledger(submission=writeup, compute=False)
+    SubmissionInput.objects.filter(submission=writeup).delete()
+    ledger = submission_ledger_compute(submission=writeup)
     assert (ledger["status"], ledger["verdict"]) == ("no trace", "unknown")
     assert ledger["note"] == "no trace: provenance unknown"
 
@@ -133,15 +134,40 @@ def test_a_release_carries_the_ledgers_of_its_submissions(sample, client):
         assert any(row[0] == claude for row in provenance["entries"]["rows"])
 
 
-def test_a_write_up_built_on_its_experiment_run_reads_that_run_s_trace(sample):
-    from submissions.ledger import submission_ledger_compute
-    from submissions.models import SubmissionInput
-
-    writeup = Submission.objects.get(stage="paper", agent__name="claude-3-7-sonnet-20250219")
+def test_the_import_builds_each_write_up_on_its_folder_s_experiment_run_and_reads_its_trace(
+    sample, mlrbench_data
+):
+    """`experiments_and_writeups/<agent>/<task>/results/paper_<model>.md` was
+    written from that folder's experiment run: the import records it as the
+    write-up's input, and the ledger stored at intake reads that run's trace."""
     experiment = Submission.objects.get(stage="experiment", agent__name="claude")
-    SubmissionInput.objects.create(submission=writeup, based_on=experiment, position=0)
-    ledger = submission_ledger_compute(submission=writeup)
+    writeups = Submission.objects.filter(stage="paper", based_on=experiment)
+    # claude-3-7-sonnet's, gemini-2.5-pro's and o4-mini's write-ups of that folder
+    assert (
+        writeups.count()
+        == len(
+            list(
+                mlrbench_data.glob(
+                    "agent_results/experiments_and_writeups/claude/iclr2025_bi_align/results/paper_*.md"
+                )
+            )
+        )
+        == 3
+    )
+    writeup = Submission.objects.get(stage="paper", agent__name="claude-3-7-sonnet-20250219")
+    assert list(writeup.based_on.all()) == [experiment]
+    ledger = submission_ledger(submission=writeup, compute=False)
     assert ledger["status"] == "traced"
     assert ledger["traces"] == [f"based_on/{experiment.pk}/claude_output.json"]
     assert ledger["counts"]["measured"] > 0
-    assert submission_ledger(submission=writeup, compute=False) == ledger
+    assert submission_ledger_compute(submission=writeup) == ledger
+
+
+def test_a_write_up_stored_before_the_link_is_linked_by_the_next_import(sample, mlrbench_data):
+    writeup = Submission.objects.get(stage="paper", agent__name="claude-3-7-sonnet-20250219")
+    SubmissionInput.objects.filter(submission=writeup).delete()
+    assert submission_ledger_compute(submission=writeup)["status"] == "no trace"
+    call_command("import_mlrbench", str(mlrbench_data), stdout=StringIO(), stderr=StringIO())
+    assert writeup.based_on.get().stage == "experiment"
+    ledger = submission_ledger(submission=writeup, compute=False)
+    assert ledger["status"] == "traced"
