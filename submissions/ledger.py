@@ -366,7 +366,11 @@ def submission_paper_marked(
     (`submissions.paper_marks`), and how many were."""
 
     def mark_of(index: int, entry: dict[str, Any]) -> Mark:
-        return Mark(entry["class"], entry_label(entry), entry_href(submission.pk, index, entry))
+        label = entry_label(entry)
+        if entry.get("common"):
+            label += " (one significant digit: never counts towards the verdict)"
+        href = entry_href(submission.pk, index, entry)
+        return Mark(entry["class"], label, href, common=bool(entry.get("common")))
 
     return paper_marked(html, ledger.get("entries") or [], paper=paper, mark_of=mark_of)
 
@@ -394,6 +398,17 @@ def submission_ledger_view(*, submission: Submission) -> dict[str, Any] | None:
     }
 
 
+def ledger_known(ledger: dict[str, Any]) -> dict[str, Any]:
+    """What a reader is told of a ledger at a glance: `known` (its numbers were
+    placed), `provenance` (the counts line, or why provenance is unknown) and
+    `counts` (None when unknown: a paper without a trace has no count of 0)."""
+    if ledger["status"] in KNOWN_STATUSES:
+        return {"known": True, "provenance": counts_line(ledger["counts"])}
+    status = ledger["status"]
+    why = NO_TRACE if status == "no trace" else f"{status}: provenance unknown"
+    return {"known": False, "provenance": why, "counts": None}
+
+
 def provenance_summary_item(view: dict[str, Any]) -> SummaryItem:
     """The summary's line on the ledger: its counts and verdict, or why
     provenance is unknown (never a count of 0 for a paper without a trace)."""
@@ -405,7 +420,7 @@ def provenance_summary_item(view: dict[str, Any]) -> SummaryItem:
             href="#provenance",
             flag=view["verdict"] == "fabricated",
         )
-    value = NO_TRACE if view["status"] == "no trace" else f"unknown ({view['status']})"
+    value = ledger_known(view)["provenance"]
     return SummaryItem(key="provenance", label="Provenance", value=value, href="#provenance")
 
 
@@ -429,7 +444,16 @@ def ledgers_release_tables(*, submission_ids: Iterable[int] | Any) -> dict[str, 
     and one row per reported number (its evidence as JSON)."""
     ledgers = submission_ledgers(submission_ids=submission_ids)
     verdicts = [
-        [sid, ledger["status"], ledger["verdict"], *(ledger["counts"][name] for name in CLASSES)]
+        [
+            sid,
+            ledger["status"],
+            ledger["verdict"],
+            # Unknown provenance has no counts (never 0 for a paper without a trace).
+            *(
+                ledger["counts"][name] if ledger["status"] in KNOWN_STATUSES else None
+                for name in CLASSES
+            ),
+        ]
         for sid, ledger in sorted(ledgers.items())
     ]
     entries = [

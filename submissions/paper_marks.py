@@ -58,6 +58,7 @@ class Mark:
     klass: str
     label: str  # "measured: printed by step 14 (Bash)"
     href: str
+    common: bool = False  # one significant digit: never counts towards the verdict
 
 
 @dataclass
@@ -179,10 +180,11 @@ def _ledger_rows(entries: list[tuple[int, dict[str, Any]]]) -> list[list[tuple[i
 
 def _fragment(number: str, index: int, mark: Mark) -> str:
     klass = html_lib.escape(mark.klass)
+    common = " prov-common" if mark.common else ""
     label = html_lib.escape(mark.label)
     aria = html_lib.escape(f"{html_lib.unescape(number)}, {mark.label}")
     fragment = (
-        f'<mark class="prov prov-{klass}" id="prov-{index}" data-class="{klass}">'
+        f'<mark class="prov prov-{klass}{common}" id="prov-{index}" data-class="{klass}">'
         f'<a href="{html_lib.escape(mark.href)}" title="{label}" aria-label="{aria}">'
         f"{number}</a></mark>"
     )

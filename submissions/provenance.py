@@ -80,6 +80,14 @@ _PATCH_PATH_RE = re.compile(r"^\*\*\* (?:Add|Update) File: *(\S.*)$", re.MULTILI
 _NAME_RE = re.compile(r"[\w.-]+\.[A-Za-z0-9]{1,6}")
 
 NO_TRACE = "no trace: provenance unknown"
+# What can and cannot be traced in a run whose paper is a PDF (AI Scientist v2's).
+PDF_NOTE = (
+    "the paper is a PDF: its tables are not read as claims, so no number is placed. "
+    "AI Scientist v2 ships a PDF paper, its best solutions' code and JSON summaries of its "
+    "tree search: they say which nodes ran and the metrics each reported, not which executed "
+    "command printed a number or what the agent typed, so no number is called measured, "
+    "hard-coded or written from them"
+)
 
 
 @dataclass(frozen=True)
@@ -436,10 +444,7 @@ def _status(
 ) -> tuple[str, str]:
     if not papers:
         if pdf_papers:
-            return "no paper", (
-                "the paper is a PDF: its tables cannot be read as claims (AI Scientist v2 ships "
-                "its paper as a PDF and summaries of its tree search, not a command trace)"
-            )
+            return "no paper", PDF_NOTE
         return "no paper", "no markdown paper: nothing to place"
     if sources.exec_calls:
         return "traced", ""

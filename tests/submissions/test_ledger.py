@@ -16,7 +16,7 @@ def _end2end(agent: str) -> Submission:
     return Submission.objects.get(stage="end2end", agent__name=agent)
 
 
-def test_import_stores_each_paper_s_ledger_with_the_paper(sample):
+def test_import_stores_each_paper_s_ledger_with_the_paper(sample, client):
     run = _end2end("claude")
     row = DerivedArtifact.objects.get(artifact__submission=run, kind=DerivedKind.PROVENANCE)
     assert row.artifact.path == "results/paper.md"
@@ -32,6 +32,12 @@ def test_import_stores_each_paper_s_ledger_with_the_paper(sample):
     ledger = submission_ledger_compute(submission=writeup)
     assert (ledger["status"], ledger["verdict"]) == ("no trace", "unknown")
     assert ledger["note"] == "no trace: provenance unknown"
+    body = client.get(f"/api/submissions/{writeup.pk}/provenance/").json()
+    assert (body["known"], body["provenance"], body["counts"]) == (
+        False,
+        "no trace: provenance unknown",
+        None,
+    )
 
 
 def test_end_to_end_runs_and_ai_scientist_v2(sample):
@@ -91,12 +97,15 @@ def test_the_api_answers_one_entry_per_number_with_its_class_and_evidence(sample
         "untraced",
     }
     assert sum(body["counts"].values()) == len(body["entries"])
+    assert body["known"] is True
+    assert body["provenance"] == ", ".join(f"{body['counts'][k]} {k}" for k in body["counts"])
 
 
 def test_the_api_says_unknown_without_a_paper_and_404s_in_the_one_error_shape(sample, client):
     experiment = Submission.objects.get(stage="experiment", agent__name="claude")
     body = client.get(f"/api/submissions/{experiment.pk}/provenance/").json()
     assert (body["status"], body["verdict"], body["entries"]) == ("no paper", "unknown", [])
+    assert (body["known"], body["counts"]) == (False, None)
     missing = client.get("/api/submissions/999999/provenance/")
     assert missing.status_code == 404
     assert set(missing.json()["errors"][0]) >= {"field", "code", "message"}

@@ -30,7 +30,8 @@ def _marked(markdown: str, entries: list[dict]) -> tuple[str, int]:
 
 def _marks(html: str) -> list[tuple[str, str]]:
     """(class, number) of each mark."""
-    return re.findall(r'<mark class="prov prov-([\w-]+)"[^>]*><a [^>]*>([^<]*)</a></mark>', html)
+    mark = r'<mark class="prov prov-([\w-]+)(?: prov-common)?"[^>]*><a [^>]*>([^<]*)</a></mark>'
+    return re.findall(mark, html)
 
 
 TABLE = """# Results
@@ -131,7 +132,7 @@ def test_the_claude_code_run_s_paper_marks_its_numbers_and_each_links_to_a_step_
     ledger = submission_ledger(submission=run, compute=False)
     page = client.get(run.get_absolute_url()).content.decode()
     marks = re.findall(
-        r'<mark class="prov prov-([\w-]+)" id="prov-(\d+)"[^>]*><a href="([^"]+)" '
+        r'<mark class="prov prov-([\w-]+)(?: prov-common)?" id="prov-(\d+)"[^>]*><a href="([^"]+)" '
         r'title="([^"]*)" aria-label="([^"]*)">([^<]*)</a>',
         page,
     )
