@@ -27,7 +27,7 @@ from common.storage import object_read, storage_errors
 from .derived import Derived, DocumentFile, artifact_trace
 from .models import Artifact, ArtifactKind, DerivedArtifact, DerivedKind, Submission
 from .page_panels import SummaryItem
-from .paper_marks import Mark, paper_marked
+from .paper_marks import MARKS_MAX, Mark, paper_marked
 from .provenance import (
     CLASSES,
     FILE_MAX_CHARS,
@@ -375,6 +375,11 @@ def submission_paper_marked(
     return paper_marked(html, ledger.get("entries") or [], paper=paper, mark_of=mark_of)
 
 
+# The ledger's rows (and the paper's marks: `paper_marks.MARKS_MAX`) a page shows;
+# the API has them all.
+PAGE_ROWS_MAX = MARKS_MAX
+
+
 def submission_ledger_view(*, submission: Submission) -> dict[str, Any] | None:
     """What the page of a submission with a paper shows of the stored ledger, in
     one query (never computed on a page view: `manage.py provenance_compute`
@@ -393,8 +398,9 @@ def submission_ledger_view(*, submission: Submission) -> dict[str, Any] | None:
                 "shown": evidence_text(entry["evidence"]),
                 "href": entry_href(submission.pk, index, entry),
             }
-            for index, entry in enumerate(ledger["entries"])
+            for index, entry in enumerate(ledger["entries"][:PAGE_ROWS_MAX])
         ],
+        "rows_left_out": max(len(ledger["entries"]) - PAGE_ROWS_MAX, 0),
     }
 
 

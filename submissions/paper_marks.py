@@ -37,7 +37,7 @@ from common.claims import NUMBER_RE, is_setting_row
 
 # At most this many of the ledger's numbers are marked on a page (a paper of a
 # hundred thousand table cells is still one linear scan, and a page people read).
-MARKS_MAX = 5000
+MARKS_MAX = 2000
 # How many table rows on the ledger's next row of numbers may be looked for.
 ROW_LOOKAHEAD = 200
 

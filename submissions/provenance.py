@@ -70,6 +70,9 @@ DATA_READ_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".log", ".txt", ".out")
 CODE_SUFFIXES = (".py", ".sh", ".bash", ".ipynb", ".r", ".jl", ".js", ".ts", ".yaml", ".yml")
 # After the trace's last step: where shipped files sit in the order of things.
 SHIPPED = 10**12
+# A paper's first this many result numbers are placed (a crafted paper of 2 MB of
+# table cells holds 300,000: its ledger stays a page's worth, the rest is noted).
+CLAIMS_MAX = 5000
 # A table block at most this many measured numbers large is searched for derived ones.
 DERIVED_MAX_VALUES = 64
 # A shipped file is searched in its first this many characters (a results JSON
@@ -474,6 +477,8 @@ def ledger_compute(
     placed are `untraced` with a note."""
     budget = _Budget(time.monotonic() + seconds)
     cells = [cell for paper in papers for cell in paper_claim_cells(paper.text, paper.path)]
+    found = len(cells)
+    cells = cells[:CLAIMS_MAX]
     sources = _Sources.for_claims([cell.number for cell in cells], tolerance)
     position = 0
     for trace in traces:
@@ -491,6 +496,10 @@ def ledger_compute(
         notes.append("the trace was cut at intake: numbers past the cut are untraced")
     if budget.cut:
         notes.append("past the time budget: the numbers not yet placed are untraced")
+    if found > CLAIMS_MAX and entries:
+        notes.append(
+            f"the paper reports {found:,} result numbers: the first {CLAIMS_MAX:,} are placed"
+        )
     return {
         "version": PROVENANCE_VERSION,
         "status": status,
