@@ -315,7 +315,7 @@ def _provenance_run(rows: int, openers: int) -> dict[str, bytes]:
     trace = {"format": "mlr-agent-trace", "version": 1, "steps": steps}
     return {
         "results/paper.md": ("\n".join(lines) + "\n").encode(),
-        "mlr_agent_output.json": json.dumps(trace).encode(),
+        "agent_output.json": json.dumps(trace).encode(),
         "code/r.py": b"import sys\nprint(*compute(int(sys.argv[1])))\n",
     }
 
