@@ -18,9 +18,9 @@ is never marked in the wrong place, and never twice: each HTML occurrence is
 used once. Numbers inside links, code and formulas are left alone (they are
 still counted, to keep the order, but never wrapped).
 
-Linear in the HTML's size: one scan of its tags and text (a tag is matched up
-to its closing `>` outside quotes, so no rescan), one search of numbers in the
-tables' cells.
+Linear in the HTML's size: only the tables are read, a row and a cell at a time
+(each lazily up to its closing tag, which nh3's HTML always has), a cell's tags
+only when it has any; the marks are spliced in one pass.
 """
 
 from __future__ import annotations
@@ -37,13 +37,18 @@ from common.claims import NUMBER_RE, is_setting_row
 
 # At most this many of the ledger's numbers are marked on a page (a paper of a
 # hundred thousand table cells is still one linear scan, and a page people read).
-MARKS_MAX = 2000
+MARKS_MAX = 500
 # How many table rows on the ledger's next row of numbers may be looked for.
 ROW_LOOKAHEAD = 200
 
 _TOKEN_RE = re.compile(r"<(?:[^\"'>]|\"[^\"]*\"|'[^']*')*>|[^<]+|<")
 _TAG_RE = re.compile(r"<\s*(/?)\s*([a-zA-Z][a-zA-Z0-9]*)")
 _CLASS_RE = re.compile(r"\bclass\s*=\s*\"([^\"]*)\"")
+_ANY_TAG_RE = re.compile(r"<(?:[^\"'>]|\"[^\"]*\"|'[^']*')*>")
+# A row, a cell: lazy up to the closing tag, which nh3's HTML always has (and a
+# table is never nested in a paper's markdown).
+_ROW_RE = re.compile(r"<tr\b[^>]*>(.*?)</tr>", re.DOTALL)
+_CELL_RE = re.compile(r"<t([dh])\b(?:[^\"'>]|\"[^\"]*\")*>(.*?)</t\1>", re.DOTALL)
 # Text inside these is never marked (the claims rules leave links out; code and
 # formulas are not the paper's prose).
 _LEFT_ALONE = frozenset({"a", "code", "pre", "kbd", "samp"})
@@ -63,8 +68,7 @@ class Mark:
 
 @dataclass
 class _Found:
-    piece: int  # the index of the text token
-    start: int
+    start: int  # where the number is in the HTML
     end: int
     core: str  # the digits, as the ledger's text has them
     alone: bool  # inside a link, code or a formula: counted, never marked
@@ -73,84 +77,73 @@ class _Found:
 @dataclass
 class _Row:
     label: str = ""
-    cells: int = 0
     numbers: list[_Found] = field(default_factory=list)
 
 
+_NOT_DIGITS_RE = re.compile(r"[\s%]")
+
+
 def _core(text: str) -> str:
-    return re.sub(r"[\s%]", "", text.replace("−", "-")).lstrip("+")
+    return _NOT_DIGITS_RE.sub("", text.replace("−", "-")).lstrip("+")
 
 
-@dataclass
-class _Walk:
-    """The HTML's tokens and its tables' rows of numbers."""
-
-    pieces: list[str] = field(default_factory=list)
-    rows: list[_Row] = field(default_factory=list)
-    row: _Row | None = None
-    in_cell: bool = False
-    alone: int = 0
-    math_spans: list[bool] = field(default_factory=list)
-
-    def tag(self, token: str) -> None:
-        found = _TAG_RE.match(token)
-        if found is None:
-            return
-        closing, name = found.group(1) == "/", found.group(2).lower()
-        if name == "tr":
-            self._end_row()
-            if not closing:
-                self.row = _Row()
-        elif name in ("td", "th"):
-            self.in_cell = not closing and self.row is not None
-            if self.in_cell and self.row is not None:
-                self.row.cells += 1
-        elif name == "table" and closing:
-            self._end_row()
-        elif name in _LEFT_ALONE:
-            self.alone = max(self.alone + (-1 if closing else 1), 0)
-        elif name == "span":
-            self._span(token, closing)
-
-    def _span(self, token: str, closing: bool) -> None:
-        if closing:
-            if self.math_spans and self.math_spans.pop():
-                self.alone = max(self.alone - 1, 0)
-            return
-        classes = _CLASS_RE.search(token)
-        math = classes is not None and "math" in classes.group(1).split()
-        self.math_spans.append(math)
-        self.alone += 1 if math else 0
-
-    def _end_row(self) -> None:
-        if self.row is not None:
-            self.rows.append(self.row)
-        self.row, self.in_cell = None, False
-
-    def text(self, piece: int, token: str) -> None:
-        row = self.row
-        if row is None or not self.in_cell:
-            return
-        if row.cells == 1:
-            row.label += html_lib.unescape(token)
-            return
-        for match in NUMBER_RE.finditer(token):
-            row.numbers.append(
-                _Found(piece, match.start(), match.end(), _core(match.group(0)), self.alone > 0)
-            )
+def _numbers(html: str, start: int, end: int, alone: bool) -> list[_Found]:
+    return [
+        _Found(match.start(), match.end(), _core(match.group(0)), alone)
+        for match in NUMBER_RE.finditer(html, start, end)
+    ]
 
 
-def _walk(html: str) -> _Walk:
-    walk = _Walk()
-    for match in _TOKEN_RE.finditer(html):
+def _cell_numbers(html: str, start: int, end: int) -> list[_Found]:
+    """The numbers of a cell's HTML (`html[start:end]`), those inside a link,
+    code or a formula marked `alone`."""
+    if html.find("<", start, end) == -1:
+        return _numbers(html, start, end, False)
+    found: list[_Found] = []
+    alone, spans = 0, list[bool]()
+    for match in _TOKEN_RE.finditer(html, start, end):
         token = match.group(0)
-        walk.pieces.append(token)
-        if token.startswith("<") and len(token) > 1:
-            walk.tag(token)
-        else:
-            walk.text(len(walk.pieces) - 1, token)
-    walk._end_row()
-    return walk
+        tag = _TAG_RE.match(token) if token.startswith("<") else None
+        if tag is None:
+            found += _numbers(html, match.start(), match.end(), alone > 0)
+            continue
+        closing, name = tag.group(1) == "/", tag.group(2).lower()
+        if name in _LEFT_ALONE:
+            alone = max(alone + (-1 if closing else 1), 0)
+        elif name == "span" and closing:
+            if spans and spans.pop():
+                alone = max(alone - 1, 0)
+        elif name == "span":
+            classes = _CLASS_RE.search(token)
+            math = classes is not None and "math" in classes.group(1).split()
+            spans.append(math)
+            alone += 1 if math else 0
+    return found
+
+
+def _label(html: str) -> str:
+    return html_lib.unescape(_ANY_TAG_RE.sub("", html))
+
+
+def _rows(html: str) -> list[_Row]:
+    """The tables' rows, each with its first cell's text and the numbers of the
+    cells after it. Only the tables are read, a row and a cell at a time (the
+    HTML is nh3's: every element is closed)."""
+    rows = []
+    at = 0
+    while (start := html.find("<table", at)) != -1:
+        end = html.find("</table>", start)
+        end = len(html) if end == -1 else end + len("</table>")
+        for tr in _ROW_RE.finditer(html, start, end):
+            row = _Row()
+            for index, cell in enumerate(_CELL_RE.finditer(html, tr.start(1), tr.end(1))):
+                if index == 0:
+                    row.label = _label(cell.group(2))
+                else:
+                    row.numbers += _cell_numbers(html, cell.start(2), cell.end(2))
+            rows.append(row)
+        at = end
+    return rows
 
 
 def _in_order(wanted: list[str], row: _Row) -> list[_Found] | None:
@@ -183,19 +176,33 @@ def _fragment(number: str, index: int, mark: Mark) -> str:
     common = " prov-common" if mark.common else ""
     label = html_lib.escape(mark.label)
     aria = html_lib.escape(f"{html_lib.unescape(number)}, {mark.label}")
-    fragment = (
+    return (
         f'<mark class="prov prov-{klass}{common}" id="prov-{index}" data-class="{klass}">'
         f'<a href="{html_lib.escape(mark.href)}" title="{label}" aria-label="{aria}">'
         f"{number}</a></mark>"
     )
-    # Defence in depth: whatever the ledger says, a mark is a mark and a link.
-    return nh3.clean(
-        fragment,
-        tags=_MARK_TAGS,
-        attributes=_MARK_ATTRIBUTES,
-        url_schemes={"http", "https"},
-        link_rel=None,
-    )
+
+
+# Between the marks cleaned together: text nh3 keeps as it is (no markup).
+_SEPARATOR = "\u2063prov-mark\u2063"
+
+
+def _cleaned(fragments: list[str]) -> list[str]:
+    """Defence in depth: whatever the ledger says, a mark is a mark and a link
+    (one nh3 pass over all of them; one each if the pass changed their number)."""
+
+    def clean(html: str) -> str:
+        return nh3.clean(
+            html,
+            tags=_MARK_TAGS,
+            attributes=_MARK_ATTRIBUTES,
+            url_schemes={"http", "https"},
+            link_rel=None,
+        )
+
+    together = clean(_SEPARATOR.join(fragment.replace(_SEPARATOR, "") for fragment in fragments))
+    parts = together.split(_SEPARATOR)
+    return parts if len(parts) == len(fragments) else [clean(item) for item in fragments]
 
 
 def paper_marked(
@@ -216,12 +223,13 @@ def paper_marked(
     if not own or not html:
         return html, 0
     by_index = dict(own)
-    walk = _walk(html)
-    splices: dict[int, list[tuple[int, int, str]]] = {}
+    rows = _rows(html)
+    cuts: list[tuple[int, int]] = []  # where each mark goes
+    fragments: list[str] = []
     at = 0
     for wanted in _ledger_rows(own):
         cores = [core for _, core in wanted]
-        for offset, row in enumerate(walk.rows[at : at + ROW_LOOKAHEAD]):
+        for offset, row in enumerate(rows[at : at + ROW_LOOKAHEAD]):
             found = _in_order(cores, row)
             if found is None:
                 continue
@@ -229,15 +237,13 @@ def paper_marked(
             for (index, _), place in zip(wanted, found, strict=True):
                 if place.alone:
                     continue
-                number = walk.pieces[place.piece][place.start : place.end]
-                fragment = _fragment(number, index, mark_of(index, by_index[index]))
-                splices.setdefault(place.piece, []).append((place.start, place.end, fragment))
+                number = html[place.start : place.end]
+                fragments.append(_fragment(number, index, mark_of(index, by_index[index])))
+                cuts.append((place.start, place.end))
             break
-    for at_piece, cuts in splices.items():
-        text, parts, last = walk.pieces[at_piece], [], 0
-        for start, end, fragment in sorted(cuts):
-            parts += [text[last:start], fragment]
-            last = end
-        parts.append(text[last:])
-        walk.pieces[at_piece] = "".join(parts)
-    return "".join(walk.pieces), sum(len(cuts) for cuts in splices.values())
+    parts, last = [], 0
+    for (start, end), fragment in sorted(zip(cuts, _cleaned(fragments), strict=True)):
+        parts += [html[last:start], fragment]
+        last = end
+    parts.append(html[last:])
+    return "".join(parts), len(cuts)
