@@ -34,6 +34,10 @@ def test_a_reader_follows_a_marked_number_to_the_step_that_printed_it(
     page.goto(f"/submissions/{submission.pk}/")
 
     expect(page.get_by_test_id("provenance-legend")).to_contain_text("measured")
+    expect(page.get_by_test_id("summary-provenance")).to_contain_text(" measured, ")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.get_by_test_id("provenance-legend").scroll_into_view_if_needed()
+    page.screenshot(path=str(SCREENSHOTS / "paper-provenance-legend.png"))
     paper = page.get_by_test_id("paper")
     marks = paper.locator("mark.prov")
     assert marks.count() > 0
@@ -48,7 +52,6 @@ def test_a_reader_follows_a_marked_number_to_the_step_that_printed_it(
     # The paper is folded after its first screen: a reader unfolds it.
     page.locator('[data-testid="paper"] + [data-testid="show-all"]').click()
     first.scroll_into_view_if_needed()
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "paper-provenance-marks.png"))
     label = first.get_attribute("title") or ""
     step = re.search(r"step (\d+)", label)
@@ -61,3 +64,10 @@ def test_a_reader_follows_a_marked_number_to_the_step_that_printed_it(
     expect(target).to_be_visible()
     expect(target).to_be_in_viewport()
     page.screenshot(path=str(SCREENSHOTS / "paper-provenance-step.png"))
+
+    # Back on the paper, the ledger under it lists every number with its evidence.
+    page.go_back()
+    page.locator("#provenance > summary").click()
+    ledger = page.get_by_test_id("provenance")
+    expect(ledger.locator("tr[data-class]").first).to_be_visible()
+    ledger.screenshot(path=str(SCREENSHOTS / "paper-provenance-ledger.png"))
