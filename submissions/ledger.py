@@ -24,6 +24,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from common.child_pool import ChildFailed, ChildTimeout, child_run
+from common.claims import paper_claim_cells
 from common.storage import object_read, storage_errors
 
 from .derived import Derived, DocumentFile, artifact_trace
@@ -77,14 +78,26 @@ def not_computed(why: str) -> dict[str, Any]:
     }
 
 
-def _text(item: RunFile) -> str:
-    return item.read(FILE_MAX_CHARS).decode("utf-8", errors="replace")
+def _text(item: RunFile, limit: int = FILE_MAX_CHARS) -> str:
+    return item.read(limit).decode("utf-8", errors="replace")
+
+
+# What the ledger reads of a run's searched files in all (each up to FILE_MAX_CHARS):
+# they are read in the upload's process, so 6,000 small data files cost a bounded
+# amount of memory; the logs and results first, then the code, then data.
+SEARCHED_MAX_BYTES = 8 * 1024 * 1024
+_SEARCH_ORDER: dict[str, int] = {
+    str(ArtifactKind.LOG): 0,
+    str(ArtifactKind.RESULTS): 1,
+    str(ArtifactKind.CODE): 2,
+}
 
 
 def ledger_inputs(files: Iterable[RunFile], traces: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """What `provenance.ledger_compute` reads, from a run's files and its parsed
-    traces (by path)."""
-    papers, found, pdfs = [], [], []
+    traces (by path). A paper without a result number needs no file read; past
+    SEARCHED_MAX_BYTES the files are named, not read (`unsearched`)."""
+    papers, searched, pdfs = [], [], []
     # Plain strings, never the model's enum: the child that reads them loads no Django.
     files = [RunFile(item.path, str(item.kind), item.read) for item in files]
     for item in files:
@@ -99,14 +112,28 @@ def ledger_inputs(files: Iterable[RunFile], traces: dict[str, dict[str, Any]]) -
             and lower.endswith(SEARCHED_SUFFIXES)
             and trace_format_of(item.path, item.kind) is None
         ):
-            found.append(FileInput(item.path, item.kind, _text(item)))
+            searched.append(item)
+    claims = any(paper_claim_cells(paper.text, paper.path) for paper in papers)
+    found, unsearched, room = [], 0, SEARCHED_MAX_BYTES
+    for item in sorted(searched, key=lambda item: _SEARCH_ORDER.get(item.kind, 3)):
+        # Without a claim nothing is searched: the kinds alone say log or trace.
+        text = _text(item, min(room, FILE_MAX_CHARS)) if claims and room > 0 else ""
+        room -= len(text)
+        unsearched += 1 if claims and room <= 0 and not text else 0
+        found.append(FileInput(item.path, item.kind, text))
     read = [
         TraceInput(
             path, trace.get("steps") or [], bool(trace.get("truncated")), str(trace["format"])
         )
         for path, trace in sorted(traces.items())
     ]
-    return {"papers": papers, "traces": read, "files": found, "pdf_papers": pdfs}
+    return {
+        "papers": papers,
+        "traces": read,
+        "files": found,
+        "pdf_papers": pdfs,
+        "unsearched": unsearched,
+    }
 
 
 def ledger_of_run(

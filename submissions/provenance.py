@@ -470,6 +470,7 @@ def ledger_compute(
     tolerance: float,
     seconds: float = 10.0,
     pdf_papers: list[str] | None = None,
+    unsearched: int = 0,
 ) -> dict[str, Any]:
     """The provenance ledger of a run's markdown `papers` from its `traces`
     (parsed steps) and its other text `files`; see the module's docstring.
@@ -496,6 +497,11 @@ def ledger_compute(
         notes.append("the trace was cut at intake: numbers past the cut are untraced")
     if budget.cut:
         notes.append("past the time budget: the numbers not yet placed are untraced")
+    if unsearched and entries:
+        notes.append(
+            f"{unsearched} of the run's files were past what the ledger reads: numbers "
+            "found only there are untraced"
+        )
     if found > CLAIMS_MAX and entries:
         notes.append(
             f"the paper reports {found:,} result numbers: the first {CLAIMS_MAX:,} are placed"

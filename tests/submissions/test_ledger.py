@@ -180,3 +180,34 @@ def test_a_write_up_stored_before_the_link_is_linked_by_the_next_import(sample, 
     assert writeup.based_on.get().stage == "experiment"
     ledger = submission_ledger(submission=writeup, compute=False)
     assert ledger["status"] == "traced"
+
+
+def test_a_paper_without_result_numbers_reads_no_file_and_the_files_past_the_cap_are_named(
+    monkeypatch,
+):
+    """The upload's process reads the run's files for the ledger: none for a
+    paper that reports no result number (6,001 data files cost 74 MiB before),
+    and at most SEARCHED_MAX_BYTES in all, the logs first."""
+    from submissions import ledger as ledger_module
+    from submissions.ledger import RunFile, ledger_inputs
+
+    def never(limit):
+        raise AssertionError("read")
+
+    prose = RunFile("results/paper.md", "paper", lambda limit: b"# P\n\nNo table.\n")
+    data = [RunFile(f"data/d{n}.txt", "data", never) for n in range(3)]
+    inputs = ledger_inputs([prose, *data], {})
+    assert [item.text for item in inputs["files"]] == ["", "", ""]
+    assert inputs["unsearched"] == 0
+
+    monkeypatch.setattr(ledger_module, "SEARCHED_MAX_BYTES", 9)
+    table = b"| A | B |\n|---|---|\n| x | 0.91 |\n"
+    paper = RunFile("results/paper.md", "paper", lambda limit: table)
+    log = RunFile("results/log.txt", "log", lambda limit: b"acc 0.91\n"[:limit])
+    numbers = RunFile("data/d.txt", "data", never)
+    inputs = ledger_inputs([paper, numbers, log], {})
+    assert [(item.path, item.text) for item in inputs["files"]] == [
+        ("results/log.txt", "acc 0.91\n"),
+        ("data/d.txt", ""),
+    ]
+    assert inputs["unsearched"] == 1
