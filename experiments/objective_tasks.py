@@ -18,6 +18,7 @@ from benchmark.models import (
     Task,
     TaskKind,
 )
+from common.results import results_changed
 from experiments.models import (
     ObjectiveFormat,
     ObjectiveTask,
@@ -188,7 +189,7 @@ def _catalogue_task_put(
     *, slug: str, conference: str, year: int, title: str | None, description: str | None
 ) -> Task:
     """The catalogue task behind an objective task, created or brought up to date."""
-    task, _ = Task.objects.get_or_create(
+    task, created = Task.objects.get_or_create(
         slug=slug,
         defaults={
             "title": title or slug,
@@ -209,6 +210,8 @@ def _catalogue_task_put(
             changed.append(field_name)
     if changed:
         task.save(update_fields=[*changed, "updated_at"])
+    if created or changed:
+        results_changed(None)  # a catalogue task: every stage's news
     return task
 
 

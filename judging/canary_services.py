@@ -24,6 +24,7 @@ from django.db.models import Avg, Max
 
 from benchmark.models import Agent, Team
 from common.errors import ValidationFailed
+from common.results import results_changed
 from common.storage import object_save, objects_delete, storage_errors
 from submissions.models import (
     Artifact,
@@ -343,6 +344,8 @@ def canaries_create(
             report.existing += 1
         else:
             report.created.append(_control_create(source, agent, seed).pk)
+    if report.created:
+        results_changed([stage])  # the judges' board's canary columns
     return report
 
 

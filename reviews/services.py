@@ -162,6 +162,7 @@ def review_round_create(
             created_by=created_by,
         )
         review_round.submissions.set(chosen)
+        results_changed([stage], agreement=True)
     return review_round
 
 
@@ -342,8 +343,9 @@ def assignment_remove(*, assignment: Assignment) -> None:
         if review:
             review.delete()
         assignment.delete()
-        # The paper's task may be under open review no more (any stage).
-        results_changed(None)
+        # The paper's task may be under open review no more (any stage); a draft
+        # review deleted is an agreement input gone.
+        results_changed(None, agreement=review is not None)
 
 
 def assignment_due_set(*, assignment: Assignment, due_at: datetime) -> Assignment:
@@ -366,8 +368,9 @@ def review_round_close(*, review_round: ReviewRound) -> int:
         ).update(closed_at=now)
         if was_open or closed:
             # The runs of the round's tasks (any stage) come back to the public
-            # answers, which left them out while it was open.
-            results_changed(None)
+            # answers, which left them out while it was open; the round's state
+            # is an agreement input.
+            results_changed(None, agreement=True)
     review_round.refresh_from_db()
     return closed
 

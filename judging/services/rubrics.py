@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from common.errors import ValidationFailed
+from common.results import results_changed
 
 from ..models import JudgmentKind, Rubric
 from ..rubrics import DEFAULT_RUBRICS, HALLUCINATION_STAGES, hallucination_prompt
@@ -59,6 +60,8 @@ def ensure_default_rubrics(*, rubric_model: type[Rubric] | None = None) -> list[
                 is_active=True,
             )
         )
+    if rubric_model is None:  # a migration's historical rows are no one's news
+        results_changed(rubric.stage for rubric in created)
     return created
 
 
@@ -100,6 +103,7 @@ def rubric_import(
         if activate and not existing.is_active:
             existing.is_active = True
             existing.save(update_fields=["is_active"])
+            results_changed([stage])
         return existing, False
     spec = DEFAULT_RUBRICS[stage]
     same_kind = Rubric.objects.filter(stage=stage, kind=kind)
@@ -141,6 +145,7 @@ def rubric_import(
                     source=source[:300],
                     is_active=activate,
                 )
+            results_changed([stage])
             return rubric, True
         except IntegrityError:
             continue
