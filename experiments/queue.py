@@ -246,6 +246,23 @@ def experiment_queue(
     )
 
 
+def experiment_refusal_record(*, submission: Submission, phase: str, reason: str) -> ExperimentRun:
+    """A run that was refused when nobody waited on a command line (a submission
+    queued on its own when it became ready), kept as a failed run so that the
+    submission page and the API say why."""
+    objective = getattr(submission.task, "objective", None)
+    return ExperimentRun.objects.create(
+        submission=submission,
+        phase=phase,
+        command=objective.method_command if objective else (repro_command_find(submission) or ""),
+        status=ExperimentStatus.FAILED,
+        gpu_count=objective.gpu_count if objective else 0,
+        time_limit_seconds=settings.EXPERIMENT_TIME_LIMIT_SECONDS,
+        reason=reason,
+        finished_at=timezone.now(),
+    )
+
+
 def _trial_of_dev_runs(submission: Submission, objective: ObjectiveTask) -> int:
     run = (
         submission.experiment_runs.filter(phase=ExperimentPhase.DEV, task_version=objective.version)
