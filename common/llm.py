@@ -229,7 +229,9 @@ def chat(
     (OpenAI function definitions) the answer may carry `tool_calls`. A configuration
     the key and address policy refuses (common.llm_policy) is a `PermanentLLMError`
     before anything is sent: a row saved before the policy, or under other settings,
-    sends no key where it may not."""
+    sends no key where it may not.
+
+    Long because the policy check, the call and its error mapping are one gateway call."""
     destination_check(config)
     api_key = api_key_for(config)
     limit = config.timeout_seconds

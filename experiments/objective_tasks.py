@@ -95,7 +95,8 @@ def objective_task_define(
 
     Each data folder must hold `public/` (seen by the method) and `private/`
     (seen by the evaluation only); dev and test must be different folders.
-    """
+
+    Long because every field is checked, naming each problem, before the one write."""
     match = _SLUG_RE.match(slug)
     problems = _slug_problems(slug)
     problems += _definition_problems(
@@ -284,7 +285,9 @@ def objective_task_import_mlrc(
     `dev_baseline_score`: the baseline's dev score (MLRC-Bench's
     `ALL_BASE_PERFORMANCE[task]["dev"]`); a new version's forged-label check is
     to be run again (`forgery.objective_scoring_check`).
-    """
+
+    Long because the folder's parts are checked in the order MLRC-Bench publishes them, each problem
+    named, before the one write."""
     path = Path(path)
     match = _SLUG_RE.match(slug)
     problems = _slug_problems(slug)

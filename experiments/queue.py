@@ -195,7 +195,8 @@ def experiment_queue(
     agent's best dev run once on the test data (see `objective_test_queue`);
     `repro` re-runs an experiment or end-to-end submission's run.sh (or the
     given command) and checks the numbers its paper reports.
-    """
+
+    Long because the three phases' checks share the submission's rows and the one insert."""
     if phase not in ExperimentPhase.values:
         raise ExperimentRefused(
             f"unknown phase {phase!r}; one of {', '.join(ExperimentPhase.values)}"
@@ -285,7 +286,8 @@ def objective_test_queue(
     The best dev run is the one with the best score among the trial's method
     submissions for the task's current version, in the metric's direction. A
     second evaluation is refused; organisers re-run the test run instead.
-    """
+
+    Long because choosing the best dev run, the refusals and the insert happen under one lock."""
     if objective.test_phase_is_external:
         raise ExperimentRefused(
             f"the test phase of {objective.task.slug} is scored elsewhere: an organiser "

@@ -181,6 +181,7 @@ def _under_review():
 
 
 def export_tables() -> list[ExportTable]:
+    """Long because it declares each exported table."""
     tables = [
         ExportTable(
             "tasks",

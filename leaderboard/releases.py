@@ -161,7 +161,9 @@ def _released_judgments(judgments: QuerySet[Judgment]) -> dict[str, Any]:
 
 
 def release_content(*, name: str, notes: str, created_at: dt.datetime) -> dict[str, Any]:
-    """Everything a release freezes, as plain JSON data."""
+    """Everything a release freezes, as plain JSON data.
+
+    Long because it is one literal of everything a release freezes."""
     judgments = Judgment.objects.filter(
         status=JudgmentStatus.DONE,
         submission__stage__in=LEADERBOARD_STAGES,

@@ -422,7 +422,9 @@ def dimension_agreement(
     """Statistics of one dimension from `(paper, human score)` pairs (one per
     submitted review) and `{paper: llm score}`, and the plot data (gap
     histograms and the human-mean/LLM scatter). `p_value_holm` is left None:
-    it needs every dimension (`agreement_compute`)."""
+    it needs every dimension (`agreement_compute`).
+
+    Long because the statistics of one dimension share its paired scores."""
     grouped = _scores_group(scores, llm)
     hh, hl = _human_human_gaps(grouped), _human_llm_gaps(grouped)
     hh_centre, hl_centre = _gap_centre(hh.gaps), _gap_centre(hl.gaps)

@@ -215,7 +215,8 @@ def assignments_generate(*, review_round: ReviewRound, seed: int = 0) -> Assignm
     (ties broken by a seeded shuffle, so the result is reproducible). Papers
     with the fewest eligible reviewers are served first, so scarce reviewers
     go where nobody else can.
-    """
+
+    Long because the assignment rules apply in order over one read of the reviewers' loads."""
     if review_round.is_closed:
         raise AssignmentRefused("this round is closed")
     with transaction.atomic():

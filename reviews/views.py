@@ -123,6 +123,8 @@ def _form_initial(review, dimensions) -> dict:
 @never_cache
 @reviewer_required
 def paper_view(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
+    """Long because the review form's submit, refusal and draft answers share the assignment and its
+    rubric."""
     assignment = _own_assignment(request, code)
     status = 200
     form = None

@@ -105,10 +105,8 @@ def rubric_import(
             existing.save(update_fields=["is_active"])
             results_changed([stage])
         return existing, False
-    spec = DEFAULT_RUBRICS[stage]
     same_kind = Rubric.objects.filter(stage=stage, kind=kind)
-    base = same_kind.order_by("-version").first()
-    scoring = kind == JudgmentKind.SCORE
+    shape = _rubric_shape(stage, kind, dimensions, base=same_kind.order_by("-version").first())
     for _ in range(3):  # two imports at once: the loser takes the next number
         version = (same_kind.aggregate(v=Max("version"))["v"] or 0) + 1
         try:
@@ -117,30 +115,7 @@ def rubric_import(
                     stage=stage,
                     kind=kind,
                     version=version,
-                    dimensions=(
-                        dimensions
-                        if dimensions is not None
-                        else base.dimensions
-                        if base
-                        else spec.dimension_data
-                        if scoring
-                        else []
-                    ),
-                    overall_key=(
-                        "Overall"
-                        if scoring
-                        and (dimensions is None or any(d["key"] == "Overall" for d in dimensions))
-                        else ""
-                    ),
-                    extra_fields=(
-                        []
-                        if dimensions is not None
-                        else base.extra_fields
-                        if base
-                        else list(spec.extra_fields)
-                        if scoring
-                        else []
-                    ),
+                    **shape,
                     prompt=prompt,
                     source=source[:300],
                     is_active=activate,
@@ -150,6 +125,41 @@ def rubric_import(
         except IntegrityError:
             continue
     raise RubricError("could not pick a version number; try again")
+
+
+def _rubric_shape(
+    stage: str, kind: str, dimensions: list[dict[str, Any]] | None, *, base: Rubric | None
+) -> dict[str, Any]:
+    """A new version's dimensions, overall key and extra fields: those given, else
+    the newest version's of its kind (`base`), else the stage's defaults (a
+    hallucination rubric has none)."""
+    spec = DEFAULT_RUBRICS[stage]
+    scoring = kind == JudgmentKind.SCORE
+    return {
+        "dimensions": (
+            dimensions
+            if dimensions is not None
+            else base.dimensions
+            if base
+            else spec.dimension_data
+            if scoring
+            else []
+        ),
+        "overall_key": (
+            "Overall"
+            if scoring and (dimensions is None or any(d["key"] == "Overall" for d in dimensions))
+            else ""
+        ),
+        "extra_fields": (
+            []
+            if dimensions is not None
+            else base.extra_fields
+            if base
+            else list(spec.extra_fields)
+            if scoring
+            else []
+        ),
+    }
 
 
 def rubric_current(*, stage: str, kind: str = JudgmentKind.SCORE) -> Rubric | None:

@@ -560,6 +560,7 @@ class UnknownBoardStage(ValidationFailed, LookupError):
 
 
 def judge_board_compute(*, stage: str) -> JudgeBoard:
+    """Long because each column reads its rows once for every judge, then the rows are built."""
     if stage not in LEADERBOARD_STAGES:
         raise UnknownBoardStage(
             f"unknown stage {stage!r}; one of {', '.join(LEADERBOARD_STAGES)}", field="stage"
