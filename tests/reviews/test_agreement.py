@@ -14,6 +14,7 @@ import pytest
 from django.utils import timezone
 from scipy import stats
 
+from common.results import results_changed
 from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
 from reviews import agreement as agreement_module
 from reviews.models import HumanReview, HumanReviewScore, ReviewStatus
@@ -292,11 +293,13 @@ def test_cached_and_current_after_a_review_or_a_judgment_changes(
     assert after_overall.n_human_llm == before_overall.n_human_llm + 1
     assert after_overall.n_human_human > before_overall.n_human_human
 
-    # A judge's score changes.
+    # A judge's score changes outside a service (a shell): the writer says so, as
+    # `common.results` asks (no model signal does it for it).
     score = DimensionScore.objects.filter(dimension="Overall").first()
     score.score = 1
     with django_capture_on_commit_callbacks(execute=True):
         score.save()
+        results_changed([Stage.END2END], agreement=True)
     after_judgment = agreement_for_stage(stage=Stage.END2END, reviews=SUBMITTED)
     assert (
         after_judgment.dimensions[-1].mean_abs_diff_human_llm
