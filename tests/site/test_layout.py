@@ -119,7 +119,6 @@ WRITERS_OUTSIDE_SERVICES = {
     "experiments/forgery.py": "an objective task's scoring check",
     "experiments/shipped.py": "the shipped objective tasks and their examples",
     "judging/heartbeat.py": "the judge worker's heartbeat of its running judgments",
-    "judging/drift.py": "drift checks of a judge",
     "judging/mlrbench_import.py": "the import of MLR-Bench's judgments",
     "agent_runs/context.py": "an agent run's stage progress, written by its worker",
     "reviews/hallucination_import.py": "the import of experts' hallucination checks",

@@ -37,12 +37,12 @@ from submissions.models import (
 )
 from submissions.pdf_text import is_pdf_path
 
-from . import canaries
-from .canaries import NothingToAlter, Plant
-from .models import Canary, CanaryRole, HallucinationType, Judge, Judgment, JudgmentKind
-from .prompts import PromptError, artifact_text, judge_prompt_build, output_kind
-from .services.queue import QueueReport, judgments_queue
-from .services.rubrics import rubric_current
+from .. import canaries
+from ..canaries import NothingToAlter, Plant
+from ..models import Canary, CanaryRole, HallucinationType, Judge, Judgment, JudgmentKind
+from ..prompts import PromptError, artifact_text, judge_prompt_build, output_kind
+from .queue import QueueReport, judgments_queue
+from .rubrics import rubric_current
 
 logger = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ from django.db import transaction
 
 from common.results import results_changed
 
-from .models import DriftCheck, DriftRescore, Judge, Judgment, JudgmentKind, JudgmentStatus
-from .prompts import PromptError, judge_prompt_build
-from .services.rubrics import rubric_by_id
-from .services.run import JudgingFailed, _Run
+from ..models import DriftCheck, DriftRescore, Judge, Judgment, JudgmentKind, JudgmentStatus
+from ..prompts import PromptError, judge_prompt_build
+from .rubrics import rubric_by_id
+from .run import JudgingFailed, _Run
 
 # A change of 2 or more on the 1-10 scale is a different verdict, not noise.
 BIG_CHANGE = 2.0
