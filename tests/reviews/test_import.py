@@ -202,6 +202,23 @@ def test_export_gives_the_csv_format_back_with_reviewers_numbered(
     assert api.status_code == 200 and api.content == response.content
 
 
+def test_the_export_escapes_a_formula_in_its_header(client, organiser):
+    # A dimension is a column of the header: it goes through the one CSV writer too.
+    review = HumanReview.objects.create(
+        submission=SubmissionFactory(stage=Stage.END2END),
+        reviewer=organiser,
+        status=ReviewStatus.SUBMITTED,
+    )
+    review.scores.create(dimension="=HYPERLINK(1)", score=5)
+    client.force_login(organiser)
+
+    response = client.get("/reviews/export.csv?stage=end2end")
+
+    header, row = list(csv.reader(io.StringIO(response.content.decode())))
+    assert header[-1] == "'=HYPERLINK(1)"
+    assert row[-1] == "5"
+
+
 def test_a_formula_for_an_agent_is_listed_not_imported(tmp_path):
     # Agent names cannot hold a formula (a database constraint), so a row naming
     # one is an unknown agent; the export's cells go through common.csv_cells.
