@@ -13,6 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
+from django.utils import timezone
 
 from benchmark.mlrbench_import import ImportOptions, import_parts
 from reviews.mlrbench_import import human_scores_part
@@ -208,6 +209,7 @@ def test_the_export_escapes_a_formula_in_its_header(client, organiser):
         submission=SubmissionFactory(stage=Stage.END2END),
         reviewer=organiser,
         status=ReviewStatus.SUBMITTED,
+        submitted_at=timezone.now(),
     )
     review.scores.create(dimension="=HYPERLINK(1)", score=5)
     client.force_login(organiser)
