@@ -20,7 +20,8 @@ from django.db import InterfaceError, OperationalError
 from common import llm as gateway
 from common.tasks import WorkerTask
 
-from . import services
+from .services.queue import judgments_reap_stuck, judgments_resend_lost
+from .services.run import judgment_run
 
 DATABASE_ERRORS = (OperationalError, InterfaceError)
 RETRY_SECONDS = 2
@@ -91,7 +92,7 @@ def judgment_run_task(self, judgment_id: int) -> None:
         # A worker answers as soon as it starts, while litellm is still being
         # imported beside it: the judgment's clock starts once that is done.
         gateway.warm_up()
-    services.judgment_run(judgment_id=judgment_id)
+    judgment_run(judgment_id=judgment_id)
 
 
 @shared_task(
@@ -110,4 +111,4 @@ def reap_stuck_task(self) -> int:
     """Requeue judgments whose worker died, and send again those whose message
     was lost. A connection reused from an earlier task may be dead (PostgreSQL
     restarted, the connection terminated): WorkerTask drops it first, eager too."""
-    return len(services.judgments_reap_stuck()) + len(services.judgments_resend_lost())
+    return len(judgments_reap_stuck()) + len(judgments_resend_lost())

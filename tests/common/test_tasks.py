@@ -185,7 +185,7 @@ def test_a_task_may_leave_its_retries_to_the_worker():
     task = app.tasks["judging.judgment_run"]
     error = OperationalError("server closed the connection unexpectedly")
     with (
-        mock.patch("judging.services.judgment_run", side_effect=error),
+        mock.patch("judging.tasks.judgment_run", side_effect=error),
         mock.patch("common.llm.warm_up"),
     ):
         # Eager: the caller gets the error, no retry.
