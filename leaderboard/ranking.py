@@ -9,7 +9,7 @@ than it, so agents the data cannot tell apart share a rank (LMArena's
 rank-by-CI); `rank_strict` is the plain position by mean.
 
 The resampled means of every agent on a common task set come out of one
-matrix product (`common.bootstrap.resample_counts`), so a board of a hundred
+matrix product (`common.stats.resample_counts`), so a board of a hundred
 agents on the same tasks costs one product, not one per pair.
 
 Pure computation on plain data; no database.
