@@ -19,8 +19,9 @@ Retries are declared, not written in each task: `retry_on` lists the
 exceptions after which the task is sent again, `retry_countdown` seconds later,
 at most `max_retries` times; once those are spent `retries_exhausted` has the
 last word (by default the exception propagates and the task fails). An eager
-run (no broker: tests, the embedded defaults) retries at once unless the task
-says `retry_when_eager = False`, where the exception reaches the caller.
+run (no broker: tests, the embedded defaults) ends in Celery's eager retry (its
+result's state is RETRY) unless the task says `retry_when_eager = False`: then
+the exception reaches the caller. A task called as a plain function raises it.
 """
 
 import logging
