@@ -74,12 +74,10 @@ def resampled_means(values: Sequence[float], *stream: int) -> np.ndarray:
     return np.asarray(drawn @ distinct / n, dtype=float)
 
 
-def percentile_interval(
-    values: np.ndarray, *, confidence: float = CONFIDENCE, axis: int | None = None
-) -> Interval | None:
+def percentile_interval(values: np.ndarray, *, confidence: float = CONFIDENCE) -> Interval | None:
     """The percentile interval of a bootstrap distribution, over its finite
     values (a resample where the statistic is undefined says nothing); None
-    when none is finite. With `axis`, use `percentile_intervals`."""
+    when none is finite."""
     values = np.asarray(values, dtype=float)
     values = values[np.isfinite(values)]
     if len(values) == 0:
