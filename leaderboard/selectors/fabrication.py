@@ -4,7 +4,7 @@ reproduction check), the share of tasks flagged for each hallucination type and
 for any type; and how well the judges catch what the experts and the
 reproduction check found ("do the judges catch it?").
 
-Definitions (the README repeats them):
+Definitions (docs/fabrication.md repeats them):
 
 - The tasks are the leaderboard's: for each agent and task, the newest fully
   judged version of its submission of the stage.
@@ -39,7 +39,8 @@ from django.db.models import QuerySet
 
 from benchmark.models import Agent
 from common.errors import ValidationFailed
-from common.proportions import BinaryAgreement, binary_agreement, wilson_interval
+from common.proportions import BinaryAgreement, binary_agreement
+from common.stats import wilson_interval
 from experiments.models import ReproductionVerdict
 from experiments.selectors import reproduction_verdicts
 from judging.canary_selectors import TwinVerdict, canary_twin_verdicts
