@@ -34,6 +34,41 @@ S3_BACKEND = "storages.backends.s3.S3Storage"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
+@contextmanager
+def _flock(path: Path, operation: int) -> Iterator[None]:
+    import fcntl
+
+    with path.open("a") as handle:
+        fcntl.flock(handle, operation)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@pytest.fixture(autouse=True)
+def _alone_when_serial(request, tmp_path_factory) -> Iterator[None]:
+    """In a parallel run (pytest-xdist), a test marked `serial` runs alone: the
+    other workers finish the tests they are running and start no other until it
+    is done. The rest share a lock, taken through a turnstile that a waiting
+    serial test holds, so that it is never starved. Serially, nothing to do."""
+    import fcntl
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    run = tmp_path_factory.getbasetemp().parent  # the run's, above each worker's own
+    turnstile, room = run / "serial-turnstile.lock", run / "serial-room.lock"
+    if request.node.get_closest_marker("serial") is not None:
+        with _flock(turnstile, fcntl.LOCK_EX), _flock(room, fcntl.LOCK_EX):
+            yield
+        return
+    with _flock(turnstile, fcntl.LOCK_EX):
+        pass
+    with _flock(room, fcntl.LOCK_SH):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _boards_computed_by_readers(settings):
     # Most tests write with no worker consuming the judge queue, so nobody would
