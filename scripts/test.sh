@@ -20,7 +20,9 @@ if [ "$workers" = auto ]; then
 fi
 xdist=()
 if [ "$workers" -gt 0 ]; then
-  xdist=(-n "$workers")
+  # loadgroup: the tests of an `xdist_group` go to one worker (a session fixture
+  # that builds something, such as a task environment, is built once).
+  xdist=(-n "$workers" --dist loadgroup)
 fi
 cleanup=()
 on_exit() {
