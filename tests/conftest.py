@@ -19,6 +19,7 @@ from django.core.cache import cache
 
 from tests.support.fake_llm import FakeLLMServer
 from tests.support.s3_server import S3Server
+from tests.support.serial import _alone_when_serial  # noqa: F401 - an autouse fixture
 from tests.support.workers import (
     WorkerStartError,
     database_url,
@@ -32,41 +33,6 @@ from tests.support.workers import (
 S3_BACKEND = "storages.backends.s3.S3Storage"
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-
-
-@contextmanager
-def _flock(path: Path, operation: int) -> Iterator[None]:
-    import fcntl
-
-    with path.open("a") as handle:
-        fcntl.flock(handle, operation)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-@pytest.fixture(autouse=True)
-def _alone_when_serial(request, tmp_path_factory) -> Iterator[None]:
-    """In a parallel run (pytest-xdist), a test marked `serial` runs alone: the
-    other workers finish the tests they are running and start no other until it
-    is done. The rest share a lock, taken through a turnstile that a waiting
-    serial test holds, so that it is never starved. Serially, nothing to do."""
-    import fcntl
-
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        yield
-        return
-    run = tmp_path_factory.getbasetemp().parent  # the run's, above each worker's own
-    turnstile, room = run / "serial-turnstile.lock", run / "serial-room.lock"
-    if request.node.get_closest_marker("serial") is not None:
-        with _flock(turnstile, fcntl.LOCK_EX), _flock(room, fcntl.LOCK_EX):
-            yield
-        return
-    with _flock(turnstile, fcntl.LOCK_EX):
-        pass
-    with _flock(room, fcntl.LOCK_SH):
-        yield
 
 
 @pytest.fixture(autouse=True)
