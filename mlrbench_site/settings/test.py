@@ -89,7 +89,7 @@ def xdist_worker_environment(current: Mapping[str, str], worker: str) -> dict[st
 
 
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-if _worker and os.environ.get(_WORKER_ENV) != _worker:
+if _worker and os.environ.get("MLRBENCH_TEST_WORKER") != _worker:
     _changed = xdist_worker_environment(
         {
             "REDIS_URL": REDIS_URL,
