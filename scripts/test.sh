@@ -18,6 +18,12 @@ workers=${TEST_WORKERS:-auto}
 if [ "$workers" = auto ]; then
   workers=$(nproc)
 fi
+case $workers in
+  '' | *[!0-9]*)
+    echo "TEST_WORKERS=$workers: a count of workers, auto, or 0 for a serial run" >&2
+    exit 2
+    ;;
+esac
 xdist=()
 if [ "$workers" -gt 0 ]; then
   # loadgroup: the tests of an `xdist_group` go to one worker (a session fixture
