@@ -20,6 +20,8 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
+
 import pytest
 from django.conf import settings
 
