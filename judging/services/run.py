@@ -195,6 +195,13 @@ class _Run:
                 if wait <= 0:
                     yield
                     return
+            logger.info(
+                "judgment %s: the judge's limit of %d requests per minute is reached; "
+                "next turn in %.1f s",
+                self.judgment.pk,
+                judge.requests_per_minute,
+                wait,
+            )
             if time.monotonic() + wait > self.deadline:
                 raise JudgingFailed(str(rate_limit_timeout(judge.requests_per_minute)))
             _database_release()
