@@ -308,7 +308,7 @@ def test_model_output_in_the_transcript_is_escaped(organiser_client, task, organ
     assert "# An idea &lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<script>alert(1)" not in page and "<b>accuracy</b>" not in page
     assert page.count('data-testid="transcript-step"') == 2
-    assert "call <code>write_file</code>" in page
+    assert "<summary><code>write_file</code>" in page
 
 
 def test_the_api_creates_follows_and_cancels_runs(client, organiser, task, monkeypatch):
