@@ -26,7 +26,6 @@ from .forms import (
     STAGE_CHOICES,
     AgentCompareForm,
     LeaderboardQueryForm,
-    ObjectiveQueryForm,
 )
 from .payloads import agent_stage_summaries, judge_board_payload, leaderboard_payload
 from .provenance_detection import RULE_TEXT as PROVENANCE_RULE
@@ -59,14 +58,6 @@ from .selectors.objective import OBJECTIVE_STAGE
 from .selectors.results import agent_task_results, submission_judgments, task_results
 
 
-def _objective_filter(request: HttpRequest) -> str:
-    """The objective tab's configuration filter; raises ValueError for a bad one."""
-    objective_form = ObjectiveQueryForm(request.GET)
-    if not objective_form.is_valid():
-        raise ValueError(" ".join(str(e) for e in objective_form.errors.get("idea_source", [])))
-    return objective_form.cleaned_data["idea_source"]
-
-
 def leaderboard_view(request: HttpRequest) -> HttpResponse:
     form = LeaderboardQueryForm(request.GET)
     status = 200
@@ -79,14 +70,16 @@ def leaderboard_view(request: HttpRequest) -> HttpResponse:
         sort = form.cleaned_data.get("sort") or ""
         try:
             if query.stage == OBJECTIVE_STAGE:
-                board_html = objective_board_html(_objective_filter(request))
+                board_html = objective_board_html(form.cleaned_data["idea_source"])
             else:
                 board_html = board_page_html(query, sort)
         except ValueError as exc:
             form.add_error(None, str(exc))
             status = 400
     else:
-        query = LeaderboardQuery()
+        # The tab asked for, when it is the objective one (a bad configuration filter).
+        objective = form.cleaned_data.get("stage") == OBJECTIVE_STAGE
+        query = LeaderboardQuery(stage=OBJECTIVE_STAGE) if objective else LeaderboardQuery()
         status = 400
     params = canonical_params(query)
     context = {
