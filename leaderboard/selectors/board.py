@@ -32,8 +32,8 @@ from django.db import connection, transaction
 from django.db.models import Count, QuerySet
 
 from benchmark.models import Agent
-from common.bootstrap import mean_intervals
 from common.errors import ValidationFailed
+from common.stats import mean_intervals
 from experiments.models import ReproductionVerdict
 from experiments.selectors import reproduction_verdicts
 from judging.models import JudgingCondition, JudgmentKind, Rubric
@@ -58,9 +58,8 @@ REPRODUCTION_STAGES: tuple[str, ...] = (Stage.EXPERIMENT, Stage.END2END)
 ACCEPTANCE_LINE = 6.0
 DEFAULT_OVERALL_KEY = "Overall"
 # The Overall interval: a 95% percentile bootstrap over the agent's tasks (the
-# unit that was sampled from the workshops), the same on every request.
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 20250601
+# unit that was sampled from the workshops), the same on every request
+# (common.stats' seed policy and resample count).
 
 
 @dataclass(frozen=True)
@@ -319,9 +318,7 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
         {
             agent_id: [tasks[t].overall for t in sorted(tasks)]
             for agent_id, tasks in per_task.items()
-        },
-        resamples=BOOTSTRAP_RESAMPLES,
-        seed=BOOTSTRAP_SEED,
+        }
     )
     dimension_intervals = _dimension_intervals(per_task, scores, board.dimensions)
 
@@ -409,7 +406,7 @@ def _dimension_intervals(
         for agent_id, tasks in per_task.items()
         for d in dimensions
     }
-    return mean_intervals(values, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED)
+    return mean_intervals(values)
 
 
 def _rank(rows: list[LeaderboardRow]) -> None:
