@@ -15,13 +15,13 @@ from benchmark.roles import IsOrganiser
 from common.errors import NotFound, ValidationFailed
 
 from . import selectors
-from .forms import run_arguments
 from .models import AgentRun
 from .serializers import (
     AgentRunCreateSerializer,
     AgentRunProgressSerializer,
     AgentRunSerializer,
     agent_run_progress_data,
+    run_arguments,
 )
 from .services import agent_run_cancel, agent_run_create
 

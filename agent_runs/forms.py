@@ -6,7 +6,6 @@ beyond the columns' range)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from django import forms
@@ -100,25 +99,3 @@ class AgentRunForm(forms.Form):
             (slug, f"{slug}: {title}")
             for slug, title in Task.objects.order_by("slug").values_list("slug", "title")
         ]
-
-
-def run_arguments(data: Mapping[str, Any]) -> dict[str, Any]:
-    """`agent_run_create`'s arguments from the form's cleaned data or the API's
-    validated data (the same names)."""
-    return {
-        "tasks": list(data.get("task") or []),
-        "agent_name": (data.get("agent") or "").strip(),
-        "model": data.get("model") or "",
-        "api_base": data.get("api_base") or "",
-        "api_key_env": data.get("api_key_env") or "",
-        "coding_model": data.get("coding_model") or "",
-        "lit_model": data.get("lit_model") or "",
-        "lit_review": not data.get("no_lit_review"),
-        "mode": data.get("mode") or RunMode.END2END,
-        "stage": data.get("stage") or "",
-        "max_steps": data["max_steps"],
-        "max_tokens": data.get("max_tokens"),
-        "max_cost_usd": data.get("max_cost"),
-        "seed": data.get("seed") or 0,
-        "input_ids": list(data.get("input") or []),
-    }

@@ -15,6 +15,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
+from submissions.trace_steps import TraceStep, mlr_agent_trace_step
 from submissions.traces import (
     MLRAgentStep,
     mlr_agent_ended_read,
@@ -49,11 +50,14 @@ def agent_run_with_stages(*, run_id: int) -> AgentRun | None:
     )
 
 
-def _preview(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+def _clip(text: str) -> str:
     if len(text) <= PREVIEW_CHARS:
         return text
     return f"{text[:PREVIEW_CHARS]}\n… ({len(text) - PREVIEW_CHARS} more characters)"
+
+
+def _preview(value: Any) -> str:
+    return _clip(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
 
 
 def _step(step: MLRAgentStep) -> dict[str, Any]:
@@ -87,6 +91,8 @@ class Transcript:
     next_after: int = 0
     steps: list[dict[str, Any]] = field(default_factory=list)
     ended: dict[str, Any] | None = None
+    # The same steps as the page draws them (`submissions/_trace_step.html`).
+    shown: list[TraceStep] = field(default_factory=list)
 
 
 def agent_run_transcript(*, run: AgentRun, after: int = 0) -> Transcript:
@@ -100,13 +106,17 @@ def agent_run_transcript(*, run: AgentRun, after: int = 0) -> Transcript:
     raw_steps = mlr_agent_raw_steps(data)
     reset = after > len(raw_steps)
     start = 0 if reset else max(0, after)
-    page = raw_steps[start : start + STEPS_PER_PAGE]
+    page = [
+        mlr_agent_step_read(raw, start + i)
+        for i, raw in enumerate(raw_steps[start : start + STEPS_PER_PAGE])
+    ]
     ended = mlr_agent_ended_read(data)
     return Transcript(
         available=True,
         reset=reset,
         total=len(raw_steps),
         next_after=start + len(page),
-        steps=[_step(mlr_agent_step_read(raw, start + i)) for i, raw in enumerate(page)],
+        steps=[_step(step) for step in page],
         ended={"reason": ended.reason, "summary": ended.summary} if ended else None,
+        shown=[mlr_agent_trace_step(step, clip=_clip) for step in page],
     )

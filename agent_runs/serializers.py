@@ -3,6 +3,7 @@ page polls (`/agent-runs/<id>/progress.json`), with the transcript so far."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.urls import reverse
@@ -174,3 +175,25 @@ class AgentRunCreateSerializer(serializers.Serializer):
         required=False,
         default=list,
     )
+
+
+def run_arguments(data: Mapping[str, Any]) -> dict[str, Any]:
+    """`agent_run_create`'s arguments from `AgentRunCreateSerializer`'s validated
+    data (the API and `run_agent`) or the page form's cleaned data (the same names)."""
+    return {
+        "tasks": list(data.get("task") or []),
+        "agent_name": (data.get("agent") or "").strip(),
+        "model": data.get("model") or "",
+        "api_base": data.get("api_base") or "",
+        "api_key_env": data.get("api_key_env") or "",
+        "coding_model": data.get("coding_model") or "",
+        "lit_model": data.get("lit_model") or "",
+        "lit_review": not data.get("no_lit_review"),
+        "mode": data.get("mode") or RunMode.END2END,
+        "stage": data.get("stage") or "",
+        "max_steps": data["max_steps"],
+        "max_tokens": data.get("max_tokens"),
+        "max_cost_usd": data.get("max_cost"),
+        "seed": data.get("seed") or 0,
+        "input_ids": list(data.get("input") or []),
+    }

@@ -13,5 +13,6 @@ urlpatterns = [
         views.agent_run_progress_view,
         name="run-progress",
     ),
+    path("agent-runs/<int:run_id>/steps/", views.agent_run_steps_view, name="run-steps"),
     path("agent-runs/<int:run_id>/cancel/", views.agent_run_cancel_view, name="run-cancel"),
 ]

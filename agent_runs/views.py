@@ -17,9 +17,9 @@ from common.errors import ApplicationError, ValidationFailed, form_add_errors
 from common.http import AuthenticatedHttpRequest, json_error
 
 from . import selectors
-from .forms import AgentRunForm, run_arguments
+from .forms import AgentRunForm
 from .models import AgentRun
-from .serializers import agent_run_progress_data
+from .serializers import agent_run_progress_data, run_arguments
 from .services import agent_run_cancel, agent_run_create
 from .workspace import TRACE_NAME
 
@@ -79,11 +79,12 @@ def _after(request: HttpRequest) -> int:
 @require_GET
 def agent_run_detail_view(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _run_or_404(run_id)
-    progress = agent_run_progress_data(run, selectors.agent_run_transcript(run=run))
+    transcript = selectors.agent_run_transcript(run=run)
+    progress = agent_run_progress_data(run, transcript)
     return render(
         request,
         "agent_runs/agent_run_detail.html",
-        {"run": run, "progress": progress, "trace_name": TRACE_NAME},
+        {"run": run, "progress": progress, "transcript": transcript, "trace_name": TRACE_NAME},
     )
 
 
@@ -98,6 +99,20 @@ def agent_run_progress_view(request: HttpRequest, run_id: int) -> JsonResponse:
         return json_error(exc)
     transcript = selectors.agent_run_transcript(run=run, after=after)
     return JsonResponse(agent_run_progress_data(run, transcript))
+
+
+@organiser_required
+@require_GET
+def agent_run_steps_view(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The transcript's steps from `after` on as the page draws them (the page's
+    poll adds them), with where to ask next in the list's data attributes."""
+    run = _run_or_404(run_id)
+    try:
+        after = _after(request)
+    except ValidationFailed as exc:
+        return json_error(exc)
+    transcript = selectors.agent_run_transcript(run=run, after=after)
+    return render(request, "agent_runs/_transcript_steps.html", {"transcript": transcript})
 
 
 @organiser_required

@@ -29,6 +29,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from common.polling import poll_until
+
 ANNOUNCE_KEY = "mlrbench:gpu-hosts"
 ANNOUNCE_TTL_SECONDS = 24 * 3600
 
@@ -169,38 +171,45 @@ def _try_lock(path: Path):
     return handle
 
 
+def _slots_try(*, gpus: int, available: int, folder: Path, uid_locks: Path) -> Slots | None:
+    """A job slot and `gpus` GPU slots if they are free now; else None, holding nothing."""
+    held = []
+    job = None
+    for index in range(settings.SANDBOX_MAX_JOBS):
+        handle = _try_lock(uid_locks / f"uid-{settings.SANDBOX_UID_BASE + index}.lock")
+        if handle is not None:
+            held.append(handle)
+            job = index
+            break
+    granted: list[int] = []
+    if job is not None:
+        for index in range(available):
+            if len(granted) == gpus:
+                break
+            handle = _try_lock(folder / f"gpu-{index}.lock")
+            if handle is not None:
+                held.append(handle)
+                granted.append(index)
+    if job is not None and len(granted) == gpus:
+        return Slots(job=job, gpus=granted, _files=held)
+    Slots(job=-1, gpus=[], _files=held).release()
+    return None
+
+
 def slots_acquire(*, gpus: int, wait_seconds: float = 0.0) -> Slots:
     """Take a job slot and `gpus` GPU slots on this host, waiting up to `wait_seconds`."""
     available = host_gpu_count()
     if gpus > available:
         raise HostTooSmall(f"this host ({host_name()}) has {available} GPU(s); the run asks {gpus}")
-    folder = _slots_dir()
-    uid_locks = _uid_locks_dir()
-    deadline = time.monotonic() + wait_seconds
-    while True:
-        held = []
-        job = None
-        for index in range(settings.SANDBOX_MAX_JOBS):
-            handle = _try_lock(uid_locks / f"uid-{settings.SANDBOX_UID_BASE + index}.lock")
-            if handle is not None:
-                held.append(handle)
-                job = index
-                break
-        granted: list[int] = []
-        if job is not None:
-            for index in range(available):
-                if len(granted) == gpus:
-                    break
-                handle = _try_lock(folder / f"gpu-{index}.lock")
-                if handle is not None:
-                    held.append(handle)
-                    granted.append(index)
-        if job is not None and len(granted) == gpus:
-            return Slots(job=job, gpus=granted, _files=held)
-        Slots(job=-1, gpus=[], _files=held).release()
-        if time.monotonic() >= deadline:
-            raise SlotsBusy(
-                f"all {settings.SANDBOX_MAX_JOBS} job slots or {available} GPU slots "
-                f"of {host_name()} are in use"
-            )
-        time.sleep(0.5)
+    folder, uid_locks = _slots_dir(), _uid_locks_dir()
+    slots = poll_until(
+        lambda: _slots_try(gpus=gpus, available=available, folder=folder, uid_locks=uid_locks),
+        every=0.5,
+        timeout=wait_seconds,
+    )
+    if slots is None:
+        raise SlotsBusy(
+            f"all {settings.SANDBOX_MAX_JOBS} job slots or {available} GPU slots "
+            f"of {host_name()} are in use"
+        )
+    return slots

@@ -625,7 +625,7 @@ def _not_counted(
 
 
 def judgments_panel_context(submission: Submission) -> dict[str, Any]:
-    """Everything `templates/judging/_judgments_panel.html` shows for a submission.
+    """Everything `judging/templates/judging/_judgments_panel.html` shows for a submission.
 
     Use it from the submission page as `{"judging": judgments_panel_context(s)}`
     and `{% include "judging/_judgments_panel.html" %}`.

@@ -36,7 +36,6 @@ from .forms import (
     STAGE_CHOICES,
     AgentCompareForm,
     LeaderboardQueryForm,
-    ObjectiveQueryForm,
 )
 from .payloads import (
     agents_compare_payload,
@@ -179,12 +178,7 @@ class LeaderboardAPIView(APIView):
         if query.task and task_hidden_from(user=request.user, slug=query.task):
             raise NotFound(f"no task {query.task!r}", field="task")
         if query.stage == OBJECTIVE_STAGE:
-            objective_form = ObjectiveQueryForm(request.query_params)
-            if not objective_form.is_valid():
-                raise ValidationFailed(items=form_error_items(objective_form.errors))
-            payload = objective_payload(
-                idea_source=objective_form.cleaned_data["idea_source"] or None
-            )
+            payload = objective_payload(idea_source=form.cleaned_data["idea_source"] or None)
         else:
             payload = leaderboard_payload(query, sort=form.cleaned_data.get("sort") or "")
         response = Response(payload)

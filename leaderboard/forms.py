@@ -15,6 +15,7 @@ from .selectors.objective import OBJECTIVE_STAGE
 STAGE_CHOICES = [(s, label) for s, label in Stage.choices if s in LEADERBOARD_STAGES]
 # The leaderboard's tabs: the judged stages, then the objective tasks.
 BOARD_CHOICES = [*STAGE_CHOICES, (OBJECTIVE_STAGE, "Objective")]
+IDEA_SOURCE_MAX = 40
 
 
 class LeaderboardQueryForm(forms.Form):
@@ -53,6 +54,31 @@ class LeaderboardQueryForm(forms.Form):
     sort = forms.RegexField(
         regex=r"^-?[A-Za-z0-9_.-]{1,64}$", required=False, widget=forms.HiddenInput
     )
+    # The objective tab's filter: one configuration's trials (checked on that tab only).
+    idea_source = forms.CharField(
+        required=False,
+        label="Configuration",
+        help_text="Where the method's idea came from: none, human, agent or a label such as coi.",
+        widget=forms.HiddenInput,
+    )
+
+    def clean_idea_source(self) -> str:
+        value = (self.cleaned_data.get("idea_source") or "").strip().lower()
+        if self.cleaned_data.get("stage") != OBJECTIVE_STAGE:
+            return ""
+        if len(value) > IDEA_SOURCE_MAX:
+            raise forms.ValidationError(
+                f"Ensure this value has at most {IDEA_SOURCE_MAX} characters "
+                f"(it has {len(value)}).",
+                code="max_length",
+            )
+        if value and not IDEA_SOURCE_RE.match(value):
+            raise forms.ValidationError(
+                "a configuration is none, human, agent or a short label such as coi "
+                "(lowercase letters, digits, _ . -)",
+                code="invalid_idea_source",
+            )
+        return value
 
     def leaderboard_query(self) -> LeaderboardQuery:
         data = self.cleaned_data
@@ -78,24 +104,3 @@ class AgentCompareForm(LeaderboardQueryForm):
     stage = forms.ChoiceField(choices=STAGE_CHOICES, required=False)
     a = forms.CharField(max_length=100)
     b = forms.CharField(max_length=100)
-
-
-class ObjectiveQueryForm(forms.Form):
-    """The objective tab's filter (page and API): one configuration's trials."""
-
-    idea_source = forms.CharField(
-        max_length=40,
-        required=False,
-        label="Configuration",
-        help_text="Where the method's idea came from: none, human, agent or a label such as coi.",
-    )
-
-    def clean_idea_source(self) -> str:
-        value = (self.cleaned_data.get("idea_source") or "").strip().lower()
-        if value and not IDEA_SOURCE_RE.match(value):
-            raise forms.ValidationError(
-                "a configuration is none, human, agent or a short label such as coi "
-                "(lowercase letters, digits, _ . -)",
-                code="invalid_idea_source",
-            )
-        return value

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from common.cache_generation import fresh_reads
 
+from .boards import board_page_html
 from .caching import generations_bump, stages_or_all
 from .payloads import judge_board_payload, leaderboard_payload
 from .selectors.board import LeaderboardQuery, leaderboard_compute
@@ -16,8 +17,6 @@ from .selectors.board import LeaderboardQuery, leaderboard_compute
 def boards_warm(stages: Iterable[str]) -> int:
     """Compute and store the default answers of `stages` for the data as it
     is now; returns how many stages."""
-    from .views import board_page_html
-
     done = 0
     with fresh_reads():
         for stage in stages:

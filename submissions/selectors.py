@@ -20,6 +20,7 @@ from .models import Artifact, ArtifactKind, DerivedArtifact, Stage, Submission
 from .pdf_text import is_pdf_path, pdf_text_of
 from .run_layout import TEXT_SUFFIXES, primary_path
 from .states import submissions_with_state
+from .trace_steps import TraceStep, trace_step
 from .traces import trace_format_of
 
 LOG_TAIL_LINES = 200
@@ -357,7 +358,7 @@ class TracePage:
     """One page of a trace's stored steps, with the paper's numbers located in it."""
 
     trace: dict[str, Any]
-    steps: list[dict[str, Any]]
+    steps: list[TraceStep]
     page: TraceStepsPage
     # The paper's numbers the reproduction check found, each with the step that printed it.
     number_sources: list[dict[str, Any]]
@@ -415,10 +416,14 @@ def trace_page(
         }
         sources.append(linked)
         by_step.setdefault(source["step"], []).append(linked)
-    steps = []
-    for step in page.steps:
-        html = mark_safe(step["html"]) if markup and step.get("html") else None  # noqa: S308 - cleaned at intake
-        steps.append({**step, "html": html, "numbers": by_step.get(step["index"], [])})
+    steps = [
+        trace_step(
+            step,
+            html=mark_safe(step["html"]) if markup and step.get("html") else None,  # noqa: S308 - cleaned at intake
+            numbers=by_step.get(step["index"], []),
+        )
+        for step in page.steps
+    ]
     return TracePage(trace=trace, steps=steps, page=page, number_sources=sources, query=query)
 
 

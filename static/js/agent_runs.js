@@ -1,7 +1,8 @@
 (function () {
   // The agent run page: a confirm before cancelling, and while the run goes on,
   // its stages, cost and new transcript steps every few seconds. Model output is
-  // untrusted: it only ever goes into textContent, never into HTML.
+  // untrusted: it only ever goes into textContent; new steps come from the server
+  // drawn by the same template as the page's (escaped there), never built here.
   document.querySelectorAll("form[data-confirm]").forEach(function (form) {
     form.addEventListener("submit", function (event) {
       if (!window.confirm(form.dataset.confirm)) event.preventDefault();
@@ -17,33 +18,6 @@
     if (className) node.className = className;
     if (text !== undefined && text !== null) node.textContent = text;
     return node;
-  }
-
-  function folded(className, label, name, body) {
-    var details = element("details", className);
-    var summary = element("summary", "", label + " ");
-    summary.appendChild(element("code", "", name));
-    details.appendChild(summary);
-    details.appendChild(element("pre", "", body));
-    return details;
-  }
-
-  function stepItem(step) {
-    var item = element("li", "step");
-    item.dataset.testid = "transcript-step";
-    item.dataset.index = step.index;
-    var head = "#" + step.index + " · " + step.stage + " · " + step.tokens + " tokens";
-    if (step.cost_usd !== null) head += " · $" + step.cost_usd.toFixed(4);
-    if (step.duration_s !== null) head += " · " + step.duration_s + " s";
-    item.appendChild(element("div", "step-head muted small", head));
-    if (step.text) item.appendChild(element("pre", "step-text", step.text));
-    step.tool_calls.forEach(function (call) {
-      item.appendChild(folded("tool-call", "call", call.name, call.arguments));
-    });
-    step.tool_results.forEach(function (result) {
-      item.appendChild(folded("tool-result", "result of", result.name, result.content));
-    });
-    return item;
   }
 
   function showStage(stage) {
@@ -72,11 +46,24 @@
     section.querySelector("[data-testid=run-cost]").textContent =
       "$" + Number(progress.cost_usd).toFixed(4);
     progress.stages.forEach(showStage);
-    var transcript = progress.transcript;
-    if (transcript.reset) list.textContent = "";
-    transcript.steps.forEach(function (step) { list.appendChild(stepItem(step)); });
-    after = transcript.next_after;
-    return transcript.next_after < transcript.total;
+  }
+
+  // The steps from `after` on, drawn by the server; resolves to whether more are waiting.
+  function fetchSteps() {
+    return fetch(section.dataset.stepsUrl + "?after=" + after, {headers: {"Accept": "text/html"}})
+      .then(function (response) {
+        if (!response.ok) throw new Error("steps " + response.status);
+        return response.text();
+      })
+      .then(function (html) {
+        var holder = document.createElement("template");
+        holder.innerHTML = html;
+        var steps = holder.content.querySelector("ol");
+        if (steps.dataset.reset === "true") list.textContent = "";
+        while (steps.firstElementChild) list.appendChild(steps.firstElementChild);
+        after = parseInt(steps.dataset.nextAfter, 10);
+        return after < parseInt(steps.dataset.total, 10);
+      });
   }
 
   function poll() {
@@ -86,10 +73,14 @@
         return response.json();
       })
       .then(function (progress) {
-        var more = show(progress);
-        // The run ended: the page itself says how (reason, submission, no cancel button).
-        if (progress.is_final && !more) { window.location.reload(); return; }
-        setTimeout(poll, more ? 200 : 2000);
+        show(progress);
+        var transcript = progress.transcript;
+        var waiting = transcript.reset || transcript.total > after;
+        return (waiting ? fetchSteps() : Promise.resolve(false)).then(function (more) {
+          // The run ended: the page itself says how (reason, submission, no cancel button).
+          if (progress.is_final && !more) { window.location.reload(); return; }
+          setTimeout(poll, more ? 200 : 2000);
+        });
       })
       .catch(function () { setTimeout(poll, 5000); });
   }

@@ -301,6 +301,26 @@ def test_the_progress_json_gives_the_stages_the_cost_and_the_transcript_from_a_s
     assert organiser_client.get(reverse("agent_runs:run-progress", args=[999])).status_code == 404
 
 
+def test_the_poll_gets_new_steps_drawn_by_the_trace_viewers_template(
+    organiser_client, task, organiser
+):
+    """The live transcript's new steps come from the server, as the page's own
+    (one step template), with where to ask next; the script builds no step."""
+    run = _run(task, organiser)
+    _trace_with_steps(run)
+    url = reverse("agent_runs:run-steps", args=[run.pk])
+    fragment = organiser_client.get(url, {"after": 1}).content.decode()
+    assert 'data-next-after="2"' in fragment and 'data-total="2"' in fragment
+    assert fragment.count('data-testid="transcript-step"') == 1
+    assert 'data-index="1"' in fragment and "<summary><code>write_file</code>" in fragment
+    # The call and its result, paired as the trace viewer shows them.
+    assert "wrote code/run.py" in fragment and "<b>accuracy</b>" not in fragment
+    first = organiser_client.get(url).content.decode()
+    assert "# An idea &lt;script&gt;alert(1)&lt;/script&gt;" in first
+    assert 'data-reset="true"' in organiser_client.get(url, {"after": 9}).content.decode()
+    assert organiser_client.get(url, {"after": "two"}).status_code == 400
+
+
 def test_model_output_in_the_transcript_is_escaped(organiser_client, task, organiser):
     run = _run(task, organiser)
     _trace_with_steps(run)
@@ -308,7 +328,7 @@ def test_model_output_in_the_transcript_is_escaped(organiser_client, task, organ
     assert "# An idea &lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<script>alert(1)" not in page and "<b>accuracy</b>" not in page
     assert page.count('data-testid="transcript-step"') == 2
-    assert "call <code>write_file</code>" in page
+    assert "<summary><code>write_file</code>" in page
 
 
 def test_the_api_creates_follows_and_cancels_runs(client, organiser, task, monkeypatch):

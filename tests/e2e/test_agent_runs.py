@@ -70,7 +70,8 @@ def test_a_run_started_from_the_form_is_followed_live_on_its_page(
         page.screenshot(path=str(SHOTS / "agent-run-running.png"), full_page=True)
         # ...the transcript grows with the coding loop's tool calls...
         steps = page.get_by_test_id("transcript-step")
-        expect(steps.filter(has_text="call write_file")).to_have_count(1, timeout=90_000)
+        calls = page.locator("[data-testid=tool-call] summary code", has_text="write_file")
+        expect(steps.filter(has=calls)).to_have_count(1, timeout=90_000)
         # ...and the run ends: the page shows the submission, the tokens and every step.
         expect(page.get_by_test_id("run-submission")).to_be_visible(timeout=90_000)
         expect(status).to_have_text("Finished")

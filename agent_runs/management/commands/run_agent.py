@@ -1,18 +1,12 @@
-import time
-from decimal import Decimal, InvalidOperation
-
 from django.core.management.base import BaseCommand, CommandError
 
 from agent_runs.models import STEPWISE_STAGES, AgentRun, RunMode
+from agent_runs.serializers import AgentRunCreateSerializer, run_arguments
 from agent_runs.services import agent_run_create
 from common.errors import ValidationFailed
+from common.polling import poll_until
 
-
-def _usd(value: str) -> Decimal:
-    try:
-        return Decimal(value)
-    except InvalidOperation:
-        raise CommandError(f"--max-cost: {value!r} is not a number of USD") from None
+FIELDS = tuple(AgentRunCreateSerializer().fields)
 
 
 class Command(BaseCommand):
@@ -26,19 +20,19 @@ class Command(BaseCommand):
         parser.add_argument("--task", action="append", required=True, metavar="SLUG")
         parser.add_argument("--agent", required=True, metavar="NAME")
         parser.add_argument("--model", required=True, help="the idea, proposal and paper model")
-        parser.add_argument("--api-base", default="", metavar="URL")
-        parser.add_argument("--api-key-env", default="", metavar="VAR")
-        parser.add_argument("--coding-model", default="", metavar="M")
+        parser.add_argument("--api-base", metavar="URL")
+        parser.add_argument("--api-key-env", metavar="VAR")
+        parser.add_argument("--coding-model", metavar="M")
         lit = parser.add_mutually_exclusive_group()
-        lit.add_argument("--lit-model", default="", metavar="M")
+        lit.add_argument("--lit-model", metavar="M")
         lit.add_argument("--no-lit-review", action="store_true")
-        parser.add_argument("--mode", choices=RunMode.values, default=RunMode.END2END)
-        parser.add_argument("--stage", choices=STEPWISE_STAGES, default="", metavar="S")
-        parser.add_argument("--input", type=int, action="append", metavar="SUBMISSION_ID")
-        parser.add_argument("--max-steps", type=int, default=50, metavar="N")
-        parser.add_argument("--max-tokens", type=int, default=None, metavar="N")
-        parser.add_argument("--max-cost", default=None, metavar="USD")
-        parser.add_argument("--seed", type=int, default=0, metavar="N")
+        parser.add_argument("--mode", choices=RunMode.values)
+        parser.add_argument("--stage", choices=STEPWISE_STAGES, metavar="S")
+        parser.add_argument("--input", action="append", metavar="SUBMISSION_ID")
+        parser.add_argument("--max-steps", metavar="N")
+        parser.add_argument("--max-tokens", metavar="N")
+        parser.add_argument("--max-cost", metavar="USD")
+        parser.add_argument("--seed", metavar="N")
         parser.add_argument("--wait", action="store_true", help="wait until every run ends")
         parser.add_argument(
             "--no-check",
@@ -47,24 +41,20 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        # The flags are the API's fields (`AgentRunCreateSerializer`), spelled as flags:
+        # one definition of what a new run takes, its defaults and its limits.
+        given = {name: options[name] for name in FIELDS if options.get(name) is not None}
+        serializer = AgentRunCreateSerializer(data=given)
+        if not serializer.is_valid():
+            raise CommandError(
+                "; ".join(
+                    f"{name}: {' '.join(str(error) for error in errors)}"
+                    for name, errors in serializer.errors.items()
+                )
+            )
         try:
             runs = agent_run_create(
-                tasks=options["task"],
-                agent_name=options["agent"],
-                model=options["model"],
-                api_base=options["api_base"],
-                api_key_env=options["api_key_env"],
-                coding_model=options["coding_model"],
-                lit_model=options["lit_model"],
-                lit_review=not options["no_lit_review"],
-                mode=options["mode"],
-                stage=options["stage"],
-                max_steps=options["max_steps"],
-                max_tokens=options["max_tokens"],
-                max_cost_usd=_usd(options["max_cost"]) if options["max_cost"] else None,
-                seed=options["seed"],
-                input_ids=options["input"],
-                check_models=not options["no_check"],
+                **run_arguments(serializer.validated_data), check_models=not options["no_check"]
             )
         except ValidationFailed as exc:
             raise CommandError(
@@ -78,7 +68,8 @@ class Command(BaseCommand):
     def _wait(self, ids: list[int]) -> None:
         reported: dict[tuple[int, str], str] = {}
         failed = False
-        while True:
+
+        def finished() -> list[AgentRun] | None:
             runs = list(AgentRun.objects.filter(pk__in=ids).prefetch_related("stages"))
             for run in runs:
                 for stage in run.stages.all():
@@ -86,9 +77,9 @@ class Command(BaseCommand):
                         reported[(run.pk, stage.name)] = stage.status
                         note = f": {stage.note or stage.error}" if stage.note or stage.error else ""
                         self.stdout.write(f"run {run.pk} {stage.name}: {stage.status}{note}")
-            if all(run.is_final for run in runs):
-                break
-            time.sleep(1)
+            return runs if all(run.is_final for run in runs) else None
+
+        runs = poll_until(finished, every=1) or []
         for run in runs:
             cost = f"${run.cost_usd:.4f}" + (" (at least)" if run.unpriced_calls else "")
             line = f"run {run.pk}: {run.status}, {run.tokens} tokens, {cost}"

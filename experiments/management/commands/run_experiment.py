@@ -1,7 +1,6 @@
-import time
-
 from django.core.management.base import BaseCommand, CommandError
 
+from common.polling import poll_until
 from experiments.environments import objective_environment_build
 from experiments.errors import EnvironmentInvalid, ExperimentRefused
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
@@ -68,31 +67,40 @@ class Command(BaseCommand):
         if not options["wait"]:
             return
         offset = 0
-        while True:
-            run = ExperimentRun.objects.select_related("reproduction").get(pk=run.pk)
-            chunk = experiment_log_chunk(run=run, offset=offset)
-            if chunk.text:
-                self.stdout.write(chunk.text, ending="")
-                self.stdout.flush()
-            offset = chunk.offset
-            if run.is_finished and offset >= chunk.size:
-                break
-            if not chunk.text:
-                time.sleep(0.5)
-        self._summary(self._with_check(run))
+
+        def log_to_end() -> ExperimentRun | None:
+            """What the log has now, written out; the run once it ended and all is written."""
+            nonlocal offset
+            while True:
+                latest = ExperimentRun.objects.select_related("reproduction").get(pk=run.pk)
+                chunk = experiment_log_chunk(run=latest, offset=offset)
+                if chunk.text:
+                    self.stdout.write(chunk.text, ending="")
+                    self.stdout.flush()
+                offset = chunk.offset
+                if latest.is_finished and offset >= chunk.size:
+                    return latest
+                if not chunk.text:
+                    return None
+
+        finished = poll_until(log_to_end, every=0.5)
+        assert finished is not None  # no timeout: it waits for the end
+        self._summary(self._with_check(finished))
 
     def _with_check(self, run: ExperimentRun) -> ExperimentRun:
         """The run once its reproduction check is recorded too: the worker
-        records it just after it marks the run finished."""
-        deadline = time.monotonic() + CHECK_WAIT_SECONDS
-        while (
-            run.phase == ExperimentPhase.REPRO
-            and getattr(run, "reproduction", None) is None
-            and time.monotonic() < deadline
-        ):
-            time.sleep(0.5)
-            run = ExperimentRun.objects.select_related("reproduction").get(pk=run.pk)
-        return run
+        records it just after it marks the run finished (or as it was, after
+        CHECK_WAIT_SECONDS)."""
+        if run.phase != ExperimentPhase.REPRO or getattr(run, "reproduction", None) is not None:
+            return run
+        latest = run
+
+        def recorded() -> ExperimentRun | None:
+            nonlocal latest
+            latest = ExperimentRun.objects.select_related("reproduction").get(pk=run.pk)
+            return latest if getattr(latest, "reproduction", None) is not None else None
+
+        return poll_until(recorded, every=0.5, timeout=CHECK_WAIT_SECONDS) or latest
 
     def _summary(self, run: ExperimentRun) -> None:
         detail = f" ({run.get_limit_hit_display()} limit)" if run.limit_hit else ""

@@ -1,10 +1,10 @@
 import sys
-import time
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import QuerySet
 from tqdm import tqdm
 
+from common.polling import poll_until
 from judging.models import (
     Judge,
     JudgingCondition,
@@ -181,10 +181,10 @@ class Command(BaseCommand):
             raise CommandError("nothing queued (run again with --yes to queue without asking)")
 
     def _wait(self, judgment_ids: list[int], timeout: float | None) -> None:
-        started = time.monotonic()
         total = len(judgment_ids)
         with tqdm(total=total, unit="judgment", file=self.stderr._out, dynamic_ncols=True) as bar:
-            while True:
+
+            def all_finished() -> bool | None:
                 counts = judgments_pending(judgment_ids=judgment_ids)
                 finished = counts[JudgmentStatus.DONE] + counts[JudgmentStatus.FAILED]
                 bar.update(finished - bar.n)
@@ -194,13 +194,12 @@ class Command(BaseCommand):
                     failed=counts[JudgmentStatus.FAILED],
                     refresh=False,
                 )
-                if finished >= total:
-                    break
-                if timeout is not None and time.monotonic() - started > timeout:
-                    raise CommandError(
-                        f"gave up waiting after {timeout:g} s: {finished} of {total} finished"
-                    )
-                time.sleep(0.5)
+                return True if finished >= total else None
+
+            if poll_until(all_finished, every=0.5, timeout=timeout) is None:
+                raise CommandError(
+                    f"gave up waiting after {timeout:g} s: {bar.n} of {total} finished"
+                )
         failed = Judgment.objects.filter(pk__in=judgment_ids, status=JudgmentStatus.FAILED)
         done = total - failed.count()
         self.stdout.write(f"{done} done, {failed.count()} failed")

@@ -5,6 +5,7 @@ Scores are on the rubric's 1-10 scale.
 """
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 SCALE_MIN = 1.0
@@ -456,3 +457,124 @@ def sparkline(
                 lines.append(" ".join(f"{x},{y}" for x, y in run))
             run = []
     return Sparkline(width, height, lines, dots, low, high)
+
+
+# --- a framed plot: bars or dots in a box with both axes (the agreement dashboard) -------
+
+
+@dataclass(frozen=True)
+class PlotTick:
+    x: float
+    y: float
+    label: str
+
+
+@dataclass(frozen=True)
+class PlotBar:
+    x: float
+    y: float
+    width: float
+    height: float
+    fill: str
+    title: str  # its text alternative
+
+
+@dataclass(frozen=True)
+class PlotDot:
+    x: float
+    y: float
+    r: float
+    fill: str
+    title: str
+
+
+@dataclass(frozen=True)
+class FramedPlot:
+    """A plot in a box with a title, x ticks below, y ticks (and a faint grid
+    line each) on the left and both axes' names; drawn by one template."""
+
+    title: str
+    test_id: str
+    width: int
+    height: int
+    left: int
+    top: int
+    plot_width: int
+    plot_height: int
+    x_label: str
+    y_label: str
+    x_ticks: list[PlotTick]
+    y_ticks: list[PlotTick]
+    bars: list[PlotBar]
+    dots: list[PlotDot]
+    # A dashed reference line (x1, y1, x2, y2), e.g. perfect agreement.
+    reference: tuple[float, float, float, float] | None = None
+
+    @property
+    def right(self) -> int:
+        return self.left + self.plot_width
+
+    @property
+    def x_label_x(self) -> float:
+        return self.left + self.plot_width / 2
+
+    @property
+    def x_label_y(self) -> int:
+        return self.height - 4
+
+    @property
+    def y_label_y(self) -> float:
+        return self.top + self.plot_height / 2
+
+    @property
+    def tick_label_x(self) -> int:
+        return self.left - 4
+
+
+PLOT_WIDTH, PLOT_HEIGHT = 320, 200
+PLOT_PAD_LEFT, PLOT_PAD_BOTTOM, PLOT_PAD_TOP, PLOT_PAD_RIGHT = 48, 30, 10, 10
+
+
+def framed_plot(
+    *,
+    title: str,
+    test_id: str,
+    x_label: str,
+    y_label: str,
+    x_ticks: list[tuple[float, str]],
+    y_ticks: list[tuple[float, str]],
+    bars: Sequence[PlotBar] = (),
+    dots: Sequence[PlotDot] = (),
+    reference: tuple[float, float, float, float] | None = None,
+) -> FramedPlot:
+    """A `FramedPlot` of the standard size; ticks' positions are in plot units
+    (x along the bottom, y up the left side)."""
+    plot_w = PLOT_WIDTH - PLOT_PAD_LEFT - PLOT_PAD_RIGHT
+    plot_h = PLOT_HEIGHT - PLOT_PAD_TOP - PLOT_PAD_BOTTOM
+    return FramedPlot(
+        title=title,
+        test_id=test_id,
+        width=PLOT_WIDTH,
+        height=PLOT_HEIGHT,
+        left=PLOT_PAD_LEFT,
+        top=PLOT_PAD_TOP,
+        plot_width=plot_w,
+        plot_height=plot_h,
+        x_label=x_label,
+        y_label=y_label,
+        x_ticks=[PlotTick(round(x, 1), PLOT_PAD_TOP + plot_h + 12, label) for x, label in x_ticks],
+        y_ticks=[PlotTick(PLOT_PAD_LEFT - 4, round(y, 1), label) for y, label in y_ticks],
+        bars=list(bars),
+        dots=list(dots),
+        reference=reference,
+    )
+
+
+def plot_area() -> tuple[int, int, int, int]:
+    """The standard plot's box: left, top, width, height."""
+    return (
+        PLOT_PAD_LEFT,
+        PLOT_PAD_TOP,
+        PLOT_WIDTH - PLOT_PAD_LEFT - PLOT_PAD_RIGHT,
+        PLOT_HEIGHT - PLOT_PAD_TOP - PLOT_PAD_BOTTOM,
+    )
