@@ -3,9 +3,8 @@ import re
 import pytest
 
 from benchmark.services import tasks_import
+from tests.benchmark.factories import TaskFactory
 from tests.errors import error_messages
-
-from .factories import TaskFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,7 @@ import pytest
 from benchmark.accounts import api_token_create
 from reviews.models import Assignment
 from submissions.models import Stage
-from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
+from tests.benchmark.factories import PASSWORD, AgentFactory, TaskFactory, TeamFactory, UserFactory
 from tests.benchmark.runs import SAMPLE_TASK, sample_run
 from tests.reviews.scenario import scenario_build
 
@@ -209,7 +209,7 @@ def test_every_page_fits_1366x900_without_clipping_or_raw_markdown(
     # The reviewer's page too.
     page.goto("/reviews/login/")
     page.get_by_label("Username").fill(scenario.assignment_a.reviewer.username)
-    page.get_by_label("Password").fill("pw-for-tests")
+    page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url("**/reviews/")
     page.goto(f"/reviews/papers/{scenario.assignment_a.code}/")
@@ -226,7 +226,7 @@ def test_after_a_reload_the_focus_is_on_the_first_unscored_dimension(page):
     assignment: Assignment = scenario.assignment_a
     page.goto("/reviews/login/")
     page.get_by_label("Username").fill(assignment.reviewer.username)
-    page.get_by_label("Password").fill("pw-for-tests")
+    page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url("**/reviews/")  # the queue, not the home page
     page.goto(f"/reviews/papers/{assignment.code}/")
@@ -249,7 +249,7 @@ def test_the_round_form_follows_the_stage_and_release_asks_first(page):
     scenario = scenario_build()
     page.goto("/reviews/login/?next=/reviews/rounds/")
     page.get_by_label("Username").fill(scenario.organiser.username)
-    page.get_by_label("Password").fill("pw-for-tests")
+    page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url("**/reviews/rounds/")
     shown = """() => [...document.querySelectorAll('[data-testid=paper-choice]')]

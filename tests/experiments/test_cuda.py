@@ -12,8 +12,7 @@ import pytest
 
 from experiments.models import ExperimentRun, ExperimentStatus
 from experiments.queue import experiment_queue
-
-from .factories import submission_with_files
+from tests.experiments.factories import submission_with_files
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

@@ -13,9 +13,8 @@ from experiments.queue import experiment_cancel, experiment_queue
 from experiments.selectors import experiment_log_chunk
 from sandbox import processes_of_uid
 from submissions.models import ArtifactKind
+from tests.experiments.factories import submission_with_files
 from tests.support.waiting import wait_for
-
-from .factories import submission_with_files
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backends]
 

@@ -24,9 +24,8 @@ from experiments.queue import experiment_queue, objective_test_queue
 from experiments.runner import experiment_execute
 from submissions.intake import IntakeRefused, submission_intake
 from submissions.models import ArtifactKind, Stage, Submission, SubmissionSource
-from tests.benchmark.factories import TaskFactory
-
-from .factories import AgentFactory, submission_with_files
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.experiments.factories import submission_with_files
 
 SLUG = "neurips2025_tiny_mlrc"
 BASELINE, HUMAN = 88.0, 99.0  # the baseline's and the top human's test scores

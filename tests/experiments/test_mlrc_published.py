@@ -29,8 +29,8 @@ from experiments.models import (
 )
 from experiments.queue import experiment_queue
 from submissions.models import Stage
-
-from .factories import AgentFactory, submission_with_files
+from tests.benchmark.factories import AgentFactory
+from tests.experiments.factories import submission_with_files
 
 PUBLISHED = Path(os.environ.get("MLRC_DATA", "/work/shared/mlrc")) / "product-recommendation"
 SLUG = "kdd2023_product_recommendation"

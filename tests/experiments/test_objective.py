@@ -21,8 +21,8 @@ from experiments.runner import experiment_execute
 from experiments.selectors import objective_leaderboard_rows
 from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
 from submissions.models import Stage
-
-from .factories import AgentFactory, submission_with_files
+from tests.benchmark.factories import AgentFactory
+from tests.experiments.factories import submission_with_files
 
 pytestmark = pytest.mark.django_db
 

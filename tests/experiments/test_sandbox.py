@@ -13,8 +13,7 @@ from experiments.models import ExperimentLimit, ExperimentStatus
 from experiments.queue import experiment_queue
 from experiments.runner import experiment_execute
 from sandbox import processes_of_uid
-
-from .factories import submission_with_files
+from tests.experiments.factories import submission_with_files
 
 pytestmark = pytest.mark.django_db
 

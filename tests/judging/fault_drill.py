@@ -235,9 +235,9 @@ class FaultDrill:
     def _data(self) -> list[int]:
         from judging.models import Judgment
         from judging.services import ensure_default_rubrics, rubric_current
+        from tests.judging.factories import JudgeFactory
 
         from .conftest import TASK_TEXT, end2end_submission
-        from .factories import JudgeFactory
 
         ensure_default_rubrics()
         rubric = rubric_current(stage="end2end")  # the score rubric

@@ -15,11 +15,12 @@ from judging.services import judgment_run, judgments_queue
 from submissions.models import ArtifactKind, DerivedArtifact, Stage
 from submissions.pdf_text import PdfText, derived_text_write
 from submissions.signals import submission_ready
+from tests.judging.factories import JudgeFactory
+from tests.submissions.factories import SubmissionFactory, artifact_add
 from tests.support.fake_llm import answer
 from tests.support.waiting import wait_for
 
 from .conftest import end2end_submission
-from .factories import JudgeFactory, SubmissionFactory, artifact_add
 from .helpers import review_answer
 
 

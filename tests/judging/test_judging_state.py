@@ -6,8 +6,8 @@ import pytest
 
 from judging.models import JudgingCondition, JudgmentStatus, SubmissionJudgingState
 from judging.selectors import submission_judging_state, submissions_with_judging_state
-
-from .factories import JudgeFactory, JudgmentFactory, SubmissionFactory
+from tests.judging.factories import JudgeFactory, JudgmentFactory
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 

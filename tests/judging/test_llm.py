@@ -10,10 +10,10 @@ from django.db import IntegrityError, transaction
 
 from common.llm import PermanentLLMError, TransientLLMError
 from judging import llm
+from tests.judging.factories import JudgeFactory
 from tests.support.fake_llm import answer, error
 
 from .conftest import TEST_KEY
-from .factories import JudgeFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -21,9 +21,9 @@ from judging.parsing import ReviewFormatError, review_parse
 from judging.services import rubric_current
 from judging.subjective_objective import mlrc_judge_correlation
 from submissions.models import Stage
-from tests.experiments.factories import AgentFactory, submission_with_files
-
-from .factories import JudgeFactory
+from tests.benchmark.factories import AgentFactory
+from tests.experiments.factories import submission_with_files
+from tests.judging.factories import JudgeFactory
 
 pytestmark = pytest.mark.django_db
 

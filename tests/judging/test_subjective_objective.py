@@ -19,9 +19,9 @@ from judging.prompts import judge_prompt_build
 from judging.services import rubric_current, submission_ready_judge
 from judging.subjective_objective import spearman_interval
 from submissions.models import ArtifactKind, Stage
-from tests.experiments.factories import AgentFactory, submission_with_files
-
-from .factories import JudgeFactory
+from tests.benchmark.factories import AgentFactory
+from tests.experiments.factories import submission_with_files
+from tests.judging.factories import JudgeFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -21,11 +21,11 @@ from judging.selectors import stage_scores, submission_judging_state
 from judging.services import ensure_default_rubrics, judgments_queue
 from judging.tasks import judgment_run_task
 from submissions.signals import submission_ready
+from tests.judging.factories import JudgeFactory
 from tests.support.fake_llm import answer
 from tests.support.waiting import wait_for
 
 from .conftest import end2end_submission
-from .factories import JudgeFactory
 from .helpers import review_answer
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backends]

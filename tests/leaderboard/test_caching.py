@@ -12,8 +12,10 @@ from leaderboard.payloads import leaderboard_payload
 from leaderboard.selectors import LeaderboardQuery
 from reviews.agreement_cache import AGREEMENT_GENERATION
 from reviews.selectors import AgreementReviews, agreement_for_stage
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+from tests.benchmark.factories import AgentFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
 
 # These tests count every submitted review (an organiser's view).
 SUBMITTED = AgreementReviews.SUBMITTED

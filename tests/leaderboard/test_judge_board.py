@@ -21,9 +21,10 @@ from leaderboard.judge_board import (
 from leaderboard.releases import release_create
 from reviews.models import HallucinationAnswer, HumanHallucinationCheck
 from submissions.models import ArtifactKind, Stage
-from tests.benchmark.factories import TaskFactory, artifact_add
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory, artifact_add
 
 pytestmark = pytest.mark.django_db
 

@@ -25,7 +25,8 @@ from experiments.queue import objective_test_queue
 from experiments.results import objective_result_record, submission_lloc
 from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
 from submissions.models import ArtifactKind, Stage
-from tests.experiments.factories import AgentFactory, submission_with_files
+from tests.benchmark.factories import AgentFactory
+from tests.experiments.factories import submission_with_files
 from tests.experiments.test_mlrc import CLAUDE_TRACE
 
 pytestmark = pytest.mark.django_db

@@ -7,9 +7,10 @@ import pytest
 from leaderboard.ranking import paired_difference, pareto_optimal, tie_aware_ranks
 from leaderboard.selectors import LeaderboardQuery, agents_compare, leaderboard_compute
 from submissions.models import Stage
-from tests.benchmark.factories import TaskFactory
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
 
 
 def board_of(per_agent: dict[str, list[float]]):

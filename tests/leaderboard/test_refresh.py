@@ -15,9 +15,11 @@ from leaderboard.caching import DATA_GENERATION, REFRESH_QUEUED_KEY, stage_gener
 from leaderboard.releases import release_create, release_data
 from leaderboard.selectors import LeaderboardQuery
 from leaderboard.tasks import boards_refresh
+from tests.benchmark.factories import AgentFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
 from tests.support.waiting import wait_for
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
 
 API = "/api/leaderboard/?stage=end2end"
 

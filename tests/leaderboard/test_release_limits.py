@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from .factories import AgentFactory, JudgeFactory
+from tests.benchmark.factories import AgentFactory
+from tests.judging.factories import JudgeFactory
+
 from .test_releases import judged
 
 pytestmark = pytest.mark.django_db

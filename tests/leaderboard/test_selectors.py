@@ -10,9 +10,10 @@ from judging.models import JudgingCondition, JudgmentStatus
 from leaderboard import selectors
 from leaderboard.selectors import LeaderboardQuery, leaderboard_compute, leaderboard_sort
 from submissions.models import Stage, SubmissionStatus
-from tests.benchmark.factories import TaskFactory
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -21,17 +21,16 @@ from reviews.selectors import AgreementReviews, agreement_for_stage
 from reviews.serializers import DimensionAgreementSerializer
 from reviews.services import review_import_record
 from submissions.models import Stage
+from tests.benchmark.factories import UserFactory
 from tests.errors import error_messages
-
-from .factories import (
+from tests.judging.factories import (
     END2END_DIMENSIONS,
     JudgeFactory,
     RubricFactory,
-    SubmissionFactory,
-    UserFactory,
-    judgment_record,
     rubric_dimensions,
 )
+from tests.reviews.factories import judgment_record
+from tests.submissions.factories import SubmissionFactory
 
 # These tests count every submitted review (an organiser's view).
 SUBMITTED = AgreementReviews.SUBMITTED

@@ -6,15 +6,10 @@ import pytest
 
 from benchmark.accounts import api_token_create
 from submissions.models import Submission
-from tests.benchmark.factories import (
-    AgentFactory,
-    SubmissionFactory,
-    TaskFactory,
-    TeamFactory,
-    UserFactory,
-)
+from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
 from tests.benchmark.runs import PAPER, SAMPLE_TASK, zip_entries
 from tests.errors import error_items
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -25,15 +25,10 @@ from reviews.admin import ReviewerProfileForm
 from reviews.forms import ReviewRoundForm
 from reviews.services import ReviewInvalid, review_round_create
 from submissions.forms import SubmissionUploadForm
-from tests.benchmark.factories import (
-    AgentFactory,
-    SubmissionFactory,
-    TaskFactory,
-    TeamFactory,
-    UserFactory,
-)
+from tests.benchmark.factories import PASSWORD, AgentFactory, TaskFactory, TeamFactory, UserFactory
 from tests.benchmark.runs import SAMPLE_TASK, sample_run, zip_folder
 from tests.judging.factories import JudgeFactory
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -184,9 +179,7 @@ def test_reviewers_sign_in_to_their_queue(client):
 
     user = UserFactory(username="rita")
     reviewer_register(user=user)
-    response = client.post(
-        reverse("login"), {"username": "rita", "password": "a-long-test-password"}
-    )
+    response = client.post(reverse("login"), {"username": "rita", "password": PASSWORD})
     assert response.status_code == 302 and response["Location"] == reverse("reviews:queue")
 
 
@@ -249,7 +242,7 @@ def test_accounts_user_create_makes_a_user_who_can_sign_in_with_roles(client, mo
 
     with pytest.raises(CommandError, match="accounts user-create alice"):
         call_command("accounts", "team-create", "My lab", "--user", "alice")
-    monkeypatch.setenv("ALICE_PW", "a-long-test-password")
+    monkeypatch.setenv("ALICE_PW", PASSWORD)
 
     call_command(
         "accounts",
@@ -266,9 +259,7 @@ def test_accounts_user_create_makes_a_user_who_can_sign_in_with_roles(client, mo
     alice = User.objects.get(username="alice")
     assert alice.is_staff and alice.email == "alice@example.org"
     assert alice.groups.filter(name="reviewers").exists() and alice.reviewer_profile
-    signed_in = client.post(
-        "/accounts/login/", {"username": "alice", "password": "a-long-test-password"}
-    )
+    signed_in = client.post("/accounts/login/", {"username": "alice", "password": PASSWORD})
     assert signed_in.status_code == 302 and "_auth_user_id" in client.session
     call_command("accounts", "team-create", "My lab", "--user", "alice")
     assert Team.objects.filter(members=alice).exists()

@@ -10,8 +10,9 @@ import pytest
 from submissions.derived import artifact_trace
 from submissions.intake import submission_intake
 from submissions.models import DerivedArtifact, DerivedKind, Submission
-from tests.benchmark.factories import AgentFactory, SubmissionFactory, artifact_add
+from tests.benchmark.factories import AgentFactory
 from tests.benchmark.runs import PAPER, sample_run, zip_entries, zip_folder
+from tests.submissions.factories import SubmissionFactory, artifact_add
 
 pytestmark = pytest.mark.django_db
 
