@@ -10,7 +10,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 from django.apps import apps
 
 from tests.conftest import PROJECT_ROOT
