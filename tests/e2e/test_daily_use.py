@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from benchmark.accounts import api_token_create
 from reviews.models import Assignment
@@ -234,7 +235,8 @@ def test_after_a_reload_the_focus_is_on_the_first_unscored_dimension(page):
     # "Advance after scoring" is on by default: each digit scores the next dimension.
     page.keyboard.press("7")
     page.keyboard.press("6")
-    page.wait_for_timeout(2500)  # the draft is saved as one types
+    # The draft is saved as one types (debounced): wait for the save, not a fixed time.
+    expect(page.locator("#draft-status")).to_have_attribute("data-state", "saved")
     page.reload()
     current = page.locator("fieldset.score.current")
     assert current.count() == 1

@@ -12,6 +12,7 @@ Django database is a test database the workers can reach.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -26,13 +27,21 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import connection
 
-from tests.support.workers import database_url, processes_stop, worker_command, worker_start
+from tests.support.waiting import WaitTimeout, port_listening, wait_until
+from tests.support.workers import (
+    database_url,
+    processes_stop,
+    worker_command,
+    worker_start,
+    workers_wait_ready,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_KEY = "sk-test-judge-key"
@@ -105,13 +114,12 @@ class _Redis:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise RuntimeError("the drill's Redis did not start")
+        wait_until(
+            lambda: port_listening(self.port),
+            timeout=20,
+            interval=0.05,
+            message="the drill's Redis to listen",
+        )
 
     def stop(self, *, gracefully: bool = False) -> None:
         """SIGKILL, or SIGTERM (what `docker restart` and systemd send: Redis closes
@@ -138,6 +146,7 @@ class FaultDrill:
         self.reviews_served: Counter[tuple[str, str]] = Counter()
         self.workers: list[subprocess.Popen[bytes]] = []
         self.killed: list[subprocess.Popen[bytes]] = []
+        self.nodes: list[str] = []  # the workers' names, to ping
         self._own_pid = 0
         self.beat: subprocess.Popen[bytes] | None = None
         self._scratch = Path(tempfile.mkdtemp(prefix="mlrbench-drill-"))
@@ -195,7 +204,8 @@ class FaultDrill:
         return open(self._scratch / f"{name}.log", "ab")  # noqa: SIM115 - the child's
 
     def _start_worker(self) -> subprocess.Popen[bytes]:
-        node = f"drill-{uuid.uuid4().hex[:8]}@%h"
+        node = f"drill-{uuid.uuid4().hex[:8]}@{socket.gethostname()}"
+        self.nodes.append(node)
         command = worker_command(
             "judge", node=node, pool="threads", concurrency=self.options.threads, loglevel="WARNING"
         )
@@ -263,6 +273,16 @@ class FaultDrill:
                     )
         return ids
 
+    def _wait_workers_ready(self) -> None:
+        """Every worker answers a ping on the drill's broker: it has connected."""
+        from judging.tasks import judgment_run_task
+
+        app = judgment_run_task.app
+        with app.connection_for_write(self.redis.url) as conn:
+            workers_wait_ready(
+                app, self.workers, self.nodes, timeout=60, ping_timeout=0.5, connection=conn
+            )
+
     def _send(self, ids: list[int]) -> None:
         from judging.tasks import judgment_run_task
 
@@ -289,7 +309,7 @@ class FaultDrill:
 
     def _restart_redis(self) -> str:
         self.redis.stop(gracefully=True)
-        time.sleep(2.0)
+        time.sleep(2.0)  # the outage itself: the broker is away this long
         self.redis.start()
         return "Redis restarted (down 2 s, its queue lost)"
 
@@ -310,11 +330,12 @@ class FaultDrill:
                 connection.close()
         return f"{count} PostgreSQL connection(s) of the workers terminated"
 
-    def _wait(self, ids: list[int], until, started: float) -> None:
-        while not until():
-            if time.monotonic() - started > self.options.deadline_seconds:
-                return
-            time.sleep(0.25)
+    def _wait(self, until: Callable[[], bool], started: float) -> None:
+        """Until `until()` holds or the drill's deadline passes (then the drill
+        reports what did not finish)."""
+        left = self.options.deadline_seconds - (time.monotonic() - started)
+        with contextlib.suppress(WaitTimeout):
+            wait_until(until, timeout=max(left, 0), interval=0.25)
 
     # ---------------------------------------------------------------- the run
     def run(self, *, faults: bool) -> DrillResult:
@@ -330,7 +351,7 @@ class FaultDrill:
             self._start_worker()
         self._start_beat()
         ids = self._data()
-        time.sleep(3.0)  # the workers connect to the broker
+        self._wait_workers_ready()
         started = time.monotonic()
         self._send(ids)
         done_faults: list[str] = []
@@ -343,7 +364,7 @@ class FaultDrill:
             steps = self.options.faults
             for n, names in enumerate(steps):
                 share = 0.2 + 0.3 * n / max(len(steps) - 1, 1)
-                self._wait(ids, lambda s=share: self._done_share(ids) >= s, started)
+                self._wait(lambda s=share: self._done_share(ids) >= s, started)
                 # Faults of one step at once: each in its own thread.
                 with ThreadPoolExecutor(max_workers=len(names)) as pool:
                     done_faults.extend(pool.map(lambda name: doers[name](), names))
@@ -351,7 +372,7 @@ class FaultDrill:
         def finished() -> bool:
             return not Judgment.objects.filter(pk__in=ids).exclude(status="done").exists()
 
-        self._wait(ids, finished, started)
+        self._wait(finished, started)
         seconds = time.monotonic() - started
         statuses = dict(
             Judgment.objects.filter(pk__in=ids)

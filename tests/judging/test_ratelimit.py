@@ -44,7 +44,7 @@ def test_a_slot_frees_when_the_window_slides(window):
     assert window.try_acquire("judge-x", 2, window=0.5) == 0
     assert window.try_acquire("judge-x", 2, window=0.5) == 0
     assert window.try_acquire("judge-x", 2, window=0.5) > 0
-    time.sleep(0.6)
+    time.sleep(0.6)  # about time: the 0.5 s window slides past the first two
     assert window.try_acquire("judge-x", 2, window=0.5) == 0
 
 

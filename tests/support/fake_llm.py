@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 
+from tests.support.waiting import WaitTimeout, wait_until
+
 
 @dataclass
 class Behaviour:
@@ -251,12 +253,17 @@ class FakeLLMServer:
         return self.default(body) if callable(self.default) else self.default
 
     def wait_for_requests(self, n: int, timeout: float = 30.0) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if len(self.requests) >= n:
-                return True
-            time.sleep(0.05)
-        return False
+        """Whether `n` requests arrived within `timeout` seconds."""
+        try:
+            wait_until(
+                lambda: len(self.requests) >= n,
+                timeout=timeout,
+                interval=0.05,
+                message=f"{n} requests",
+            )
+        except WaitTimeout:
+            return False
+        return True
 
     def close(self) -> None:
         async def stop() -> None:
