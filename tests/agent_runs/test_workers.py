@@ -84,6 +84,7 @@ def test_an_end2end_run_is_stored_and_reproduced_and_a_fabricating_twin_is_not(
         .decode()
         .endswith("python3 main.py\n")
     )
+    assert honest.submission and twin.submission
     check = reproduction_of(honest.submission)
     assert check.verdict == ReproductionVerdict.REPRODUCED, check.summary
     twin_check = reproduction_of(twin.submission)

@@ -47,7 +47,7 @@ class TeamFactory(ModelFactory[Team]):
     @factory.post_generation
     def members(self, create: bool, extracted: list[User] | None, **kwargs: Any) -> None:
         if create and extracted:
-            self.members.add(*extracted)  # type: ignore[attr-defined]
+            self.members.add(*extracted)
 
 
 class AgentFactory(ModelFactory[Agent]):

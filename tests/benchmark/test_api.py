@@ -23,7 +23,7 @@ def test_api_lists_tasks_with_pagination(client, mlrbench_data):
     assert len(first["results"]) == 50
     assert "description" not in first["results"][0]
 
-    slugs = set()
+    slugs: set[str] = set()
     url = "/api/tasks/"
     while url:
         page = client.get(url).json()

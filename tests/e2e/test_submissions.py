@@ -105,7 +105,12 @@ def test_script_payloads_in_a_paper_never_run(page, media_root, tmp_path):
         limits=IntakeLimits.from_settings(),
     )
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def on_dialog(dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
 
     page.goto(f"/submissions/{submission.pk}/")
     paper = page.get_by_test_id("paper")

@@ -2,6 +2,7 @@
 The experiments app's tests make no model of their own: agents and
 submissions come from their owning apps' factories."""
 
+from collections.abc import Mapping
 from typing import Any
 
 from submissions.models import ArtifactKind, Submission
@@ -9,9 +10,9 @@ from tests.submissions.factories import SubmissionFactory, artifact_add
 
 
 def submission_with_files(
-    files: dict[str, str | bytes],
+    files: Mapping[str, str | bytes],
     *,
-    kinds: dict[str, str] | None = None,
+    kinds: Mapping[str, str] | None = None,
     **submission_fields: Any,
 ) -> Submission:
     """An experiment-stage submission whose files are artifacts: code unless

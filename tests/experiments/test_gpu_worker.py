@@ -97,13 +97,14 @@ def test_gpu_slots_hold_across_worker_processes_and_a_running_run_can_be_cancell
     assert sorted(gpu for run in runs for gpu in run.gpus) == [0, 1]
     for run in runs:
         # Read as the run's page does (the row is re-read: the log is named after the claim).
+        def log_names_its_gpu(run: ExperimentRun = run) -> bool:
+            log = experiment_log_chunk(run=ExperimentRun.objects.get(pk=run.pk), offset=0)
+            return f"gpus={run.gpus[0]}\n" in log.text
+
         wait_until(
-            lambda run=run: (
-                f"gpus={run.gpus[0]}\n"
-                in experiment_log_chunk(run=ExperimentRun.objects.get(pk=run.pk), offset=0).text
-            ),
-            30,
-            "log",
+            log_names_its_gpu,
+            timeout=30,
+            message="the run's log to name its GPU",
         )
     # The workers announced two GPUs: three are refused, two are not.
     with pytest.raises(ExperimentRefused, match="largest gpu worker host has 2"):

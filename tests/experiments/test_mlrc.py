@@ -392,6 +392,7 @@ def test_a_dev_run_scores_the_method_and_a_test_run_evaluates_it_once(tiny):
     result = ObjectiveResult.objects.get(objective=tiny, agent=agent)
     assert result.test_score == 96.0
     assert result.relative_improvement == improvement(96.0)
+    assert result.runtime_seconds is not None
     assert result.runtime_change_percent == (result.runtime_seconds - 0.5) / 0.5 * 100
     assert (result.lloc, result.baseline_lloc, result.task_version) == (3, 3, 1)
 

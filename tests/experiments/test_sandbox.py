@@ -88,6 +88,7 @@ def test_files_outside_its_folder_cannot_be_read(experiment_root):
     other = submission_with_files({"private.py": "OTHER_SUBMISSION_SECRET = 1\n"})
     # Where the artifact store keeps it on this host, when it is a local folder.
     stored = other.artifacts.get().file.name
+    assert stored
     other_file = os.path.join(settings.MEDIA_ROOT, stored)
 
     run = run_code(

@@ -13,6 +13,7 @@ Django database is a test database the workers can reach.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import random
@@ -251,6 +252,7 @@ class FaultDrill:
 
         ensure_default_rubrics()
         rubric = rubric_current(stage="end2end")  # the score rubric
+        assert rubric is not None
         run = uuid.uuid4().hex[:6]
         judges = [
             JudgeFactory(
@@ -258,7 +260,7 @@ class FaultDrill:
             )
             for n in range(2)
         ]
-        ids = []
+        ids: list[int] = []
         for n in range((self.options.judgments + 1) // 2):
             slug = f"iclr2025_drill{run}{n}"
             submission = end2end_submission(
@@ -292,6 +294,9 @@ class FaultDrill:
                 judgment_run_task.apply_async((judgment_id,), connection=conn)
 
     # ---------------------------------------------------------------- faults
+    def _done_share_reached(self, ids: list[int], share: float) -> bool:
+        return self._done_share(ids) >= share
+
     def _done_share(self, ids: list[int]) -> float:
         from judging.models import Judgment
 
@@ -364,7 +369,7 @@ class FaultDrill:
             steps = self.options.faults
             for n, names in enumerate(steps):
                 share = 0.2 + 0.3 * n / max(len(steps) - 1, 1)
-                self._wait(lambda s=share: self._done_share(ids) >= s, started)
+                self._wait(functools.partial(self._done_share_reached, ids, share), started)
                 # Faults of one step at once: each in its own thread.
                 with ThreadPoolExecutor(max_workers=len(names)) as pool:
                     done_faults.extend(pool.map(lambda name: doers[name](), names))

@@ -16,7 +16,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from common.broker import broker_memory_lost, broker_memory_restored
-from judging import services
+from judging import ratelimit, services
 from judging.models import Judgment, JudgmentStatus
 from judging.tasks import judgment_run_task, reap_stuck_task
 from tests.support.fake_llm import answer
@@ -85,9 +85,12 @@ def test_a_claim_that_fails_on_the_database_is_retried_not_acknowledged(judgment
 
     monkeypatch.setattr(services, "_judgment_claim", dead)
     retried = []
-    monkeypatch.setattr(
-        judgment_run_task, "retry", lambda **kwargs: retried.append(kwargs) or Retry()
-    )
+
+    def retry(**kwargs):
+        retried.append(kwargs)
+        return Retry()
+
+    monkeypatch.setattr(judgment_run_task, "retry", retry)
     judgment_run_task.push_request(is_eager=False)
     try:
         with pytest.raises(Retry):
@@ -103,7 +106,7 @@ def test_a_claim_that_fails_on_the_database_is_retried_not_acknowledged(judgment
 @pytest.mark.django_db
 def test_a_rate_limiter_outage_is_waited_out(judgment, fake_llm, monkeypatch):
     fake_llm.script(answer(review_answer("end2end")))
-    real = services.judge_call_turn
+    real = ratelimit.judge_call_turn
     outages = [redis.exceptions.ConnectionError("Connection refused")] * 2
 
     def flaky(**kwargs):

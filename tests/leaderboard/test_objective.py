@@ -176,7 +176,7 @@ def test_the_objective_query_count_does_not_grow_with_agents(client, curve):
             with CaptureQueriesContext(connection) as queries:
                 assert client.get(url, {"stage": "objective"}).status_code == 200
             counts.append(len(queries))
-        return tuple(counts)
+        return counts[0], counts[1]
 
     evaluate(curve, "agent-0", "knn", [0.3], 0.3, 1.0)
     small = count()

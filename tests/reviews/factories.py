@@ -1,6 +1,7 @@
 """The reviews app's models: review rounds and assignments, and done
 judgments to compare the reviewers' scores with."""
 
+from collections.abc import Mapping
 from datetime import timedelta
 from decimal import Decimal
 
@@ -16,7 +17,7 @@ from tests.support.model_factory import ModelFactory
 
 
 def judgment_record(
-    submission: Submission, judge: Judge, rubric: Rubric, scores: dict[str, float]
+    submission: Submission, judge: Judge, rubric: Rubric, scores: Mapping[str, float]
 ) -> Judgment:
     """A done judgment of `submission` by `judge` with these dimension scores."""
     judgment = Judgment.objects.create(

@@ -258,7 +258,8 @@ def test_a_trace_from_before_the_viewer_is_read_once_on_first_view(client, task)
     assert client.get(trace_url(submission, MLR_AGENT_NAME)).status_code == 200
     row = DerivedArtifact.objects.get(artifact=artifact, kind=DerivedKind.TRACE_STEPS)
     DerivedArtifact.objects.filter(pk=row.pk).update(note="kept")
-    assert artifact_trace(artifact)["format"] == "mlr-agent"
+    assert (trace := artifact_trace(artifact))
+    assert trace["format"] == "mlr-agent"
     assert DerivedArtifact.objects.get(pk=row.pk).note == "kept"  # not read again
 
 
@@ -322,7 +323,7 @@ def test_a_codex_result_takes_the_first_waiting_call_without_rescanning_the_turn
     from submissions.traces import _Budget, _codex_section, _Parsed
 
     budget = _Budget(deadline=float("inf"), max_steps=10, max_chars=1000, max_total_chars=10**7)
-    parsed, state = _Parsed(), {}
+    parsed, state = _Parsed(), dict[str, object]()
     for number in range(3):
         _codex_section(f"exec ls {number} in /w", "", parsed, state, budget)
     _codex_section("ls 0 succeeded in 1ms:", "zero", parsed, state, budget)

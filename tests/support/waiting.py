@@ -35,7 +35,7 @@ def wait_until(
         try:
             value = condition()
         except ignoring:
-            value = None  # type: ignore[assignment]
+            value = None
         if value:
             return value
         if time.monotonic() >= deadline:
