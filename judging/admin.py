@@ -3,8 +3,8 @@ from django.db.models import Count, Q, Sum
 
 from common.results import results_changed
 
-from . import services
 from .models import Canary, DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
+from .services.queue import judgment_rerun
 
 
 @admin.register(Rubric)
@@ -132,7 +132,7 @@ class JudgmentAdmin(admin.ModelAdmin):
     def rerun_failed(self, request, queryset):
         rerun = 0
         for judgment in queryset.filter(status=JudgmentStatus.FAILED):
-            services.judgment_rerun(judgment_id=judgment.pk)
+            judgment_rerun(judgment_id=judgment.pk)
             rerun += 1
         self.message_user(request, f"{rerun} judgment(s) queued again", messages.SUCCESS)
 

@@ -261,7 +261,7 @@ def _data(n: int, api_base: str, args: argparse.Namespace):
     """n / 2 end-to-end submissions (paper, code, log) and two judges: n judgments."""
     from benchmark.models import Agent, Task, Team
     from judging.models import Judge
-    from judging.services import ensure_default_rubrics
+    from judging.services.rubrics import ensure_default_rubrics
     from submissions.models import ArtifactKind, Stage, Submission
     from tests.submissions.factories import artifact_add
 
@@ -394,7 +394,7 @@ def _queue_and_wait(submissions, judges, n: int, *, poll: float) -> list[float]:
     from django.utils import timezone
 
     from judging.models import Judgment, JudgmentStatus
-    from judging.services import judgments_queue
+    from judging.services.queue import judgments_queue
 
     started = timezone.now()
     report = judgments_queue(submissions=submissions, judges=judges)
@@ -507,7 +507,7 @@ def _run_loop(server, submissions, judges, sample: int) -> tuple[float, float]:
     without sending anything and run each directly with the same client. Answers
     the seconds per judgment and the server's mean answer time meanwhile."""
     from judging.models import DimensionScore, Judgment, JudgmentStatus
-    from judging.services import judgment_run
+    from judging.services.run import judgment_run
 
     ids = list(
         Judgment.objects.filter(judge=judges[-1])
@@ -535,7 +535,7 @@ def _run_loop(server, submissions, judges, sample: int) -> tuple[float, float]:
 
 
 def _rubric_id() -> int:
-    from judging.services import rubric_current
+    from judging.services.rubrics import rubric_current
 
     rubric = rubric_current(stage="end2end")
     if rubric is None:

@@ -161,7 +161,7 @@ def cast_build(data: Path) -> Cast:
     reviewer assigned one imported paper, and two releases."""
     from benchmark.accounts import user_create
     from experiments.shipped import objective_tasks_install
-    from judging.services import ensure_default_rubrics
+    from judging.services.rubrics import ensure_default_rubrics
     from leaderboard.releases import release_create
     from reviews.services import (
         assignment_add,

@@ -12,8 +12,9 @@ from django.core.management import CommandError, call_command
 
 from benchmark.roles import organiser_grant
 from judging.models import Judge, JudgePanel, Judgment, JudgmentStatus, StagePanel
-from judging.services import judgment_run, rubric_current
-from leaderboard.selectors import LEADERBOARD_STAGES
+from judging.services.rubrics import rubric_current
+from judging.services.run import judgment_run
+from leaderboard.selectors.counting import LEADERBOARD_STAGES
 from submissions.models import Stage, Submission
 from tests.support.fake_llm import answer, error
 

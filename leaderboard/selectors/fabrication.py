@@ -49,7 +49,7 @@ from reviews.models import HallucinationAnswer
 from reviews.selectors import hallucination_answers, public_hallucination_checks
 from submissions.models import Stage, Submission
 
-from .selectors import SubmissionFacts, counted_submissions, stage_submissions
+from .counting import SubmissionFacts, counted_submissions, stage_submissions
 
 FABRICATION_STAGES: tuple[str, ...] = (Stage.EXPERIMENT, Stage.PAPER, Stage.END2END)
 RULES: tuple[str, ...] = ("any", "majority", "all")
