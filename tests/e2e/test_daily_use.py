@@ -59,7 +59,7 @@ def test_the_client_submits_a_run_folder_and_reads_the_site_back(
     live_server, media_root, mlrbench_data, tmp_path
 ):
     owner = UserFactory()
-    AgentFactory(name="cli-agent", team=TeamFactory(members=[owner]))
+    AgentFactory(name="cli-agent", team=TeamFactory(members=[owner]), o4_mini=True)
     TaskFactory(slug=SAMPLE_TASK)
     token = api_token_create(user=owner, name="cli").key
     run = shutil.copytree(sample_run(mlrbench_data), tmp_path / "run")

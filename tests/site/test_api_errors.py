@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def owner():
     user = UserFactory()
-    AgentFactory(name="my-agent", team=TeamFactory(members=[user]))
+    AgentFactory(name="my-agent", team=TeamFactory(members=[user]), o4_mini=True)
     TaskFactory(slug=SAMPLE_TASK)
     return user
 

@@ -104,7 +104,7 @@ def test_judge_now_is_for_organisers_only(client):
 
 def test_the_upload_answer_carries_the_no_judge_notice(client, media_root, mlrbench_data, tmp_path):
     owner = UserFactory()
-    AgentFactory(name="my-agent", team=TeamFactory(members=[owner]))
+    AgentFactory(name="my-agent", team=TeamFactory(members=[owner]), o4_mini=True)
     TaskFactory(slug=SAMPLE_TASK)
     key = api_token_create(user=owner, name="laptop").key
     archive = zip_folder(sample_run(mlrbench_data), tmp_path / "run.zip")

@@ -23,7 +23,7 @@ SCIENTIST = "ai_scientist_v2_papers/o4-mini/iclr2025_bi_align"
 @pytest.fixture
 def owner():
     user = UserFactory()
-    AgentFactory(name="pdf-agent", team=TeamFactory(members=[user]))
+    AgentFactory(name="pdf-agent", team=TeamFactory(members=[user]), o4_mini=True)
     TaskFactory(slug=SAMPLE_TASK)
     return user
 
