@@ -3,7 +3,7 @@ its ideal, under a provider's rate limit, and against a plain loop.
 
 Everything runs in one invocation, on a fresh test database, through the real
 queue (Redis) and real Celery worker processes on a thread pool with call
-slots, as the README recommends (four processes of 32 calls in flight and 36
+slots, as docs/operations.md recommends (four processes of 32 calls in flight and 36
 threads: 128 calls in all), against the loopback OpenAI-compatible server of
 the test suite (tests/support/fake_llm.py) in a process of its own.
 
@@ -323,7 +323,7 @@ def _start_workers(processes: int, concurrency: int, spare: int) -> list[subproc
         **os.environ,
         "DATABASE_URL": worker_processes.database_url(connection.settings_dict),
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        # A pool of connections per process, as the README's worker command has: a
+        # A pool of connections per process, as docs/operations.md's worker command has: a
         # judge run gives its connection back while it waits on the judge.
         "DATABASE_POOL_SIZE": os.environ.get("DATABASE_POOL_SIZE", "8"),
     }

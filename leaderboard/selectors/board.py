@@ -1,6 +1,6 @@
 """Leaderboard reads: the ranking of a stage's board, and its sort orders.
 
-Definitions (the README repeats them for users):
+Definitions (docs/leaderboard.md repeats them for users):
 
 - A submission is *fully judged* in a judging condition when at least one of
   its judgments in that condition is done and either the submission's judging

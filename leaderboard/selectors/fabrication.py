@@ -4,7 +4,7 @@ reproduction check), the share of tasks flagged for each hallucination type and
 for any type; and how well the judges catch what the experts and the
 reproduction check found ("do the judges catch it?").
 
-Definitions (the README repeats them):
+Definitions (docs/fabrication.md repeats them):
 
 - The tasks are the leaderboard's: for each agent and task, the newest fully
   judged version of its submission of the stage.

@@ -219,7 +219,8 @@ def test_a_judge_outside_the_published_panel_changes_no_published_submissions_pa
 def test_the_local_judge_recipe_ends_with_the_newcomers_upload_scored(sample, client, fake_llm):
     """Issue 39, finding 4: the page said "Stage score — / 10 (local-qwen 9.0)" and
     `mlrbench status` "stage score: None"; with `judges add --panel local` (the
-    README's recipe) the upload's page, API and client give the local panel's score."""
+    recipe of docs/judging.md, "Judging with a local model") the upload's page,
+    API and client give the local panel's score."""
     import sys
     from contextlib import redirect_stdout
     from io import StringIO as Text

@@ -75,7 +75,8 @@ class Command(BaseCommand):
             # something were about to be judged.
             raise CommandError(
                 "no judge is active: nothing would judge the pending submissions. Add one "
-                f"({JUDGE_ADD_HOSTED}; README: Judging with a local model), then run this again"
+                f"({JUDGE_ADD_HOSTED}; docs/judging.md: Judging with a local model), "
+                "then run this again"
             )
         submissions = self._submissions(options)
         judges = None
