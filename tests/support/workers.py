@@ -77,20 +77,15 @@ def workers_wait_ready(
     *,
     timeout: float,
     ping_timeout: float,
-    connection: Any = None,
 ) -> None:
-    """Return once every node answers a ping (on `connection`, else the app's
-    broker); raise WorkerStartError as soon as a worker exits, or after
-    `timeout` seconds."""
+    """Return once every node answers a ping; raise WorkerStartError as soon as a
+    worker exits, or after `timeout` seconds."""
 
     def all_answer() -> bool:
         for worker in workers:
             if worker.poll() is not None:
                 raise WorkerStartError(f"the Celery worker exited with {worker.returncode}")
-        answers = app.control.ping(
-            destination=list(nodes), timeout=ping_timeout, connection=connection
-        )
-        return len(answers) == len(nodes)
+        return len(app.control.ping(destination=list(nodes), timeout=ping_timeout)) == len(nodes)
 
     try:
         # The ping itself waits `ping_timeout` for the answers: no pause between.
