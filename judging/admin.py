@@ -2,13 +2,14 @@ from django.contrib import admin, messages
 from django.db.models import Count, Q, Sum
 
 from common.results import results_changed
+from common.results_admin import ResultsAdminMixin
 
 from .models import Canary, DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
 from .services.queue import judgment_rerun
 
 
 @admin.register(Rubric)
-class RubricAdmin(admin.ModelAdmin):
+class RubricAdmin(ResultsAdminMixin, admin.ModelAdmin):
     list_display = ("stage", "version", "is_active", "source", "created_at")
     list_filter = ("stage", "is_active")
     readonly_fields = ("created_at",)
@@ -23,7 +24,7 @@ class RubricAdmin(admin.ModelAdmin):
 
 
 @admin.register(Judge)
-class JudgeAdmin(admin.ModelAdmin):
+class JudgeAdmin(ResultsAdminMixin, admin.ModelAdmin):
     list_display = (
         "name",
         "model",
@@ -105,7 +106,9 @@ class DimensionScoreInline(admin.TabularInline):
 
 
 @admin.register(Judgment)
-class JudgmentAdmin(admin.ModelAdmin):
+class JudgmentAdmin(ResultsAdminMixin, admin.ModelAdmin):
+    # Its rows are agreement inputs.
+    results_agreement = True
     list_display = (
         "id",
         "submission",
@@ -138,7 +141,7 @@ class JudgmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(Canary)
-class CanaryAdmin(admin.ModelAdmin):
+class CanaryAdmin(ResultsAdminMixin, admin.ModelAdmin):
     """The planted fabrications and their ground truth (staff only, as their
     submissions' pages are); made by `manage.py judge_canaries create`."""
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 
 from benchmark.models import Agent, Task
+from common.results import results_changed
 from judging.models import (
     DimensionScore,
     Judge,
@@ -61,7 +62,9 @@ def judge_submission(
     justification: str = "Because.",
     cost_usd: Decimal | None = Decimal("0.010000"),
 ) -> Judgment:
-    """A judgment of `submission` by `judge` with one score per dimension."""
+    """A judgment of `submission` by `judge` with one score per dimension, announced
+    as `judging.services.run.judgment_run` announces a judgment that lands (its
+    stage and the agreement, once the test's writes commit)."""
     judgment = Judgment.objects.create(
         submission=submission,
         judge=judge,
@@ -84,6 +87,7 @@ def judge_submission(
         )
         for dimension, score in scores.items()
     )
+    results_changed([submission.stage], agreement=True)
     return judgment
 
 
