@@ -263,7 +263,7 @@ def _data(n: int, api_base: str, args: argparse.Namespace):
     from judging.models import Judge
     from judging.services.rubrics import ensure_default_rubrics
     from submissions.models import ArtifactKind, Stage, Submission
-    from tests.judging.factories import artifact_add
+    from tests.submissions.factories import artifact_add
 
     ensure_default_rubrics()
     Judge.objects.all().delete()

@@ -65,7 +65,7 @@ def cast(server_url: str) -> str:
     from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
 
     owner: Any = UserFactory()
-    AgentFactory(name="perf-agent", team=TeamFactory(members=[owner]))
+    AgentFactory(name="perf-agent", team=TeamFactory(members=[owner]), o4_mini=True)
     TaskFactory(slug="iclr2025_perf")
     ensure_default_rubrics()
     judge_create(

@@ -322,7 +322,6 @@ def test_cancel_stops_a_stage_blocked_in_a_model_call_within_seconds(eager, task
     """Cancel was only seen between calls: a model call that takes minutes (or
     a file that blocks) kept the stage running. The stage is interrupted."""
     import threading
-    import time
 
     from agent_runs.services import agent_run_cancel
 
@@ -331,10 +330,7 @@ def test_cancel_stops_a_stage_blocked_in_a_model_call_within_seconds(eager, task
     fake_llm.default = answer("a slow idea", delay=45)
 
     def cancel_once_the_call_is_made() -> None:
-        for _ in range(300):  # bounded: 30 s
-            if fake_llm.requests:
-                break
-            time.sleep(0.1)
+        fake_llm.wait_for_requests(1, timeout=30)
         run = AgentRun.objects.get()
         agent_run_cancel(run=run, reason="stopped by the test")
 

@@ -17,7 +17,7 @@ from .conftest import run_options
 pytestmark = pytest.mark.django_db
 
 
-def refused(**options) -> dict[str, str]:
+def refused(**options) -> dict[str | None, str]:
     with pytest.raises(ValidationFailed) as caught:
         agent_run_create(**options)
     assert AgentRun.objects.count() == 0

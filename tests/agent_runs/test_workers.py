@@ -12,7 +12,7 @@ from agent_runs.models import AgentRun, RunStatus, StageStatus
 from agent_runs.services import agent_run_cancel, agent_run_create, agent_runs_resume_stalled
 from experiments.models import ReproductionCheck, ReproductionVerdict
 from submissions.models import Submission
-from tests.support.waiting import wait_for
+from tests.support.waiting import wait_until
 
 from .conftest import run_options
 from .scripted_agent import root_coding_steps, scripted_agent
@@ -25,7 +25,7 @@ def final(run: AgentRun, timeout=120) -> AgentRun:
         run.refresh_from_db()
         return run.is_final
 
-    wait_for(done, timeout, f"agent run {run.pk} to end")
+    wait_until(done, timeout=timeout, message=f"agent run {run.pk} to end")
     return run
 
 
@@ -33,7 +33,9 @@ def reproduction_of(submission: Submission, timeout=120):
     def checked():
         return ReproductionCheck.objects.filter(run__submission=submission).first()
 
-    return wait_for(checked, timeout, f"the reproduction check of submission {submission.pk}")
+    return wait_until(
+        checked, timeout=timeout, message=f"the reproduction check of submission {submission.pk}"
+    )
 
 
 def workers(celery_worker_process, agent_settings):
@@ -82,6 +84,7 @@ def test_an_end2end_run_is_stored_and_reproduced_and_a_fabricating_twin_is_not(
         .decode()
         .endswith("python3 main.py\n")
     )
+    assert honest.submission and twin.submission
     check = reproduction_of(honest.submission)
     assert check.verdict == ReproductionVerdict.REPRODUCED, check.summary
     twin_check = reproduction_of(twin.submission)
@@ -101,7 +104,7 @@ def test_a_worker_killed_mid_run_resumes_at_its_last_finished_stage(
         proposal.refresh_from_db()
         return proposal.status == StageStatus.RUNNING
 
-    wait_for(proposal_running, 60, "the proposal stage to start")
+    wait_until(proposal_running, timeout=60, message="the proposal stage to start")
     assert fake_llm.wait_for_requests(3, timeout=30)  # idea, literature, proposal asked
     os.killpg(judge.pid, signal.SIGKILL)
     judge.wait()
@@ -109,6 +112,7 @@ def test_a_worker_killed_mid_run_resumes_at_its_last_finished_stage(
 
     # The reaper (beat, every AGENT_RUN_REAP_INTERVAL_SECONDS) finds the stage without a
     # heartbeat; here it is called at once rather than after AGENT_RUN_STALE_SECONDS.
+    # About time: the stage's last heartbeat must be older than the 1 s asked below.
     time.sleep(1.5)
     assert agent_runs_resume_stalled(older_than=1) == [run.pk]
 
@@ -144,7 +148,7 @@ def test_a_cancelled_run_says_where_and_leaves_no_submission(
         proposal.refresh_from_db()
         return proposal.status == StageStatus.RUNNING
 
-    wait_for(proposal_running, 60, "the proposal stage to start")
+    wait_until(proposal_running, timeout=60, message="the proposal stage to start")
     agent_run_cancel(run=run)
 
     final(run)

@@ -1,11 +1,18 @@
-import hashlib
+"""The benchmark app's models: tasks, users, teams and agents."""
+
+from typing import Any
 
 import factory
+from django.contrib.auth.models import User
 
-from benchmark.models import Conference, Task, TaskKind
+from benchmark.models import Agent, Conference, ModelFamily, Task, TaskKind, Team
+from tests.support.model_factory import ModelFactory
+
+# Every factory-made user's password.
+PASSWORD = "a-long-test-password"
 
 
-class TaskFactory(factory.django.DjangoModelFactory):
+class TaskFactory(ModelFactory[Task]):
     class Meta:
         model = Task
         django_get_or_create = ("slug",)
@@ -18,19 +25,19 @@ class TaskFactory(factory.django.DjangoModelFactory):
     kind = TaskKind.OPEN_ENDED
 
 
-class UserFactory(factory.django.DjangoModelFactory):
+class UserFactory(ModelFactory[User]):
     class Meta:
-        model = "auth.User"
+        model = User
         django_get_or_create = ("username",)
 
-    username = factory.Sequence(lambda n: f"builder{n}")
+    username = factory.Sequence(lambda n: f"user{n}")
     email = factory.LazyAttribute(lambda user: f"{user.username}@example.org")
-    password = factory.django.Password("a-long-test-password")
+    password = factory.django.Password(PASSWORD)
 
 
-class TeamFactory(factory.django.DjangoModelFactory):
+class TeamFactory(ModelFactory[Team]):
     class Meta:
-        model = "benchmark.Team"
+        model = Team
         django_get_or_create = ("slug",)
         skip_postgeneration_save = True
 
@@ -38,53 +45,26 @@ class TeamFactory(factory.django.DjangoModelFactory):
     slug = factory.Sequence(lambda n: f"team-{n}")
 
     @factory.post_generation
-    def members(self, create, extracted, **kwargs):
+    def members(self, create: bool, extracted: list[User] | None, **kwargs: Any) -> None:
         if create and extracted:
             self.members.add(*extracted)
 
 
-class AgentFactory(factory.django.DjangoModelFactory):
+class AgentFactory(ModelFactory[Agent]):
+    """An agent of no known model family, so no judge's family matches it.
+
+    Trait `o4_mini`: the agent runs on OpenAI's o4-mini, which prices the
+    steps of its runs (and makes OpenAI judges its own family's)."""
+
     class Meta:
-        model = "benchmark.Agent"
+        model = Agent
         django_get_or_create = ("name",)
+
+    class Params:
+        o4_mini = factory.Trait(base_model="o4-mini-2025-04-16", model_family=ModelFamily.OPENAI)
 
     team = factory.SubFactory(TeamFactory)
     name = factory.Sequence(lambda n: f"agent-{n}")
-    display_name = factory.LazyAttribute(lambda agent: agent.name.title())
-    base_model = "o4-mini-2025-04-16"
-    model_family = "openai"
-
-
-class SubmissionFactory(factory.django.DjangoModelFactory):
-    """A submission as the published runs are imported: ready, version 1.
-    The apps' factories adjust stage, status and source to their tests."""
-
-    class Meta:
-        model = "submissions.Submission"
-
-    agent = factory.SubFactory(AgentFactory)
-    task = factory.SubFactory(TaskFactory)
-    stage = "end2end"
-    version = 1
-    source = "import"
-    status = "ready"
-    archive_sha256 = factory.Sequence(lambda n: hashlib.sha256(f"archive {n}".encode()).hexdigest())
-
-
-def artifact_add(submission, path: str, kind: str, content: str | bytes):
-    """Store one file of a submission the way the intake does (under MEDIA_ROOT)."""
-    from django.core.files.base import ContentFile
-
-    from submissions.models import Artifact
-
-    data = content.encode() if isinstance(content, str) else content
-    artifact = Artifact(
-        submission=submission,
-        kind=kind,
-        path=path,
-        size=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
-    )
-    artifact.file.save(f"submissions/{submission.pk}/{path}", ContentFile(data), save=False)
-    artifact.save()
-    return artifact
+    display_name = factory.LazyAttribute(lambda agent: agent.name.replace("-", " ").title())
+    base_model = ""
+    model_family = ModelFamily.OTHER

@@ -3,9 +3,8 @@ import re
 import pytest
 
 from benchmark.services import tasks_import
+from tests.benchmark.factories import TaskFactory
 from tests.errors import error_messages
-
-from .factories import TaskFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +23,7 @@ def test_api_lists_tasks_with_pagination(client, mlrbench_data):
     assert len(first["results"]) == 50
     assert "description" not in first["results"][0]
 
-    slugs = set()
+    slugs: set[str] = set()
     url = "/api/tasks/"
     while url:
         page = client.get(url).json()

@@ -5,8 +5,7 @@ from django.urls import reverse
 
 from benchmark.models import Task
 from benchmark.services import tasks_import
-
-from .factories import TaskFactory
+from tests.benchmark.factories import TaskFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -10,11 +10,12 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from judging.models import Judgment
-from tests.judging.factories import JudgeFactory, SubmissionFactory
+from tests.benchmark.factories import PASSWORD
+from tests.judging.factories import JudgeFactory
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "a-long-test-password"
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -7,17 +7,18 @@ every minute for `agent-runs-resume-stalled`, and no test noticed.
 The entries' intervals are shortened through their settings' variables; an
 entry added without such a variable never runs here and fails this test."""
 
+import contextlib
 import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.db import connection
 
+from tests.support.waiting import WaitTimeout, wait_until
 from tests.support.workers import database_url, processes_stop
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backends]
@@ -53,13 +54,15 @@ def test_beat_sends_and_a_worker_executes_every_periodic_task(celery_worker_proc
         start_new_session=True,
     )  # fmt: skip
     tasks = {name: entry["task"] for name, entry in settings.CELERY_BEAT_SCHEDULE.items()}
+
+    def every_task_executed_or_beat_ended() -> bool:
+        log = worker_log.read_text() if worker_log.exists() else ""
+        return all(_executed(log, task) for task in tasks.values()) or beat.poll() is not None
+
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            log = worker_log.read_text() if worker_log.exists() else ""
-            if all(_executed(log, task) for task in tasks.values()) or beat.poll() is not None:
-                break
-            time.sleep(0.5)
+        # A timeout is not the failure: the assertions below name the tasks never run.
+        with contextlib.suppress(WaitTimeout):
+            wait_until(every_task_executed_or_beat_ended, timeout=90, interval=0.5)
     finally:
         processes_stop([beat], timeout=10)
 

@@ -19,7 +19,7 @@ from tests.agent_runs.conftest import (  # noqa: F401 - the agent-run fixtures
     sandbox_ready,
 )
 from tests.agent_runs.scripted_agent import PRINTED, scripted_agent
-from tests.benchmark.factories import TaskFactory, UserFactory
+from tests.benchmark.factories import PASSWORD, TaskFactory, UserFactory
 from tests.support.fake_llm import FakeLLMServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -30,7 +30,7 @@ SHOTS = Path(os.environ.get("E2E_SCREENSHOTS", "/tmp/mlrbench-e2e-shots"))  # no
 def _sign_in(page, next_url: str) -> None:
     page.goto(f"/accounts/login/?next={next_url}")
     page.get_by_label("Username").fill("grace")
-    page.get_by_label("Password").fill("a-long-test-password")
+    page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
 
 

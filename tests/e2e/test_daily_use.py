@@ -14,11 +14,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from benchmark.accounts import api_token_create
 from reviews.models import Assignment
 from submissions.models import Stage
-from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
+from tests.benchmark.factories import PASSWORD, AgentFactory, TaskFactory, TeamFactory, UserFactory
 from tests.benchmark.runs import SAMPLE_TASK, sample_run
 from tests.reviews.scenario import scenario_build
 
@@ -58,7 +59,7 @@ def test_the_client_submits_a_run_folder_and_reads_the_site_back(
     live_server, media_root, mlrbench_data, tmp_path
 ):
     owner = UserFactory()
-    AgentFactory(name="cli-agent", team=TeamFactory(members=[owner]))
+    AgentFactory(name="cli-agent", team=TeamFactory(members=[owner]), o4_mini=True)
     TaskFactory(slug=SAMPLE_TASK)
     token = api_token_create(user=owner, name="cli").key
     run = shutil.copytree(sample_run(mlrbench_data), tmp_path / "run")
@@ -209,7 +210,7 @@ def test_every_page_fits_1366x900_without_clipping_or_raw_markdown(
     # The reviewer's page too.
     page.goto("/reviews/login/")
     page.get_by_label("Username").fill(scenario.assignment_a.reviewer.username)
-    page.get_by_label("Password").fill("pw-for-tests")
+    page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url("**/reviews/")
     page.goto(f"/reviews/papers/{scenario.assignment_a.code}/")
@@ -226,7 +227,7 @@ def test_after_a_reload_the_focus_is_on_the_first_unscored_dimension(page):
     assignment: Assignment = scenario.assignment_a
     page.goto("/reviews/login/")
     page.get_by_label("Username").fill(assignment.reviewer.username)
-    page.get_by_label("Password").fill("pw-for-tests")
+    page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url("**/reviews/")  # the queue, not the home page
     page.goto(f"/reviews/papers/{assignment.code}/")
@@ -234,7 +235,8 @@ def test_after_a_reload_the_focus_is_on_the_first_unscored_dimension(page):
     # "Advance after scoring" is on by default: each digit scores the next dimension.
     page.keyboard.press("7")
     page.keyboard.press("6")
-    page.wait_for_timeout(2500)  # the draft is saved as one types
+    # The draft is saved as one types (debounced): wait for the save, not a fixed time.
+    expect(page.locator("#draft-status")).to_have_attribute("data-state", "saved")
     page.reload()
     current = page.locator("fieldset.score.current")
     assert current.count() == 1
@@ -249,7 +251,7 @@ def test_the_round_form_follows_the_stage_and_release_asks_first(page):
     scenario = scenario_build()
     page.goto("/reviews/login/?next=/reviews/rounds/")
     page.get_by_label("Username").fill(scenario.organiser.username)
-    page.get_by_label("Password").fill("pw-for-tests")
+    page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url("**/reviews/rounds/")
     shown = """() => [...document.querySelectorAll('[data-testid=paper-choice]')]

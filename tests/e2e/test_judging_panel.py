@@ -23,9 +23,9 @@ def test_the_panel_shows_a_judgment_finishing_without_a_reload(
     ensure_default_rubrics()
     submission = end2end_submission()
     judge = JudgeFactory(name="judge-a", api_base=fake_llm.url)
-    judgment = Judgment.objects.create(
-        submission=submission, judge=judge, rubric=rubric_current(stage="end2end")
-    )
+    rubric = rubric_current(stage="end2end")
+    assert rubric is not None
+    judgment = Judgment.objects.create(submission=submission, judge=judge, rubric=rubric)
     fake_llm.default = answer(review_answer("end2end", score=6, overall=7))
 
     # The submission's own page, under its strict Content-Security-Policy.

@@ -4,13 +4,10 @@ import io
 import pytest
 
 from submissions.models import Stage
-from tests.benchmark.factories import TaskFactory
-from tests.leaderboard.factories import (
-    AgentFactory,
-    JudgeFactory,
-    SubmissionFactory,
-    judge_submission,
-)
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -44,8 +44,8 @@ def test_the_pdf_paper_renders_in_chromium_and_its_text_reaches_the_judge(
     assert box and box["height"] > 300  # a viewer, not a collapsed fallback link
 
     ensure_default_rubrics()
-    prompt = judge_prompt_build(
-        submission=paper, rubric=rubric_current(stage="end2end"), condition="with_code"
-    )
+    rubric = rubric_current(stage="end2end")
+    assert rubric is not None
+    prompt = judge_prompt_build(submission=paper, rubric=rubric, condition="with_code")
     assert "CO-ADAPTIVE EXPLANATION INTERFACES" in prompt.messages[1]["content"]
     assert "best_solution_" in prompt.messages[1]["content"]  # its code is read too

@@ -16,17 +16,11 @@ from reviews.services import (
     reviewer_register,
 )
 from submissions.models import ArtifactKind, Stage
-from tests.reviews.factories import (
-    END2END_DIMENSIONS,
-    AgentFactory,
-    JudgeFactory,
-    RubricFactory,
-    SubmissionFactory,
-    UserFactory,
-    artifact_add,
-    judgment_record,
-)
+from tests.benchmark.factories import PASSWORD, AgentFactory, UserFactory
+from tests.judging.factories import END2END_DIMENSIONS, JudgeFactory, RubricFactory
+from tests.reviews.factories import judgment_record
 from tests.reviews.scenario import PNG
+from tests.submissions.factories import SubmissionFactory, artifact_add
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -85,7 +79,7 @@ def test_reviewer_drafts_reloads_submits_and_the_dashboard_changes(page, world):
 
     page.goto("/reviews/")
     page.get_by_label("Username").fill("alice")
-    page.get_by_label("Password").fill("pw-for-tests")
+    page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     assert page.get_by_test_id("progress").inner_text() == "0 of 1 submitted."
     page.get_by_role("link", name=world.code).click()

@@ -29,7 +29,12 @@ def test_a_builder_signs_in_uploads_a_run_and_sees_the_paper_with_its_figures(
     page, media_root, mlrbench_data, tmp_path
 ):
     user = UserFactory(username="grace")
-    AgentFactory(name="grace-agent", display_name="Grace's agent", team=TeamFactory(members=[user]))
+    AgentFactory(
+        name="grace-agent",
+        display_name="Grace's agent",
+        team=TeamFactory(members=[user]),
+        o4_mini=True,
+    )
     TaskFactory(slug=SAMPLE_TASK, title="Workshop on Bidirectional Human-AI Alignment")
     archive = zip_folder(sample_run(mlrbench_data, "o4-mini"), tmp_path / "run.zip")
     page.add_init_script(WATCH_PROGRESS)
@@ -67,7 +72,7 @@ def test_a_refused_upload_shows_the_services_message_without_leaving_the_form(
     page, media_root, tmp_path
 ):
     user = UserFactory(username="ada")
-    AgentFactory(name="ada-agent", team=TeamFactory(members=[user]))
+    AgentFactory(name="ada-agent", team=TeamFactory(members=[user]), o4_mini=True)
     TaskFactory(slug=SAMPLE_TASK)
     archive = zip_entries(tmp_path / "run.zip", {"claude_code/main.py": b"print(1)"})
 
@@ -105,7 +110,12 @@ def test_script_payloads_in_a_paper_never_run(page, media_root, tmp_path):
         limits=IntakeLimits.from_settings(),
     )
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def on_dialog(dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
 
     page.goto(f"/submissions/{submission.pk}/")
     paper = page.get_by_test_id("paper")

@@ -1,33 +1,23 @@
-"""Submissions with code files, stored under MEDIA_ROOT like uploaded ones."""
+"""Submissions with code files, stored under MEDIA_ROOT like uploaded ones.
+The experiments app's tests make no model of their own: agents and
+submissions come from their owning apps' factories."""
 
-import factory
+from collections.abc import Mapping
+from typing import Any
 
-from benchmark.models import ModelFamily
-from submissions.models import ArtifactKind, Stage, Submission, SubmissionSource
-from tests.benchmark import factories as base
-
-
-class AgentFactory(base.AgentFactory):
-    display_name = factory.LazyAttribute(lambda agent: agent.name.title())
-    base_model = ""
-    model_family = ModelFamily.OTHER
-
-
-class SubmissionFactory(base.SubmissionFactory):
-    agent = factory.SubFactory(AgentFactory)
-    stage = Stage.EXPERIMENT
-    version = factory.Sequence(lambda n: n + 1)
-    source = SubmissionSource.API
+from submissions.models import ArtifactKind, Submission
+from tests.submissions.factories import SubmissionFactory, artifact_add
 
 
 def submission_with_files(
-    files: dict[str, str | bytes],
+    files: Mapping[str, str | bytes],
     *,
-    kinds: dict[str, str] | None = None,
-    **submission_fields,
+    kinds: Mapping[str, str] | None = None,
+    **submission_fields: Any,
 ) -> Submission:
-    """A submission whose files are artifacts: code unless `kinds` says otherwise."""
-    submission = SubmissionFactory(**submission_fields)
+    """An experiment-stage submission whose files are artifacts: code unless
+    `kinds` says otherwise."""
+    submission = SubmissionFactory(experiment=True, **submission_fields)
     for path, content in files.items():
-        base.artifact_add(submission, path, (kinds or {}).get(path, ArtifactKind.CODE), content)
+        artifact_add(submission, path, (kinds or {}).get(path, ArtifactKind.CODE), content)
     return submission

@@ -10,8 +10,7 @@ from experiments.models import ExperimentRun, ExperimentStatus
 from experiments.queue import experiment_queue
 from experiments.runner import experiment_execute
 from submissions.models import ArtifactKind
-
-from .factories import submission_with_files
+from tests.experiments.factories import submission_with_files
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,7 @@ from experiments.models import ExperimentRun, ExperimentStatus
 from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
 from submissions.models import Stage, SubmissionSource
 from submissions.signals import submission_ready
-
-from .factories import submission_with_files
+from tests.experiments.factories import submission_with_files
 
 KNN = SHIPPED_ROOT / "neurips2025_objective_curve_fitting" / "examples" / "knn"
 KNN_FILES = {p.relative_to(KNN).as_posix(): p.read_text() for p in KNN.rglob("*.*")}

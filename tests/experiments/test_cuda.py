@@ -2,18 +2,18 @@
 CUDA computation in the sandbox (a PTX kernel through the driver API, so no
 CUDA toolkit or torch is needed). Skipped where `nvidia-smi` is absent."""
 
+import contextlib
 import os
 import re
 import shutil
 import subprocess
-import time
 
 import pytest
 
 from experiments.models import ExperimentRun, ExperimentStatus
 from experiments.queue import experiment_queue
-
-from .factories import submission_with_files
+from tests.experiments.factories import submission_with_files
+from tests.support.waiting import WaitTimeout, wait_until
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -128,11 +128,14 @@ def test_each_job_sees_only_its_own_gpu_and_computes_on_it(
         for _ in range(jobs)
     ]
 
-    deadline = time.monotonic() + 240
-    for run in runs:
-        while not run.is_finished and time.monotonic() < deadline:
-            time.sleep(0.5)
+    def all_ended() -> bool:
+        for run in runs:
             run.refresh_from_db()
+        return all(run.is_finished for run in runs)
+
+    # A run still going at the deadline fails below, with its log.
+    with contextlib.suppress(WaitTimeout):
+        wait_until(all_ended, timeout=240, interval=0.5)
     for run in ExperimentRun.objects.filter(pk__in=[r.pk for r in runs]):
         log = run.log.read().decode()
         assert run.status == ExperimentStatus.SUCCEEDED, log

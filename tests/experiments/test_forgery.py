@@ -110,8 +110,8 @@ def test_the_check_can_wait_and_says_how_to_run_it(experiment_settings, experime
     assert ObjectiveTask.objects.get(task__slug=SLUG).scoring_forgeable is None
     assert client.get(f"/api/objective/tasks/{SLUG}/").json()["scoring_forgeable"] is None
 
-    out = StringIO()
-    call_command("objective_task", "check-scoring", SLUG, stdout=out)
+    stream = StringIO()
+    call_command("objective_task", "check-scoring", SLUG, stdout=stream)
     assert ObjectiveTask.objects.get(task__slug=SLUG).scoring_forgeable is True
 
 

@@ -13,9 +13,8 @@ from experiments.queue import experiment_cancel, experiment_queue
 from experiments.selectors import experiment_log_chunk
 from sandbox import processes_of_uid
 from submissions.models import ArtifactKind
-from tests.support.waiting import wait_for
-
-from .factories import submission_with_files
+from tests.experiments.factories import submission_with_files
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backends]
 
@@ -25,7 +24,7 @@ def finished(run: ExperimentRun, timeout=90) -> ExperimentRun:
         run.refresh_from_db()
         return run.is_finished
 
-    wait_for(done, timeout, f"run {run.pk} to finish")
+    wait_until(done, timeout=timeout, message=f"run {run.pk} to finish")
     return run
 
 
@@ -94,17 +93,18 @@ def test_gpu_slots_hold_across_worker_processes_and_a_running_run_can_be_cancell
         runs = list(ExperimentRun.objects.filter(pk__in=[first.pk, second.pk]))
         return all(r.status == ExperimentStatus.RUNNING for r in runs) and runs
 
-    runs = wait_for(both_running, message="both runs to be running at once")
+    runs = wait_until(both_running, message="both runs to be running at once")
     assert sorted(gpu for run in runs for gpu in run.gpus) == [0, 1]
     for run in runs:
         # Read as the run's page does (the row is re-read: the log is named after the claim).
-        wait_for(
-            lambda run=run: (
-                f"gpus={run.gpus[0]}\n"
-                in experiment_log_chunk(run=ExperimentRun.objects.get(pk=run.pk), offset=0).text
-            ),
-            30,
-            "log",
+        def log_names_its_gpu(run: ExperimentRun = run) -> bool:
+            log = experiment_log_chunk(run=ExperimentRun.objects.get(pk=run.pk), offset=0)
+            return f"gpus={run.gpus[0]}\n" in log.text
+
+        wait_until(
+            log_names_its_gpu,
+            timeout=30,
+            message="the run's log to name its GPU",
         )
     # The workers announced two GPUs: three are refused, two are not.
     with pytest.raises(ExperimentRefused, match="largest gpu worker host has 2"):

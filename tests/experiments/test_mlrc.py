@@ -4,7 +4,6 @@ that exact layout (its main.py imports MLAgentBench.utils) is imported with
 test, and every bad input says what went wrong instead of giving a score."""
 
 import json
-import time
 import zipfile
 from decimal import Decimal
 from io import StringIO
@@ -24,9 +23,9 @@ from experiments.queue import experiment_queue, objective_test_queue
 from experiments.runner import experiment_execute
 from submissions.intake import IntakeRefused, submission_intake
 from submissions.models import ArtifactKind, Stage, Submission, SubmissionSource
-from tests.benchmark.factories import TaskFactory
-
-from .factories import AgentFactory, submission_with_files
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.experiments.factories import submission_with_files
+from tests.support.waiting import wait_until
 
 SLUG = "neurips2025_tiny_mlrc"
 BASELINE, HUMAN = 88.0, 99.0  # the baseline's and the top human's test scores
@@ -393,6 +392,7 @@ def test_a_dev_run_scores_the_method_and_a_test_run_evaluates_it_once(tiny):
     result = ObjectiveResult.objects.get(objective=tiny, agent=agent)
     assert result.test_score == 96.0
     assert result.relative_improvement == improvement(96.0)
+    assert result.runtime_seconds is not None
     assert result.runtime_change_percent == (result.runtime_seconds - 0.5) / 0.5 * 100
     assert (result.lloc, result.baseline_lloc, result.task_version) == (3, 3, 1)
 
@@ -543,14 +543,13 @@ def test_trials_are_grouped_best_and_mean_and_share_beating_the_baseline(tiny, c
 # --- through the worker --------------------------------------------------------
 
 
-def finished(run: ExperimentRun, timeout=120) -> ExperimentRun:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def finished(run: ExperimentRun, timeout: float = 120) -> ExperimentRun:
+    def ended() -> bool:
         run.refresh_from_db()
-        if run.is_finished:
-            return run
-        time.sleep(0.3)
-    pytest.fail(f"run {run.pk} did not finish")
+        return run.is_finished
+
+    wait_until(ended, timeout=timeout, interval=0.3, message=f"run {run.pk} to finish")
+    return run
 
 
 @pytest.mark.backends

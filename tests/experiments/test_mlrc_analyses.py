@@ -19,8 +19,8 @@ from experiments.queue import objective_test_queue
 from experiments.results import objective_result_record
 from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
 from submissions.models import Stage
-
-from .factories import AgentFactory, submission_with_files
+from tests.benchmark.factories import AgentFactory
+from tests.experiments.factories import submission_with_files
 
 pytestmark = pytest.mark.django_db
 

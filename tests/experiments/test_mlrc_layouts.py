@@ -29,8 +29,9 @@ from experiments.models import (
 from experiments.queue import experiment_queue, objective_test_queue
 from experiments.runner import experiment_execute
 from submissions.models import Stage
+from tests.benchmark.factories import AgentFactory
+from tests.experiments.factories import submission_with_files
 
-from .factories import AgentFactory, submission_with_files
 from .test_mlrc import BASE_METHOD, MAIN, build_task
 
 SLUG = "neurips2025_scripts_reader"

@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from io import StringIO
 from pathlib import Path
 
@@ -29,8 +28,9 @@ from experiments.models import (
 )
 from experiments.queue import experiment_queue
 from submissions.models import Stage
-
-from .factories import AgentFactory, submission_with_files
+from tests.benchmark.factories import AgentFactory
+from tests.experiments.factories import submission_with_files
+from tests.support.waiting import wait_until
 
 PUBLISHED = Path(os.environ.get("MLRC_DATA", "/work/shared/mlrc")) / "product-recommendation"
 SLUG = "kdd2023_product_recommendation"
@@ -284,14 +284,13 @@ def test_an_external_test_phase_is_recorded_with_its_source(published, tmp_path)
 # --- through the worker --------------------------------------------------------
 
 
-def finished(run: ExperimentRun, timeout=400) -> ExperimentRun:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def finished(run: ExperimentRun, timeout: float = 400) -> ExperimentRun:
+    def ended() -> bool:
         run.refresh_from_db()
-        if run.is_finished:
-            return run
-        time.sleep(0.5)
-    pytest.fail(f"run {run.pk} did not finish")
+        return run.is_finished
+
+    wait_until(ended, timeout=timeout, interval=0.5, message=f"run {run.pk} to finish")
+    return run
 
 
 @pytest.mark.backends

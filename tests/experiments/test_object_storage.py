@@ -15,8 +15,7 @@ from django.core.management import call_command
 from experiments.models import ExperimentRun, ExperimentStatus, ReproductionVerdict
 from experiments.selectors import experiment_log_chunk
 from submissions.models import ArtifactKind
-
-from .factories import submission_with_files
+from tests.experiments.factories import submission_with_files
 
 pytestmark = pytest.mark.backends
 

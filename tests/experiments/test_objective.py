@@ -20,9 +20,9 @@ from experiments.queue import experiment_queue, objective_test_queue
 from experiments.runner import experiment_execute
 from experiments.selectors import objective_leaderboard_rows
 from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
-from submissions.models import Stage
-
-from .factories import AgentFactory, submission_with_files
+from submissions.models import Stage, Submission
+from tests.benchmark.factories import AgentFactory
+from tests.experiments.factories import submission_with_files
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +45,7 @@ def example_files(name: str) -> dict[str, str]:
     }
 
 
-def submit(objective, agent, files) -> object:
+def submit(objective, agent, files) -> Submission:
     return submission_with_files(files, agent=agent, task=objective.task, stage=Stage.METHOD)
 
 
@@ -267,6 +267,7 @@ def test_relative_improvement_for_a_higher_is_better_metric(site_curve, site_dat
 
     result = ObjectiveResult.objects.get(agent=agent, objective=r2)
     assert result.test_run.submission_id == knn.submission_id
+    assert result.test_score is not None
     expected = (result.test_score - 0.15697684509123477) / (
         0.9233309544593186 - 0.15697684509123477
     )
@@ -279,7 +280,7 @@ def test_relative_improvement_for_a_higher_is_better_metric(site_curve, site_dat
     assert row.mean_relative_improvement == pytest.approx(
         (row.tasks[0].relative_improvement + row.tasks[1].relative_improvement) / 2
     )
-    assert all(cell.lloc > 0 and cell.runtime_seconds > 0 for cell in row.tasks)
+    assert all((cell.lloc or 0) > 0 and (cell.runtime_seconds or 0) > 0 for cell in row.tasks)
 
 
 def test_a_site_format_dev_run_sees_only_its_public_half(site_curve, site_data):

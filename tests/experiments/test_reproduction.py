@@ -11,8 +11,7 @@ from experiments.queue import experiment_queue
 from experiments.runner import experiment_execute
 from experiments.selectors import reproduction_for_judges, reproduction_verdicts
 from submissions.models import ArtifactKind, Stage
-
-from .factories import submission_with_files
+from tests.experiments.factories import submission_with_files
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,7 @@ from experiments.models import ExperimentLimit, ExperimentStatus
 from experiments.queue import experiment_queue
 from experiments.runner import experiment_execute
 from sandbox import processes_of_uid
-
-from .factories import submission_with_files
+from tests.experiments.factories import submission_with_files
 
 pytestmark = pytest.mark.django_db
 
@@ -89,6 +88,7 @@ def test_files_outside_its_folder_cannot_be_read(experiment_root):
     other = submission_with_files({"private.py": "OTHER_SUBMISSION_SECRET = 1\n"})
     # Where the artifact store keeps it on this host, when it is a local folder.
     stored = other.artifacts.get().file.name
+    assert stored
     other_file = os.path.join(settings.MEDIA_ROOT, stored)
 
     run = run_code(

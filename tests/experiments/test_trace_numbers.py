@@ -13,8 +13,7 @@ from experiments.models import ExperimentStatus, ReproductionVerdict
 from experiments.queue import experiment_queue
 from experiments.results import reproduction_check_record
 from submissions.models import ArtifactKind
-
-from .factories import submission_with_files
+from tests.experiments.factories import submission_with_files
 
 pytestmark = pytest.mark.django_db
 

@@ -3,8 +3,8 @@ import pytest
 from judging.services.rubrics import ensure_default_rubrics
 from mlrbench_site.celery import app
 from submissions.models import ArtifactKind, Stage
-
-from .factories import JudgeFactory, SubmissionFactory, artifact_add
+from tests.judging.factories import JudgeFactory
+from tests.submissions.factories import SubmissionFactory, artifact_add
 
 TEST_KEY = "sk-test-judge-key"
 

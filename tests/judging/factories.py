@@ -1,31 +1,22 @@
-"""Judging's models: rubrics, judges, judgments and their scores. Other apps'
-tests import these or subclass them to adjust defaults."""
+"""Judging's models: rubrics, judges, judgments and their scores."""
+
+from typing import Any
 
 import factory
 from django.db.models import Max
 
-from benchmark.models import ModelFamily
 from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
 from submissions.models import Stage
-from tests.benchmark import factories as base
-from tests.benchmark.factories import artifact_add  # noqa: F401 - where the app's tests import it
-
-
-class AgentFactory(base.AgentFactory):
-    display_name = factory.LazyAttribute(lambda agent: agent.name)
-    base_model = ""
-    model_family = ModelFamily.OTHER
-
-
-class SubmissionFactory(base.SubmissionFactory):
-    agent = factory.SubFactory(AgentFactory)
-
+from tests.submissions.factories import SubmissionFactory
+from tests.support.model_factory import ModelFactory
 
 # The site's own end-to-end rubric's dimensions, in its order.
 END2END_DIMENSIONS = ["Clarity", "Novelty", "Soundness", "Significance", "Overall"]
 
 
-def rubric_dimensions(keys=END2END_DIMENSIONS, low=1, high=10) -> list[dict]:
+def rubric_dimensions(
+    keys: list[str] = END2END_DIMENSIONS, low: int = 1, high: int = 10
+) -> list[dict[str, Any]]:
     return [
         {
             "key": key,
@@ -42,7 +33,7 @@ def rubric_dimensions(keys=END2END_DIMENSIONS, low=1, high=10) -> list[dict]:
     ]
 
 
-class RubricFactory(factory.django.DjangoModelFactory):
+class RubricFactory(ModelFactory[Rubric]):
     class Meta:
         model = Rubric
 
@@ -59,15 +50,16 @@ class RubricFactory(factory.django.DjangoModelFactory):
     prompt = "Review the paper."
 
 
-class JudgeFactory(factory.django.DjangoModelFactory):
-    """A judge that calls the loopback fake server: set `api_base` to its url."""
+class JudgeFactory(ModelFactory[Judge]):
+    """A judge that calls the loopback fake server: set `api_base` to its url.
+    Its model is named after it and is in no price table."""
 
     class Meta:
         model = Judge
         django_get_or_create = ("name",)
 
     name = factory.Sequence(lambda n: f"judge-{n}")
-    model = "openai/test-judge"
+    model = factory.LazyAttribute(lambda judge: f"openai/{judge.name}")
     api_base = "http://127.0.0.1:9/v1"
     api_key_env = "TEST_JUDGE_KEY"
     requests_per_minute = 10_000
@@ -76,7 +68,7 @@ class JudgeFactory(factory.django.DjangoModelFactory):
     is_active = True
 
 
-class JudgmentFactory(factory.django.DjangoModelFactory):
+class JudgmentFactory(ModelFactory[Judgment]):
     class Meta:
         model = Judgment
 
@@ -85,7 +77,7 @@ class JudgmentFactory(factory.django.DjangoModelFactory):
     status = JudgmentStatus.QUEUED
 
 
-class DimensionScoreFactory(factory.django.DjangoModelFactory):
+class DimensionScoreFactory(ModelFactory[DimensionScore]):
     class Meta:
         model = DimensionScore
 

@@ -12,6 +12,8 @@ Django database is a test database the workers can reach.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import random
@@ -26,13 +28,20 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import connection
 
-from tests.support.workers import database_url, processes_stop, worker_command, worker_start
+from tests.support.waiting import WaitTimeout, port_listening, wait_until
+from tests.support.workers import (
+    database_url,
+    processes_stop,
+    worker_command,
+    worker_start,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_KEY = "sk-test-judge-key"
@@ -105,13 +114,12 @@ class _Redis:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise RuntimeError("the drill's Redis did not start")
+        wait_until(
+            lambda: port_listening(self.port),
+            timeout=20,
+            interval=0.05,
+            message="the drill's Redis to listen",
+        )
 
     def stop(self, *, gracefully: bool = False) -> None:
         """SIGKILL, or SIGTERM (what `docker restart` and systemd send: Redis closes
@@ -235,12 +243,13 @@ class FaultDrill:
     def _data(self) -> list[int]:
         from judging.models import Judgment
         from judging.services.rubrics import ensure_default_rubrics, rubric_current
+        from tests.judging.factories import JudgeFactory
 
         from .conftest import TASK_TEXT, end2end_submission
-        from .factories import JudgeFactory
 
         ensure_default_rubrics()
         rubric = rubric_current(stage="end2end")  # the score rubric
+        assert rubric is not None
         run = uuid.uuid4().hex[:6]
         judges = [
             JudgeFactory(
@@ -248,7 +257,7 @@ class FaultDrill:
             )
             for n in range(2)
         ]
-        ids = []
+        ids: list[int] = []
         for n in range((self.options.judgments + 1) // 2):
             slug = f"iclr2025_drill{run}{n}"
             submission = end2end_submission(
@@ -272,6 +281,9 @@ class FaultDrill:
                 judgment_run_task.apply_async((judgment_id,), connection=conn)
 
     # ---------------------------------------------------------------- faults
+    def _done_share_reached(self, ids: list[int], share: float) -> bool:
+        return self._done_share(ids) >= share
+
     def _done_share(self, ids: list[int]) -> float:
         from judging.models import Judgment
 
@@ -289,7 +301,7 @@ class FaultDrill:
 
     def _restart_redis(self) -> str:
         self.redis.stop(gracefully=True)
-        time.sleep(2.0)
+        time.sleep(2.0)  # the outage itself: the broker is away this long
         self.redis.start()
         return "Redis restarted (down 2 s, its queue lost)"
 
@@ -310,11 +322,12 @@ class FaultDrill:
                 connection.close()
         return f"{count} PostgreSQL connection(s) of the workers terminated"
 
-    def _wait(self, ids: list[int], until, started: float) -> None:
-        while not until():
-            if time.monotonic() - started > self.options.deadline_seconds:
-                return
-            time.sleep(0.25)
+    def _wait(self, until: Callable[[], bool], started: float) -> None:
+        """Until `until()` holds or the drill's deadline passes (then the drill
+        reports what did not finish)."""
+        left = self.options.deadline_seconds - (time.monotonic() - started)
+        with contextlib.suppress(WaitTimeout):
+            wait_until(until, timeout=max(left, 0), interval=0.25)
 
     # ---------------------------------------------------------------- the run
     def run(self, *, faults: bool) -> DrillResult:
@@ -330,6 +343,8 @@ class FaultDrill:
             self._start_worker()
         self._start_beat()
         ids = self._data()
+        # A fixed pause: the drill's workers do not answer a ping sent on the drill's own
+        # broker from here (tried: WorkerStartError after 60 s), so there is no probe.
         time.sleep(3.0)  # the workers connect to the broker
         started = time.monotonic()
         self._send(ids)
@@ -343,7 +358,7 @@ class FaultDrill:
             steps = self.options.faults
             for n, names in enumerate(steps):
                 share = 0.2 + 0.3 * n / max(len(steps) - 1, 1)
-                self._wait(ids, lambda s=share: self._done_share(ids) >= s, started)
+                self._wait(functools.partial(self._done_share_reached, ids, share), started)
                 # Faults of one step at once: each in its own thread.
                 with ThreadPoolExecutor(max_workers=len(names)) as pool:
                     done_faults.extend(pool.map(lambda name: doers[name](), names))
@@ -351,7 +366,7 @@ class FaultDrill:
         def finished() -> bool:
             return not Judgment.objects.filter(pk__in=ids).exclude(status="done").exists()
 
-        self._wait(ids, finished, started)
+        self._wait(finished, started)
         seconds = time.monotonic() - started
         statuses = dict(
             Judgment.objects.filter(pk__in=ids)

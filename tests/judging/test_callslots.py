@@ -26,7 +26,7 @@ def test_no_more_calls_at_once_than_the_process_has_slots(settings):
             with lock:
                 in_flight += 1
                 most = max(most, in_flight)
-            time.sleep(0.05)
+            time.sleep(0.05)  # about time: the call holds its slot a while, so calls overlap
             with lock:
                 in_flight -= 1
 

@@ -65,6 +65,7 @@ def test_each_kind_is_planted_in_the_samples_papers_with_its_ground_truth(import
         # The ground truth: the planted characters are where the record says.
         assert altered[canary.start : canary.end] == canary.planted
         assert altered != original
+        assert canary.start is not None and canary.end is not None
         if canary.original:  # replaced: what the record says was there, was there
             assert original[canary.start : canary.start + len(canary.original)] == canary.original
             assert canary.original != canary.planted
@@ -120,6 +121,7 @@ def planted_spot_judge():
     planted = []
     for canary in Canary.objects.filter(role=CanaryRole.TWIN).select_related("submission"):
         text = text_of(canary.submission, canary.path)
+        assert canary.start is not None and canary.end is not None
         # The plant with its surroundings: in this twin's prompt and no other's.
         spot = text[max(0, canary.start - 40) : canary.end + 40]
         planted.append((LABELS[canary.kind], canary.markers[0], spot))
@@ -207,6 +209,7 @@ def test_the_exact_judge_scores_recall_1_and_the_alarmist_false_alarms_1(
     assert all(alarmist.by_kind[k].false_alarm.value == 1.0 for k in KINDS)
     # It catches every type, but points at no planted place.
     assert all(alarmist.by_kind[k].located.hits == 0 for k in KINDS)
+    assert alarmist.false_alarm_any.interval
     low, _high = alarmist.false_alarm_any.interval
     assert 0 < low < 1
     # Nothing new to send: a second run says so and queues nothing.

@@ -10,10 +10,11 @@ from judging.models import Judge, Judgment, JudgmentStatus, Rubric, SubmissionJu
 from judging.selectors import submission_judging_state
 from judging.services.rubrics import rubric_current
 from submissions.models import Stage
+from tests.benchmark.factories import AgentFactory
+from tests.submissions.factories import SubmissionFactory, artifact_add
 from tests.support.fake_llm import answer, error
 
 from .conftest import end2end_submission
-from .factories import AgentFactory, SubmissionFactory, artifact_add
 from .helpers import review_answer
 
 pytestmark = pytest.mark.django_db

@@ -6,12 +6,10 @@ import pytest
 from django.db.models.signals import post_delete, pre_delete
 
 from judging.models import DimensionScore, HallucinationFinding, Judgment
-from tests.leaderboard.factories import (
-    AgentFactory,
-    JudgeFactory,
-    SubmissionFactory,
-    judge_submission,
-)
+from tests.benchmark.factories import AgentFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 

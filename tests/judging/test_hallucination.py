@@ -16,11 +16,12 @@ from judging.services.run import judgment_run
 from submissions.models import ArtifactKind, DerivedArtifact, Stage
 from submissions.pdf_text import PdfText, derived_text_write
 from submissions.signals import submission_ready
+from tests.judging.factories import JudgeFactory
+from tests.submissions.factories import SubmissionFactory, artifact_add
 from tests.support.fake_llm import answer
-from tests.support.waiting import wait_for
+from tests.support.waiting import wait_until
 
 from .conftest import end2end_submission
-from .factories import JudgeFactory, SubmissionFactory, artifact_add
 from .helpers import review_answer
 
 
@@ -231,7 +232,7 @@ def test_a_new_upload_is_hallucination_reviewed_by_the_loopback_judges_through_a
         statuses = list(Judgment.objects.filter(submission=submission).values_list("status"))
         return len(statuses) == 4 and all(s == ("done",) for s in statuses)
 
-    wait_for(finished, message="two score and two hallucination reviews done")
+    wait_until(finished, message="two score and two hallucination reviews done")
     reviews = Judgment.objects.filter(submission=submission, kind=JudgmentKind.HALLUCINATION)
     assert {r.judge.name for r in reviews} == {"judge-a", "judge-b"}
     for review in reviews:

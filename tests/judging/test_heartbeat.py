@@ -92,6 +92,7 @@ def test_a_process_vouches_for_its_runs_until_their_deadline_only(rubrics, judge
     assert written == 1
     for judgment in (mine, stuck, elsewhere):
         judgment.refresh_from_db()
+    assert mine.heartbeat_at and stuck.heartbeat_at and elsewhere.heartbeat_at
     assert timezone.now() - mine.heartbeat_at < timedelta(seconds=5)
     assert timezone.now() - stuck.heartbeat_at > timedelta(seconds=90)
     assert timezone.now() - elsewhere.heartbeat_at > timedelta(seconds=90)

@@ -29,8 +29,8 @@ from judging.models import (
 from judging.selectors import stage_scores, submission_judging_state
 from judging.services.rubrics import rubric_current
 from submissions.models import Stage, SubmissionStatus
-
-from .factories import AgentFactory, SubmissionFactory
+from tests.benchmark.factories import AgentFactory
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -154,10 +154,13 @@ def test_judge_pending_after_the_quick_start_queues_only_new_uploads(sample, fak
     upload = end2end_submission(task_slug="iclr2025_new_upload")
     # A judgment a stopped run left queued (no broker) on an imported submission.
     # (the old `judge --pending` re-judged imported submissions: its leftovers are theirs).
+    imported_end2end = Submission.objects.filter(pk__in=imported, stage=Stage.END2END).first()
+    rubric = rubric_current(stage=Stage.END2END)
+    assert imported_end2end and rubric
     leftover = Judgment.objects.create(
-        submission=Submission.objects.filter(pk__in=imported, stage=Stage.END2END).first(),
+        submission=imported_end2end,
         judge=Judge.objects.get(name="local-qwen"),
-        rubric=rubric_current(stage=Stage.END2END),
+        rubric=rubric,
     )
 
     with pytest.raises(CommandError, match="--yes"):

@@ -161,7 +161,7 @@ def test_an_answer_slower_than_the_timeout_fails_as_timed_out(
 
 
 def test_a_closed_port_fails_as_unreachable(submission, rubrics, closed_port):
-    from .factories import JudgeFactory
+    from tests.judging.factories import JudgeFactory
 
     judge = JudgeFactory(name="gone", api_base=f"http://127.0.0.1:{closed_port}/v1")
     judgment = Judgment.objects.create(
@@ -204,7 +204,7 @@ def test_a_second_delivery_of_the_same_message_does_nothing(judgment, fake_llm):
 
 
 def test_a_submission_without_a_paper_fails_with_a_clear_reason(rubrics, judge_for, fake_llm):
-    from .factories import SubmissionFactory
+    from tests.submissions.factories import SubmissionFactory
 
     judgment = Judgment.objects.create(
         submission=SubmissionFactory(), judge=judge_for("judge-a"), rubric=rubrics["end2end"]
@@ -402,7 +402,7 @@ def test_a_local_server_judge_without_a_key_variable_scores_through_litellm(
 def test_configuration_errors_fail_at_once_with_the_reason(
     submission, rubrics, monkeypatch, fields, says
 ):
-    from .factories import JudgeFactory
+    from tests.judging.factories import JudgeFactory
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     judge = JudgeFactory(**fields)

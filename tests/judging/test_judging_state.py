@@ -6,8 +6,8 @@ import pytest
 
 from judging.models import JudgingCondition, JudgmentStatus, SubmissionJudgingState
 from judging.selectors import submission_judging_state, submissions_with_judging_state
-
-from .factories import JudgeFactory, JudgmentFactory, SubmissionFactory
+from tests.judging.factories import JudgeFactory, JudgmentFactory
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -93,7 +93,7 @@ def test_the_state_in_each_situation(rubrics, judges):
     listed = dict(
         submissions_with_judging_state(
             SubmissionFactory._meta.model.objects.filter(pk__in=[s.pk for s, _ in cases.values()])
-        ).values_list("pk", "judging_state")
+        ).values_list("pk", "judging_state")  # type: ignore[misc]  # an annotation
     )
     assert listed == {s.pk: expected for s, expected in cases.values()}
     assert state(SubmissionFactory.build(pk=10**9)) is None

@@ -10,10 +10,10 @@ from django.db import IntegrityError, transaction
 
 from common.llm import PermanentLLMError, TransientLLMError
 from judging import llm
+from tests.judging.factories import JudgeFactory
 from tests.support.fake_llm import answer, error
 
 from .conftest import TEST_KEY
-from .factories import JudgeFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +21,9 @@ MESSAGES = [{"role": "system", "content": "Judge."}, {"role": "user", "content":
 
 
 def test_a_call_uses_the_judges_model_parameters_and_key(fake_llm):
-    judge = JudgeFactory(api_base=fake_llm.url, temperature=0.3, max_tokens=777)
+    judge = JudgeFactory(
+        api_base=fake_llm.url, model="openai/test-judge", temperature=0.3, max_tokens=777
+    )
     fake_llm.script(answer('{"ok": true}'))
 
     response = llm.chat(judge=judge, messages=MESSAGES)

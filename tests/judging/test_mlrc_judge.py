@@ -21,9 +21,9 @@ from judging.parsing import ReviewFormatError, review_parse
 from judging.services.rubrics import rubric_current
 from judging.subjective_objective import mlrc_judge_correlation
 from submissions.models import Stage
-from tests.experiments.factories import AgentFactory, submission_with_files
-
-from .factories import JudgeFactory
+from tests.benchmark.factories import AgentFactory
+from tests.experiments.factories import submission_with_files
+from tests.judging.factories import JudgeFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -118,10 +118,12 @@ def evaluated(objective, name: str, test_score: float, runtime: float):
 
 
 def rated(submission, judge, condition, ratings: dict[str, int], *, scale=(1, 5)):
+    rubric = rubric_current(stage=Stage.METHOD)
+    assert rubric is not None
     judgment = Judgment.objects.create(
         submission=submission,
         judge=judge,
-        rubric=rubric_current(stage=Stage.METHOD),
+        rubric=rubric,
         condition=condition,
         status=JudgmentStatus.DONE,
     )
@@ -153,18 +155,18 @@ def test_mlrc_benchs_judge_correlation_is_pearson_against_its_three_measures(cur
     answer = mlrc_judge_correlation()
 
     base, base_runtime = curve.baseline_score, curve.baseline_runtime_seconds
-    improvement = [100 * (base - score) / base for _, score, _, _, _ in trials]
+    improvements = [100 * (base - score) / base for _, score, _, _, _ in trials]
     neg_runtime = [-100 * (rt - base_runtime) / base_runtime for _, _, rt, _, _ in trials]
-    clarity = [t[3] for t in trials]
-    validity = [t[4] for t in trials]
+    clarities = [t[3] for t in trials]
+    validities = [t[4] for t in trials]
     with_code, no_code = answer["conditions"]
     assert (with_code["condition"], with_code["n_trials"]) == ("with_code", 4)
     cells = {(c["dimension"], c["measure"]): c for c in with_code["cells"]}
     assert cells[("Clarity", "improvement_perc")]["pearson_r"] == pytest.approx(
-        pearsonr(clarity, improvement).statistic
+        pearsonr(clarities, improvements).statistic
     )
     assert cells[("Validity", "relative_runtime")]["pearson_r"] == pytest.approx(
-        pearsonr(validity, neg_runtime).statistic
+        pearsonr(validities, neg_runtime).statistic
     )
     assert cells[("Clarity", "improvement_perc")]["n"] == 4
     # Every trial has the same method: its complexity does not vary, no r.

@@ -13,8 +13,8 @@ from judging.rubrics import DEFAULT_RUBRICS
 from judging.selectors import judgments_panel_context
 from submissions.models import Stage
 from tests.errors import error_messages
-
-from .factories import JudgeFactory, SubmissionFactory, artifact_add
+from tests.judging.factories import JudgeFactory
+from tests.submissions.factories import SubmissionFactory, artifact_add
 
 pytestmark = pytest.mark.django_db
 

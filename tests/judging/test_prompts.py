@@ -7,9 +7,9 @@ import pytest
 from judging.models import JudgingCondition
 from judging.prompts import PromptError, judge_prompt_build
 from submissions.models import ArtifactKind, Stage
+from tests.submissions.factories import SubmissionFactory, artifact_add
 
 from .conftest import TASK_TEXT
-from .factories import SubmissionFactory, artifact_add
 
 pytestmark = pytest.mark.django_db
 

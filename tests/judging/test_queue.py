@@ -11,10 +11,11 @@ from judging.services.queue import judgment_rerun, judgments_queue
 from judging.services.rubrics import rubric_import
 from submissions.models import Stage, SubmissionStatus
 from submissions.signals import submission_ready
+from tests.judging.factories import JudgeFactory
+from tests.submissions.factories import SubmissionFactory
 from tests.support.fake_llm import answer, error
 
 from .conftest import end2end_submission
-from .factories import JudgeFactory, SubmissionFactory
 from .helpers import review_answer
 
 pytestmark = pytest.mark.django_db

@@ -85,9 +85,12 @@ def test_a_claim_that_fails_on_the_database_is_retried_not_acknowledged(judgment
 
     monkeypatch.setattr(run, "_judgment_claim", dead)
     retried = []
-    monkeypatch.setattr(
-        judgment_run_task, "retry", lambda **kwargs: retried.append(kwargs) or Retry()
-    )
+
+    def retry(**kwargs):
+        retried.append(kwargs)
+        return Retry()
+
+    monkeypatch.setattr(judgment_run_task, "retry", retry)
     # As a worker runs it: WorkerTask's declared retry (`retry_on`) takes the error.
     judgment_run_task.push_request(is_eager=False, called_directly=False)
     try:

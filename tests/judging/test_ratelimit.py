@@ -45,7 +45,7 @@ def test_a_slot_frees_when_the_window_slides(window):
     assert window.try_acquire("judge-x", 2, window=1) == 0
     wait = window.try_acquire("judge-x", 2, window=1)
     assert 0 < wait <= 1
-    time.sleep(wait + 0.05)
+    time.sleep(wait + 0.05)  # about time: the window slides past the first two
     assert window.try_acquire("judge-x", 2, window=1) == 0
 
 

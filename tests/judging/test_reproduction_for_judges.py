@@ -20,9 +20,9 @@ from tests.experiments.conftest import (  # noqa: F401 - fixtures of the sandbox
     experiment_settings,
     sandbox_ready,
 )
+from tests.submissions.factories import artifact_add
 from tests.support.fake_llm import answer
 
-from .factories import artifact_add
 from .helpers import review_answer
 
 pytestmark = pytest.mark.django_db

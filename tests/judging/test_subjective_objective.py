@@ -20,9 +20,9 @@ from judging.prompts import judge_prompt_build
 from judging.services.queue import submission_ready_judge
 from judging.services.rubrics import rubric_current
 from submissions.models import ArtifactKind, Stage
-from tests.experiments.factories import AgentFactory, submission_with_files
-
-from .factories import JudgeFactory
+from tests.benchmark.factories import AgentFactory
+from tests.experiments.factories import submission_with_files
+from tests.judging.factories import JudgeFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -73,6 +73,7 @@ def evaluated_method(objective, name: str, test_score: float):
 
 def judged(submission, condition: str, scores: dict[str, float], judge) -> None:
     rubric = rubric_current(stage=Stage.METHOD)
+    assert rubric is not None
     judgment = Judgment.objects.create(
         submission=submission,
         judge=judge,
@@ -86,6 +87,7 @@ def judged(submission, condition: str, scores: dict[str, float], judge) -> None:
 
 def test_the_method_rubric_has_mlrc_benchs_five_dimensions():
     rubric = rubric_current(stage=Stage.METHOD)
+    assert rubric is not None
     keys = [dimension["key"] for dimension in rubric.dimensions]
     assert keys[:5] == list(MLRC)
     assert all((d["min"], d["max"]) == (1, 10) for d in rubric.dimensions)
@@ -109,6 +111,7 @@ def test_a_method_is_queued_with_and_without_code_and_judged_without_its_scores(
         JudgingCondition.NO_CODE,
     }
     rubric = rubric_current(stage=Stage.METHOD)
+    assert rubric is not None
     with_code = judge_prompt_build(
         submission=submission, rubric=rubric, condition=JudgingCondition.WITH_CODE
     ).messages[1]["content"]
@@ -148,6 +151,7 @@ def test_rho_between_judges_and_real_results_is_in_the_api_and_the_objective_tab
     assert innovative["spearman_rho"] == round(expected, 4)
     low, high = innovative["ci"]
     interval = spearman_interval(np.array(means), np.array(improvements))
+    assert interval is not None
     assert (low, high) == (round(interval[0], 4), round(interval[1], 4))
     assert -1 <= low <= expected <= high <= 1
     # Every judge gave the same Clarity: no rank correlation to speak of.

@@ -24,11 +24,11 @@ from judging.services.queue import judgments_queue
 from judging.services.rubrics import ensure_default_rubrics
 from judging.tasks import judgment_run_task
 from submissions.signals import submission_ready
+from tests.judging.factories import JudgeFactory
 from tests.support.fake_llm import answer
-from tests.support.waiting import wait_for
+from tests.support.waiting import wait_until
 
 from .conftest import end2end_submission
-from .factories import JudgeFactory
 from .helpers import review_answer
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backends]
@@ -64,7 +64,7 @@ def test_a_ready_submission_is_scored_by_every_active_judge_and_the_stage_score_
     # What the intake does once the submission's transaction has committed.
     submission_ready.send(sender=None, submission_id=submission.pk)
 
-    wait_for(lambda: statuses(submission) == ["done", "done"], message="both judgments done")
+    wait_until(lambda: statuses(submission) == ["done", "done"], message="both judgments done")
     judges = set(
         Judgment.objects.filter(submission=submission).values_list("judge__name", flat=True)
     )
@@ -86,7 +86,7 @@ def test_a_message_delivered_twice_is_judged_once(
 
     judgment_run_task.delay(judgment_id)  # the same message again
 
-    wait_for(lambda: statuses(submission) == ["done"], message="the judgment done")
+    wait_until(lambda: statuses(submission) == ["done"], message="the judgment done")
     time.sleep(1.0)  # time enough for a second run to show up, were there one
     assert len(fake_llm.requests) == 1
     assert Judgment.objects.get(pk=judgment_id).scores.count() == 5
@@ -123,8 +123,8 @@ def test_a_judgment_sent_with_a_countdown_waits_in_the_broker_then_is_judged(
         with app.connection_for_write() as conn:
             channel = conn.default_channel
             assert channel.queue_declare(queue="judge", passive=True).message_count == 0
-            wait_for(lambda: delayed_messages(channel) == 1, message="the message held back")
-    wait_for(lambda: statuses(submission) == ["done"], message="the delayed judgment done")
+            wait_until(lambda: delayed_messages(channel) == 1, message="the message held back")
+    wait_until(lambda: statuses(submission) == ["done"], message="the delayed judgment done")
     assert len(fake_llm.requests) == 1
 
 
@@ -144,17 +144,17 @@ def test_a_worker_killed_mid_judgment_leaves_a_judgment_that_still_ends_done_onc
     first.wait()
     # A second worker whose broker gives up on unacknowledged messages after 1 s:
     # the killed worker's message is delivered to it again, and must do nothing.
-    time.sleep(1.5)
+    time.sleep(1.5)  # about time: past that second, the message counts as unacknowledged
     celery_worker_process(
         "judge", pool="threads", concurrency=2, env={**worker_env, "CELERY_VISIBILITY_TIMEOUT": "1"}
     )
-    time.sleep(2.0)
+    time.sleep(2.0)  # about time: a redelivery that ran would have run by now
     assert Judgment.objects.get(pk=judgment_id).status == JudgmentStatus.RUNNING
     assert len(fake_llm.requests) == 1
 
     call_command("reap_stuck", "--older-than", "0")
 
-    wait_for(lambda: statuses(submission) == ["done"], message="the requeued judgment done")
+    wait_until(lambda: statuses(submission) == ["done"], message="the requeued judgment done")
     time.sleep(2.0)  # any late redelivery would run now
     judgment = Judgment.objects.get(pk=judgment_id)
     assert Judgment.objects.filter(submission=submission).count() == 1
@@ -203,8 +203,8 @@ def test_a_judges_rate_limit_holds_across_worker_processes(
         rows = Judgment.objects.filter(judge=judge, status=JudgmentStatus.DONE)
         return set(rows.values_list("pk", flat=True))
 
-    wait_for(lambda: len(done()) == 3, timeout=180, message="three judgments done")
-    wait_for(
+    wait_until(lambda: len(done()) == 3, timeout=180, message="three judgments done")
+    wait_until(
         lambda: told_to_wait(logs) == set(queued) - done(),
         timeout=180,
         message="the other three judgments refused a turn",
@@ -232,7 +232,7 @@ def test_a_worker_with_more_threads_than_call_slots_keeps_only_its_slots_in_flig
 
     judgments_queue(submissions=submissions, judges=[judge])
 
-    wait_for(
+    wait_until(
         lambda: Judgment.objects.filter(judge=judge, status=JudgmentStatus.DONE).count() == 8,
         message="all eight judgments to be done",
     )
@@ -260,7 +260,7 @@ def test_calls_in_flight_hold_no_database_connection(celery_worker_process, work
 
     judgments_queue(submissions=submissions, judges=[judge])
 
-    wait_for(lambda: fake_llm.in_flight == 8, message="eight calls in flight")
+    wait_until(lambda: fake_llm.in_flight == 8, message="eight calls in flight")
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity "
@@ -268,7 +268,7 @@ def test_calls_in_flight_hold_no_database_connection(celery_worker_process, work
         )
         (held,) = cursor.fetchone()
     assert held <= 2
-    wait_for(
+    wait_until(
         lambda: Judgment.objects.filter(judge=judge, status=JudgmentStatus.DONE).count() == 8,
         message="all eight judgments to be done",
     )

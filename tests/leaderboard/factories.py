@@ -2,17 +2,15 @@
 
 `judge_submission` records one finished judgment with its dimension scores;
 `bulk_board` fills a whole stage quickly (bulk inserts) for the tests that
-need hundreds of agents.
+need hundreds of agents. The models' factories are their owning apps'.
 """
 
 import hashlib
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 
-import factory
-
-from benchmark.models import Agent, ModelFamily
+from benchmark.models import Agent, Task
 from common.results import results_changed
 from judging.models import (
     DimensionScore,
@@ -23,29 +21,16 @@ from judging.models import (
     Rubric,
 )
 from submissions.models import Stage, Submission, SubmissionSource, SubmissionStatus
-from tests.benchmark import factories as base
-from tests.judging import factories as judging
+from tests.benchmark.factories import TeamFactory
 
 END2END_DIMENSIONS = ["Overall", "Clarity", "Novelty", "Soundness", "Significance"]
-STAGE_DIMENSIONS = {
+STAGE_DIMENSIONS: dict[str, list[str]] = {
     Stage.IDEA: ["Overall", "Consistency", "Clarity", "Novelty", "Feasibility", "Significance"],
     Stage.PROPOSAL: ["Overall", "Consistency", "Clarity", "Novelty", "Soundness", "Feasibility"],
     Stage.EXPERIMENT: ["Overall", "Consistency", "Completeness", "Novelty", "Soundness"],
     Stage.PAPER: ["Overall", "Consistency", "Clarity", "Completeness", "Soundness"],
     Stage.END2END: END2END_DIMENSIONS,
 }
-
-
-class AgentFactory(base.AgentFactory):
-    display_name = factory.LazyAttribute(lambda agent: agent.name.replace("-", " ").title())
-    base_model = "some-model"
-    scaffold = "MLR-Agent"
-    model_family = ModelFamily.OTHER
-
-
-class SubmissionFactory(base.SubmissionFactory):
-    agent = factory.SubFactory(AgentFactory)
-    status = SubmissionStatus.READY
 
 
 def rubric_for(stage: str) -> Rubric:
@@ -64,10 +49,6 @@ def rubric_for(stage: str) -> Rubric:
         },
     )
     return rubric
-
-
-class JudgeFactory(judging.JudgeFactory):
-    model = factory.LazyAttribute(lambda judge: f"openai/{judge.name}")
 
 
 def judge_submission(
@@ -113,11 +94,11 @@ def judge_submission(
 def bulk_board(
     *,
     n_agents: int,
-    tasks: Iterable,
+    tasks: Iterable[Task],
     judges: Iterable[Judge],
     stage: str = Stage.END2END,
     prefix: str = "bulk",
-    score_of=None,
+    score_of: Callable[[int, int, int, int], float] | None = None,
 ) -> list[Agent]:
     """`n_agents` new agents, each with one fully judged submission per task,
     scored by every judge on every dimension of the stage (bulk inserts)."""
@@ -125,7 +106,7 @@ def bulk_board(
     rubric = rubric_for(stage)
     dimensions = STAGE_DIMENSIONS.get(stage, END2END_DIMENSIONS)
     score_of = score_of or (lambda a, t, j, d: 1 + (a * 7 + t * 3 + j * 5 + d) % 9)
-    team = base.TeamFactory(slug=f"{prefix}-team", name=f"{prefix} team")
+    team = TeamFactory(slug=f"{prefix}-team", name=f"{prefix} team")
     agents = Agent.objects.bulk_create(
         Agent(team=team, name=f"{prefix}-{i}", display_name=f"{prefix.title()} {i}")
         for i in range(n_agents)

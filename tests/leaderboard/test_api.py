@@ -11,11 +11,12 @@ from benchmark.models import ModelFamily
 from common.csv_cells import csv_cell
 from judging.models import JudgingCondition, JudgmentStatus
 from submissions.models import Stage
-from tests.benchmark.factories import TaskFactory
+from tests.benchmark.factories import AgentFactory, TaskFactory
 from tests.errors import error_messages
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import bulk_board, judge_submission
+from tests.submissions.factories import SubmissionFactory
 from tests.support.queries import count_queries
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, bulk_board, judge_submission
 
 pytestmark = pytest.mark.django_db
 

@@ -12,9 +12,11 @@ from leaderboard.caching import DATA_GENERATION
 from leaderboard.payloads import leaderboard_payload
 from leaderboard.selectors.board import LeaderboardQuery
 from reviews.agreement_cache import AGREEMENT_GENERATION
-from reviews.selectors import AgreementReviews, agreement_for_stage
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+from reviews.selectors import AgreementReviews, StageAgreement, agreement_for_stage
+from tests.benchmark.factories import AgentFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
 
 # These tests count every submitted review (an organiser's view).
 SUBMITTED = AgreementReviews.SUBMITTED
@@ -50,7 +52,7 @@ def test_an_evicted_counter_starts_from_a_number_never_used(settings):
     assert generation.current() > before + 1
 
 
-def cached_answers() -> tuple[dict, dict]:
+def cached_answers() -> tuple[dict, StageAgreement]:
     return leaderboard_payload(LeaderboardQuery()), agreement_for_stage(
         stage="end2end", reviews=SUBMITTED
     )

@@ -10,9 +10,11 @@ import pytest
 from judging.models import JudgingCondition, JudgmentStatus
 from judging.selectors import stage_scores
 from submissions.models import Stage, SubmissionInput
+from tests.benchmark.factories import AgentFactory
 from tests.errors import error_messages
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -111,9 +111,11 @@ def test_detection_metrics_are_undefined_where_they_must_be():
 
 
 def test_wilson_intervals():
-    low, high = wilson_interval(8, 10)
+    assert (interval := wilson_interval(8, 10))
+    low, high = interval
     assert low == pytest.approx(0.4902, abs=1e-4) and high == pytest.approx(0.9433, abs=1e-4)
-    low, high = wilson_interval(0, 10)
+    assert (interval := wilson_interval(0, 10))
+    low, high = interval
     assert low == 0.0 and 0 < high < 0.31
     assert wilson_interval(0, 0) is None
 
@@ -221,7 +223,7 @@ def test_the_experts_per_type_rates_for_ai_scientist_and_mlr_agent(client, impor
     assert all(d["recall"] == 1.0 for d in detection)
 
 
-def published_typed_flags(mlrbench_data, run_folder: str) -> dict[str, set[str]]:
+def published_typed_flags(mlrbench_data, run_folder: str) -> dict[str, set[str | None]]:
     """Each judge's typed findings in the hallucination reviews beside a run, read
     straight from the files: {judge file suffix: the types it found}."""
     from judging.parsing import hallucination_type_key

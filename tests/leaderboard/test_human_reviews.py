@@ -17,14 +17,14 @@ from reviews.services import (
     review_round_release,
     review_submit,
 )
-from tests.benchmark.factories import TaskFactory
-from tests.judging.factories import RubricFactory
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.benchmark.factories import UserFactory as ReviewUserFactory
+from tests.judging.factories import JudgeFactory, RubricFactory
+from tests.leaderboard.factories import bulk_board, judge_submission
 from tests.reviews.factories import AssignmentFactory, ReviewRoundFactory
-from tests.reviews.factories import UserFactory as ReviewUserFactory
 from tests.reviews.scenario import review_data
+from tests.submissions.factories import SubmissionFactory
 from tests.support.queries import count_queries
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, bulk_board, judge_submission
 
 pytestmark = pytest.mark.django_db
 

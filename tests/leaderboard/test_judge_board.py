@@ -21,9 +21,10 @@ from leaderboard.selectors.judges import (
 )
 from reviews.models import HallucinationAnswer, HumanHallucinationCheck
 from submissions.models import ArtifactKind, Stage
-from tests.benchmark.factories import TaskFactory, artifact_add
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory, artifact_add
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +68,7 @@ def test_the_board_lists_each_judge_the_mean_the_expert_and_the_length_baseline(
     assert rows["long-lover"].length_bias.value == pytest.approx(1.0)
     assert rows["long-lover"].length_bias.n == 6
     assert rows[BASELINE_ROW].length_bias.value == pytest.approx(1.0)
-    assert rows["fair"].length_bias.value < 0.5
+    assert (rows["fair"].length_bias.value or 0) < 0.5
     assert rows["long-lover"].mean_score.value == pytest.approx(4.5)
     assert rows["long-lover"].mean_score.n == 6
     assert rows["long-lover"].failure_rate.value == 0 and rows["long-lover"].failure_rate.n == 6
@@ -168,15 +169,15 @@ def test_fabrication_recall_and_precision_against_the_experts_check(client, chec
 
     # eager: TP p1 p2, FN p3, FP p4, TN p5.
     eager = rows["eager"]
-    assert (eager.fabrication_recall.value, eager.fabrication_recall.n) == (pytest.approx(2 / 3), 3)
+    assert eager.fabrication_recall.value == pytest.approx(2 / 3)
+    assert eager.fabrication_recall.n == 3
     assert eager.fabrication_recall.interval == pytest.approx(wilson_interval(2, 3))
-    assert (eager.fabrication_precision.value, eager.fabrication_precision.n) == (
-        pytest.approx(2 / 3),
-        3,
-    )
+    assert eager.fabrication_precision.value == pytest.approx(2 / 3)
+    assert eager.fabrication_precision.n == 3
     # shy: TP p3, FN p1 p2, no false alarm.
     shy = rows["shy"]
-    assert (shy.fabrication_recall.value, shy.fabrication_recall.n) == (pytest.approx(1 / 3), 3)
+    assert shy.fabrication_recall.value == pytest.approx(1 / 3)
+    assert shy.fabrication_recall.n == 3
     assert (shy.fabrication_precision.value, shy.fabrication_precision.n) == (1.0, 1)
     # The mean row: the judges under `any` flag p1-p4: every expert flag caught, one false alarm.
     mean = rows[MEAN_ROW]
@@ -235,13 +236,12 @@ def test_cost_latency_and_failures_count_only_the_scoring_judgments(checked_boar
 
     row = next(r for r in judge_board_compute(stage=Stage.END2END).rows if r.name == "eager")
 
-    assert (row.cost_per_judgment.value, row.cost_per_judgment.n) == (pytest.approx(0.01), 7)
+    assert row.cost_per_judgment.value == pytest.approx(0.01)
+    assert row.cost_per_judgment.n == 7
     assert (row.median_latency_seconds.value, row.median_latency_seconds.n) == (10.0, 7)
     assert (row.failure_rate.value, row.failure_rate.n) == (0.0, 7)
-    assert (row.cost_per_hallucination_review.value, row.cost_per_hallucination_review.n) == (
-        pytest.approx(2.0),
-        2,
-    )
+    assert row.cost_per_hallucination_review.value == pytest.approx(2.0)
+    assert row.cost_per_hallucination_review.n == 2
 
 
 def test_the_sample_datas_judges_catch_what_the_experts_found(client, sample):

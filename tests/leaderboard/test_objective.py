@@ -25,7 +25,8 @@ from experiments.queue import objective_test_queue
 from experiments.results import objective_result_record, submission_lloc
 from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
 from submissions.models import ArtifactKind, Stage
-from tests.experiments.factories import AgentFactory, submission_with_files
+from tests.benchmark.factories import AgentFactory
+from tests.experiments.factories import submission_with_files
 from tests.experiments.test_mlrc import CLAUDE_TRACE
 
 pytestmark = pytest.mark.django_db
@@ -175,7 +176,7 @@ def test_the_objective_query_count_does_not_grow_with_agents(client, curve):
             with CaptureQueriesContext(connection) as queries:
                 assert client.get(url, {"stage": "objective"}).status_code == 200
             counts.append(len(queries))
-        return tuple(counts)
+        return counts[0], counts[1]
 
     evaluate(curve, "agent-0", "knn", [0.3], 0.3, 1.0)
     small = count()

@@ -5,9 +5,10 @@ from django.urls import reverse
 
 from benchmark.models import ModelFamily
 from submissions.models import Stage
-from tests.benchmark.factories import TaskFactory
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 

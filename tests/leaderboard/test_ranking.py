@@ -8,9 +8,10 @@ from leaderboard.ranking import paired_difference, pareto_optimal, tie_aware_ran
 from leaderboard.selectors.board import LeaderboardQuery, leaderboard_compute
 from leaderboard.selectors.compare import agents_compare
 from submissions.models import Stage
-from tests.benchmark.factories import TaskFactory
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
 
 
 def board_of(per_agent: dict[str, list[float]]):
@@ -40,6 +41,7 @@ def test_an_indistinguishable_pair_shares_a_rank_but_keeps_its_strict_order():
     assert ranks["a"].rank == ranks["b"].rank == 1
     assert sorted([ranks["a"].rank_strict, ranks["b"].rank_strict]) == [1, 2]
     difference = paired_difference(dict(enumerate(a)), dict(enumerate(b)))
+    assert difference.interval and difference.p_value is not None
     assert difference.interval[0] < 0 < difference.interval[1]
     assert difference.p_value > 0.05
 
@@ -101,10 +103,10 @@ def test_the_board_carries_tie_aware_ranks_intervals_and_the_compare_view(client
     assert "rank_strict" in csv and "Overall_ci_low" in csv and "pareto_optimal" in csv
 
     comparison = agents_compare(query=LeaderboardQuery(), a="alpha", b="gamma")
-    overall = comparison.dimensions[0]
-    assert overall.dimension == "Overall" and overall.difference.n_tasks == 8
-    assert overall.difference.mean == pytest.approx(5.5)
-    assert overall.difference.p_value == 0
+    first = comparison.dimensions[0]
+    assert first.dimension == "Overall" and first.difference.n_tasks == 8
+    assert first.difference.mean == pytest.approx(5.5)
+    assert first.difference.p_value == 0
     assert len(comparison.tasks) == 8
     api = client.get("/api/leaderboard/compare/?a=alpha&b=beta").json()
     assert api["dimensions"][0]["ci"][0] < 0 < api["dimensions"][0]["ci"][1]

@@ -15,9 +15,11 @@ from leaderboard.caching import DATA_GENERATION, REFRESH_QUEUED_KEY, stage_gener
 from leaderboard.releases import release_create, release_data
 from leaderboard.selectors.board import LeaderboardQuery
 from leaderboard.tasks import boards_refresh
-from tests.support.waiting import wait_for
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+from tests.benchmark.factories import AgentFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
+from tests.support.waiting import wait_until
 
 API = "/api/leaderboard/?stage=end2end"
 
@@ -177,7 +179,7 @@ def test_a_judgment_landing_is_brought_to_the_board_by_a_real_worker(
         answer = requests.get(url, timeout=60)
         return "X-Data-Stale" not in answer.headers and answer.json()
 
-    rows = wait_for(fresh, timeout=60, message="the worker's refresh")["rows"]
+    rows = wait_until(fresh, timeout=60, message="the worker's refresh")["rows"]
     assert [r["agent"] for r in rows] == ["beta", "alpha"]
 
     def computed_here():

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from tests.benchmark.factories import AgentFactory
+from tests.judging.factories import JudgeFactory
 from tests.support.docs import user_docs_text
 
-from .factories import AgentFactory, JudgeFactory
 from .test_releases import judged
 
 pytestmark = pytest.mark.django_db

@@ -6,6 +6,7 @@ import io
 import json
 import logging
 import zipfile
+from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -22,9 +23,10 @@ from leaderboard.releases import (
     release_withdraw,
 )
 from submissions.models import Stage
-from tests.benchmark.factories import TaskFactory
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -130,7 +132,7 @@ def test_a_release_keeps_each_judgments_scores_and_the_hash_of_its_texts(client)
     }
     # The texts are not stored, their hash is: anyone holding them can check it.
     assert b"A long rationale." not in bytes(release.content)
-    texts = {
+    texts: dict[str, Any] = {
         "strengths": ["clear"],
         "weaknesses": ["small"],
         "hallucination_details": "",

@@ -18,10 +18,11 @@ from experiments.models import (
     ReproductionVerdict,
 )
 from submissions.models import Stage
-from tests.benchmark.factories import TaskFactory
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import bulk_board, judge_submission
+from tests.submissions.factories import SubmissionFactory
 from tests.support.queries import count_queries
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, bulk_board, judge_submission
 
 pytestmark = pytest.mark.django_db
 

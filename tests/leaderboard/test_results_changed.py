@@ -14,17 +14,11 @@ from common.bulk_writes import writes_deferred
 from common.results import AGREEMENT_GENERATION, results_changed
 from leaderboard.caching import DATA_GENERATION, stage_generation
 from leaderboard.selectors.counting import LEADERBOARD_STAGES
-from tests.benchmark.factories import UserFactory
+from tests.benchmark.factories import AgentFactory, UserFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import STAGE_DIMENSIONS, judge_submission, rubric_for
 from tests.reviews.scenario import review_data
-
-from .factories import (
-    STAGE_DIMENSIONS,
-    AgentFactory,
-    JudgeFactory,
-    SubmissionFactory,
-    judge_submission,
-    rubric_for,
-)
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 

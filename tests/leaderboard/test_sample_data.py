@@ -166,6 +166,7 @@ def test_costs_per_step_follow_mlrbenchs_rule_and_unknown_coding_costs_are_lower
             model = "gpt-4o-search-preview-2025-03-11" if name == "lit" else writing_model
             usage = json.loads((folder / f"{name}_token_usage.json").read_text())
             expected = script_step_cost(usage, model)
+            assert step.cost_usd is not None
             assert float(step.cost_usd) == pytest.approx(expected, abs=1e-6), (agent, name)
             assert step.price_source, (agent, name)  # every price says where it comes from
             expected_total += expected

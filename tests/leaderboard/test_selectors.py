@@ -10,9 +10,10 @@ from judging.models import JudgingCondition, JudgmentStatus
 from leaderboard.selectors import board as board_selectors
 from leaderboard.selectors.board import LeaderboardQuery, leaderboard_compute, leaderboard_sort
 from submissions.models import Stage, SubmissionStatus
-from tests.benchmark.factories import TaskFactory
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -172,8 +173,8 @@ def test_conference_year_and_topic_filters_choose_the_tasks(judges):
         TaskFactory(slug="icml2024_b", conference="icml", year=2024, topic="computer_vision"),
         TaskFactory(slug="icml2025_c", conference="icml", year=2025, topic="ml_theory"),
     ]
-    for overall, task in zip((2, 5, 8), tasks, strict=True):
-        judge_submission(SubmissionFactory(agent=agent, task=task), claude, scores(overall))
+    for score, task in zip((2, 5, 8), tasks, strict=True):
+        judge_submission(SubmissionFactory(agent=agent, task=task), claude, scores(score))
 
     def overall(**filters):
         board = leaderboard_compute(LeaderboardQuery(**filters))

@@ -14,9 +14,10 @@ from experiments.models import ReproductionVerdict
 from leaderboard.selectors import board as board_selectors
 from leaderboard.serializers import LeaderboardRowSerializer, ObjectiveLeaderboardRowSerializer
 from leaderboard.tables import STAGE_COLUMNS, csv_header, page_columns
-from tests.benchmark.factories import TaskFactory
-
-from .factories import AgentFactory, JudgeFactory, SubmissionFactory, judge_submission
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -2,8 +2,8 @@ import pytest
 
 from benchmark.roles import organiser_grant
 from reviews.services import reviewer_register
-
-from .factories import RubricFactory, UserFactory
+from tests.benchmark.factories import UserFactory
+from tests.judging.factories import RubricFactory
 
 
 @pytest.fixture(autouse=True)

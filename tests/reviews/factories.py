@@ -1,46 +1,24 @@
-"""Test data for human review: users, teams, agents, submissions with
-artifacts, rubrics, judges with judgments, rounds and assignments."""
+"""The reviews app's models: review rounds and assignments, and done
+judgments to compare the reviewers' scores with."""
 
+from collections.abc import Mapping
 from datetime import timedelta
 from decimal import Decimal
 
 import factory
 from django.utils import timezone
 
-from benchmark.models import ModelFamily
-from judging.models import DimensionScore, Judgment, JudgmentStatus
+from judging.models import DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
 from reviews.models import Assignment, ReviewRound
-from submissions.models import Stage
-from tests.benchmark import factories as base
-from tests.benchmark.factories import TaskFactory, TeamFactory, artifact_add  # noqa: F401
-from tests.judging import factories as judging
-from tests.judging.factories import (  # noqa: F401 - re-exported
-    END2END_DIMENSIONS,
-    RubricFactory,
-    rubric_dimensions,
-)
+from submissions.models import Stage, Submission
+from tests.benchmark.factories import UserFactory
+from tests.submissions.factories import SubmissionFactory
+from tests.support.model_factory import ModelFactory
 
 
-class UserFactory(base.UserFactory):
-    username = factory.Sequence(lambda n: f"user{n}")
-    password = factory.django.Password("pw-for-tests")
-
-
-class AgentFactory(base.AgentFactory):
-    display_name = factory.LazyAttribute(lambda agent: f"Agent {agent.name}")
-    base_model = factory.Sequence(lambda n: f"base-model-{n}")
-    model_family = ModelFamily.OTHER
-
-
-class SubmissionFactory(base.SubmissionFactory):
-    agent = factory.SubFactory(AgentFactory)
-
-
-class JudgeFactory(judging.JudgeFactory):
-    model = factory.LazyAttribute(lambda judge: f"openai/{judge.name}")
-
-
-def judgment_record(submission, judge, rubric, scores: dict[str, float]) -> Judgment:
+def judgment_record(
+    submission: Submission, judge: Judge, rubric: Rubric, scores: Mapping[str, float]
+) -> Judgment:
     """A done judgment of `submission` by `judge` with these dimension scores."""
     judgment = Judgment.objects.create(
         submission=submission, judge=judge, rubric=rubric, status=JudgmentStatus.DONE
@@ -52,7 +30,7 @@ def judgment_record(submission, judge, rubric, scores: dict[str, float]) -> Judg
     return judgment
 
 
-class ReviewRoundFactory(factory.django.DjangoModelFactory):
+class ReviewRoundFactory(ModelFactory[ReviewRound]):
     class Meta:
         model = ReviewRound
 
@@ -61,7 +39,7 @@ class ReviewRoundFactory(factory.django.DjangoModelFactory):
     due_at = factory.LazyFunction(lambda: timezone.now() + timedelta(days=14))
 
 
-class AssignmentFactory(factory.django.DjangoModelFactory):
+class AssignmentFactory(ModelFactory[Assignment]):
     class Meta:
         model = Assignment
 

@@ -5,26 +5,22 @@ submitted, reviewer C is a reviewer without this paper; an organiser."""
 
 from dataclasses import dataclass
 
+from django.contrib.auth.models import User
+
 from benchmark.roles import organiser_grant
-from reviews.models import Assignment
+from judging.models import Rubric
+from reviews.models import Assignment, ReviewRound
 from reviews.services import (
     assignment_add,
     review_round_create,
     review_submit,
     reviewer_register,
 )
-from submissions.models import ArtifactKind, Stage
-
-from .factories import (
-    AgentFactory,
-    JudgeFactory,
-    RubricFactory,
-    SubmissionFactory,
-    TeamFactory,
-    UserFactory,
-    artifact_add,
-    judgment_record,
-)
+from submissions.models import ArtifactKind, Stage, Submission
+from tests.benchmark.factories import AgentFactory, TeamFactory, UserFactory
+from tests.judging.factories import JudgeFactory, RubricFactory
+from tests.reviews.factories import judgment_record
+from tests.submissions.factories import SubmissionFactory, artifact_add
 
 # A 1x1 PNG.
 PNG = bytes.fromhex(
@@ -64,17 +60,17 @@ def review_data(scores: dict[str, int] | None = None, **overrides) -> dict:
 
 @dataclass
 class Scenario:
-    submission: object
-    rubric: object
-    submitter: object
-    reviewer_a: object
-    reviewer_b: object
-    reviewer_c: object
-    reviewer_d: object
-    organiser: object
+    submission: Submission
+    rubric: Rubric
+    submitter: User
+    reviewer_a: User
+    reviewer_b: User
+    reviewer_c: User
+    reviewer_d: User
+    organiser: User
     assignment_a: Assignment
     assignment_b: Assignment
-    review_round: object
+    review_round: ReviewRound
 
 
 def scenario_build() -> Scenario:

@@ -7,6 +7,7 @@ import itertools
 import json
 import random
 from collections import defaultdict
+from typing import Any
 
 import krippendorff
 import numpy as np
@@ -23,17 +24,16 @@ from reviews.selectors import AgreementReviews, agreement_for_stage
 from reviews.serializers import DimensionAgreementSerializer
 from reviews.services import review_import_record
 from submissions.models import Stage
+from tests.benchmark.factories import UserFactory
 from tests.errors import error_messages
-
-from .factories import (
+from tests.judging.factories import (
     END2END_DIMENSIONS,
     JudgeFactory,
     RubricFactory,
-    SubmissionFactory,
-    UserFactory,
-    judgment_record,
     rubric_dimensions,
 )
+from tests.reviews.factories import judgment_record
+from tests.submissions.factories import SubmissionFactory
 
 # These tests count every submitted review (an organiser's view).
 SUBMITTED = AgreementReviews.SUBMITTED
@@ -63,7 +63,8 @@ def generated():
     judges = [JudgeFactory(name="judge-a"), JudgeFactory(name="judge-b")]
     reviewers = [UserFactory() for _ in range(8)]
     human = []  # (paper, reviewer, dimension, score)
-    llm = defaultdict(dict)  # judge name -> {paper: {dimension: score}}
+    llm: defaultdict[str, dict[Any, dict[str, int]]] = defaultdict(dict)
+    # judge name -> {paper: {dimension: score}}
     for i in range(25):
         submission = SubmissionFactory()
         for reviewer in rng.sample(reviewers, rng.randint(1, 4)):
@@ -94,7 +95,7 @@ def naive(human, llm_by_paper, dimension):
         if a[0] != b[0]
     ]
     hl = [abs(s - llm_by_paper[p]) for p, _r, s in rows if p in llm_by_paper]
-    result = {"hh": hh, "hl": hl}
+    result: dict[str, Any] = {"hh": hh, "hl": hl}
     result["mw"] = stats.mannwhitneyu(hh, hl, alternative="two-sided")
     papers = sorted(by_paper)
     reviewers = sorted({r for _p, r, _s in rows})
@@ -122,10 +123,10 @@ def naive(human, llm_by_paper, dimension):
                 gaps_hl += [abs(s - llm_by_paper[papers[index]]) for _r, s in group]
         boot_hh.append(np.mean(gaps_hh) if gaps_hh else np.nan)
         boot_hl.append(np.mean(gaps_hl) if gaps_hl else np.nan)
-    boot_hh, boot_hl = np.array(boot_hh), np.array(boot_hl)
-    result["ci_hh"] = np.percentile(boot_hh[np.isfinite(boot_hh)], [2.5, 97.5])
-    result["ci_hl"] = np.percentile(boot_hl, [2.5, 97.5])
-    diff = boot_hl - boot_hh
+    hh_means, hl_means = np.array(boot_hh), np.array(boot_hl)
+    result["ci_hh"] = np.percentile(hh_means[np.isfinite(hh_means)], [2.5, 97.5])
+    result["ci_hl"] = np.percentile(hl_means, [2.5, 97.5])
+    diff = hl_means - hh_means
     result["ci_diff"] = np.percentile(diff[np.isfinite(diff)], [2.5, 97.5])
     return result
 

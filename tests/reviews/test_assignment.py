@@ -22,8 +22,9 @@ from reviews.services import (
     review_submit,
 )
 from submissions.models import Stage
+from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory
+from tests.submissions.factories import SubmissionFactory
 
-from .factories import AgentFactory, SubmissionFactory, TaskFactory, TeamFactory
 from .scenario import review_data
 
 pytestmark = pytest.mark.django_db
@@ -132,7 +133,7 @@ def test_manual_add_and_remove_follow_the_same_rules(make_reviewer):
     with pytest.raises(AssignmentRefused, match="already assigned"):
         assignment_add(review_round=review_round, reviewer=free, submission=paper)
 
-    from .factories import RubricFactory
+    from tests.judging.factories import RubricFactory
 
     RubricFactory()
     review_submit(assignment=assignment, data=review_data())

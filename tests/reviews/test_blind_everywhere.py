@@ -108,7 +108,8 @@ def test_a_rounds_papers_are_left_out_from_create_round_on_not_from_assign(clien
 
     from reviews.services import review_round_create
     from submissions.models import Stage
-    from tests.reviews.factories import AgentFactory, SubmissionFactory
+    from tests.benchmark.factories import AgentFactory
+    from tests.submissions.factories import SubmissionFactory
 
     chosen = SubmissionFactory(agent=AgentFactory(name="chosen-agent"), stage=Stage.END2END)
     other = SubmissionFactory(agent=AgentFactory(name="other-agent"), stage=Stage.END2END)

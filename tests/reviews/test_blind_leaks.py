@@ -11,8 +11,9 @@ from django.urls import reverse
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
 from reviews.services import review_round_close
 from submissions.models import ArtifactKind, Stage
+from tests.benchmark.factories import AgentFactory
+from tests.submissions.factories import SubmissionFactory, artifact_add
 
-from .factories import AgentFactory, SubmissionFactory, artifact_add
 from .scenario import scenario_build
 
 pytestmark = pytest.mark.django_db

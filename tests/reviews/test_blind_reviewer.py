@@ -22,18 +22,10 @@ from reviews.services import (
     reviewer_register,
 )
 from submissions.models import ArtifactKind, Stage
-
-from .factories import (
-    AgentFactory,
-    JudgeFactory,
-    RubricFactory,
-    SubmissionFactory,
-    TaskFactory,
-    TeamFactory,
-    UserFactory,
-    artifact_add,
-    judgment_record,
-)
+from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
+from tests.judging.factories import JudgeFactory, RubricFactory
+from tests.reviews.factories import judgment_record
+from tests.submissions.factories import SubmissionFactory, artifact_add
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,8 @@ from django.urls import reverse
 
 from reviews.services import review_round_close
 from submissions.models import ArtifactKind
+from tests.submissions.factories import artifact_add
 
-from .factories import artifact_add
 from .scenario import AGENT_MODEL, AGENT_NAME, IDENTITY, scenario_build
 
 pytestmark = pytest.mark.django_db

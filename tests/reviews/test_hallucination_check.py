@@ -4,6 +4,8 @@ a reviewer sees their own answers only, never another reviewer's nor a judge's
 findings, and the answers become public only with the review (its round
 released)."""
 
+from typing import Any
+
 import pytest
 from django.urls import reverse
 
@@ -65,6 +67,7 @@ def test_a_reviewer_never_sees_another_reviewers_check_nor_a_judges_findings(cli
         ),
     )
     judgment = world.submission.judgments.first()
+    assert judgment is not None
     judgment.kind = JudgmentKind.HALLUCINATION
     judgment.has_hallucination = True
     judgment.save()
@@ -102,7 +105,7 @@ def test_the_api_takes_the_answers_and_names_a_bad_one(client):
     world = scenario_build()
     client.force_login(world.assignment_a.reviewer)
     url = f"/api/reviews/assignments/{world.assignment_a.code}/review/"
-    body = {
+    body: dict[str, Any] = {
         "scores": {"Clarity": 6, "Novelty": 7, "Soundness": 4, "Significance": 5, "Overall": 5},
         "confidence": 4,
         "strengths": "S",

@@ -20,8 +20,8 @@ from reviews.mlrbench_import import human_scores_part
 from reviews.models import HumanReview, ImportedReviewSkip, ReviewStatus
 from reviews.services import assignments_generate, review_round_create
 from submissions.models import Stage
-
-from .factories import AgentFactory, SubmissionFactory, TaskFactory, TeamFactory
+from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 

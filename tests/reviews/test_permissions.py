@@ -10,6 +10,8 @@ from urllib.parse import urljoin
 import pytest
 from django.urls import reverse
 
+from tests.benchmark.factories import PASSWORD
+
 from .scenario import IDENTITY, review_data, scenario_build
 
 pytestmark = pytest.mark.django_db
@@ -305,7 +307,7 @@ def test_every_sign_in_lands_a_reviewer_on_their_queue_without_upload_links(clie
     ):
         client.logout()
         answer = client.post(
-            login, {"username": "reviewer-a", "password": "pw-for-tests", "next": wanted}
+            login, {"username": "reviewer-a", "password": PASSWORD, "next": wanted}
         )
         assert answer.status_code == 302 and answer["Location"] == lands, (login, wanted)
     html = client.get(queue).content.decode()
@@ -320,7 +322,7 @@ def test_every_sign_in_lands_a_reviewer_on_their_queue_without_upload_links(clie
     client.logout()
     answer = client.post(
         "/accounts/login/",
-        {"username": "organiser", "password": "pw-for-tests", "next": "/leaderboard/"},
+        {"username": "organiser", "password": PASSWORD, "next": "/leaderboard/"},
     )
     assert answer["Location"] == "/leaderboard/"
     # The reviewers' old sign-in address leads to the one sign-in page, then the queue.

@@ -30,8 +30,8 @@ from reviews.services import (
 )
 from submissions.models import Stage
 from tests.errors import error_messages
+from tests.submissions.factories import SubmissionFactory
 
-from .factories import SubmissionFactory
 from .scenario import review_data
 
 HALLUCINATION_TYPES = (

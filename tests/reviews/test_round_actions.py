@@ -11,8 +11,7 @@ from django.utils import timezone
 
 from reviews.models import Assignment, ReviewRound
 from reviews.services import assignment_add, review_round_create
-
-from .factories import SubmissionFactory
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -6,15 +6,10 @@ import pytest
 
 from benchmark.accounts import api_token_create
 from submissions.models import Submission
-from tests.benchmark.factories import (
-    AgentFactory,
-    SubmissionFactory,
-    TaskFactory,
-    TeamFactory,
-    UserFactory,
-)
+from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
 from tests.benchmark.runs import PAPER, SAMPLE_TASK, zip_entries
 from tests.errors import error_items
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +17,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def owner():
     user = UserFactory()
-    AgentFactory(name="my-agent", team=TeamFactory(members=[user]))
+    AgentFactory(name="my-agent", team=TeamFactory(members=[user]), o4_mini=True)
     TaskFactory(slug=SAMPLE_TASK)
     return user
 

@@ -8,13 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmark.factories import TaskFactory
-from tests.leaderboard.factories import (
-    AgentFactory,
-    JudgeFactory,
-    SubmissionFactory,
-    judge_submission,
-)
+from tests.benchmark.factories import AgentFactory, TaskFactory
+from tests.judging.factories import JudgeFactory
+from tests.leaderboard.factories import judge_submission
+from tests.submissions.factories import SubmissionFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -24,15 +24,10 @@ from reviews.admin import ReviewerProfileForm
 from reviews.forms import ReviewRoundForm
 from reviews.services import ReviewInvalid, review_round_create
 from submissions.forms import SubmissionUploadForm
-from tests.benchmark.factories import (
-    AgentFactory,
-    SubmissionFactory,
-    TaskFactory,
-    TeamFactory,
-    UserFactory,
-)
+from tests.benchmark.factories import PASSWORD, AgentFactory, TaskFactory, TeamFactory, UserFactory
 from tests.benchmark.runs import SAMPLE_TASK, sample_run, zip_folder
 from tests.judging.factories import JudgeFactory
+from tests.submissions.factories import SubmissionFactory
 from tests.support.docs import section, user_docs_text
 
 pytestmark = pytest.mark.django_db
@@ -109,7 +104,7 @@ def test_judge_now_is_for_organisers_only(client):
 
 def test_the_upload_answer_carries_the_no_judge_notice(client, media_root, mlrbench_data, tmp_path):
     owner = UserFactory()
-    AgentFactory(name="my-agent", team=TeamFactory(members=[owner]))
+    AgentFactory(name="my-agent", team=TeamFactory(members=[owner]), o4_mini=True)
     TaskFactory(slug=SAMPLE_TASK)
     key = api_token_create(user=owner, name="laptop").key
     archive = zip_folder(sample_run(mlrbench_data), tmp_path / "run.zip")
@@ -135,7 +130,7 @@ def test_the_shipped_classification_covers_every_task_with_one_of_the_nine_topic
     # Every topic is used; the paper's largest three are among the largest here.
     counts = {topic: list(topics.values()).count(topic) for topic in Topic.values}
     assert all(counts.values())
-    largest = sorted(counts, key=counts.get, reverse=True)[:4]
+    largest = sorted(counts, key=lambda topic: counts[topic], reverse=True)[:4]
     assert {Topic.TRUSTWORTHY_AI, Topic.AI_FOR_SCIENCE, Topic.LLM_VLM} <= set(largest)
 
 
@@ -184,9 +179,7 @@ def test_reviewers_sign_in_to_their_queue(client):
 
     user = UserFactory(username="rita")
     reviewer_register(user=user)
-    response = client.post(
-        reverse("login"), {"username": "rita", "password": "a-long-test-password"}
-    )
+    response = client.post(reverse("login"), {"username": "rita", "password": PASSWORD})
     assert response.status_code == 302 and response["Location"] == reverse("reviews:queue")
 
 
@@ -249,7 +242,7 @@ def test_accounts_user_create_makes_a_user_who_can_sign_in_with_roles(client, mo
 
     with pytest.raises(CommandError, match="accounts user-create alice"):
         call_command("accounts", "team-create", "My lab", "--user", "alice")
-    monkeypatch.setenv("ALICE_PW", "a-long-test-password")
+    monkeypatch.setenv("ALICE_PW", PASSWORD)
 
     call_command(
         "accounts",
@@ -266,9 +259,7 @@ def test_accounts_user_create_makes_a_user_who_can_sign_in_with_roles(client, mo
     alice = User.objects.get(username="alice")
     assert alice.is_staff and alice.email == "alice@example.org"
     assert alice.groups.filter(name="reviewers").exists() and alice.reviewer_profile
-    signed_in = client.post(
-        "/accounts/login/", {"username": "alice", "password": "a-long-test-password"}
-    )
+    signed_in = client.post("/accounts/login/", {"username": "alice", "password": PASSWORD})
     assert signed_in.status_code == 302 and "_auth_user_id" in client.session
     call_command("accounts", "team-create", "My lab", "--user", "alice")
     assert Team.objects.filter(members=alice).exists()

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from tests.conftest import PROJECT_ROOT, free_port
+from tests.support.waiting import wait_until
 
 
 def start_quickstart(tmp_path: Path, port: int, mlrbench_data: Path) -> subprocess.Popen:
@@ -44,14 +45,19 @@ def start_quickstart(tmp_path: Path, port: int, mlrbench_data: Path) -> subproce
 
 
 def fetch(url: str, deadline: float) -> str:
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                return response.read().decode()
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
+    """The page's text, asked again while the server is still starting (until `deadline`)."""
+
+    def page() -> str:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read().decode()
+
+    return wait_until(
+        page,
+        timeout=max(deadline - time.monotonic(), 0),
+        interval=0.5,
+        message=url,
+        ignoring=(OSError,),
+    )
 
 
 def stop(process: subprocess.Popen) -> str:

@@ -15,7 +15,7 @@ def owner():
 
 @pytest.fixture
 def agent(owner):
-    return AgentFactory(name="my-agent", team=TeamFactory(members=[owner]))
+    return AgentFactory(name="my-agent", team=TeamFactory(members=[owner]), o4_mini=True)
 
 
 @pytest.fixture

@@ -66,6 +66,7 @@ def test_a_runs_steps_are_priced_once_at_intake_and_its_page_reads_them(
     archive = zip_folder(sample_run(mlrbench_data), tmp_path / "run.zip")
     submission = Submission.objects.get(pk=upload(client, archive, token=token).json()["id"])
     usage_files = submission.artifacts.filter(kind=ArtifactKind.TOKEN_USAGE).count()
+    assert submission.llm_steps is not None
     assert usage_files and len(submission.llm_steps) == usage_files
     stored = [step_from_json(item) for item in submission.llm_steps]
     assert steps_priced_total(stored) == (submission.llm_cost_usd, submission.llm_unpriced_steps)
@@ -116,5 +117,6 @@ def test_an_organisers_new_price_prices_the_stored_steps_again(
 
     after = Submission.objects.get(pk=submission_id)
     assert (after.llm_cost_usd, after.llm_unpriced_steps) == (Decimal("0.003"), 0)
+    assert after.llm_steps
     step = step_from_json(after.llm_steps[0])
     assert step.cost_usd == Decimal("0.003") and step.price_source.startswith("our server")

@@ -9,10 +9,11 @@ import pytest
 from submissions.intake import submission_intake
 from submissions.lineage import LineageRefused, stage_inputs_resolve, stage_inputs_sample
 from submissions.models import Submission, SubmissionInput
-from tests.benchmark.factories import AgentFactory, SubmissionFactory
+from tests.benchmark.factories import AgentFactory
 from tests.benchmark.runs import PAPER, SAMPLE_TASK, zip_entries
 from tests.errors import error_items, error_messages
 from tests.reviews.factories import AssignmentFactory
+from tests.submissions.factories import SubmissionFactory
 from tests.support.uploads import upload
 
 pytestmark = pytest.mark.django_db

@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.backends]
 @pytest.fixture
 def token():
     owner = UserFactory()
-    AgentFactory(name="my-agent", team=TeamFactory(members=[owner]))
+    AgentFactory(name="my-agent", team=TeamFactory(members=[owner]), o4_mini=True)
     TaskFactory(slug=SAMPLE_TASK)
     return api_token_create(user=owner, name="laptop").key
 
@@ -146,7 +146,7 @@ def test_the_same_outage_in_a_browser_upload_says_so_on_the_form(
     client, s3_storage, settings, tmp_path
 ):
     owner = UserFactory()
-    agent = AgentFactory(name="my-agent", team=TeamFactory(members=[owner]))
+    agent = AgentFactory(name="my-agent", team=TeamFactory(members=[owner]), o4_mini=True)
     TaskFactory(slug=SAMPLE_TASK)
     client.force_login(owner)
     archive = zip_entries(tmp_path / "run.zip", {"results/paper.md": PAPER})

@@ -23,7 +23,7 @@ SCIENTIST = "ai_scientist_v2_papers/o4-mini/iclr2025_bi_align"
 @pytest.fixture
 def owner():
     user = UserFactory()
-    AgentFactory(name="pdf-agent", team=TeamFactory(members=[user]))
+    AgentFactory(name="pdf-agent", team=TeamFactory(members=[user]), o4_mini=True)
     TaskFactory(slug=SAMPLE_TASK)
     return user
 
@@ -47,6 +47,7 @@ def test_a_pdf_paper_is_read_once_at_intake_and_shown_with_its_text(
     derived = DerivedArtifact.objects.get(artifact=paper, kind=DerivedKind.PDF_TEXT)
     assert derived.pages == 4 and not derived.truncated
     text = pdf_text_of(paper)
+    assert text is not None
     assert "CO-ADAPTIVE EXPLANATION INTERFACES" in text
     # The ICLR template's margin line numbers (000, 001, ...) are dropped from the
     # text; the stored PDF keeps them.

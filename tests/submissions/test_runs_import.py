@@ -75,9 +75,9 @@ def test_the_sample_imports_every_run_and_a_second_import_changes_nothing(mlrben
     assert by_agent["gemini-cli"].artifacts.filter(path__startswith="gemini/", kind="code")
     # claude-3-7-sonnet is not in this litellm's price table: the site's table
     # of the published runs' models prices it ($3 / $15 per million tokens).
-    assert by_agent["claude"].llm_cost_usd > 0
+    assert (by_agent["claude"].llm_cost_usd or 0) > 0
     assert by_agent["claude"].llm_unpriced_steps == 0
-    assert by_agent["o4-mini"].llm_cost_usd > 0
+    assert (by_agent["o4-mini"].llm_cost_usd or 0) > 0
 
     experiment = Submission.objects.get(stage="experiment", agent__name="claude")
     assert not experiment.artifacts.filter(kind="paper").exists()
@@ -96,14 +96,14 @@ def test_the_sample_imports_every_run_and_a_second_import_changes_nothing(mlrben
     assert Agent.objects.get(name="claude").model_family == "anthropic"
 
     rows = (Submission.objects.count(), Artifact.objects.count(), Agent.objects.count())
-    files = store_files(store)
+    stored = store_files(store)
 
     second = run_import(mlrbench_data)
 
     assert "0 end2end created, 6 end2end unchanged" in second
     assert "done: nothing new" in second
     assert (Submission.objects.count(), Artifact.objects.count(), Agent.objects.count()) == rows
-    assert store_files(store) == files
+    assert store_files(store) == stored
 
 
 @pytest.fixture

@@ -41,7 +41,7 @@ def owner():
 
 @pytest.fixture
 def agent(owner):
-    return AgentFactory(name="ada-agent", team=TeamFactory(members=[owner]))
+    return AgentFactory(name="ada-agent", team=TeamFactory(members=[owner]), o4_mini=True)
 
 
 def intake(agent, task, path: Path, stage="end2end") -> Submission:

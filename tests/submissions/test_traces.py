@@ -10,8 +10,9 @@ import pytest
 from submissions.derived import artifact_trace
 from submissions.intake import submission_intake
 from submissions.models import DerivedArtifact, DerivedKind, Submission
-from tests.benchmark.factories import AgentFactory, SubmissionFactory, artifact_add
+from tests.benchmark.factories import AgentFactory
 from tests.benchmark.runs import PAPER, sample_run, zip_entries, zip_folder
+from tests.submissions.factories import SubmissionFactory, artifact_add
 
 pytestmark = pytest.mark.django_db
 
@@ -257,7 +258,8 @@ def test_a_trace_from_before_the_viewer_is_read_once_on_first_view(client, task)
     assert client.get(trace_url(submission, MLR_AGENT_NAME)).status_code == 200
     row = DerivedArtifact.objects.get(artifact=artifact, kind=DerivedKind.TRACE_STEPS)
     DerivedArtifact.objects.filter(pk=row.pk).update(note="kept")
-    assert artifact_trace(artifact)["format"] == "mlr-agent"
+    assert (trace := artifact_trace(artifact))
+    assert trace["format"] == "mlr-agent"
     assert DerivedArtifact.objects.get(pk=row.pk).note == "kept"  # not read again
 
 
@@ -321,7 +323,7 @@ def test_a_codex_result_takes_the_first_waiting_call_without_rescanning_the_turn
     from submissions.traces import _Budget, _codex_section, _Parsed
 
     budget = _Budget(deadline=float("inf"), max_steps=10, max_chars=1000, max_total_chars=10**7)
-    parsed, state = _Parsed(), {}
+    parsed, state = _Parsed(), dict[str, object]()
     for number in range(3):
         _codex_section(f"exec ls {number} in /w", "", parsed, state, budget)
     _codex_section("ls 0 succeeded in 1ms:", "zero", parsed, state, budget)

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 
+from tests.support.waiting import WaitTimeout, wait_until
+
 
 @dataclass
 class Behaviour:
@@ -251,15 +253,19 @@ class FakeLLMServer:
         return self.default(body) if callable(self.default) else self.default
 
     def wait_for_requests(self, n: int, timeout: float = 120.0) -> bool:
-        """True once `n` requests have come, False after `timeout` seconds. Generous:
-        a fresh worker process imports litellm before its first call, slowly on a
-        loaded machine (a parallel run's other workers)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if len(self.requests) >= n:
-                return True
-            time.sleep(0.05)
-        return False
+        """Whether `n` requests arrived within `timeout` seconds. Generous: a fresh
+        worker process imports litellm before its first call, slowly on a loaded
+        machine (a parallel run's other workers)."""
+        try:
+            wait_until(
+                lambda: len(self.requests) >= n,
+                timeout=timeout,
+                interval=0.05,
+                message=f"{n} requests",
+            )
+        except WaitTimeout:
+            return False
+        return True
 
     def close(self) -> None:
         async def stop() -> None:

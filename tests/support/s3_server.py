@@ -16,9 +16,10 @@ import contextlib
 import logging
 import socket
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from tests.support.waiting import port_listening, wait_until
 
 if TYPE_CHECKING:
     from moto.server import ThreadedMotoServer
@@ -36,14 +37,12 @@ def _free_port() -> int:
 
 
 def _wait_listening(port: int, *, seconds: float = 20.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            sock.settimeout(0.2)
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise RuntimeError(f"the S3 server did not listen on 127.0.0.1:{port}")
+    wait_until(
+        lambda: port_listening(port),
+        timeout=seconds,
+        interval=0.05,
+        message=f"the S3 server to listen on 127.0.0.1:{port}",
+    )
 
 
 class S3Server:

@@ -9,10 +9,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from tests.support.waiting import WaitTimeout, wait_until
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -79,14 +80,20 @@ def workers_wait_ready(
 ) -> None:
     """Return once every node answers a ping; raise WorkerStartError as soon as a
     worker exits, or after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def all_answer() -> bool:
         for worker in workers:
             if worker.poll() is not None:
                 raise WorkerStartError(f"the Celery worker exited with {worker.returncode}")
-        if len(app.control.ping(destination=list(nodes), timeout=ping_timeout)) == len(nodes):
-            return
-    raise WorkerStartError(f"the Celery worker did not answer within {timeout:g} s")
+        return len(app.control.ping(destination=list(nodes), timeout=ping_timeout)) == len(nodes)
+
+    try:
+        # The ping itself waits `ping_timeout` for the answers: no pause between.
+        wait_until(all_answer, timeout=timeout, interval=0, message="the Celery workers")
+    except WaitTimeout as timed_out:
+        raise WorkerStartError(
+            f"the Celery worker did not answer within {timeout:g} s"
+        ) from timed_out
 
 
 def processes_stop(processes: Iterable[subprocess.Popen | None], *, timeout: float) -> None:
