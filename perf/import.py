@@ -85,6 +85,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from benchmark.mlrbench_import import ImportPartReport
+    from submissions.models import Submission
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -212,7 +213,7 @@ def instrument(phases: Phases) -> dict[str, "Runs"]:
     per_run: dict[str, Runs] = {"runs": []}
     one_run = runs_import.run_import
 
-    def recorded(*, run: Any, **kwargs: Any) -> str:
+    def recorded(*, run: Any, **kwargs: Any) -> tuple[str, "Submission | None"]:
         before = phases.snapshot()
         start = time.perf_counter()
         with phases.timing("other"):
