@@ -512,6 +512,9 @@ def review_keys_check(walk: Walk, page) -> None:
         page.get_by_test_id("advance-after-scoring").is_checked(),
     )
     page.locator("main h1").first.click()
+    # From the first dimension (the walk's Tab check moved the highlight along).
+    for _ in range(page.locator("fieldset[data-shortcut-group]").count()):
+        page.keyboard.press("[")
     start = page.evaluate(current)
     page.keyboard.press("7")
     walk.expect("review keys: advance after scoring", page.evaluate(current) == start + 1)
@@ -757,23 +760,45 @@ def local_judge_recipe() -> list[str]:
     raise AssertionError("no `judges add ... --panel` line in the local-judge recipe")
 
 
+def local_model(*, delay: float = 0.0):
+    """The loopback server standing in for the newcomer's local model: a 7 on
+    every dimension, and no hallucination found, each in its prompt's schema."""
+    import json
+
+    from tests.judging.helpers import review_answer
+    from tests.support.fake_llm import answer
+
+    checked = json.dumps(
+        {
+            "has_hallucination": False,
+            "hallucinations": [],
+            "overall_assessment": "the numbers match the log",
+            "confidence": 4,
+        }
+    )
+
+    def reply(body: dict):
+        if "Hallucination types" in body["messages"][0]["content"]:
+            return answer(checked, delay=delay)
+        return answer(review_answer("end2end", score=7, overall=7), delay=delay)
+
+    return reply
+
+
 def newcomer_day(walk: Walk, browser, base_url: str, fake_llm, run_zip: Path) -> str:
     """A newcomer with a local judge: the recipe's `judges add --panel`, an account,
     a team and an agent made on /account/, a run uploaded in the browser; the
     upload's progress, then its own score on its page, labelled with its panel."""
-    from tests.judging.helpers import review_answer
-    from tests.support.fake_llm import answer
-
     args = local_judge_recipe()
     args[args.index("--api-base") + 1] = fake_llm.url
-    fake_llm.default = answer(review_answer("end2end", score=7, overall=7))
+    fake_llm.default = local_model()
     added = StringIO()
     call_command(*args, stdout=added, stderr=added)
     walk.expect(
         f"the recipe's judge is added: {added.getvalue()[-200:]}", "added" in added.getvalue()
     )
     # The local model is slow: the upload answers before its judge does (item 5).
-    fake_llm.default = answer(review_answer("end2end", score=7, overall=7), delay=6.0)
+    fake_llm.default = local_model(delay=6.0)
     call_command(
         "accounts", "user-create", "newcomer", "--password-env", "WALK_PASSWORD",
         stdout=StringIO(),
@@ -821,10 +846,8 @@ def newcomer_day(walk: Walk, browser, base_url: str, fake_llm, run_zip: Path) ->
         f"the newcomer's upload: its own score, its panel named ({summary})",
         "7.0 / 10 (local-qwen 7.0)" in summary and "panel local" in summary,
     )
-    walk.expect(
-        "the newcomer's upload: judged",
-        page.get_by_test_id("submission-status").inner_text() == "Judged",
-    )
+    status = page.get_by_test_id("submission-status").inner_text()
+    walk.expect(f"the newcomer's upload: judged ({status})", status == "Judged")
     context.close()
     return url
 
@@ -883,6 +906,10 @@ def pages_walk(browser, base_url: str, cast: Cast, fake_llm, run_zip: Path) -> W
         visitor.locator(f'[data-testid="leaderboard-table"] a[href="{upload}"]').count() == 0,
     )
     visitor_context.close()
+    walk.expect(
+        f"the keyboard walk tabbed through the forms ({len(walk.forms_seen)})",
+        len(walk.forms_seen) >= 20,
+    )
     return walk
 
 
