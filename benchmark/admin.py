@@ -39,7 +39,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 
 class SiteUserAdmin(UserAdmin):
-    """Organisers make accounts here (README "Submissions"), but they cannot make
+    """Organisers make accounts here (docs/submissions.md), but they cannot make
     anyone, themselves included, a superuser or give permissions one by one:
     only a superuser changes those (`accounts role-add` from the shell). Nor do they
     see superusers' accounts: changing one's password would make them one."""

@@ -38,7 +38,7 @@ SITE_APPS = (
     "reviews",
     "leaderboard",
 )
-# And the accounts: README "accounts are made by organisers, e.g. in /admin/".
+# And the accounts: docs/submissions.md "accounts are made by organisers, e.g. in /admin/".
 # Not the groups' permissions, and (benchmark/admin.py) not `is_superuser`:
 # an organiser cannot make anyone more than an organiser.
 _ORGANISER_AUTH_PERMISSIONS = ("add_user", "change_user", "view_user", "view_group")

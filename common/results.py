@@ -15,7 +15,7 @@ on. Every writer calls it at its event, with the stages whose results changed
 inputs did (a judgment's scores, a submitted review, a released round):
 
 - the services, at what they do: a judgment finished, re-queued or re-run
-  (judging/services.py), a judge activated or not, a panel made a default; a
+  (judging/services/), a judge activated or not, a panel made a default; a
   review submitted or edited, a round closed or released (reviews/services.py);
   an experiment run finished, cancelled or given up (experiments/runner.py,
   experiments/queue.py); a run stored as a submission (submissions/intake.py),

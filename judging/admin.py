@@ -3,7 +3,6 @@ from django.db.models import Count, Q, Sum
 
 from common.results import results_changed
 
-from . import services
 from .models import (
     Canary,
     DimensionScore,
@@ -14,6 +13,8 @@ from .models import (
     Rubric,
     StagePanel,
 )
+from .services.panels import panel_create, panel_default_set
+from .services.queue import judgment_rerun
 
 
 @admin.register(Rubric)
@@ -141,7 +142,7 @@ class JudgmentAdmin(admin.ModelAdmin):
     def rerun_failed(self, request, queryset):
         rerun = 0
         for judgment in queryset.filter(status=JudgmentStatus.FAILED):
-            services.judgment_rerun(judgment_id=judgment.pk)
+            judgment_rerun(judgment_id=judgment.pk)
             rerun += 1
         self.message_user(request, f"{rerun} judgment(s) queued again", messages.SUCCESS)
 
@@ -191,7 +192,7 @@ class JudgePanelAdmin(admin.ModelAdmin):
         if change:
             super().save_model(request, obj, form, change)
             return
-        panel = services.panel_create(
+        panel = panel_create(
             name=form.cleaned_data["name"],
             judges=[judge.name for judge in form.cleaned_data["judges"]],
             description=form.cleaned_data["description"],
@@ -214,7 +215,7 @@ class StagePanelAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request, obj, form, change):
-        services.panel_default_set(name=obj.panel.name, stages=[obj.stage])
+        panel_default_set(name=obj.panel.name, stages=[obj.stage])
         saved = StagePanel.objects.get(stage=obj.stage)
         obj.pk = saved.pk
         obj._state.adding = False

@@ -13,7 +13,6 @@ from common.errors import Conflict, ErrorItem
 from submissions.models import Submission
 from submissions.visibility import submissions_visible_to
 
-from . import services
 from .selectors import submission_judgments_status
 from .serializers import (
     JudgmentStatusSerializer,
@@ -21,6 +20,7 @@ from .serializers import (
     QueueResultSerializer,
     SubmissionJudgmentsSerializer,
 )
+from .services.queue import judgment_rerun, judgments_queue
 
 
 class SubmissionJudgmentsAPIView(APIView):
@@ -50,7 +50,7 @@ class SubmissionJudgmentsAPIView(APIView):
     )
     def post(self, request: Request, submission_id: int) -> Response:
         submission = get_object_or_404(Submission, pk=submission_id)
-        report = services.judgments_queue(submissions=[submission])
+        report = judgments_queue(submissions=[submission])
         data = QueueResultSerializer(report).data
         if not report.judgment_ids and report.skipped:
             items = [ErrorItem(code="nothing_queued", message=reason) for reason in report.skipped]
@@ -72,7 +72,7 @@ class JudgmentRerunAPIView(APIView):
         },
     )
     def post(self, request: Request, judgment_id: int) -> Response:
-        judgment = services.judgment_rerun(judgment_id=judgment_id)
+        judgment = judgment_rerun(judgment_id=judgment_id)
         return Response(
             {"id": judgment.pk, "judge": judgment.judge.name, "status": judgment.status},
             status=status.HTTP_202_ACCEPTED,

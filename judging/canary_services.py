@@ -40,7 +40,8 @@ from . import canaries
 from .canaries import NothingToAlter, Plant
 from .models import Canary, CanaryRole, HallucinationType, Judge, Judgment, JudgmentKind
 from .prompts import PromptError, artifact_text, judge_prompt_build, output_kind
-from .services import QueueReport, judgments_queue, rubric_current
+from .services.queue import QueueReport, judgments_queue
+from .services.rubrics import rubric_current
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,8 @@ from django.db import transaction
 
 from .models import DriftCheck, DriftRescore, Judge, Judgment, JudgmentKind, JudgmentStatus
 from .prompts import PromptError, judge_prompt_build
-from .services import JudgingFailed, _Run, rubric_by_id
+from .services.rubrics import rubric_by_id
+from .services.run import JudgingFailed, _Run
 
 # A change of 2 or more on the 1-10 scale is a different verdict, not noise.
 BIG_CHANGE = 2.0

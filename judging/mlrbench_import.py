@@ -63,15 +63,9 @@ from .models import (
 )
 from .parsing import ParsedHallucinationReview, ParsedReview, ReviewFormatError
 from .rubrics import OFFICIAL_HALLUCINATION_RUBRIC_FILE, OFFICIAL_RUBRIC_FILES
-from .services import (
-    answer_parse,
-    ensure_default_rubrics,
-    judgment_details_write,
-    judgment_outcome_fields,
-    panel_published_ensure,
-    rubric_current,
-    rubric_import,
-)
+from .services.panels import panel_published_ensure
+from .services.rubrics import ensure_default_rubrics, rubric_current, rubric_import
+from .services.run import answer_parse, judgment_details_write, judgment_outcome_fields
 
 # Published folder suffixes that name the same judge.
 JUDGE_ALIASES = {

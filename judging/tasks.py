@@ -20,7 +20,8 @@ from django.db import InterfaceError, OperationalError
 from common import llm as gateway
 from common.tasks import WorkerTask
 
-from . import services
+from .services.queue import judgments_reap_stuck, judgments_resend_lost
+from .services.run import judgment_run
 
 DATABASE_ERRORS = (OperationalError, InterfaceError)
 RETRY_SECONDS = 2
@@ -85,7 +86,7 @@ def judgment_run_task(self, judgment_id: int) -> None:
         # imported beside it: the judgment's clock starts once that is done.
         gateway.warm_up()
     try:
-        services.judgment_run(judgment_id=judgment_id)
+        judgment_run(judgment_id=judgment_id)
     except DATABASE_ERRORS as exc:
         # Before the claim committed, or after the run gave its row back: the row
         # is queued. Retry soon (on a fresh connection: the dead one is dropped as
@@ -112,4 +113,4 @@ def reap_stuck_task(self) -> int:
     """Requeue judgments whose worker died, and send again those whose message
     was lost. A connection reused from an earlier task may be dead (PostgreSQL
     restarted, the connection terminated): WorkerTask drops it first, eager too."""
-    return len(services.judgments_reap_stuck()) + len(services.judgments_resend_lost())
+    return len(judgments_reap_stuck()) + len(judgments_resend_lost())

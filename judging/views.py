@@ -13,8 +13,8 @@ from common.errors import ApplicationError
 from submissions.models import Submission
 from submissions.visibility import submissions_visible_to
 
-from . import services
 from .selectors import judgments_panel_context
+from .services.queue import judgment_rerun, judgments_queue
 
 
 def _submission(request: HttpRequest, submission_id: int) -> Submission:
@@ -61,7 +61,7 @@ def submission_judgments_panel_view(request: HttpRequest, submission_id: int) ->
 def judgment_rerun_view(request: HttpRequest, judgment_id: int) -> HttpResponse:
     next_url = _local_path(request, request.POST.get("next", "")) or "/"
     try:
-        judgment = services.judgment_rerun(judgment_id=judgment_id)
+        judgment = judgment_rerun(judgment_id=judgment_id)
     except ApplicationError as exc:
         messages.error(request, f"Not re-run: {exc.message}.")
     else:
@@ -78,7 +78,7 @@ def submission_judge_now_view(request: HttpRequest, submission_id: int) -> HttpR
     next_url = _local_path(request, request.POST.get("next", "")) or reverse(
         "judging:submission-judgments", args=[submission.pk]
     )
-    report = services.judgments_queue(submissions=[submission])
+    report = judgments_queue(submissions=[submission])
     if report.judgment_ids:
         n = len(report.judgment_ids)
         messages.success(request, f"{n} judgment{'s' if n != 1 else ''} queued.")

@@ -1,7 +1,7 @@
 """A step of every worker's consumer (mlrbench_site/celery.py adds it): each time
 the worker connects to the broker, at start and after the broker came back, it
 sends again the queued judgments whose messages the broker may have lost
-(judging.services.judgments_resend_lost). Without it, work queued before a
+(judging.services.queue.judgments_resend_lost). Without it, work queued before a
 broker restart waited for the reaper's resend interval.
 
 Imported by the Celery app before Django is set up: Django-free at import."""
@@ -28,7 +28,7 @@ class BrokerConnected(bootsteps.StartStopStep):
 def _resend() -> None:
     from django.db import close_old_connections
 
-    from .services import judgments_resend_lost
+    from .services.queue import judgments_resend_lost
 
     try:
         judgments_resend_lost()

@@ -30,7 +30,6 @@ from submissions.visibility import hidden_submission_ids, task_hidden_from, unse
 
 from .caching import cached
 from .exports import EXPORT_FORMATS, csv_text, export_stream
-from .fabrication import FABRICATION_STAGES, RULES, fabrication_query_parse, fabrication_report
 from .forms import (
     BOARD_CHOICES,
     STAGE_CHOICES,
@@ -45,7 +44,13 @@ from .payloads import (
     objective_payload,
 )
 from .releases import release_file_get, release_get, release_panel_data
-from .selectors import OBJECTIVE_STAGE
+from .selectors.fabrication import (
+    FABRICATION_STAGES,
+    RULES,
+    fabrication_query_parse,
+    fabrication_report,
+)
+from .selectors.objective import OBJECTIVE_STAGE
 from .serializers import (
     AgentComparisonSerializer,
     FabricationSerializer,

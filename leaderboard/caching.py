@@ -48,7 +48,7 @@ def stages_or_all(stages: Iterable[str] | None) -> tuple[str, ...]:
     """`stages`, or every stage with a board when None."""
     if stages is not None:
         return tuple(str(stage) for stage in stages)
-    from .selectors import LEADERBOARD_STAGES
+    from .selectors.counting import LEADERBOARD_STAGES
 
     return tuple(str(stage) for stage in LEADERBOARD_STAGES)
 
@@ -111,7 +111,7 @@ def boards_changed(stages: tuple[str, ...] | None) -> None:
     `stages` (None: to no stage in particular, so to all) changed, and have a
     worker recompute those stages' boards."""
     generations_bump(stages)
-    from .selectors import LEADERBOARD_STAGES
+    from .selectors.counting import LEADERBOARD_STAGES
 
     # A method's (an objective task's) stage has no board of its own to recompute.
     refresh_soon([stage for stage in stages_or_all(stages) if stage in LEADERBOARD_STAGES])

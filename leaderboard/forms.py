@@ -8,7 +8,9 @@ from experiments.mlrc import IDEA_SOURCE_RE
 from judging.models import Judge, JudgePanel, JudgingCondition
 from submissions.models import Stage
 
-from .selectors import LEADERBOARD_STAGES, OBJECTIVE_STAGE, LeaderboardQuery
+from .selectors.board import LeaderboardQuery
+from .selectors.counting import LEADERBOARD_STAGES
+from .selectors.objective import OBJECTIVE_STAGE
 
 STAGE_CHOICES = [(s, label) for s, label in Stage.choices if s in LEADERBOARD_STAGES]
 # The leaderboard's tabs: the judged stages, then the objective tasks.

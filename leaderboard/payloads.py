@@ -9,17 +9,17 @@ from benchmark.models import Agent
 from submissions.models import Stage
 
 from .caching import cached, cached_stage
-from .selectors import (
+from .selectors.board import (
     ACCEPTANCE_LINE,
-    LEADERBOARD_STAGES,
     Leaderboard,
     LeaderboardQuery,
     LeaderboardRow,
-    agents_compare,
     leaderboard_compute,
     leaderboard_sort,
-    objective_board_compute,
 )
+from .selectors.compare import agents_compare
+from .selectors.counting import LEADERBOARD_STAGES
+from .selectors.objective import objective_board_compute
 from .serializers import (
     AgentComparisonSerializer,
     JudgeBoardSerializer,
@@ -72,7 +72,7 @@ def agents_compare_payload(query: LeaderboardQuery, *, a: str, b: str) -> dict:
 def judge_board_payload(*, stage: str, sort: str = "") -> dict:
     """The judges' leaderboard of a stage as the API answers it (shortly after
     a write, as it was); raises UnknownBoardStage or UnknownJudgeSort."""
-    from .judge_board import UnknownBoardStage, judge_board_compute, judge_board_sort
+    from .selectors.judges import UnknownBoardStage, judge_board_compute, judge_board_sort
 
     def compute() -> dict:
         board = judge_board_compute(stage=stage)

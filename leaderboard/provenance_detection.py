@@ -20,7 +20,7 @@ from reviews.selectors import hallucination_answers
 from submissions.ledger import submission_ledger
 from submissions.models import Submission
 
-from .fabrication import FABRICATION_STAGES, judge_flags
+from .selectors.fabrication import FABRICATION_STAGES, judge_flags
 
 FAKED = HallucinationType.FAKED_EXPERIMENTAL_RESULTS.value
 PROVENANCE = "provenance"

@@ -10,7 +10,7 @@ from common.cache_generation import fresh_reads
 
 from .caching import generations_bump, stages_or_all
 from .payloads import judge_board_payload, leaderboard_payload
-from .selectors import LeaderboardQuery, leaderboard_compute
+from .selectors.board import LeaderboardQuery, leaderboard_compute
 
 
 def boards_warm(stages: Iterable[str]) -> int:

@@ -57,7 +57,8 @@ from .exports import TASK_FIELDS, csv_text, json_default, zip_stream
 from .models import Release, ReleaseFile, release_name_validator
 from .payloads import judge_board_payload, leaderboard_payload, objective_payload
 from .release_files import release_files_make
-from .selectors import LEADERBOARD_STAGES, LeaderboardQuery
+from .selectors.board import LeaderboardQuery
+from .selectors.counting import LEADERBOARD_STAGES
 from .tables import leaderboard_table
 
 # 3: with its files (Parquet, card, Croissant); 2: judgments as scores and a content

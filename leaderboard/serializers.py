@@ -3,7 +3,7 @@ from rest_framework import serializers
 
 from judging.models import DimensionScore, HallucinationFinding, Judgment
 
-from .selectors import OBJECTIVE_STAGE
+from .selectors.objective import OBJECTIVE_STAGE
 
 
 class DimensionScoreSerializer(serializers.ModelSerializer):
@@ -316,7 +316,7 @@ class SubjectiveObjectiveSerializer(serializers.Serializer):
 
 
 class ObjectiveLeaderboardRowSerializer(serializers.Serializer):
-    """A `leaderboard.selectors.RankedObjectiveRow`."""
+    """A `leaderboard.selectors.objective.RankedObjectiveRow`."""
 
     rank = serializers.IntegerField()
     agent = serializers.CharField(source="row.agent_name")
@@ -349,7 +349,7 @@ class ObjectiveLeaderboardRowSerializer(serializers.Serializer):
 
 
 class ObjectiveLeaderboardSerializer(serializers.Serializer):
-    """A `leaderboard.selectors.ObjectiveBoard`."""
+    """A `leaderboard.selectors.objective.ObjectiveBoard`."""
 
     stage = serializers.SerializerMethodField(help_text="`objective`.")
     n_tasks = serializers.IntegerField()
@@ -389,7 +389,7 @@ class TypeShareSerializer(serializers.Serializer):
 
 
 class FabricationRowSerializer(serializers.Serializer):
-    """A `leaderboard.fabrication.FabricationRow`."""
+    """A `leaderboard.selectors.fabrication.FabricationRow`."""
 
     agent = serializers.CharField()
     # A field named like Field.source, which the stubs type as a string.
@@ -403,7 +403,7 @@ class FabricationRowSerializer(serializers.Serializer):
 
 
 class DetectionSerializer(serializers.Serializer):
-    """A `leaderboard.fabrication.DetectionRow`: a detector against a reference."""
+    """A `leaderboard.selectors.fabrication.DetectionRow`: a detector against a reference."""
 
     detector = serializers.CharField(help_text="`judge:<name>`, or `judges` under `rule`.")
     rule = serializers.CharField(allow_null=True)
@@ -421,7 +421,7 @@ class DetectionSerializer(serializers.Serializer):
 
 
 class FabricationSerializer(serializers.Serializer):
-    """A `leaderboard.fabrication.FabricationReport`."""
+    """A `leaderboard.selectors.fabrication.FabricationReport`."""
 
     stage = serializers.CharField(source="query.stage")
     rule = serializers.CharField(source="query.rule")
@@ -457,7 +457,7 @@ class TaskDifferenceSerializer(serializers.Serializer):
 
 
 class AgentComparisonSerializer(serializers.Serializer):
-    """A `leaderboard.selectors.AgentComparison`: `a` minus `b`."""
+    """A `leaderboard.selectors.compare.AgentComparison`: `a` minus `b`."""
 
     stage = serializers.CharField(source="query.stage")
     condition = serializers.CharField(source="query.condition")
@@ -472,7 +472,7 @@ class AgentComparisonSerializer(serializers.Serializer):
 
 
 class CellSerializer(serializers.Serializer):
-    """A `leaderboard.judge_board.Cell`: a figure with its n, and why it is empty."""
+    """A `leaderboard.selectors.judges.Cell`: a figure with its n, and why it is empty."""
 
     value = RoundedFloatField(allow_null=True)
     n = serializers.IntegerField(help_text="How many items (judgments, gaps, papers) it rests on.")
@@ -558,7 +558,7 @@ class JudgeBoardRowSerializer(serializers.Serializer):
 
 
 class JudgeBoardSerializer(serializers.Serializer):
-    """A `leaderboard.judge_board.JudgeBoard`."""
+    """A `leaderboard.selectors.judges.JudgeBoard`."""
 
     stage = serializers.CharField()
     overall_key = serializers.CharField()

@@ -19,17 +19,6 @@ from submissions.visibility import submissions_visible_to, task_hidden_from, uns
 
 from .caching import cached, cached_stage
 from .charts import ShareChart, cost_chart, heatmap, interval_chart, share_chart, sparkline
-from .fabrication import (
-    FABRICATION_STAGES,
-    RULES,
-    SOURCE_HUMAN,
-    SOURCE_JUDGES,
-    SOURCE_REPRODUCTION,
-    FabricationQuery,
-    FabricationReport,
-    fabrication_query_parse,
-    fabrication_report,
-)
 from .forms import (
     BOARD_CHOICES,
     STAGE_CHOICES,
@@ -48,21 +37,28 @@ from .releases import (
     releases_diff,
     releases_list,
 )
-from .selectors import (
+from .selectors.board import (
     ACCEPTANCE_LINE,
-    OBJECTIVE_STAGE,
     Leaderboard,
     LeaderboardQuery,
     LeaderboardRow,
-    UnknownAgent,
-    agent_task_results,
-    agents_compare,
     leaderboard_compute,
     leaderboard_sort,
-    objective_board_compute,
-    submission_judgments,
-    task_results,
 )
+from .selectors.compare import UnknownAgent, agents_compare
+from .selectors.fabrication import (
+    FABRICATION_STAGES,
+    RULES,
+    SOURCE_HUMAN,
+    SOURCE_JUDGES,
+    SOURCE_REPRODUCTION,
+    FabricationQuery,
+    FabricationReport,
+    fabrication_query_parse,
+    fabrication_report,
+)
+from .selectors.objective import OBJECTIVE_STAGE, objective_board_compute
+from .selectors.results import agent_task_results, submission_judgments, task_results
 from .serializers import (
     LeaderboardRowSerializer,
     ObjectiveLeaderboardRowSerializer,

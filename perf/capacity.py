@@ -1,4 +1,4 @@
-"""The figures the README's capacity plan is made of, measured side by side in
+"""The figures the capacity plan (docs/operations.md) is made of, measured side by side in
 one run on this machine:
 
 (a) judges: judgments per second of one judge-worker process (thread pool,

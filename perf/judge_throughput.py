@@ -3,7 +3,7 @@ its ideal, under a provider's rate limit, and against a plain loop.
 
 Everything runs in one invocation, on a fresh test database, through the real
 queue (Redis) and real Celery worker processes on a thread pool with call
-slots, as the README recommends (four processes of 32 calls in flight and 36
+slots, as docs/operations.md recommends (four processes of 32 calls in flight and 36
 threads: 128 calls in all), against the loopback OpenAI-compatible server of
 the test suite (tests/support/fake_llm.py) in a process of its own.
 
@@ -261,7 +261,7 @@ def _data(n: int, api_base: str, args: argparse.Namespace):
     """n / 2 end-to-end submissions (paper, code, log) and two judges: n judgments."""
     from benchmark.models import Agent, Task, Team
     from judging.models import Judge
-    from judging.services import ensure_default_rubrics
+    from judging.services.rubrics import ensure_default_rubrics
     from submissions.models import ArtifactKind, Stage, Submission
     from tests.judging.factories import artifact_add
 
@@ -323,7 +323,7 @@ def _start_workers(processes: int, concurrency: int, spare: int) -> list[subproc
         **os.environ,
         "DATABASE_URL": worker_processes.database_url(connection.settings_dict),
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        # A pool of connections per process, as the README's worker command has: a
+        # A pool of connections per process, as docs/operations.md's worker command has: a
         # judge run gives its connection back while it waits on the judge.
         "DATABASE_POOL_SIZE": os.environ.get("DATABASE_POOL_SIZE", "8"),
     }
@@ -394,7 +394,7 @@ def _queue_and_wait(submissions, judges, n: int, *, poll: float) -> list[float]:
     from django.utils import timezone
 
     from judging.models import Judgment, JudgmentStatus
-    from judging.services import judgments_queue
+    from judging.services.queue import judgments_queue
 
     started = timezone.now()
     report = judgments_queue(submissions=submissions, judges=judges)
@@ -507,7 +507,7 @@ def _run_loop(server, submissions, judges, sample: int) -> tuple[float, float]:
     without sending anything and run each directly with the same client. Answers
     the seconds per judgment and the server's mean answer time meanwhile."""
     from judging.models import DimensionScore, Judgment, JudgmentStatus
-    from judging.services import judgment_run
+    from judging.services.run import judgment_run
 
     ids = list(
         Judgment.objects.filter(judge=judges[-1])
@@ -535,7 +535,7 @@ def _run_loop(server, submissions, judges, sample: int) -> tuple[float, float]:
 
 
 def _rubric_id() -> int:
-    from judging.services import rubric_current
+    from judging.services.rubrics import rubric_current
 
     rubric = rubric_current(stage="end2end")
     if rubric is None:

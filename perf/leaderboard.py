@@ -451,7 +451,7 @@ def measure_release(*, export_csv: float) -> None:
     from leaderboard.models import Release, ReleaseFile
     from leaderboard.payloads import leaderboard_payload
     from leaderboard.releases import release_create
-    from leaderboard.selectors import LeaderboardQuery
+    from leaderboard.selectors.board import LeaderboardQuery
 
     bump_cache(refresh=False)  # no worker recompute competing for the cores
     started = time.perf_counter()

@@ -60,7 +60,8 @@ def environment(work: Path) -> None:
 def cast(server_url: str) -> str:
     """A task, an uploader with a token and an agent, one active judge; the token."""
     from benchmark.accounts import api_token_create
-    from judging.services import ensure_default_rubrics, judge_create
+    from judging.services.judges import judge_create
+    from judging.services.rubrics import ensure_default_rubrics
     from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
 
     owner: Any = UserFactory()

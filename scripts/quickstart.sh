@@ -76,7 +76,7 @@ else:
     import os
     where = os.environ["VENV"].rstrip("/") + "/bin/"
     print("     " + where + JUDGE_ADD_HOSTED)
-    print("   or a local OpenAI-compatible server (Ollama, vLLM; README: Judging with a local model):")
+    print("   or a local OpenAI-compatible server (Ollama, vLLM; docs/judging.md: Judging with a local model):")
     print("     " + where + JUDGE_ADD_LOCAL)
     print("   then: " + where + "python manage.py judge --pending")
 ' || true

@@ -5,7 +5,7 @@ from django.db import migrations
 
 
 def forwards(apps, schema_editor):
-    from judging.services import ensure_default_rubrics
+    from judging.services.rubrics import ensure_default_rubrics
 
     ensure_default_rubrics(rubric_model=apps.get_model("judging", "Rubric"))
 

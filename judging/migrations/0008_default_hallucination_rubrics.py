@@ -7,7 +7,7 @@ from django.db import migrations
 
 def default_hallucination_rubrics(apps, schema_editor):
     """The site's hallucination rubric (version 1) for each stage that gets one."""
-    from judging.services import ensure_default_rubrics
+    from judging.services.rubrics import ensure_default_rubrics
 
     ensure_default_rubrics(rubric_model=apps.get_model("judging", "Rubric"))
 

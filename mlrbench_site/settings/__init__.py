@@ -2,7 +2,7 @@
 
 Every value has a default that runs on a bare machine: SQLite, a local-memory
 cache and Celery in eager mode. PostgreSQL and Redis are one variable away.
-See `.env.example` for the full list.
+docs/configuration.md lists every variable (a test holds it).
 
 `DJANGO_SETTINGS_MODULE=mlrbench_site.settings` is this package; its modules,
 in the order they are read (each may use the ones before it, never after):

@@ -50,7 +50,7 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
-# The site's own apps, in the order of their arrows (README, "What is where").
+# The site's own apps, in the order of their arrows (docs/architecture.md).
 # pyproject.toml's packages and the Dockerfile name the same list, with the
 # three packages that are not apps (mlrbench_site, common, sandbox); a test checks it.
 PROJECT_APPS = [

@@ -63,7 +63,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 if BROKER_IS_RABBITMQ:
     # A publish returns once RabbitMQ has the message (py-amqp's confirms). An
     # unacknowledged delivery is redelivered when its worker's connection
-    # closes; RabbitMQ's consumer_timeout must outlast the longest task (README).
+    # closes; RabbitMQ's consumer_timeout must outlast the longest task (docs/configuration.md).
     CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {"confirm_publish": True}
 else:
     # Redis redelivers an unacknowledged message after the visibility timeout

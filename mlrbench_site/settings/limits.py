@@ -1,7 +1,7 @@
 """The domain's limits, budgets and times, app by app: leases, submission intake,
 experiments and the sandbox, MLR-Judge, MLR-Agent runs, leaderboards and
 releases. Each is read from the environment with a default that runs on a bare
-machine; `.env.example` lists them."""
+machine; docs/configuration.md lists every one."""
 
 import os
 

@@ -1,8 +1,8 @@
 """How the apps reach the ones above them without importing them, in one place.
 
 Arrows point one way (benchmark <- submissions <- experiments <- judging <-
-reviews <- leaderboard, submissions <- experiments <- agent_runs; README "What
-is where"): where a lower app must call code of a higher one, it does so
+reviews <- leaderboard, submissions <- experiments <- agent_runs; docs/architecture.md "The app
+arrows"): where a lower app must call code of a higher one, it does so
 through one of three means, all listed here.
 
 1. Dotted-path lists (the settings below): the lower app imports each named
@@ -63,7 +63,7 @@ authentication and the models named by the API schema's enums (base.py).
 SUBMISSION_VISIBILITY_HOOKS = ["reviews.blind.submissions_pending_review_by"]
 # Left out of every page for everyone (anonymous visitors too) but organisers: every
 # run of a task with a paper in an open blind review round (submissions/visibility.py,
-# README "Blind against the public site too").
+# docs/reviews.md "Blind against the public site too").
 SUBMISSION_OMISSION_HOOKS = ["reviews.blind.submissions_under_open_review"]
 
 # Panels other apps add to the submission page (submissions/page_panels.py) and

@@ -1,4 +1,4 @@
-"""The site's roles, made from the command line as the README says, each
+"""The site's roles, made from the command line as the README says (docs/reviews.md, "Roles"), each
 signed in through the one sign-in page and walked through its pages."""
 
 import re

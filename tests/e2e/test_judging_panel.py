@@ -5,7 +5,8 @@ import pytest
 from playwright.sync_api import expect
 
 from judging.models import Judgment
-from judging.services import ensure_default_rubrics, judgment_run, rubric_current
+from judging.services.rubrics import ensure_default_rubrics, rubric_current
+from judging.services.run import judgment_run
 from tests.judging.conftest import end2end_submission
 from tests.judging.factories import JudgeFactory
 from tests.judging.helpers import review_answer

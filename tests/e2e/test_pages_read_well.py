@@ -318,7 +318,7 @@ def cast_build(data: Path, monkeypatch) -> Cast:
     review round, and two releases."""
     from experiments.shipped import objective_tasks_install
     from judging.models import Judge
-    from judging.services import ensure_default_rubrics
+    from judging.services.rubrics import ensure_default_rubrics
     from leaderboard.releases import release_create
     from submissions.models import Stage, Submission
     from submissions.selectors import submissions_newest

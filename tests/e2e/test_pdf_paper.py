@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from benchmark.mlrbench_import import ImportOptions
 from benchmark.services import tasks_import
 from judging.prompts import judge_prompt_build
-from judging.services import ensure_default_rubrics, rubric_current
+from judging.services.rubrics import ensure_default_rubrics, rubric_current
 from submissions.models import Submission
 from submissions.runs_import import runs_part
 

@@ -1,6 +1,6 @@
 import pytest
 
-from judging.services import ensure_default_rubrics
+from judging.services.rubrics import ensure_default_rubrics
 from mlrbench_site.celery import app
 from submissions.models import ArtifactKind, Stage
 

@@ -234,7 +234,7 @@ class FaultDrill:
 
     def _data(self) -> list[int]:
         from judging.models import Judgment
-        from judging.services import ensure_default_rubrics, rubric_current
+        from judging.services.rubrics import ensure_default_rubrics, rubric_current
 
         from .conftest import TASK_TEXT, end2end_submission
         from .factories import JudgeFactory

@@ -22,7 +22,8 @@ from experiments.queue import experiment_queue  # noqa: E402
 from experiments.results import reproduction_check_record  # noqa: E402
 from judging.models import Judge, Judgment  # noqa: E402
 from judging.selectors import submission_judging_state  # noqa: E402
-from judging.services import ensure_default_rubrics, judgments_queue  # noqa: E402
+from judging.services.queue import judgments_queue  # noqa: E402
+from judging.services.rubrics import ensure_default_rubrics  # noqa: E402
 from tests.judging.conftest import end2end_submission  # noqa: E402
 
 

@@ -21,7 +21,8 @@ from judging.models import (
     JudgmentStatus,
 )
 from judging.prompts import artifact_text
-from judging.services import judgment_run, judgments_queue
+from judging.services.queue import judgments_queue
+from judging.services.run import judgment_run
 from submissions.models import Artifact, ArtifactKind, Stage, Submission
 from tests.support.fake_llm import answer
 

@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 
 from judging.models import Judge, Judgment, JudgmentStatus, Rubric, SubmissionJudgingState
 from judging.selectors import submission_judging_state
-from judging.services import rubric_current
+from judging.services.rubrics import rubric_current
 from submissions.models import Stage
 from tests.support.fake_llm import answer, error
 

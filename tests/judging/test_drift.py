@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from judging.drift import drift_sample, drift_summary
 from judging.models import DriftCheck, Judgment, JudgmentStatus
-from judging.services import judgment_run
+from judging.services.run import judgment_run
 from tests.support.fake_llm import answer
 
 from .conftest import end2end_submission

@@ -11,7 +11,8 @@ from django.core.management import call_command
 
 from judging.models import HallucinationType, Judgment, JudgmentKind, JudgmentStatus
 from judging.prompts import judge_prompt_build
-from judging.services import judgment_run, judgments_queue
+from judging.services.queue import judgments_queue
+from judging.services.run import judgment_run
 from submissions.models import ArtifactKind, DerivedArtifact, Stage
 from submissions.pdf_text import PdfText, derived_text_write
 from submissions.signals import submission_ready

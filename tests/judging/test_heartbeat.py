@@ -21,8 +21,9 @@ from common.broker import (
     broker_memory_lost,
     broker_memory_restored,
 )
-from judging import heartbeat, services
+from judging import heartbeat
 from judging.models import Judgment, JudgmentStatus
+from judging.services import queue, run
 
 from .conftest import end2end_submission
 
@@ -31,7 +32,7 @@ from .conftest import end2end_submission
 def sent(monkeypatch) -> list[int]:
     """The ids `_enqueue` was asked to send (no worker here)."""
     ids: list[int] = []
-    monkeypatch.setattr(services, "_send", lambda judgment_ids: ids.extend(judgment_ids))
+    monkeypatch.setattr(queue, "_send", lambda judgment_ids: ids.extend(judgment_ids))
     return ids
 
 
@@ -60,7 +61,7 @@ def test_the_reaper_takes_back_what_went_silent_and_leaves_what_is_alive(
         override_settings(JUDGE_LEASE_STALE_SECONDS=180, JUDGE_TASK_TIME_LIMIT=720),
         django_capture_on_commit_callbacks(execute=True),
     ):
-        requeued = services.judgments_reap_stuck()
+        requeued = queue.judgments_reap_stuck()
 
     # Both started an hour ago, past the hard limit: only the heartbeat tells them apart.
     assert requeued == [silent.pk] and sent == [silent.pk]
@@ -110,7 +111,7 @@ def test_a_run_is_claimed_with_its_heartbeat_and_ends_holding_nothing(
         submission=submission, judge=judge_for("judge-a"), rubric=rubrics["end2end"]
     )
 
-    services.judgment_run(judgment_id=judgment.pk)
+    run.judgment_run(judgment_id=judgment.pk)
 
     judgment.refresh_from_db()
     assert judgment.status == JudgmentStatus.DONE
@@ -154,9 +155,9 @@ def test_after_the_broker_lost_its_messages_every_queued_judgment_is_sent_at_onc
     client.set(BROKER_MEMORY_KEY, "x")
 
     with override_settings(JUDGE_RESEND_QUEUED_SECONDS=900, JUDGE_RESEND_BATCH=1):
-        nothing_lost = services.judgments_resend_lost()
+        nothing_lost = queue.judgments_resend_lost()
         client.delete(BROKER_MEMORY_KEY, BROKER_RESEND_LOCK_KEY)  # the broker restarted
-        lost = services.judgments_resend_lost()
+        lost = queue.judgments_resend_lost()
 
     # Queued a moment ago: before, they waited for the 15-minute resend interval;
     # all of them, batch after batch, then the broker is marked whole again.
@@ -177,9 +178,9 @@ def test_a_resend_the_broker_refuses_leaves_it_unmarked_for_the_next_look(
     def broker_away(judgment_ids):
         raise redis.exceptions.ConnectionError("Connection refused")
 
-    monkeypatch.setattr(services, "_send", broker_away)
+    monkeypatch.setattr(queue, "_send", broker_away)
     with pytest.raises(redis.exceptions.ConnectionError):
-        services.judgments_resend_lost()
+        queue.judgments_resend_lost()
 
     assert not client.exists(BROKER_MEMORY_KEY)
     client.delete(BROKER_RESEND_LOCK_KEY)  # its lock expired
@@ -211,7 +212,7 @@ def test_a_judgment_given_back_is_sent_again_after_the_lease_not_the_resend_inte
         override_settings(JUDGE_RESEND_QUEUED_SECONDS=900, JUDGE_LEASE_STALE_SECONDS=180),
         django_capture_on_commit_callbacks(execute=True),
     ):
-        resent = services.judgments_resend_queued()
+        resent = queue.judgments_resend_queued()
 
     # A prefetched delivery dies with its worker too: both, after the lease's seconds.
     assert sorted(resent) == sorted([given_back.pk, never_claimed.pk]) == sorted(sent)

@@ -27,7 +27,7 @@ from judging.models import (
     SubmissionJudgingState,
 )
 from judging.selectors import stage_scores, submission_judging_state
-from judging.services import rubric_current
+from judging.services.rubrics import rubric_current
 from submissions.models import Stage, SubmissionStatus
 
 from .factories import AgentFactory, SubmissionFactory

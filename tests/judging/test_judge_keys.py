@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from judging.models import Judge, Judgment, JudgmentStatus
-from judging.services import judgment_run
+from judging.services.run import judgment_run
 
 from .helpers import review_answer
 

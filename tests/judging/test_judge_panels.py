@@ -12,8 +12,9 @@ from django.core.management import CommandError, call_command
 
 from benchmark.roles import organiser_grant
 from judging.models import Judge, JudgePanel, Judgment, JudgmentStatus, StagePanel
-from judging.services import judgment_run, rubric_current
-from leaderboard.selectors import LEADERBOARD_STAGES
+from judging.services.rubrics import rubric_current
+from judging.services.run import judgment_run
+from leaderboard.selectors.counting import LEADERBOARD_STAGES
 from submissions.models import Stage, Submission
 from tests.support.fake_llm import answer, error
 
@@ -215,7 +216,8 @@ def test_a_judge_outside_the_published_panel_changes_no_published_submissions_pa
 def test_the_local_judge_recipe_ends_with_the_newcomers_upload_scored(sample, client, fake_llm):
     """Issue 39, finding 4: the page said "Stage score — / 10 (local-qwen 9.0)" and
     `mlrbench status` "stage score: None"; with `judges add --panel local` (the
-    README's recipe) the upload's page, API and client give the local panel's score."""
+    recipe of docs/judging.md, "Judging with a local model") the upload's page,
+    API and client give the local panel's score."""
     import sys
     from contextlib import redirect_stdout
     from io import StringIO as Text

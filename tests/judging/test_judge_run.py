@@ -15,7 +15,8 @@ from judging.models import (
     SubmissionJudgingState,
 )
 from judging.selectors import submission_judging_state
-from judging.services import judgment_run, judgments_reap_stuck
+from judging.services.queue import judgments_reap_stuck
+from judging.services.run import judgment_run
 from tests.support.fake_llm import answer, error
 
 from .conftest import end2end_submission
@@ -223,7 +224,7 @@ def test_a_submission_without_a_paper_fails_with_a_clear_reason(rubrics, judge_f
 def test_a_run_given_up_for_dead_cannot_write_over_the_run_that_replaced_it(fake_llm, judge_for):
     """The reaper requeues a judgment whose first run is still hanging; the second
     run finishes; when the first finally gets its answer, it writes nothing."""
-    from judging.services import ensure_default_rubrics
+    from judging.services.rubrics import ensure_default_rubrics
 
     ensure_default_rubrics()
     submission = end2end_submission()

@@ -18,7 +18,7 @@ from experiments.results import objective_result_record
 from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
 from judging.models import DimensionScore, JudgingCondition, Judgment, JudgmentStatus
 from judging.parsing import ReviewFormatError, review_parse
-from judging.services import rubric_current
+from judging.services.rubrics import rubric_current
 from judging.subjective_objective import mlrc_judge_correlation
 from submissions.models import Stage
 from tests.experiments.factories import AgentFactory, submission_with_files

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from judging.models import Judgment, JudgmentStatus
-from judging.services import judgment_run
+from judging.services.run import judgment_run
 from tests.support.fake_llm import answer
 
 from .conftest import end2end_submission

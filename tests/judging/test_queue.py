@@ -7,7 +7,8 @@ from django.db import transaction
 
 from judging.models import Judgment, JudgmentStatus, Rubric, SubmissionJudgingState
 from judging.selectors import submission_judging_state
-from judging.services import judgment_rerun, judgments_queue, rubric_import
+from judging.services.queue import judgment_rerun, judgments_queue
+from judging.services.rubrics import rubric_import
 from submissions.models import Stage, SubmissionStatus
 from submissions.signals import submission_ready
 from tests.support.fake_llm import answer, error

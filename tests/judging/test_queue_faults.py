@@ -16,8 +16,8 @@ from django.test import override_settings
 from django.utils import timezone
 
 from common.broker import broker_memory_lost, broker_memory_restored
-from judging import services
 from judging.models import Judgment, JudgmentStatus
+from judging.services import queue, run
 from judging.tasks import judgment_run_task, reap_stuck_task
 from tests.support.fake_llm import answer
 
@@ -35,7 +35,7 @@ def judgment(submission, rubrics, judge_for):
 def sent(monkeypatch) -> list[int]:
     """The ids `_enqueue` was asked to send (no broker here)."""
     ids: list[int] = []
-    monkeypatch.setattr(services, "_enqueue", lambda judgment_ids: ids.extend(judgment_ids))
+    monkeypatch.setattr(queue, "_enqueue", lambda judgment_ids: ids.extend(judgment_ids))
     return ids
 
 
@@ -53,8 +53,8 @@ def test_queued_judgments_whose_message_is_old_are_sent_again_once(
         override_settings(JUDGE_RESEND_QUEUED_SECONDS=600),
         django_capture_on_commit_callbacks(execute=True),
     ):
-        first = services.judgments_resend_queued()
-        again = services.judgments_resend_queued()
+        first = queue.judgments_resend_queued()
+        again = queue.judgments_resend_queued()
 
     assert first == [judgment.pk] and sent == [judgment.pk]
     assert again == []  # stamped: not before another interval
@@ -83,7 +83,7 @@ def test_a_claim_that_fails_on_the_database_is_retried_not_acknowledged(judgment
     def dead(**kwargs):
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(services, "_judgment_claim", dead)
+    monkeypatch.setattr(run, "_judgment_claim", dead)
     retried = []
     monkeypatch.setattr(
         judgment_run_task, "retry", lambda **kwargs: retried.append(kwargs) or Retry()
@@ -103,7 +103,7 @@ def test_a_claim_that_fails_on_the_database_is_retried_not_acknowledged(judgment
 @pytest.mark.django_db
 def test_a_rate_limiter_outage_is_waited_out(judgment, fake_llm, monkeypatch):
     fake_llm.script(answer(review_answer("end2end")))
-    real = services.judge_call_turn
+    real = run.judge_call_turn
     outages = [redis.exceptions.ConnectionError("Connection refused")] * 2
 
     def flaky(**kwargs):
@@ -111,10 +111,10 @@ def test_a_rate_limiter_outage_is_waited_out(judgment, fake_llm, monkeypatch):
             raise outages.pop()
         return real(**kwargs)
 
-    monkeypatch.setattr(services, "judge_call_turn", flaky)
-    monkeypatch.setattr(services, "LIMITER_OUTAGE_WAIT_SECONDS", 0.01)
+    monkeypatch.setattr(run, "judge_call_turn", flaky)
+    monkeypatch.setattr(run, "LIMITER_OUTAGE_WAIT_SECONDS", 0.01)
 
-    services.judgment_run(judgment_id=judgment.pk)
+    run.judgment_run(judgment_id=judgment.pk)
 
     judgment.refresh_from_db()
     assert judgment.status == JudgmentStatus.DONE, judgment.error
@@ -134,7 +134,7 @@ def test_a_cache_that_cannot_be_invalidated_never_errors_the_judgment(
     monkeypatch.setattr("common.cache_generation.BUMP_RETRY_SECONDS", 0)
 
     with caplog.at_level(logging.WARNING):
-        services.judgment_run(judgment_id=judgment.pk)
+        run.judgment_run(judgment_id=judgment.pk)
 
     judgment.refresh_from_db()
     assert judgment.status == JudgmentStatus.DONE
@@ -168,7 +168,7 @@ def test_an_enqueue_that_fails_after_commit_is_logged_and_left_to_the_reaper(
     app.conf.task_always_eager = False
     try:
         with caplog.at_level(logging.ERROR):
-            services._enqueue([judgment.pk])
+            queue._enqueue([judgment.pk])
     finally:
         app.conf.task_always_eager = eager
 

@@ -13,7 +13,7 @@ from experiments.results import reproduction_check_record
 from experiments.runner import experiment_execute
 from judging.models import JudgingCondition, Judgment, JudgmentStatus
 from judging.prompts import judge_prompt_build
-from judging.services import judgment_run
+from judging.services.run import judgment_run
 from submissions.models import ArtifactKind
 from tests.experiments.conftest import (  # noqa: F401 - fixtures of the sandboxed run
     experiment_root,

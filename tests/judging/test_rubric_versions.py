@@ -5,7 +5,7 @@ is dropped if its row is written anyway."""
 import pytest
 
 from judging.models import Rubric
-from judging.services import rubric_by_id
+from judging.services.rubrics import rubric_by_id
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,8 @@ from experiments.results import objective_result_record
 from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
 from judging.models import DimensionScore, JudgingCondition, Judgment, JudgmentStatus
 from judging.prompts import judge_prompt_build
-from judging.services import rubric_current, submission_ready_judge
+from judging.services.queue import submission_ready_judge
+from judging.services.rubrics import rubric_current
 from judging.subjective_objective import spearman_interval
 from submissions.models import ArtifactKind, Stage
 from tests.experiments.factories import AgentFactory, submission_with_files

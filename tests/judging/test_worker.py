@@ -18,7 +18,8 @@ from django.core.management import call_command
 
 from judging.models import Judgment, JudgmentStatus, SubmissionJudgingState
 from judging.selectors import stage_scores, submission_judging_state
-from judging.services import ensure_default_rubrics, judgments_queue
+from judging.services.queue import judgments_queue
+from judging.services.rubrics import ensure_default_rubrics
 from judging.tasks import judgment_run_task
 from submissions.signals import submission_ready
 from tests.support.fake_llm import answer

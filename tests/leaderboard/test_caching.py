@@ -9,7 +9,7 @@ from common.cache_generation import CacheGeneration
 from judging.models import DimensionScore
 from leaderboard.caching import DATA_GENERATION
 from leaderboard.payloads import leaderboard_payload
-from leaderboard.selectors import LeaderboardQuery
+from leaderboard.selectors.board import LeaderboardQuery
 from reviews.agreement_cache import AGREEMENT_GENERATION
 from reviews.selectors import AgreementReviews, agreement_for_stage
 

@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from common.proportions import binary_agreement, wilson_interval
 from judging.selectors import JudgeVerdict
-from leaderboard.fabrication import (
+from leaderboard.selectors.fabrication import (
     human_flags,
     judges_flags,
     reproduction_flags,

@@ -80,7 +80,7 @@ def test_human_overall_is_the_mean_of_released_reviews_of_the_counted_submission
 ):
     old, new, other = papers
     # Closed rounds: while a round is open its papers' runs are off the boards
-    # altogether (blind review, README "Blind review").
+    # altogether (blind review, docs/reviews.md "Blind against the public site too").
     closed = timezone.now()
     released = ReviewRoundFactory(name="released", closed_at=closed)
     kept_back = ReviewRoundFactory(name="kept back", closed_at=closed)

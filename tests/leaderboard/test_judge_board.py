@@ -10,7 +10,8 @@ import pytest
 from benchmark.models import ModelFamily
 from common.proportions import wilson_interval
 from judging.models import HallucinationType, Judgment, JudgmentKind, JudgmentStatus, Rubric
-from leaderboard.judge_board import (
+from leaderboard.releases import release_create
+from leaderboard.selectors.judges import (
     BASELINE_ROW,
     HUMAN_ROW,
     MEAN_ROW,
@@ -18,7 +19,6 @@ from leaderboard.judge_board import (
     length_scores,
     spearman_cell,
 )
-from leaderboard.releases import release_create
 from reviews.models import HallucinationAnswer, HumanHallucinationCheck
 from submissions.models import ArtifactKind, Stage
 from tests.benchmark.factories import TaskFactory, artifact_add

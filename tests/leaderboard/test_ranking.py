@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from leaderboard.ranking import paired_difference, pareto_optimal, tie_aware_ranks
-from leaderboard.selectors import LeaderboardQuery, agents_compare, leaderboard_compute
+from leaderboard.selectors.board import LeaderboardQuery, leaderboard_compute
+from leaderboard.selectors.compare import agents_compare
 from submissions.models import Stage
 from tests.benchmark.factories import TaskFactory
 

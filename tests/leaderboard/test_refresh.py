@@ -13,7 +13,7 @@ from django.urls import reverse
 from common.cache_generation import CacheGeneration, fresh_reads, staleness
 from leaderboard.caching import DATA_GENERATION, REFRESH_QUEUED_KEY, stage_generation
 from leaderboard.releases import release_create, release_data
-from leaderboard.selectors import LeaderboardQuery
+from leaderboard.selectors.board import LeaderboardQuery
 from leaderboard.tasks import boards_refresh
 from tests.support.waiting import wait_for
 

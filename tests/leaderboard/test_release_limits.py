@@ -2,7 +2,7 @@
 full export's 30-per-hour budget, and the README's download loop saved the 429
 body as `croissant.json`. Release files are static, cacheable responses with a
 budget of their own; a 429 says which limit and when to come back; the
-README's recipe stops on anything but a 200."""
+docs' recipe (docs/releases.md) stops on anything but a 200."""
 
 import io
 import os
@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from tests.support.docs import user_docs_text
+
 from .factories import AgentFactory, JudgeFactory
 from .test_releases import judged
 
 pytestmark = pytest.mark.django_db
-
-README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 @pytest.fixture
@@ -90,25 +90,25 @@ def test_a_429_says_which_limit_and_when_to_come_back(client, release, rates):
     assert client.get("/api/export/").status_code == 200
 
 
-def _readme_download_recipe(site: str, name: str) -> str:
-    text = README.read_text()
-    block = re.search(r"```sh\n(\s*set -eo pipefail.*?)```", text, re.S)
-    assert block, "the README's release download recipe"
+def _docs_download_recipe(site: str, name: str) -> str:
+    blocks = re.findall(r"```sh\n(\s*set -eo pipefail.*?)```", user_docs_text(), re.S)
+    assert len(blocks) == 1, "the docs' one release download recipe"
+    (block,) = blocks
     lines = [
         line.strip()
-        for line in block.group(1).splitlines()
+        for line in block.splitlines()
         if "huggingface-cli" not in line  # the upload is the hub's, not the site's
     ]
     return "\n".join(lines).replace("https://SITE", site).replace("NAME", name)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_readme_download_recipe_fails_loudly_on_a_429(live_server, tmp_path, rates):
+def test_the_docs_download_recipe_fails_loudly_on_a_429(live_server, tmp_path, rates):
     judge = JudgeFactory(name="judge-a")
     judged(AgentFactory(name="alpha"), judge, 7)
     call_command("release", "create", "v1", stdout=io.StringIO())
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    script = _readme_download_recipe(live_server.url, "v1")
+    script = _docs_download_recipe(live_server.url, "v1")
 
     done = subprocess.run(
         ["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120

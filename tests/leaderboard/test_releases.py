@@ -196,7 +196,7 @@ def test_a_format_1_release_is_still_served_shown_and_compared(client, board):
 
 
 def test_a_release_freezes_each_judge_panels_boards(client, board):
-    from judging.services import panel_create, panel_default_set
+    from judging.services.panels import panel_create, panel_default_set
 
     judge, alpha, beta = board
     other = JudgeFactory(name="judge-b")

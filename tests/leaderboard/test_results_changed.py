@@ -13,7 +13,7 @@ from django.utils import timezone
 from common.bulk_writes import writes_deferred
 from common.results import AGREEMENT_GENERATION, results_changed
 from leaderboard.caching import DATA_GENERATION, stage_generation
-from leaderboard.selectors import LEADERBOARD_STAGES
+from leaderboard.selectors.counting import LEADERBOARD_STAGES
 from tests.benchmark.factories import UserFactory
 from tests.reviews.scenario import review_data
 
@@ -155,7 +155,7 @@ def test_a_round_closed_and_released_moves_its_stage_on(django_capture_on_commit
 
 def test_a_failed_judgment_re_run_moves_its_stage_on(django_capture_on_commit_callbacks):
     from judging.models import JudgmentStatus
-    from judging.services import judgment_rerun
+    from judging.services.queue import judgment_rerun
 
     submission = SubmissionFactory(agent=AgentFactory(name="alpha"), stage="proposal")
     judgment = judge_submission(
@@ -168,7 +168,7 @@ def test_a_failed_judgment_re_run_moves_its_stage_on(django_capture_on_commit_ca
 
 
 def test_a_judge_activated_moves_every_stage_on(django_capture_on_commit_callbacks):
-    from judging.services import judge_set_active
+    from judging.services.judges import judge_set_active
 
     JudgeFactory(name="claude-judge")
     before = generations()

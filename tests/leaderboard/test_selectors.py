@@ -7,8 +7,8 @@ from scipy import stats
 from benchmark.models import ModelFamily
 from common.bootstrap import mean_intervals
 from judging.models import JudgingCondition, JudgmentStatus
-from leaderboard import selectors
-from leaderboard.selectors import LeaderboardQuery, leaderboard_compute, leaderboard_sort
+from leaderboard.selectors import board as board_selectors
+from leaderboard.selectors.board import LeaderboardQuery, leaderboard_compute, leaderboard_sort
 from submissions.models import Stage, SubmissionStatus
 from tests.benchmark.factories import TaskFactory
 
@@ -266,7 +266,9 @@ def test_the_overall_interval_is_a_95_percent_bootstrap_over_tasks(judges):
     # The same scores always give the same interval.
     assert leaderboard_compute(LeaderboardQuery()).rows[0].overall_ci == (low, high)
     assert mean_intervals(
-        {0: [5.0]}, resamples=selectors.BOOTSTRAP_RESAMPLES, seed=selectors.BOOTSTRAP_SEED
+        {0: [5.0]},
+        resamples=board_selectors.BOOTSTRAP_RESAMPLES,
+        seed=board_selectors.BOOTSTRAP_SEED,
     ) == {0: None}
 
 
@@ -302,7 +304,7 @@ def test_the_human_column_comes_from_the_reviews_app(judges, monkeypatch):
     def human_overall_by_submission(*, submission_ids):
         return {sid: 4.5 for sid in submission_ids.values_list("id", flat=True)}
 
-    monkeypatch.setattr(selectors, "human_overall_by_submission", human_overall_by_submission)
+    monkeypatch.setattr(board_selectors, "human_overall_by_submission", human_overall_by_submission)
     board = leaderboard_compute(LeaderboardQuery())
 
     assert board.has_human

@@ -11,7 +11,7 @@ import pytest
 from rest_framework import serializers as drf
 
 from experiments.models import ReproductionVerdict
-from leaderboard import selectors
+from leaderboard.selectors import board as board_selectors
 from leaderboard.serializers import LeaderboardRowSerializer, ObjectiveLeaderboardRowSerializer
 from leaderboard.tables import STAGE_COLUMNS, csv_header, page_columns
 from tests.benchmark.factories import TaskFactory
@@ -44,12 +44,12 @@ def board(monkeypatch):
                 has_hallucination=name == "beta",
             )
     monkeypatch.setattr(
-        selectors,
+        board_selectors,
         "human_overall_by_submission",
         lambda *, submission_ids: {sid: 4.5 for sid in submission_ids.values_list("id", flat=True)},
     )
     monkeypatch.setattr(
-        selectors,
+        board_selectors,
         "reproduction_verdicts",
         lambda *, submission_ids: {
             sid: SimpleNamespace(verdict=ReproductionVerdict.REPRODUCED)

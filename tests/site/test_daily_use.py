@@ -5,7 +5,6 @@ import csv
 import io
 import re
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.contrib.admin.sites import site as admin_site
@@ -34,6 +33,7 @@ from tests.benchmark.factories import (
 )
 from tests.benchmark.runs import SAMPLE_TASK, sample_run, zip_folder
 from tests.judging.factories import JudgeFactory
+from tests.support.docs import section, user_docs_text
 
 pytestmark = pytest.mark.django_db
 
@@ -332,21 +332,22 @@ def test_agent_pages_say_no_submissions_for_stages_without_any(client):
 
 
 def test_the_csv_is_documented_against_the_papers_distribution():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Topics") :]
+    table = section("## Topics")
     rows = list(csv.reader(io.StringIO(SHIPPED_TOPICS_CSV.read_text(encoding="utf-8"))))[1:]
     for label in dict(Topic.choices).values():
         n = sum(1 for _slug, topic in rows if topic == label)
-        assert f"| {label} | {n} |" in section
+        assert f"| {label} | {n} |" in table
 
 
-def test_the_readme_runs_manage_py_with_the_virtual_environments_python():
+def test_the_docs_run_manage_py_with_the_virtual_environments_python():
     """A fresh shell has no activated environment: `python` is not the project's
-    (or not there at all); the commands say `.venv/bin/python manage.py`."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    (or not there at all); the commands in the README and docs/ say
+    `.venv/bin/python manage.py`."""
+    text = user_docs_text()
+    assert text.count(".venv/bin/python manage.py") > 40
     bare = [
         line.strip()
-        for line in readme.splitlines()
+        for line in text.splitlines()
         if re.search(r"(?<![\w/.-])python manage\.py", line) and "docker compose" not in line
     ]
     assert bare == []

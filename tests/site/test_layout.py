@@ -1,4 +1,4 @@
-"""The apps' arrows (README, "What is where"): each app imports only the apps
+"""The apps' arrows (docs/architecture.md, "The app arrows"): each app imports only the apps
 below it, every app may use `common`, `common` imports no app, no app imports
 `mlrbench_site` (it only wires the apps together), and `sandbox` imports
 neither Django nor any package of the site (experiments and agent runs use it)."""

@@ -2,8 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging import services
 from judging.rubrics import DEFAULT_RUBRICS, MlrcRubricError, mlrc_bench_dimensions, rubric_prompt
+from judging.services.rubrics import RubricError, ensure_default_rubrics, rubric_import
 
 
 class Command(BaseCommand):
@@ -38,16 +38,16 @@ class Command(BaseCommand):
         dimensions = None
         if options.get("mlrc_bench"):
             prompt, dimensions = self._mlrc_bench(prompt, stage)
-        services.ensure_default_rubrics()
+        ensure_default_rubrics()
         try:
-            rubric, created = services.rubric_import(
+            rubric, created = rubric_import(
                 stage=stage,
                 prompt=prompt,
                 source=file.name,
                 activate=not inactive,
                 dimensions=dimensions,
             )
-        except services.RubricError as exc:
+        except RubricError as exc:
             raise CommandError(str(exc)) from exc
         missing = [
             key

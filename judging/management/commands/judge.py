@@ -5,7 +5,6 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db.models import QuerySet
 from tqdm import tqdm
 
-from judging import services
 from judging.models import (
     Judge,
     JudgingCondition,
@@ -19,6 +18,7 @@ from judging.selectors import (
     judgments_pending,
     pending_submissions,
 )
+from judging.services.queue import judgments_queue, judgments_queue_plan, judgments_resend_queued
 from submissions.models import Stage, Submission, SubmissionStatus
 
 
@@ -75,7 +75,8 @@ class Command(BaseCommand):
             # something were about to be judged.
             raise CommandError(
                 "no judge is active: nothing would judge the pending submissions. Add one "
-                f"({JUDGE_ADD_HOSTED}; README: Judging with a local model), then run this again"
+                f"({JUDGE_ADD_HOSTED}; docs/judging.md: Judging with a local model), "
+                "then run this again"
             )
         submissions = self._submissions(options)
         judges = None
@@ -88,7 +89,7 @@ class Command(BaseCommand):
             self._confirm(submissions, judges, options)
             # Left queued by a run that stopped (with no broker, nothing else
             # sends them): sent again as they are, whichever judge and submission.
-            resent = services.judgments_resend_queued(older_than=0)
+            resent = judgments_resend_queued(older_than=0)
             if resent:
                 self.stdout.write(f"sent {len(resent)} judgment(s) left queued again")
             if not submissions:
@@ -99,7 +100,7 @@ class Command(BaseCommand):
                         "--include-imported judges them too)"
                     )
                 return
-        report = services.judgments_queue(
+        report = judgments_queue(
             submissions=submissions,
             judges=judges,
             condition=options["condition"],
@@ -145,7 +146,7 @@ class Command(BaseCommand):
         return submissions
 
     def _confirm(self, submissions: list[Submission], judges, options) -> None:
-        plans = services.judgments_queue_plan(
+        plans = judgments_queue_plan(
             submissions=submissions,
             judges=judges,
             condition=options["condition"],

@@ -8,10 +8,11 @@ from django.db.models import Count, Q, Sum
 from benchmark.models import ModelFamily
 from common.errors import ValidationFailed
 from common.llm import usage_line
-from judging import services
 from judging.models import Judge, JudgePanel, JudgmentStatus
 from judging.rubrics import DEFAULT_RUBRICS
 from judging.selectors import panels_list
+from judging.services.judges import JudgeAdded, judge_check, judge_create, judge_set_active
+from judging.services.panels import panel_create, panel_default_set
 
 
 def _price(text: str) -> Decimal:
@@ -104,11 +105,11 @@ class Command(BaseCommand):
         with transaction.atomic():
             added = self._judge_create(options)
             if panel_name:
-                services.panel_create(name=panel_name, judges=[added.judge.name])
+                panel_create(name=panel_name, judges=[added.judge.name])
         self._added_say(added, panel_name)
 
-    def _judge_create(self, options) -> services.JudgeAdded:
-        return services.judge_create(
+    def _judge_create(self, options) -> JudgeAdded:
+        return judge_create(
             name=options["name"],
             model=options["model"],
             api_base=options["api_base"],
@@ -124,7 +125,7 @@ class Command(BaseCommand):
             check=not options["no_check"],
         )
 
-    def _added_say(self, added: services.JudgeAdded, panel_name: str) -> None:
+    def _added_say(self, added: JudgeAdded, panel_name: str) -> None:
         judge = added.judge
         if added.check is not None:
             self.stdout.write(f"checked: {usage_line(added.check)}")
@@ -196,13 +197,11 @@ class Command(BaseCommand):
         judge = Judge.objects.filter(name=name).first()
         if judge is None:
             raise CommandError(f"no judge named {name!r}")
-        self.stdout.write(
-            self.style.SUCCESS(f"{name}: {usage_line(services.judge_check(judge=judge))}")
-        )
+        self.stdout.write(self.style.SUCCESS(f"{name}: {usage_line(judge_check(judge=judge))}"))
 
     def _panel(self, *, panel_action: str, **options):
         if panel_action == "create":
-            panel = services.panel_create(
+            panel = panel_create(
                 name=options["panel_name"],
                 judges=options["judge"],
                 description=options["description"],
@@ -214,9 +213,7 @@ class Command(BaseCommand):
                 f"`python manage.py judges panel default {panel.name}`"
             )
         elif panel_action == "default":
-            defaults = services.panel_default_set(
-                name=options["panel_name"], stages=options["stage"]
-            )
+            defaults = panel_default_set(name=options["panel_name"], stages=options["stage"])
             stages = ", ".join(d.stage for d in defaults)
             self.stdout.write(
                 self.style.SUCCESS(f"{options['panel_name']} is the default panel of {stages}")
@@ -231,9 +228,9 @@ class Command(BaseCommand):
                 self.stdout.write(f"{listing.name:24} judges: {judges:60} default for: {default}")
 
     def _disable(self, *, name: str, **options):
-        services.judge_set_active(name=name, active=False)
+        judge_set_active(name=name, active=False)
         self.stdout.write(self.style.SUCCESS(f"disabled judge {name}: no new judgments"))
 
     def _enable(self, *, name: str, **options):
-        services.judge_set_active(name=name, active=True)
+        judge_set_active(name=name, active=True)
         self.stdout.write(self.style.SUCCESS(f"enabled judge {name}"))

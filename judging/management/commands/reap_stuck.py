@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from judging import services
+from judging.services.queue import judgments_reap_stuck
 
 
 class Command(BaseCommand):
@@ -22,7 +22,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, older_than: float | None, **options):
-        requeued = services.judgments_reap_stuck(older_than=older_than)
+        requeued = judgments_reap_stuck(older_than=older_than)
         if requeued:
             ids = ", ".join(str(pk) for pk in requeued)
             self.stdout.write(self.style.SUCCESS(f"requeued {len(requeued)} judgment(s): {ids}"))

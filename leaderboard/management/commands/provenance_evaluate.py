@@ -8,8 +8,8 @@ canaries (issue 38): precision, recall, 95% Wilson intervals and n per detector.
 
 from django.core.management.base import BaseCommand
 
-from leaderboard.fabrication import FABRICATION_STAGES
 from leaderboard.provenance_detection import detection_lines, provenance_detection
+from leaderboard.selectors.fabrication import FABRICATION_STAGES
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ reproduction check), the share of tasks flagged for each hallucination type and
 for any type; and how well the judges catch what the experts and the
 reproduction check found ("do the judges catch it?").
 
-Definitions (the README repeats them):
+Definitions (docs/fabrication.md repeats them):
 
 - The tasks are the leaderboard's: for each agent and task, the newest fully
   judged version of its submission of the stage.
@@ -49,7 +49,7 @@ from reviews.models import HallucinationAnswer
 from reviews.selectors import hallucination_answers, public_hallucination_checks
 from submissions.models import Stage, Submission
 
-from .selectors import SubmissionFacts, counted_submissions, stage_submissions
+from .counting import SubmissionFacts, counted_submissions, stage_submissions
 
 FABRICATION_STAGES: tuple[str, ...] = (Stage.EXPERIMENT, Stage.PAPER, Stage.END2END)
 RULES: tuple[str, ...] = ("any", "majority", "all")

@@ -1,6 +1,6 @@
-"""Leaderboard reads: rankings per stage, an agent's results, a task's results.
+"""Leaderboard reads: the ranking of a stage's board, and its sort orders.
 
-Definitions (the README repeats them for users):
+Definitions (docs/leaderboard.md repeats them for users):
 
 - A submission is *fully judged* in a judging condition when at least one of
   its judgments in that condition is done and either the submission's judging
@@ -14,7 +14,7 @@ Definitions (the README repeats them for users):
 - Fabrication (experiment and end2end tabs): the share of the agent's tasks
   the judges flag for any hallucination under the chosen rule (`any` by
   default: one judge's flag counts), and the share the experts' hallucination
-  check flags; see `leaderboard.fabrication`.
+  check flags; see `leaderboard.selectors.fabrication`.
 - A task's cost is what the run recorded (LLM plus coding agent, whichever is
   known); unknown costs are left out of the mean, never taken as zero.
 
@@ -26,60 +26,30 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, QuerySet
 
-from benchmark.models import Agent, Task
+from benchmark.models import Agent
 from common.bootstrap import mean_intervals
 from common.errors import ValidationFailed
-from experiments.mlrc_analyses import mlrc_pass_at_k_of_agents
 from experiments.models import ReproductionVerdict
-from experiments.selectors import (
-    ObjectiveRow,
-    objective_idea_sources,
-    objective_leaderboard_rows,
-    reproduction_verdicts,
-)
-from judging.models import (
-    JudgingCondition,
-    Judgment,
-    JudgmentKind,
-    JudgmentStatus,
-    Rubric,
-    SubmissionJudgingState,
-)
-from judging.selectors import (
-    PanelChoice,
-    dimension_means,
-    not_counted_reasons,
-    same_family_judgment_q,
-    stage_panel,
-    stage_scores,
-    submission_judging_state_expression,
-)
-from judging.subjective_objective import (
-    Correlation,
-    mlrc_judge_correlation,
-    subjective_objective,
-)
-from reviews.blind import under_open_review
+from experiments.selectors import reproduction_verdicts
+from judging.models import JudgingCondition, JudgmentKind, Rubric
+from judging.selectors import PanelChoice, dimension_means, same_family_judgment_q, stage_panel
 from reviews.selectors import human_overall_by_submission
-from submissions.costs import coding_cost_unknown
 from submissions.models import Stage, Submission
-from submissions.states import submissions_with_state
 
-from .ranking import PairedDifference, paired_difference, pareto_optimal, tie_aware_ranks
-
-LEADERBOARD_STAGES: tuple[str, ...] = (
-    Stage.IDEA,
-    Stage.PROPOSAL,
-    Stage.EXPERIMENT,
-    Stage.PAPER,
-    Stage.END2END,
+from ..ranking import pareto_optimal, tie_aware_ranks
+from .counting import (
+    NotCounted,
+    SubmissionFacts,
+    _not_counted,
+    counted_submissions,
+    stage_submissions,
 )
+
 # The tabs that show the judges' and the experts' fabrication rates.
 FABRICATION_TABS: tuple[str, ...] = (Stage.EXPERIMENT, Stage.END2END)
 # Stages whose submissions carry runnable experiments, and so a reproduction check.
@@ -106,7 +76,7 @@ class LeaderboardQuery:
     judge: str = ""
     exclude_same_family: bool = False
     common_tasks: bool = False
-    # How the judges' hallucination flags combine (`leaderboard.fabrication.RULES`).
+    # How the judges' hallucination flags combine (`leaderboard.selectors.fabrication.RULES`).
     fabrication_rule: str = "any"
     # A judge panel by name; empty: the stage's default panel.
     panel: str = ""
@@ -168,18 +138,6 @@ class LeaderboardRow:
     task_scores: dict[int, dict[str, float]] = field(default_factory=dict, repr=False)
 
 
-@dataclass(frozen=True)
-class NotCounted:
-    """A submission the board leaves out because a panel judge failed on it or
-    has not finished: the newest version of an agent's task, and why."""
-
-    submission_id: int
-    agent: str
-    task: str
-    version: int
-    reason: str
-
-
 @dataclass
 class Leaderboard:
     query: LeaderboardQuery
@@ -204,224 +162,6 @@ class Leaderboard:
 
 
 FIXED_SORT_KEYS = ("rank", "agent", "n_tasks", "cost", "fabrication", "human", "reproduced")
-
-
-# --- which submission counts ------------------------------------------------
-
-
-def stage_submissions(
-    *,
-    stage: str | None,
-    conference: str = "",
-    year: int | None = None,
-    topic: str = "",
-    task: str = "",
-    agent: str = "",
-) -> QuerySet[Submission]:
-    """Every version of every submission of `stage` (None: every leaderboard
-    stage) on the tasks the filters choose; never a system agent's (a canary),
-    and never the runs of a task with a paper in an open blind review round
-    (`reviews.blind.under_open_review`): the boards, the compare view, the
-    fabrication page and new releases leave them out until the round closes."""
-    submissions = Submission.objects.public().exclude(under_open_review())
-    if stage is None:
-        submissions = submissions.filter(stage__in=LEADERBOARD_STAGES)
-    else:
-        submissions = submissions.filter(stage=stage)
-    if conference:
-        submissions = submissions.filter(task__conference=conference)
-    if year:
-        submissions = submissions.filter(task__year=year)
-    if topic:
-        submissions = submissions.filter(task__topic=topic)
-    if task:
-        submissions = submissions.filter(task__slug=task)
-    if agent:
-        submissions = submissions.filter(agent__name=agent)
-    return submissions.order_by()
-
-
-@dataclass(frozen=True)
-class SubmissionFacts:
-    id: int
-    agent_id: int
-    task_id: int
-    stage: str
-    version: int
-    status: str
-    cost_usd: float | None
-    # Steps of the run without a price (LLM steps, and a coding agent whose cost
-    # nobody recorded): the cost is then a lower bound.
-    unpriced_steps: int = 0
-
-
-def _task_cost(llm: Decimal | None, agent: Decimal | None) -> float | None:
-    known = [float(value) for value in (llm, agent) if value is not None]
-    return sum(known) if known else None
-
-
-def counted_submissions(
-    submissions: QuerySet[Submission],
-    *,
-    condition: str = JudgingCondition.WITH_CODE,
-    panel: PanelChoice | None = None,
-) -> dict[int, SubmissionFacts]:
-    """Of `submissions`, the one that counts for each (agent, task, stage): the
-    newest fully judged version (see the module docstring); with a `panel`, the
-    newest that each of its judges has a finished scoring judgment of (no other
-    judge, nor a judgment at work or failed, changes that). Two queries,
-    whatever the number of submissions."""
-    if panel is not None:
-        return _counted_by_panel(submissions, condition=condition, panel=panel)
-    facts = [
-        SubmissionFacts(
-            sid,
-            agent_id,
-            task_id,
-            stage,
-            version,
-            status,
-            _task_cost(llm, coding),
-            unpriced + coding_cost_unknown(stage=stage, coding_agent=coder, agent_cost_usd=coding),
-        )
-        for sid, agent_id, task_id, stage, version, status, llm, coding, unpriced, coder in (
-            submissions.annotate(judging_state=submission_judging_state_expression()).values_list(
-                "id",
-                "agent_id",
-                "task_id",
-                "stage",
-                "version",
-                "judging_state",
-                "llm_cost_usd",
-                "agent_cost_usd",
-                "llm_unpriced_steps",
-                "agent__coding_agent",
-            )
-        )
-    ]
-    judgment_counts = {
-        sid: (done, pending)
-        for sid, done, pending in Judgment.objects.filter(
-            submission_id__in=submissions.values("id"), condition=condition
-        )
-        .values("submission_id")
-        .annotate(
-            done=Count("id", filter=Q(status=JudgmentStatus.DONE)),
-            pending=Count("id", filter=~Q(status=JudgmentStatus.DONE)),
-        )
-        .values_list("submission_id", "done", "pending")
-        .order_by()
-    }
-    newest: dict[tuple[int, int, str], SubmissionFacts] = {}
-    for fact in facts:
-        done, pending = judgment_counts.get(fact.id, (0, 0))
-        fully_judged = done > 0 and (fact.status == SubmissionJudgingState.JUDGED or pending == 0)
-        key = (fact.agent_id, fact.task_id, fact.stage)
-        if fully_judged and (key not in newest or newest[key].version < fact.version):
-            newest[key] = fact
-    return {fact.id: fact for fact in newest.values()}
-
-
-def _submission_facts(submissions: QuerySet[Submission]) -> list[SubmissionFacts]:
-    rows = submissions.values_list(
-        "id",
-        "agent_id",
-        "task_id",
-        "stage",
-        "version",
-        "llm_cost_usd",
-        "agent_cost_usd",
-        "llm_unpriced_steps",
-        "agent__coding_agent",
-    )
-    # A coding agent that recorded no cost is one more unpriced step (a lower bound).
-    return [
-        SubmissionFacts(
-            sid,
-            agent_id,
-            task_id,
-            stage,
-            version,
-            "",
-            _task_cost(llm, coding),
-            unpriced + coding_cost_unknown(stage=stage, coding_agent=coder, agent_cost_usd=coding),
-        )
-        for sid, agent_id, task_id, stage, version, llm, coding, unpriced, coder in rows
-    ]
-
-
-def _counted_by_panel(
-    submissions: QuerySet[Submission], *, condition: str, panel: PanelChoice
-) -> dict[int, SubmissionFacts]:
-    complete = set(
-        Judgment.objects.filter(
-            submission_id__in=submissions.values("id"),
-            condition=condition,
-            kind=JudgmentKind.SCORE,
-            status=JudgmentStatus.DONE,
-            judge_id__in=panel.judge_ids,
-        )
-        .values("submission_id")
-        .annotate(n=Count("judge_id", distinct=True))
-        .filter(n=len(panel.judge_ids))
-        .values_list("submission_id", flat=True)
-        .order_by()
-    )
-    newest: dict[tuple[int, int, str], SubmissionFacts] = {}
-    for fact in _submission_facts(
-        submissions.filter(id__in=complete) if complete else submissions.none()
-    ):
-        key = (fact.agent_id, fact.task_id, fact.stage)
-        if key not in newest or newest[key].version < fact.version:
-            newest[key] = fact
-    return {fact.id: fact for fact in newest.values()}
-
-
-def _not_counted(
-    candidates: QuerySet[Submission],
-    counted: dict[int, SubmissionFacts],
-    *,
-    condition: str,
-    panel: PanelChoice,
-) -> list[NotCounted]:
-    """The newest version of each (agent, task) that the panel does not count,
-    where a panel judge failed on it or is still at work, with the reason."""
-    reasons = not_counted_reasons(
-        submission_ids=candidates.values("id"), panel=panel, condition=condition
-    )
-    if not reasons:
-        return []
-    rows = candidates.filter(id__in=list(reasons)).values_list(
-        "id", "agent_id", "task_id", "version", "agent__name", "task__slug"
-    )
-    newest_version = {
-        (agent_id, task_id): version
-        for agent_id, task_id, version in candidates.values_list("agent_id", "task_id")
-        .annotate(newest=Max("version"))
-        .values_list("agent_id", "task_id", "newest")
-        .order_by()
-    }
-    return sorted(
-        (
-            NotCounted(sid, agent, task, version, reasons[sid])
-            for sid, agent_id, task_id, version, agent, task in rows
-            if sid not in counted and newest_version.get((agent_id, task_id)) == version
-        ),
-        key=lambda row: (row.agent, row.task),
-    )
-
-
-def counted_by_stage(submissions: QuerySet[Submission]) -> dict[int, SubmissionFacts]:
-    """`counted_submissions` of each leaderboard stage under its default panel."""
-    counted: dict[int, SubmissionFacts] = {}
-    for stage in LEADERBOARD_STAGES:
-        counted |= counted_submissions(
-            submissions.filter(stage=stage), panel=stage_panel(stage=stage)
-        )
-    return counted
-
-
-# --- the ranking ------------------------------------------------------------
 
 
 def stage_dimensions(stage: str) -> tuple[str, list[Dimension]]:
@@ -480,7 +220,7 @@ def _fabrication(
     """The fabrication columns of the board's agents, over the tasks it counts."""
     if query.stage not in FABRICATION_TABS or query.condition != JudgingCondition.WITH_CODE:
         return {}
-    # fabrication reads this module's definitions of the counted tasks.
+    # fabrication reads the counted tasks' definitions (`counting`), and board imports it.
     from .fabrication import fabrication_by_agent
 
     counted_ids = {r.submission_id for tasks in per_task.values() for r in tasks.values()}
@@ -699,126 +439,6 @@ def _mark_pareto(rows: list[LeaderboardRow]) -> None:
         row.pareto_optimal = row.agent in frontier
 
 
-# --- two agents side by side -------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DimensionDifference:
-    dimension: str
-    label: str
-    difference: PairedDifference
-
-
-@dataclass(frozen=True)
-class TaskDifference:
-    task: str
-    title: str
-    a: dict[str, float]
-    b: dict[str, float]
-    overall_difference: float | None
-
-
-@dataclass(frozen=True)
-class AgentComparison:
-    """Agent `a` minus agent `b` on the tasks both were judged on."""
-
-    query: LeaderboardQuery
-    a: LeaderboardRow
-    b: LeaderboardRow
-    dimensions: list[DimensionDifference]
-    tasks: list[TaskDifference]
-
-
-class UnknownAgent(ValidationFailed, LookupError):
-    default_code = "unknown_agent"
-
-
-def agents_compare(*, query: LeaderboardQuery, a: str, b: str) -> AgentComparison:
-    """The paired differences of two agents of a board, per dimension and per
-    task. Raises UnknownAgent for an agent the board does not list."""
-    board = leaderboard_compute(query)
-    rows = {row.agent: row for row in board.rows}
-    for name, value in (("a", a), ("b", b)):
-        if value not in rows:
-            raise UnknownAgent(f"agent {value!r} has no row on this board", field=name)
-    row_a, row_b = rows[a], rows[b]
-    dimensions = [
-        DimensionDifference(
-            d.key,
-            d.label,
-            paired_difference(
-                {t: v for t, s in row_a.task_scores.items() if (v := s.get(d.key)) is not None},
-                {t: v for t, s in row_b.task_scores.items() if (v := s.get(d.key)) is not None},
-            ),
-        )
-        for d in board.dimensions
-    ]
-    common = set(row_a.task_scores) & set(row_b.task_scores)
-    named = {
-        t: (slug, title)
-        for t, slug, title in Task.objects.filter(id__in=common).values_list("id", "slug", "title")
-    }
-    tasks = [
-        TaskDifference(
-            *named[t],
-            row_a.task_scores[t],
-            row_b.task_scores[t],
-            row_a.task_overall[t] - row_b.task_overall[t],
-        )
-        for t in sorted(common, key=lambda t: named[t])
-    ]
-    return AgentComparison(query, row_a, row_b, dimensions, tasks)
-
-
-# --- objective tasks ----------------------------------------------------------
-
-# Not a submission stage: the leaderboard of objective tasks (MLRC-Bench style),
-# where agents are ranked by what their method scored on hidden test data.
-OBJECTIVE_STAGE = "objective"
-
-
-@dataclass(frozen=True)
-class RankedObjectiveRow:
-    rank: int
-    row: ObjectiveRow
-
-
-@dataclass
-class ObjectiveBoard:
-    # Best mean relative improvement to human first.
-    rows: list[RankedObjectiveRow] = field(default_factory=list)
-    n_tasks: int = 0
-    subjective_objective: list[Correlation] = field(default_factory=list)
-    # MLRC-Bench's own: Pearson of its five 1-5 ratings against its three measures.
-    mlrc_judge_correlation: dict[str, Any] = field(default_factory=dict)
-    # The configuration the rows are of (None: every one), and those there are.
-    idea_source: str | None = None
-    idea_sources: list[str] = field(default_factory=list)
-
-
-def objective_board_compute(*, idea_source: str | None = None) -> ObjectiveBoard:
-    """`idea_source`: rank only the trials of that configuration."""
-    rows = objective_leaderboard_rows(idea_source=idea_source)
-    pass_at_k = mlrc_pass_at_k_of_agents(idea_source=idea_source)
-    for row in rows:
-        row.mlrc_pass_at_k = pass_at_k.get(row.agent_id)
-    ranked: list[RankedObjectiveRow] = []
-    for position, row in enumerate(rows, start=1):
-        # Competition ranking, as on the judged stages.
-        tied = ranked and round(ranked[-1].row.mean_relative_improvement, 9) == round(
-            row.mean_relative_improvement, 9
-        )
-        ranked.append(RankedObjectiveRow(ranked[-1].rank if tied else position, row))
-    return ObjectiveBoard(
-        rows=ranked,
-        n_tasks=len({cell.task_slug for row in rows for cell in row.tasks}),
-        subjective_objective=subjective_objective(),
-        mlrc_judge_correlation=mlrc_judge_correlation(),
-        idea_source=idea_source or None,
-        idea_sources=objective_idea_sources(),
-    )
-
-
 def _sort_value(row: LeaderboardRow, key: str) -> Any:  # a number or text; None sorts last
     match key:
         case "rank":
@@ -857,139 +477,3 @@ def leaderboard_sort(board: Leaderboard, sort: str) -> list[LeaderboardRow]:
     present.sort(key=lambda r: r.agent)
     present.sort(key=lambda r: _sort_value(r, key), reverse=descending)
     return present + missing
-
-
-# --- an agent, a task, a submission ----------------------------------------
-
-
-@dataclass
-class SubmissionScores:
-    submission: Submission
-    scores: dict[str, float]
-    counted: bool
-
-
-def submission_scores(
-    submissions: Iterable[Submission],
-    *,
-    counted_ids: set[int] | None = None,
-    condition: str = JudgingCondition.WITH_CODE,
-) -> list[SubmissionScores]:
-    submissions = list(submissions)
-    # Each stage's scores are its default panel's mean, as on its board.
-    means: dict[int, dict[str, Decimal]] = {}
-    for stage in sorted({s.stage for s in submissions}):
-        panel = stage_panel(stage=stage)
-        means |= stage_scores(
-            submission_ids=[s.id for s in submissions if s.stage == stage],
-            condition=condition,
-            judge_ids=panel.judge_ids if panel is not None else None,
-        )
-    return [
-        SubmissionScores(
-            submission=s,
-            scores={k: float(v) for k, v in means.get(s.id, {}).items()},
-            counted=counted_ids is None or s.id in counted_ids,
-        )
-        for s in submissions
-    ]
-
-
-def stage_dimension_keys() -> dict[str, list[Dimension]]:
-    """Every leaderboard stage's dimensions, in one query."""
-    result: dict[str, list[Dimension]] = {}
-    rubrics = Rubric.objects.filter(stage__in=LEADERBOARD_STAGES, kind=JudgmentKind.SCORE).order_by(
-        "stage", "-is_active", "-version"
-    )
-    for rubric in rubrics:
-        if rubric.stage in result:
-            continue
-        overall = rubric.overall_key or DEFAULT_OVERALL_KEY
-        dims = [
-            Dimension(d["key"], d.get("label") or d["key"])
-            for d in rubric.dimensions
-            if isinstance(d, dict) and d.get("key")
-        ]
-        result[rubric.stage] = [d for d in dims if d.key == overall] + [
-            d for d in dims if d.key != overall
-        ]
-    return result
-
-
-def _ordered_keys(rows: list[SubmissionScores], known: list[Dimension]) -> list[Dimension]:
-    seen = {d.key for d in known}
-    extra = sorted({k for r in rows for k in r.scores} - seen)
-    overall = [d for d in known if d.key == DEFAULT_OVERALL_KEY]
-    if not overall and DEFAULT_OVERALL_KEY in extra:
-        extra.remove(DEFAULT_OVERALL_KEY)
-        overall = [Dimension(DEFAULT_OVERALL_KEY, DEFAULT_OVERALL_KEY)]
-    return (
-        overall
-        + [d for d in known if d.key != DEFAULT_OVERALL_KEY]
-        + [Dimension(k, k) for k in extra]
-    )
-
-
-@dataclass
-class StageResults:
-    stage: str
-    label: str
-    dimensions: list[Dimension]
-    rows: list[SubmissionScores]
-
-
-def _by_stage(rows: list[SubmissionScores]) -> list[StageResults]:
-    dims = stage_dimension_keys()
-    labels = dict(Stage.choices)
-    result = []
-    for stage in LEADERBOARD_STAGES:
-        stage_rows = [r for r in rows if r.submission.stage == stage]
-        if stage_rows:
-            result.append(
-                StageResults(
-                    stage=stage,
-                    label=labels[stage],
-                    dimensions=_ordered_keys(stage_rows, dims.get(stage, [])),
-                    rows=stage_rows,
-                )
-            )
-    return result
-
-
-def agent_task_results(*, agent: Agent, hidden: frozenset[int] = frozenset()) -> list[StageResults]:
-    """Per stage, the agent's counted submission for each task with its scores
-    (but none of `hidden`, the papers the viewer may not see yet)."""
-    counted = counted_by_stage(stage_submissions(stage=None, agent=agent.name))
-    submissions = (
-        Submission.objects.filter(id__in=list(counted))
-        .exclude(id__in=hidden)
-        .select_related("task")
-        .order_by("task__slug")
-    )
-    return _by_stage(submission_scores(submissions))
-
-
-def task_results(*, task: Task, hidden: frozenset[int] = frozenset()) -> list[StageResults]:
-    """Per stage, every agent's submissions for the task (all versions), with
-    the one that counts on the leaderboard marked (but none of `hidden`)."""
-    counted_ids = set(counted_by_stage(stage_submissions(stage=None, task=task.slug)))
-    submissions = submissions_with_state(  # the page shows each one's state
-        Submission.objects.public()
-        .filter(task=task, stage__in=LEADERBOARD_STAGES)
-        .exclude(id__in=hidden)
-        .select_related("agent")
-        .order_by("agent__name", "-version")
-    )
-    return _by_stage(submission_scores(submissions, counted_ids=counted_ids))
-
-
-def submission_judgments(*, submission: Submission) -> QuerySet[Judgment]:
-    """A submission's finished judgments with their scores, for its public page."""
-    return (
-        Judgment.objects.filter(
-            submission=submission, status=JudgmentStatus.DONE, kind=JudgmentKind.SCORE
-        )
-        .select_related("judge", "rubric")
-        .prefetch_related("scores")
-        .order_by("condition", "judge__name")
-    )

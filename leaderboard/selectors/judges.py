@@ -20,7 +20,7 @@ a figure that cannot be computed says why instead of showing a number.
   cost per review in a column of their own.
 - Fabrication recall and precision: its "any hallucination" verdicts against
   the experts' hallucination check, on the papers both gave one
-  (`leaderboard.fabrication`); the mean row's are the judges' combined under
+  (`leaderboard.selectors.fabrication`); the mean row's are the judges' combined under
   the leaderboard's default rule (`any`).
 - Canaries: per hallucination type, of the planted fabrications of the type
   (`judging.canary_selectors`), the share it flagged with the right type and
@@ -57,8 +57,9 @@ from reviews.agreement import DimensionAgreement, agreement_compute
 from reviews.selectors import agreement_dimensions, agreements_for_stage, human_score_rows
 from submissions.models import Artifact, ArtifactKind, Stage, Submission
 
+from .board import stage_dimensions
+from .counting import LEADERBOARD_STAGES
 from .fabrication import FABRICATION_STAGES, ExpertDetection, judge_detection_metrics
-from .selectors import LEADERBOARD_STAGES, stage_dimensions
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20250620
