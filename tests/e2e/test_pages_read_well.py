@@ -743,20 +743,16 @@ def visitor_day(walk: Walk, page, cast: Cast) -> dict[str, list[str]]:
 
 
 def local_judge_recipe() -> list[str]:
-    """The `judges add ... --panel NAME` command of the README's local-judge recipe
-    (README.md or the docs/ it moves to), as arguments."""
+    """The `judges add ... --panel NAME` command of the docs' local-judge recipe,
+    as arguments."""
     import shlex
 
-    root = Path(__file__).resolve().parents[2]
-    for doc in [root / "README.md", *sorted((root / "docs").glob("**/*.md"))]:
-        if not doc.is_file():
-            continue
-        text = doc.read_text(encoding="utf-8")
-        joined = re.sub(r"\\\n\s*", " ", text)
-        for line in joined.splitlines():
-            if "judges add" in line and "--panel" in line and "--api-base" in line:
-                command = line.split("#")[0].split("manage.py", 1)[1]
-                return shlex.split(command)
+    from tests.support.docs import user_docs_text
+
+    joined = re.sub(r"\\\n\s*", " ", user_docs_text())
+    for line in joined.splitlines():
+        if "judges add" in line and "--panel" in line and "--api-base" in line:
+            return shlex.split(line.split("#")[0].split("manage.py", 1)[1])
     raise AssertionError("no `judges add ... --panel` line in the local-judge recipe")
 
 
