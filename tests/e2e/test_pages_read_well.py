@@ -285,6 +285,8 @@ class Walk:
         problems += page.evaluate(PAGE_PROBLEMS)
         problems += axe_problems(page)
         problems += page.evaluate(CHART_PROBLEMS)
+        # The page as it loaded, before the keyboard walk moves its focus and scroll.
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True, timeout=120_000)
         problems += forms_keyboard_problems(page, self.forms_seen)
         # Chromium logs a page answered 403 or 404 as a failed resource: asked for here.
         expected = f"status of {status}" if status != 200 else None
@@ -294,7 +296,6 @@ class Walk:
             if not (expected and expected in e) and not _admin_own_inline_style(url, e)
         ]
         self.errors.clear()
-        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True, timeout=120_000)
         if problems:
             self.found[f"{name} {url}"] = problems
 
