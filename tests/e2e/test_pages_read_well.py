@@ -657,7 +657,7 @@ def reviewer_day(walk: Walk, page, cast: Cast) -> None:
         elif name == "submit":
             submit = page.evaluate("() => document.activeElement.textContent.trim()")
             break
-    walk.expect(f"Tab reaches the texts, then the button ({submit})", not typed and submit)
+    walk.expect(f"Tab reaches the texts, then the button ({submit})", not typed and bool(submit))
     page.keyboard.press("Enter")
     page.get_by_text("Review submitted.").wait_for()
     walk.expect(
@@ -715,8 +715,9 @@ def organiser_judges_and_release(walk: Walk, page, judge_url: str) -> None:
     )
     walk.visit(page, "organiser-admin-release-add", "/admin/leaderboard/release/add/")
     page.locator("#id_name").fill("walk-1")
-    page.locator('input[name="_save"]').click()
-    page.wait_for_load_state("networkidle")
+    # Freezing every board and writing the release's files takes a while.
+    page.locator('input[name="_save"]').click(no_wait_after=True)
+    page.wait_for_url(re.compile(r"/admin/leaderboard/release/$"), timeout=180_000)
     walk.expect(
         "the admin lists the new release",
         page.locator("#result_list", has_text="walk-1").count() == 1,
