@@ -1,12 +1,12 @@
 # The page under test is HTML, a line per element.
 # ruff: noqa: E501
-"""The page walk's keyboard and screen-reader checks (test_pages_read_well.py)
+"""The page walk's keyboard and screen-reader checks (tests/e2e/accessibility.py)
 catch what they look for: a chart with no text alternative, a form control the
 Tab key skips or reaches out of order, a focus nobody can see."""
 
 import pytest
 
-from tests.e2e.test_pages_read_well import CHART_PROBLEMS, forms_keyboard_problems
+from tests.e2e.accessibility import CHART_PROBLEMS, forms_keyboard_problems
 
 pytestmark = pytest.mark.browser
 
