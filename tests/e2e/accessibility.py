@@ -128,6 +128,12 @@ FOCUS_WATCH = """() => {
 }"""
 
 
+LEFT_FIRST_STOP = """(f) => {
+  const el = document.activeElement;
+  return !el || !el.dataset || el.dataset.walkStop !== f + '-0';
+}"""
+
+
 def _tab_through(page, f: int, n: int) -> tuple[list[int], list[str]]:
     """Tab from the form's first stop until the focus leaves the form: the stops
     reached in turn, and those whose focus cannot be seen. Keys go in batches
@@ -162,8 +168,12 @@ def forms_keyboard_problems(page, seen: set[str]) -> list[str]:
         f, n = form["form"], form["stops"]
         page.evaluate(FOCUS_WATCH)
         page.evaluate("(f) => document.querySelector(`[data-walk-stop='${f}-0']`).focus()", str(f))
-        # From the control before it, so that this is the keyboard's focus.
-        page.keyboard.press("Shift+Tab")
+        # From the control before it, so that this is the keyboard's focus (a date
+        # field takes a Shift+Tab per part before the focus leaves it).
+        for _ in range(8):
+            page.keyboard.press("Shift+Tab")
+            if page.evaluate(LEFT_FIRST_STOP, str(f)):
+                break
         page.evaluate("() => { window.__walkFocus = []; }")
         page.keyboard.press("Tab")
         reached, unseen = _tab_through(page, f, n)
