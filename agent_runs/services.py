@@ -255,7 +255,9 @@ def agent_run_create(
     model, a missing key variable, a task that does not exist, budgets that are not
     positive, a stage the mode does not take raise `ValidationFailed` naming every
     problem, and nothing is created or queued. With `check_models` (the command and
-    the form), each model is then called once (`agent_run_models_check`)."""
+    the form), each model is then called once (`agent_run_models_check`).
+
+    Long because every input is checked, naming each problem, before anything is created."""
     coding_model = coding_model.strip() or model.strip()
     lit_model = (lit_model.strip() or model.strip()) if lit_review else ""
     found, problems = _tasks_of(tasks)

@@ -9,13 +9,14 @@ from celery.exceptions import Ignore
 from django.conf import settings
 
 from common.tasks import WorkerTask
+from experiments.slots import SlotsBusy
 
 _HARD_LIMIT = settings.EXPERIMENT_MAX_TIME_LIMIT_SECONDS + 600
+# The stage's slots are busy: sent again every 30 s, for two hours.
+_SLOTS_BUSY = {"retry_on": (SlotsBusy,), "retry_countdown": 30, "max_retries": 240}
 
 
-def _execute(task, run_id: int, stage: str) -> str:
-    from experiments.slots import SlotsBusy
-
+def _execute(run_id: int, stage: str) -> str:
     from .services import StageHeld, agent_run_stage_execute
 
     try:
@@ -23,26 +24,21 @@ def _execute(task, run_id: int, stage: str) -> str:
     except StageHeld as exc:
         # Another worker holds the stage (or this is an old message): its chain goes on there.
         raise Ignore() from exc
-    except SlotsBusy as exc:
-        raise task.retry(exc=exc, countdown=30, max_retries=240) from exc
     if outcome == "stopped":
         raise Ignore()  # the run ended: the rest of the chain has nothing to do
     return outcome
 
 
-@shared_task(bind=True, base=WorkerTask, name="agent_runs.llm_stage", time_limit=_HARD_LIMIT)
-def llm_stage_task(self, run_id: int, stage: str) -> str:
-    return _execute(self, run_id, stage)
+@shared_task(base=WorkerTask, name="agent_runs.llm_stage", time_limit=_HARD_LIMIT, **_SLOTS_BUSY)
+def llm_stage_task(run_id: int, stage: str) -> str:
+    return _execute(run_id, stage)
 
 
 @shared_task(
-    bind=True,
-    base=WorkerTask,
-    name="agent_runs.experiment_stage",
-    time_limit=_HARD_LIMIT,
+    base=WorkerTask, name="agent_runs.experiment_stage", time_limit=_HARD_LIMIT, **_SLOTS_BUSY
 )
-def experiment_stage_task(self, run_id: int, stage: str) -> str:
-    return _execute(self, run_id, stage)
+def experiment_stage_task(run_id: int, stage: str) -> str:
+    return _execute(run_id, stage)
 
 
 @shared_task(

@@ -2,11 +2,13 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.models import User
 
+from common.results_admin import ResultsAdminMixin
+
 from .models import Agent, ApiToken, Task, Team
 
 
 @admin.register(Task)
-class TaskAdmin(admin.ModelAdmin):
+class TaskAdmin(ResultsAdminMixin, admin.ModelAdmin):
     list_display = ["slug", "title", "conference", "year", "topic", "kind", "updated_at"]
     list_filter = ["conference", "year", "topic", "kind"]
     search_fields = ["slug", "title", "description"]
@@ -17,7 +19,7 @@ class TaskAdmin(admin.ModelAdmin):
 
 # Teams, agents and tokens: organisers add members to teams here.
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(ResultsAdminMixin, admin.ModelAdmin):
     list_display = ["name", "slug", "created_at"]
     search_fields = ["name", "slug", "members__username"]
     prepopulated_fields = {"slug": ["name"]}
@@ -25,7 +27,7 @@ class TeamAdmin(admin.ModelAdmin):
 
 
 @admin.register(Agent)
-class AgentAdmin(admin.ModelAdmin):
+class AgentAdmin(ResultsAdminMixin, admin.ModelAdmin):
     list_display = ["name", "display_name", "team", "base_model", "model_family", "created_at"]
     list_filter = ["model_family", "team"]
     search_fields = ["name", "display_name", "base_model"]

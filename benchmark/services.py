@@ -6,6 +6,7 @@ from pathlib import Path
 from django.db import transaction
 
 from common.errors import ErrorItem, ValidationFailed
+from common.results import results_changed
 
 from .descriptions import task_description_derive
 from .models import Task, TaskKind
@@ -95,6 +96,8 @@ def tasks_import(
     report = TaskImportReport(skipped=errors)
     with transaction.atomic():
         _tasks_upsert(parsed, topics, report)
+        if report.created or report.updated:
+            results_changed(None)  # catalogue tasks: every stage's news
     return report
 
 

@@ -119,15 +119,17 @@ class CacheGeneration:
         reached (Redis restarting) is tried again a few times; after that the
         entries' own timeout bounds how long they stay stale, and the writer
         (a judgment that is done) never fails for it."""
-        for attempt in range(1, BUMP_ATTEMPTS + 1):
-            try:
-                self._bump_once()
-                return
-            except Exception as exc:  # any backend's outage; the data is safe
-                if attempt == BUMP_ATTEMPTS:
-                    logger.warning("cache %s not invalidated (%r): entries expire", self.name, exc)
-                    return
-                time.sleep(BUMP_RETRY_SECONDS * attempt)
+        import tenacity
+
+        try:
+            # Waits of BUMP_RETRY_SECONDS, then twice that, and so on.
+            tenacity.Retrying(
+                stop=tenacity.stop_after_attempt(BUMP_ATTEMPTS),
+                wait=tenacity.wait_incrementing(BUMP_RETRY_SECONDS, BUMP_RETRY_SECONDS),
+                reraise=True,
+            )(self._bump_once)
+        except Exception as exc:  # any backend's outage; the data is safe
+            logger.warning("cache %s not invalidated (%r): entries expire", self.name, exc)
 
     def bump_on_commit(self) -> None:
         """Make every entry stale once the current transaction commits (at

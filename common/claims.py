@@ -32,7 +32,9 @@ _HYPERPARAMETER_RE = re.compile(
     re.IGNORECASE,
 )
 _REFERENCES_RE = re.compile(r"^#{1,6}\s*(references|bibliography)\b", re.IGNORECASE)
-_LINK_RE = re.compile(r"!?\[[^\]]*\]\([^)]*\)|https?://\S+|\[\d+(?:[,\s–-]+\d+)*\]")
+# Linear: a link's text and target stop at the next bracket or parenthesis, so a
+# cell of 40,000 `[` or `![x](` is one scan, not one per opener (it was quadratic).
+_LINK_RE = re.compile(r"!?\[[^\[\]]*\]\([^()]*\)|https?://\S+|\[\d+(?:[,\s–-]+\d+)*\]")
 _TABLE_SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}")
 
 TEXT_SUFFIXES = (".json", ".csv", ".tsv", ".txt", ".md", ".log", ".yaml", ".yml", ".out")
@@ -113,6 +115,12 @@ def numbers_kept(
         if not wanted:
             break
     return found
+
+
+def is_setting_row(label: str) -> bool:
+    """Whether a table row whose first cell is `label` names a hyperparameter or
+    a setting (its numbers are no claims)."""
+    return bool(_HYPERPARAMETER_RE.search(label))
 
 
 def paper_claims(text: str, where: str) -> list[Number]:

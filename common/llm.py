@@ -8,7 +8,7 @@ classified: `TransientLLMError` (worth retrying: rate limits, timeouts, refused
 connections, 5xx) or `PermanentLLMError` (a bad key, a context too long, a bad
 request, an unknown model: retrying cannot help). Retrying is the site's one
 policy, `RetryPolicy` (settings `LLM_RETRY_*`), applied by `call_with_retries`
-around whatever a caller does per attempt (a judge takes its rate-limit turn
+(tenacity) around whatever a caller does per attempt (a judge takes its rate-limit turn
 and watches its deadline; an agent run just calls). Usage and cost come from
 the configured price when there is one, else litellm's bundled price table, in
 the one order of `common.prices.tokens_price`; a model it has no price for
@@ -229,7 +229,9 @@ def chat(
     (OpenAI function definitions) the answer may carry `tool_calls`. A configuration
     the key and address policy refuses (common.llm_policy) is a `PermanentLLMError`
     before anything is sent: a row saved before the policy, or under other settings,
-    sends no key where it may not."""
+    sends no key where it may not.
+
+    Long because the policy check, the call and its error mapping are one gateway call."""
     destination_check(config)
     api_key = api_key_for(config)
     limit = config.timeout_seconds
@@ -358,25 +360,45 @@ def call_with_retries(
     sleep: Callable[[float], None] = time.sleep,
 ) -> T:
     """`call()` (one attempt: typically `chat`, with whatever the caller does around
-    each call) retried under `policy` (default: the settings'). `deadline` is a
-    `time.monotonic()` time no wait may end past; `on_retry(attempt, error, delay)`
-    is told before each wait (to log it). Raises `RetriesExhausted` once the
-    attempts or the time are spent; a `PermanentLLMError` or any other exception
-    from `call` propagates at once, untouched."""
+    each call) retried under `policy` (default: the settings'), by tenacity.
+    `deadline` is a `time.monotonic()` time no wait may end past;
+    `on_retry(attempt, error, delay)` is told before each wait (to log it). Raises
+    `RetriesExhausted` once the attempts or the time are spent; a
+    `PermanentLLMError` or any other exception from `call` propagates at once,
+    untouched."""
+    import tenacity
+
     policy = policy or RetryPolicy.from_settings()
-    for attempt in range(1, policy.attempts + 1):
-        try:
-            return call()
-        except TransientLLMError as exc:
-            if attempt == policy.attempts:
-                raise RetriesExhausted(exc, attempts=attempt) from exc
-            delay = policy.delay(attempt, exc.retry_after)
-            if deadline is not None and time.monotonic() + delay >= deadline:
-                raise RetriesExhausted(exc, attempts=attempt, out_of_time=True) from exc
-            if on_retry is not None:
-                on_retry(attempt, exc, delay)
-            sleep(delay)
-    raise AssertionError("unreachable")
+
+    def failed(state: tenacity.RetryCallState) -> TransientLLMError:
+        assert state.outcome is not None
+        error = state.outcome.exception()
+        assert isinstance(error, TransientLLMError)
+        return error
+
+    def wait(state: tenacity.RetryCallState) -> float:
+        return policy.delay(state.attempt_number, failed(state).retry_after)
+
+    def before_sleep(state: tenacity.RetryCallState) -> None:
+        error, delay, attempt = failed(state), state.upcoming_sleep, state.attempt_number
+        if deadline is not None and time.monotonic() + delay >= deadline:
+            raise RetriesExhausted(error, attempts=attempt, out_of_time=True) from error
+        if on_retry is not None:
+            on_retry(state.attempt_number, error, delay)
+
+    def give_up(state: tenacity.RetryCallState) -> T:
+        error = failed(state)
+        raise RetriesExhausted(error, attempts=state.attempt_number) from error
+
+    retrying = tenacity.Retrying(
+        retry=tenacity.retry_if_exception_type(TransientLLMError),
+        stop=tenacity.stop_after_attempt(policy.attempts),
+        wait=wait,
+        sleep=sleep,
+        before_sleep=before_sleep,
+        retry_error_callback=give_up,
+    )
+    return retrying(call)
 
 
 _MICRODOLLAR = Decimal("0.000001")

@@ -1,24 +1,8 @@
-"""Shares of tasks with their uncertainty, and agreement of two yes/no raters."""
+"""Agreement of two yes/no raters (a share's Wilson interval: common.stats)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-
-Z_95 = 1.959963984540054
-
-
-def wilson_interval(flagged: int, n: int, *, z: float = Z_95) -> tuple[float, float] | None:
-    """The Wilson score interval (95% by default) of `flagged` out of `n`; None for
-    n = 0. Unlike the normal approximation it stays inside [0, 1] and is not empty
-    at 0 or n, which matters for the 10 tasks of a benchmark."""
-    if n <= 0:
-        return None
-    p = flagged / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass(frozen=True)

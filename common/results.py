@@ -20,12 +20,13 @@ inputs did (a judgment's scores, a submitted review, a released round):
   an experiment run finished, cancelled or given up (experiments/runner.py,
   experiments/queue.py); a run stored as a submission (submissions/intake.py),
   its steps priced again (submissions/costs.py);
-- the safety net, for writes that no service made (the admin, a shell, the
-  tests' factories): `leaderboard/receivers.py`, connected to every model's
-  `post_save` and `post_delete` of benchmark, submissions, judging and
-  reviews.
+- the admin, for the rows its organisers save or delete:
+  `common.results_admin.ResultsAdminMixin`, mixed into the `ModelAdmin`s of
+  benchmark, submissions, judging and reviews.
   A reviewer's draft autosave, and rows no public answer reads (assignments),
-  call nothing.
+  call nothing. No model signal is involved (a `post_delete` receiver of every
+  model would turn off Django's fast deletes); a write in a shell, or a test's
+  factory, says what it changed itself.
 
 Once the current transaction commits (at once outside one), the agreement's
 generation moves on when `agreement`, and each callable named in

@@ -14,6 +14,14 @@ a good one kept (see CELERY_DB_REUSE_MAX). A task run eagerly, or called as a
 plain function, runs inside its caller's connection, and maybe its transaction:
 left alone, unless the task says `close_when_eager` (one that is never part of a
 caller's work, like a reaper) and runs eagerly.
+
+Retries are declared, not written in each task: `retry_on` lists the
+exceptions after which the task is sent again, `retry_countdown` seconds later,
+at most `max_retries` times; once those are spent `retries_exhausted` has the
+last word (by default the exception propagates and the task fails). An eager
+run (no broker: tests, the embedded defaults) ends in Celery's eager retry (its
+result's state is RETRY) unless the task says `retry_when_eager = False`: then
+the exception reaches the caller. A task called as a plain function raises it.
 """
 
 import logging
@@ -35,6 +43,10 @@ class WorkerTask(Task):  # type: ignore[misc]  # celery ships no types
     acks_late = True
     reject_on_worker_lost = True
     close_when_eager = False
+    # Declarative retries (see the module's docstring); `max_retries` is Celery's.
+    retry_on: tuple[type[Exception], ...] = ()
+    retry_countdown: float = 30
+    retry_when_eager = True
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         request = self.request
@@ -43,9 +55,21 @@ class WorkerTask(Task):  # type: ignore[misc]  # celery ships no types
             close_old_connections()
         try:
             return super().__call__(*args, **kwargs)
+        except self.retry_on as exc:
+            if request.called_directly or (request.is_eager and not self.retry_when_eager):
+                raise
+            if self.max_retries is not None and request.retries >= self.max_retries:
+                return self.retries_exhausted(exc, *args, **kwargs)
+            raise self.retry(exc=exc, countdown=self.retry_countdown) from exc
         finally:
             if closes:
                 close_old_connections()
+
+    def retries_exhausted(self, exc: Exception, *args: Any, **kwargs: Any) -> Any:
+        """What a task does when `retry_on` struck once more than `max_retries`
+        allows: by default the exception propagates (the task fails). Its return
+        value is the task's."""
+        raise exc
 
 
 def task_time_limits_errors(app: Any) -> list[str]:

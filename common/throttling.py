@@ -16,8 +16,9 @@ Who a client is comes from `client_ip`: the address the last of `NUM_PROXIES`
 trusted proxies saw (`X-Forwarded-For`), or the socket's own address when
 there are none (the default), so a made-up header never buys a fresh budget.
 
-(The judges' requests-per-minute limit on provider calls, judging/ratelimit.py,
-is another idea: it waits for a slot instead of refusing, across workers.)
+The judges' requests-per-minute limit on provider calls (judging/ratelimit.py)
+counts on the same library and storage (common/limits_storage.py), as a moving window;
+it waits for a slot instead of refusing, across workers.
 """
 
 import math
@@ -30,11 +31,12 @@ from typing import Any, cast
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from limits import RateLimitItem, parse
-from limits.storage import MemoryStorage, Storage, storage_from_string
 from limits.strategies import FixedWindowRateLimiter
 from rest_framework import exceptions
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
+
+from common.limits_storage import limits_storage
 
 _KEY_PREFIX = "mlrbench-limit"
 
@@ -57,20 +59,13 @@ _limiters_lock = threading.Lock()
 
 
 def _limiter() -> FixedWindowRateLimiter:
-    """One limiter per storage address (the suite points REDIS_URL elsewhere
-    per run; a bare machine has none)."""
+    """The requests' limiter, on the storage of REDIS_URL."""
     url = str(getattr(settings, "REDIS_URL", "") or "")
     limiter = _limiters.get(url)
     if limiter is None:
+        storage = limits_storage(url, key_prefix=_KEY_PREFIX)
         with _limiters_lock:
-            limiter = _limiters.get(url)
-            if limiter is None:
-                storage = (
-                    cast(Storage, storage_from_string(url, key_prefix=_KEY_PREFIX))
-                    if url
-                    else MemoryStorage()
-                )
-                limiter = _limiters[url] = FixedWindowRateLimiter(storage)
+            limiter = _limiters.setdefault(url, FixedWindowRateLimiter(storage))
     return limiter
 
 

@@ -237,7 +237,9 @@ def _trend(
 
 
 def objective_analyses(*, objective: ObjectiveTask, idea_source: str | None = None) -> dict:
-    """The analyses of the task's current version, per agent and configuration."""
+    """The analyses of the task's current version, per agent and configuration.
+
+    Long because one pass over the task's trials builds every analysis column from the same rows."""
     query = ObjectiveResult.objects.filter(objective=objective, task_version=objective.version)
     if idea_source:
         query = query.filter(idea_source=idea_source)

@@ -18,6 +18,7 @@ from benchmark.models import (
     Task,
     TaskKind,
 )
+from common.results import results_changed
 from experiments.models import (
     ObjectiveFormat,
     ObjectiveTask,
@@ -94,7 +95,8 @@ def objective_task_define(
 
     Each data folder must hold `public/` (seen by the method) and `private/`
     (seen by the evaluation only); dev and test must be different folders.
-    """
+
+    Long because every field is checked, naming each problem, before the one write."""
     match = _SLUG_RE.match(slug)
     problems = _slug_problems(slug)
     problems += _definition_problems(
@@ -188,7 +190,7 @@ def _catalogue_task_put(
     *, slug: str, conference: str, year: int, title: str | None, description: str | None
 ) -> Task:
     """The catalogue task behind an objective task, created or brought up to date."""
-    task, _ = Task.objects.get_or_create(
+    task, created = Task.objects.get_or_create(
         slug=slug,
         defaults={
             "title": title or slug,
@@ -209,6 +211,8 @@ def _catalogue_task_put(
             changed.append(field_name)
     if changed:
         task.save(update_fields=[*changed, "updated_at"])
+    if created or changed:
+        results_changed(None)  # a catalogue task: every stage's news
     return task
 
 
@@ -281,7 +285,9 @@ def objective_task_import_mlrc(
     `dev_baseline_score`: the baseline's dev score (MLRC-Bench's
     `ALL_BASE_PERFORMANCE[task]["dev"]`); a new version's forged-label check is
     to be run again (`forgery.objective_scoring_check`).
-    """
+
+    Long because the folder's parts are checked in the order MLRC-Bench publishes them, each problem
+    named, before the one write."""
     path = Path(path)
     match = _SLUG_RE.match(slug)
     problems = _slug_problems(slug)

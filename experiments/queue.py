@@ -195,7 +195,8 @@ def experiment_queue(
     agent's best dev run once on the test data (see `objective_test_queue`);
     `repro` re-runs an experiment or end-to-end submission's run.sh (or the
     given command) and checks the numbers its paper reports.
-    """
+
+    Long because the three phases' checks share the submission's rows and the one insert."""
     if phase not in ExperimentPhase.values:
         raise ExperimentRefused(
             f"unknown phase {phase!r}; one of {', '.join(ExperimentPhase.values)}"
@@ -246,6 +247,23 @@ def experiment_queue(
     )
 
 
+def experiment_refusal_record(*, submission: Submission, phase: str, reason: str) -> ExperimentRun:
+    """A run that was refused when nobody waited on a command line (a submission
+    queued on its own when it became ready), kept as a failed run so that the
+    submission page and the API say why."""
+    objective = getattr(submission.task, "objective", None)
+    return ExperimentRun.objects.create(
+        submission=submission,
+        phase=phase,
+        command=objective.method_command if objective else (repro_command_find(submission) or ""),
+        status=ExperimentStatus.FAILED,
+        gpu_count=objective.gpu_count if objective else 0,
+        time_limit_seconds=settings.EXPERIMENT_TIME_LIMIT_SECONDS,
+        reason=reason,
+        finished_at=timezone.now(),
+    )
+
+
 def _trial_of_dev_runs(submission: Submission, objective: ObjectiveTask) -> int:
     run = (
         submission.experiment_runs.filter(phase=ExperimentPhase.DEV, task_version=objective.version)
@@ -268,7 +286,8 @@ def objective_test_queue(
     The best dev run is the one with the best score among the trial's method
     submissions for the task's current version, in the metric's direction. A
     second evaluation is refused; organisers re-run the test run instead.
-    """
+
+    Long because choosing the best dev run, the refusals and the insert happen under one lock."""
     if objective.test_phase_is_external:
         raise ExperimentRefused(
             f"the test phase of {objective.task.slug} is scored elsewhere: an organiser "

@@ -12,14 +12,13 @@ import logging
 
 from django.conf import settings
 from django.dispatch import receiver
-from django.utils import timezone
 
-from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
+from experiments.models import ExperimentPhase
 from submissions.models import Stage, Submission, SubmissionSource
 from submissions.signals import submission_ready
 
 from .errors import ExperimentRefused
-from .queue import REPRO_STAGES, experiment_queue, repro_command_find
+from .queue import REPRO_STAGES, experiment_queue, experiment_refusal_record, repro_command_find
 
 logger = logging.getLogger(__name__)
 
@@ -47,17 +46,5 @@ def experiment_queue_on_ready(sender, submission_id: int, **kwargs) -> None:
     except ExperimentRefused as exc:
         # Nobody is waiting on a command line here: the refusal is kept as a
         # failed run, so the submission page and the API say why.
-        objective = getattr(submission.task, "objective", None)
-        ExperimentRun.objects.create(
-            submission=submission,
-            phase=phase,
-            command=objective.method_command
-            if objective
-            else (repro_command_find(submission) or ""),
-            status=ExperimentStatus.FAILED,
-            gpu_count=objective.gpu_count if objective else 0,
-            time_limit_seconds=settings.EXPERIMENT_TIME_LIMIT_SECONDS,
-            reason=f"not queued: {exc}",
-            finished_at=timezone.now(),
-        )
+        experiment_refusal_record(submission=submission, phase=phase, reason=f"not queued: {exc}")
         logger.info("submission %s: %s run not queued: %s", submission.pk, phase, exc)

@@ -92,7 +92,9 @@ def objective_test_score_record(
     *, submission: Submission, score: float, source: str
 ) -> ObjectiveResult:
     """An organiser's record of a test score obtained elsewhere (a task whose test
-    phase is external), for the trial of the submission's dev run, with its source."""
+    phase is external), for the trial of the submission's dev run, with its source.
+
+    Long because the checks and the write of an organiser's score happen under one lock."""
     objective = ObjectiveTask.objects.filter(task_id=submission.task_id).first()
     if objective is None or not objective.test_phase_is_external:
         where = "is not an objective task" if objective is None else "runs its test phase here"

@@ -358,6 +358,7 @@ def _status_of(result: sandbox.SandboxResult) -> str:
 
 
 def _execute(context: _RunContext) -> None:
+    """Long because the sandboxed command, its mounts, log and outputs are one step of the run."""
     run, objective = context.run, context.objective
     if objective is not None and objective.is_mlrc:
         _execute_mlrc(context, objective)
@@ -500,7 +501,9 @@ def _execute_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
     label files in its folder) runs `evaluate_model`; the scoring step, in a
     fresh copy of the task version with the labels and the method's output/
     but none of its code, runs the task's own `get_score`. The score is the
-    one the scoring step saved."""
+    one the scoring step saved.
+
+    Long because the method's step and the scoring step share the run's folders and log."""
     run = context.run
     method = mlrc.method_of_command(run.command) or objective.baseline_method
     mounts, env = _mlrc_env(context, objective)
@@ -593,7 +596,9 @@ def _score_step(
     log: sandbox.LogSink,
 ) -> None:
     """The scoring step: a fresh copy of the task version (labels included, the
-    task's own methods/), the method's output/ files, the task's get_score."""
+    task's own methods/), the method's output/ files, the task's get_score.
+
+    Long because the scoring copy, its sandbox and the score's checks are one step."""
     run, task_copy = context.run, context.task_copy
     assert task_copy is not None  # set by _prepare_mlrc
     score_work = context.run_dir / "score"

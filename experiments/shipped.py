@@ -27,6 +27,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from benchmark.models import Agent, Team
+from common.results import results_changed
 from experiments.models import ExperimentPhase, ObjectiveResult, ObjectiveTask
 from submissions.models import Artifact, Stage, Submission, SubmissionSource, SubmissionStatus
 from submissions.run_layout import artifact_kind
@@ -194,6 +195,7 @@ def example_submission(
                 f"submissions/{submission.pk}/{path}", ContentFile(content), save=False
             )
             artifact.save()
+        results_changed([Stage.METHOD])
     return submission, True
 
 

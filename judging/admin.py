@@ -2,6 +2,7 @@ from django.contrib import admin, messages
 from django.db.models import Count, Q, Sum
 
 from common.results import results_changed
+from common.results_admin import ResultsAdminMixin
 
 from .models import (
     Canary,
@@ -18,7 +19,7 @@ from .services.queue import judgment_rerun
 
 
 @admin.register(Rubric)
-class RubricAdmin(admin.ModelAdmin):
+class RubricAdmin(ResultsAdminMixin, admin.ModelAdmin):
     list_display = ("stage", "version", "is_active", "source", "created_at")
     list_filter = ("stage", "is_active")
     readonly_fields = ("created_at",)
@@ -33,7 +34,7 @@ class RubricAdmin(admin.ModelAdmin):
 
 
 @admin.register(Judge)
-class JudgeAdmin(admin.ModelAdmin):
+class JudgeAdmin(ResultsAdminMixin, admin.ModelAdmin):
     list_display = (
         "name",
         "model",
@@ -115,7 +116,9 @@ class DimensionScoreInline(admin.TabularInline):
 
 
 @admin.register(Judgment)
-class JudgmentAdmin(admin.ModelAdmin):
+class JudgmentAdmin(ResultsAdminMixin, admin.ModelAdmin):
+    # Its rows are agreement inputs.
+    results_agreement = True
     list_display = (
         "id",
         "submission",
@@ -148,7 +151,7 @@ class JudgmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(Canary)
-class CanaryAdmin(admin.ModelAdmin):
+class CanaryAdmin(ResultsAdminMixin, admin.ModelAdmin):
     """The planted fabrications and their ground truth (staff only, as their
     submissions' pages are); made by `manage.py judge_canaries create`."""
 

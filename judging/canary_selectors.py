@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Max
 
-from common.proportions import wilson_interval
+from common.stats import wilson_interval
 
 from .canaries import normalised
 from .models import (

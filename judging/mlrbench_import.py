@@ -379,6 +379,7 @@ def _judgment_store(
 
 
 def reviews_part(path: Path, options: ImportOptions) -> ImportPartReport:
+    """Long because it is one pass over the review files, each outcome reported."""
     report = ImportPartReport()
     judges: dict[str, Judge] = {}
     rubrics: dict[tuple[str, str], Rubric] = {}

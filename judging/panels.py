@@ -95,7 +95,7 @@ def _reproduction_item(submission: Submission) -> SummaryItem | None:
 def _canary_item(submission: Submission) -> SummaryItem | None:
     """A canary's ground truth (its page is staff-only): what was planted where."""
     if not submission.agent.is_system:
-        return None  # canaries are the system agent's (`canary_services`)
+        return None  # canaries are the system agent's (`services.canaries`)
     canary = Canary.objects.filter(submission=submission).first()
     if canary is None:
         return None

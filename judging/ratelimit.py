@@ -1,91 +1,88 @@
 """Each judge's requests-per-minute limit, shared by every worker process.
 
-A sliding window kept in Redis (one sorted set of call times per judge,
-checked and updated atomically by a Lua script), so that 32 threads in each of
-several worker processes together never send a judge more calls per minute
-than its row allows. Without Redis (a development machine in eager mode) a
-process-local window does the same for the one process there is.
+A moving window per judge, counted by the `limits` library (the site's one
+limiter library: common/throttling.py, common/limits_storage.py) in Redis,
+atomically, so that 32 threads in each of several worker processes together
+never send a judge more calls per minute than its row allows. Without Redis (a
+development machine in eager mode) the library's memory storage does the same
+for the one process there is. A window is a whole number of seconds (Redis
+expires keys in whole seconds): a fraction is rounded up, which only ever slows
+a judge. The times are the workers' clocks (the library's), kept in step by NTP.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
-import uuid
-from collections import defaultdict, deque
 
 from django.conf import settings
+from limits import RateLimitItemPerSecond
+from limits.storage import MemoryStorage, Storage
+from limits.strategies import MovingWindowRateLimiter
+
+from common.limits_storage import limits_storage
 
 WINDOW_SECONDS = 60.0
-
-# KEYS[1] the judge's window; ARGV: window, limit, member. The time is Redis' own
-# (worker machines may disagree about the time), read inside the script so that a
-# call costs one round trip. Returns 0 when the call may go now (and records it),
-# else the seconds to wait.
-_ACQUIRE_SCRIPT = """
-local key = KEYS[1]
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
-local window = tonumber(ARGV[1])
-local limit = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-if redis.call('ZCARD', key) < limit then
-  redis.call('ZADD', key, now, ARGV[3])
-  redis.call('PEXPIRE', key, math.ceil(window * 1000))
-  return '0'
-end
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-return tostring(tonumber(oldest[2]) + window - now)
-"""
+_NAMESPACE = "judge-rpm"
+_KEY_PREFIX = "mlrbench-limit"
+# When the window is full but its oldest call has just left it: ask again soon.
+_MIN_WAIT_SECONDS = 0.01
 
 
 class RateLimitTimeout(Exception):
     """The judge's limit would not let a call go before the run's deadline."""
 
 
-class RedisWindow:
-    def __init__(self, url: str, *, prefix: str = "mlrbench:judge-rpm:"):
-        import redis
+class _JudgeRate(RateLimitItemPerSecond):
+    """`limit` calls per `window` seconds, kept under one key per judge whatever
+    the limit (a changed limit applies to the calls already counted)."""
 
-        self._redis = redis.Redis.from_url(url)
-        self._script = self._redis.register_script(_ACQUIRE_SCRIPT)
-        self._prefix = prefix
+    def key_for(self, *identifiers: bytes | str | int | float) -> str:
+        return "/".join([self.namespace, *(str(part) for part in identifiers)])
+
+
+class JudgeWindow:
+    """The judges' moving windows on one `limits` storage."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._limiter = MovingWindowRateLimiter(storage)
+
+    @staticmethod
+    def _rate(limit: int, window: float) -> _JudgeRate:
+        return _JudgeRate(limit, max(1, math.ceil(window)), namespace=_NAMESPACE)
 
     def try_acquire(self, key: str, limit: int, window: float = WINDOW_SECONDS) -> float:
         """0 if a call may go now (it is counted), else seconds until a slot frees."""
-        wait = self._script(keys=[self._prefix + key], args=[window, limit, uuid.uuid4().hex])
-        return float(wait)
+        rate = self._rate(limit, window)
+        if self._limiter.hit(rate, key):
+            return 0.0
+        reset = self._limiter.get_window_stats(rate, key).reset_time
+        return max(_MIN_WAIT_SECONDS, reset - time.time())
 
     def reset(self, key: str) -> None:
-        self._redis.delete(self._prefix + key)
+        self._limiter.clear(self._rate(1, WINDOW_SECONDS), key)
 
 
-class LocalWindow:
+class RedisWindow(JudgeWindow):
+    """The windows in Redis at `url`, shared by every process that uses it."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(limits_storage(url, key_prefix=_KEY_PREFIX))
+
+
+class LocalWindow(JudgeWindow):
+    """The windows of this process only (no Redis)."""
+
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._calls: dict[str, deque[float]] = defaultdict(deque)
-
-    def try_acquire(self, key: str, limit: int, window: float = WINDOW_SECONDS) -> float:
-        with self._lock:
-            now = time.monotonic()
-            calls = self._calls[key]
-            while calls and calls[0] <= now - window:
-                calls.popleft()
-            if len(calls) < limit:
-                calls.append(now)
-                return 0.0
-            return calls[0] + window - now
-
-    def reset(self, key: str) -> None:
-        with self._lock:
-            self._calls.pop(key, None)
+        super().__init__(MemoryStorage())
 
 
-_window: RedisWindow | LocalWindow | None = None
+_window: JudgeWindow | None = None
 _window_lock = threading.Lock()
 
 
-def window() -> RedisWindow | LocalWindow:
+def window() -> JudgeWindow:
     global _window
     with _window_lock:
         if _window is None:
@@ -105,7 +102,7 @@ def judge_call_turn(*, judge_id: int, limit: int) -> float:
     if wait <= 0:
         return 0.0
     # A little more than needed so that we do not spin on the boundary.
-    return float(min(wait + 0.05, seconds))
+    return float(min(wait + 0.05, math.ceil(seconds)))
 
 
 def rate_limit_timeout(limit: int) -> RateLimitTimeout:

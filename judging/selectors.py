@@ -629,7 +629,8 @@ def judgments_panel_context(submission: Submission) -> dict[str, Any]:
 
     Use it from the submission page as `{"judging": judgments_panel_context(s)}`
     and `{% include "judging/_judgments_panel.html" %}`.
-    """
+
+    Long because the panel's template reads every field from this one context."""
     judgments = list(
         Judgment.objects.filter(submission=submission)
         .select_related("judge", "rubric")

@@ -5,7 +5,7 @@ Two measures, each under its own name:
 - `subjective_objective` (the site's own): per dimension of the site's method
   rubric and judging condition, Spearman's rho between the judges' mean score
   of each evaluated method and its test relative improvement to human, with a
-  percentile bootstrap interval.
+  percentile bootstrap interval (common.stats: `spearman`, `spearman_interval`).
 - `mlrc_judge_correlation` (MLRC-Bench's, as its plot.py computes it): Pearson's
   r of MLRC-Bench's five 1-5 ratings (Clarity, Validity, Rigorousness,
   Innovativeness, Generalizability; its LLM_as_a_Judge.py rubric, importable
@@ -25,7 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Q
 
-from common.stats import MLRC_JUDGE_DIMENSIONS, MLRC_JUDGE_SCALE, MLRC_OBJECTIVE_MEASURES, pearson
+from common.stats import (
+    MLRC_JUDGE_DIMENSIONS,
+    MLRC_JUDGE_SCALE,
+    MLRC_OBJECTIVE_MEASURES,
+    pearson,
+    spearman,
+    spearman_interval,
+)
 from experiments.mlrc_analyses import mlrc_test_measures
 from experiments.models import ExperimentStatus, ObjectiveResult
 from submissions.models import Stage
@@ -33,10 +40,7 @@ from submissions.models import Stage
 from .models import DimensionScore, JudgingCondition, JudgmentStatus
 from .rubrics import METHOD_DIMENSIONS
 
-RESAMPLES = 1000
-SEED = 20250416
-CONFIDENCE = 0.95
-# Below three methods a rank correlation says nothing.
+# Below three methods a rank correlation says nothing (common.stats.SPEARMAN_MIN_N).
 MIN_METHODS = 3
 DIMENSIONS = tuple(spec.key for spec in METHOD_DIMENSIONS)
 CONDITIONS = (JudgingCondition.WITH_CODE, JudgingCondition.NO_CODE)
@@ -85,38 +89,6 @@ def _judge_means(submission_ids: list[int]) -> dict[tuple[str, str], dict[int, f
     }
 
 
-def _rho(x: np.ndarray, y: np.ndarray) -> float | None:
-    if len(x) < MIN_METHODS or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return None
-    from scipy import stats
-
-    return float(stats.spearmanr(x, y).statistic)
-
-
-def spearman_interval(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
-    """Percentile bootstrap over methods (resampled in pairs, seeded by n): the
-    same data give the same interval on every request."""
-    n = len(x)
-    if n < MIN_METHODS:
-        return None
-    rng = np.random.default_rng([SEED, n])
-    draws = rng.integers(0, n, size=(RESAMPLES, n))
-    from scipy import stats
-
-    rx = stats.rankdata(x[draws], axis=1)
-    ry = stats.rankdata(y[draws], axis=1)
-    rx -= rx.mean(axis=1, keepdims=True)
-    ry -= ry.mean(axis=1, keepdims=True)
-    denominator = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
-    valid = denominator > 0
-    if not valid.any():
-        return None
-    rhos = (rx * ry).sum(axis=1)[valid] / denominator[valid]
-    tail = (1 - CONFIDENCE) / 2 * 100
-    low, high = np.percentile(rhos, [tail, 100 - tail])
-    return float(low), float(high)
-
-
 def subjective_objective() -> list[Correlation]:
     """The site's own measure: one correlation per dimension of the site's method
     rubric and condition, over every method that was evaluated on test and judged
@@ -135,8 +107,8 @@ def subjective_objective() -> list[Correlation]:
                     dimension=dimension,
                     condition=str(condition),
                     n=len(ids),
-                    spearman_rho=_rho(x, y),
-                    ci=spearman_interval(x, y),
+                    spearman_rho=spearman(x, y, min_n=MIN_METHODS).rho,
+                    ci=spearman_interval(x, y, min_n=MIN_METHODS),
                     points=tuple(zip(x.tolist(), y.tolist(), strict=True)),
                 )
             )

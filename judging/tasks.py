@@ -71,30 +71,28 @@ def _warm_up_in_background() -> None:
     name="judging.judgment_run",
     # A task that fails is not acknowledged-and-forgotten by design: its row is
     # queued (a failure before the claim, or a run that gave its row back) and
-    # the reaper sends it again; see DATABASE_ERRORS below.
+    # the reaper sends it again; see `retry_on` below.
     # The service stops on its own at JUDGE_TASK_SOFT_TIME_LIMIT (thread pools do
     # not enforce Celery's limits); these are the prefork pool's backstop.
     soft_time_limit=settings.JUDGE_TASK_SOFT_TIME_LIMIT + 30,
     time_limit=settings.JUDGE_TASK_TIME_LIMIT,
     ignore_result=True,
+    # A database error before the claim committed, or after the run gave its row
+    # back: the row is queued. Retried soon (on a fresh connection: the dead one
+    # is dropped as the task ends); should the retry's message not go out, the
+    # reaper sends the row again. Run eagerly, the error reaches the caller.
+    retry_on=DATABASE_ERRORS,
+    retry_countdown=RETRY_SECONDS,
+    max_retries=RETRIES,
+    retry_when_eager=False,
 )
 def judgment_run_task(self, judgment_id: int) -> None:
-    # Connections: WorkerTask, around each task in a worker.
-    in_worker = not self.request.is_eager
-    if in_worker:
+    # Connections and retries: WorkerTask, around each task in a worker.
+    if not self.request.is_eager:
         # A worker answers as soon as it starts, while litellm is still being
         # imported beside it: the judgment's clock starts once that is done.
         gateway.warm_up()
-    try:
-        judgment_run(judgment_id=judgment_id)
-    except DATABASE_ERRORS as exc:
-        # Before the claim committed, or after the run gave its row back: the row
-        # is queued. Retry soon (on a fresh connection: the dead one is dropped as
-        # the task ends); should the retry's message not go out, the reaper sends
-        # the row again.
-        if not in_worker:
-            raise
-        raise self.retry(exc=exc, countdown=RETRY_SECONDS, max_retries=RETRIES) from exc
+    judgment_run(judgment_id=judgment_id)
 
 
 @shared_task(
@@ -105,8 +103,8 @@ def judgment_run_task(self, judgment_id: int) -> None:
     soft_time_limit=60,
     time_limit=120,
     ignore_result=True,
-    autoretry_for=DATABASE_ERRORS,
-    retry_backoff=True,
+    retry_on=DATABASE_ERRORS,
+    retry_countdown=RETRY_SECONDS,
     max_retries=RETRIES,
 )
 def reap_stuck_task(self) -> int:

@@ -23,13 +23,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.models import Conference, Topic
+from common.csv_cells import csv_text
 from common.errors import NotFound, PermissionDenied, ValidationFailed, form_error_items
 from common.filters import WholeNumberFilter
 from judging.models import JudgingCondition, Judgment, JudgmentStatus
 from submissions.visibility import hidden_submission_ids, task_hidden_from, unseen_submission_ids
 
 from .caching import cached
-from .exports import EXPORT_FORMATS, csv_text, export_stream
+from .exports import EXPORT_FORMATS, export_stream
 from .forms import (
     BOARD_CHOICES,
     STAGE_CHOICES,

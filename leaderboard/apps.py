@@ -24,18 +24,8 @@ class LeaderboardConfig(AppConfig):
     verbose_name = "Leaderboard"
 
     def ready(self) -> None:
-        from django.db.models.signals import post_delete, post_save, pre_save
-
         from benchmark.mlrbench_import import import_part_register
-        from submissions.models import Submission
 
-        from .receivers import model_written, submission_stage_before
-
-        # The public results' safety net (leaderboard/receivers.py): model writes
-        # no service made say what they changed, as the services' events do.
-        pre_save.connect(
-            submission_stage_before, sender=Submission, dispatch_uid="results-stage-before"
-        )
-        post_save.connect(model_written, dispatch_uid="results-model-saved")
-        post_delete.connect(model_written, dispatch_uid="results-model-deleted")
+        # No model signal: services announce their writes (`common.results`), the
+        # admin through `common.results_admin.ResultsAdminMixin`.
         import_part_register(name="leaderboard", order=90, run=_import_part)

@@ -8,8 +8,8 @@ pages, the export). A write moves on the generation of the stage it changes
 and the cross-stage one (after its transaction commits), so the other stages'
 boards stay cached; a write that no stage owns (a task, an agent, a judge)
 moves every one. Writers say what they changed with
-`common.results.results_changed` (a service at its event, or the safety net
-of `leaderboard/receivers.py` for a model write no service made), which calls
+`common.results.results_changed` (a service at its event, or the admin's
+`common.results_admin.ResultsAdminMixin`), which calls
 `boards_changed` here after the commit; `import_mlrbench` makes every board
 stale once, at its end, through the leaderboard's import part, which also
 computes the boards there and then. A time limit backs this up for writes

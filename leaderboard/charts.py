@@ -353,7 +353,9 @@ def cost_chart(
     height: int = 420,
 ) -> CostChart:
     """One point per `(label, href, cost, score, interval, pareto, lower_bound)`
-    (costs > 0); the frontier joins the Pareto points from cheapest to dearest."""
+    (costs > 0); the frontier joins the Pareto points from cheapest to dearest.
+
+    Long because the chart's axes, frontier and points are laid out in one coordinate system."""
     left, right, top, bottom = 56, width - 20, 24, height - 36
     costs = [cost for _l, _h, cost, *_rest in items] or [1.0]
     low, high = min(costs) / 1.5, max(costs) * 1.5

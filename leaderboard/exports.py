@@ -1,13 +1,12 @@
 """CSV and JSON Lines writers, and the streamed zip of the whole public dataset.
 
-Every CSV the site writes goes through `csv_cell`, so a cell that a
-spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, carriage return
-first) is written with a leading `'` and shown as text instead.
+Every CSV the site writes goes through the one writer, `common.csv_cells`
+(`csv_lines`, `csv_text`), so a cell that a spreadsheet would run as a formula
+(`=`, `+`, `-`, `@`, tab, carriage return first), the header's included, is
+written with a leading `'` and shown as text instead.
 """
 
-import csv
 import datetime as dt
-import io
 import json
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -18,32 +17,12 @@ from typing import IO, cast
 from django.db.models import F, QuerySet
 
 from benchmark.models import Agent, Task
-from common.csv_cells import csv_row
+from common.csv_cells import ROWS_PER_CHUNK, csv_lines
 from judging.models import DimensionScore, HallucinationFinding, Judgment, JudgmentStatus
 from judging.selectors import submissions_with_judging_state
 from reviews.blind import under_open_review
 from reviews.selectors import hallucination_checks_export, released_review_export
 from submissions.models import Submission, SubmissionInput
-
-ROWS_PER_CHUNK = 5000
-
-
-def csv_lines(header: Sequence[str], rows: Iterable[Sequence[object]]) -> Iterator[str]:
-    """CSV text in chunks of many rows, header first."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(csv_row(header))
-    for n, row in enumerate(rows, start=1):
-        writer.writerow(csv_row(row))
-        if n % ROWS_PER_CHUNK == 0:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
-
-
-def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    return "".join(csv_lines(header, rows))
 
 
 def json_default(value: object) -> object:
@@ -181,6 +160,7 @@ def _under_review():
 
 
 def export_tables() -> list[ExportTable]:
+    """Long because it declares each exported table."""
     tables = [
         ExportTable(
             "tasks",

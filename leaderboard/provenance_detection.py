@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from common.proportions import BinaryAgreement, binary_agreement, wilson_interval
+from common.proportions import BinaryAgreement, binary_agreement
+from common.stats import wilson_interval
 from judging.models import Canary, CanaryRole, HallucinationType
 from judging.selectors import hallucination_verdicts
 from reviews.models import HallucinationAnswer

@@ -1,15 +1,15 @@
 """Ranks that respect ties, and the Pareto frontier of cost against score.
 
 Two agents are compared on the tasks both were judged on, with a paired
-bootstrap of the mean Overall difference (tasks resampled, fixed seed, 10,000
-resamples): the two-sided p is twice the smaller share of resampled mean
+bootstrap of the mean Overall difference (tasks resampled; common.stats' seed
+policy and resample count): the two-sided p is twice the smaller share of resampled mean
 differences on either side of 0. Holm's correction runs across every pair of
 the board. An agent's rank is 1 + the number of agents significantly better
 than it, so agents the data cannot tell apart share a rank (LMArena's
 rank-by-CI); `rank_strict` is the plain position by mean.
 
 The resampled means of every agent on a common task set come out of one
-matrix product (`common.bootstrap.resample_counts`), so a board of a hundred
+matrix product (`common.stats.resample_counts`), so a board of a hundred
 agents on the same tasks costs one product, not one per pair.
 
 Pure computation on plain data; no database.
@@ -23,14 +23,11 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from common.bootstrap import resample_counts
-from reviews.agreement import holm_adjust
+from common.stats import bootstrap_p, holm_adjust, percentile_interval, resample_counts
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T", bound=Hashable)
 
-PAIRED_RESAMPLES = 10_000
-PAIRED_SEED = 20250619
 ALPHA = 0.05
 # Fewer common tasks than this and a pair is never called different: below
 # six, not even every task going one way is significant for an exact sign
@@ -48,20 +45,7 @@ class PairedDifference:
     p_value: float | None
 
 
-def _p_and_interval(means: np.ndarray) -> tuple[float, tuple[float, float]]:
-    # Two-sided percentile-bootstrap p; 0 when no resample crossed zero.
-    below, above = float(np.mean(means <= 0)), float(np.mean(means >= 0))
-    low, high = np.percentile(means, [2.5, 97.5])
-    return min(1.0, 2 * min(below, above)), (float(low), float(high))
-
-
-def paired_difference(
-    a: Mapping[T, float],
-    b: Mapping[T, float],
-    *,
-    resamples: int = PAIRED_RESAMPLES,
-    seed: int = PAIRED_SEED,
-) -> PairedDifference:
+def paired_difference(a: Mapping[T, float], b: Mapping[T, float]) -> PairedDifference:
     """The paired bootstrap of `a - b` over the keys both have (the compare
     view's figures; the ranks also need `MIN_COMMON_TASKS`)."""
     common = sorted(set(a) & set(b), key=repr)
@@ -70,9 +54,10 @@ def paired_difference(
     diffs = np.array([a[t] - b[t] for t in common], dtype=float)
     if len(common) < 2:
         return PairedDifference(len(common), float(diffs.mean()), None, None)
-    counts = resample_counts(len(common), resamples=resamples, seed=[seed, len(common)])
-    p, interval = _p_and_interval(counts @ diffs / len(common))
-    return PairedDifference(len(common), float(diffs.mean()), interval, p)
+    means = resample_counts(len(common)) @ diffs / len(common)
+    return PairedDifference(
+        len(common), float(diffs.mean()), percentile_interval(means), bootstrap_p(means)
+    )
 
 
 @dataclass(frozen=True)
@@ -83,7 +68,7 @@ class RankFacts(Generic[K]):
 
 
 def _pair_p_values(
-    per_task: Mapping[K, Mapping[T, float]], *, resamples: int, seed: int
+    per_task: Mapping[K, Mapping[T, float]],
 ) -> dict[tuple[K, K], tuple[float, float]]:
     """`{(a, b): (mean of a - b, p)}` for every pair with enough common tasks.
     Pairs sharing one task set share one resampling of it."""
@@ -99,15 +84,12 @@ def _pair_p_values(
         agents = sorted({k for pair in pairs for k in pair}, key=keys.index)
         column = {agent: i for i, agent in enumerate(agents)}
         values = np.array([[per_task[agent][t] for agent in agents] for t in tasks], dtype=float)
-        counts = resample_counts(len(tasks), resamples=resamples, seed=[seed, len(tasks)])
-        means = counts @ values / len(tasks)  # (resamples, agents)
+        means = resample_counts(len(tasks)) @ values / len(tasks)  # (resamples, agents)
         observed = values.mean(axis=0)
         for a, b in pairs:
             difference = means[:, column[a]] - means[:, column[b]]
-            below = float(np.mean(difference <= 0))
-            above = float(np.mean(difference >= 0))
             mean = float(observed[column[a]] - observed[column[b]])
-            result[(a, b)] = (mean, min(1.0, 2 * min(below, above)))
+            result[(a, b)] = (mean, bootstrap_p(difference))
     return result
 
 
@@ -115,13 +97,11 @@ def tie_aware_ranks(
     per_task: Mapping[K, Mapping[T, float]],
     order: Sequence[K],
     *,
-    resamples: int = PAIRED_RESAMPLES,
-    seed: int = PAIRED_SEED,
     alpha: float = ALPHA,
 ) -> dict[K, RankFacts[K]]:
     """Ranks of the agents in `order` (best mean first) from their per-task
     Overall scores: `n_better` agents are better with Holm-adjusted p < alpha."""
-    pairs = _pair_p_values(per_task, resamples=resamples, seed=seed)
+    pairs = _pair_p_values(per_task)
     items = list(pairs.items())
     adjusted = holm_adjust([p for _pair, (_mean, p) in items])
     n_better: dict[K, int] = dict.fromkeys(order, 0)

@@ -204,7 +204,9 @@ def files_url(name: str) -> str:
 def croissant_metadata(
     *, name: str, notes: str, created_at: dt.datetime, files: Sequence[ReleaseFileData]
 ) -> dict[str, Any]:
-    """The Croissant JSON-LD of the Parquet files, validated: an error refuses the release."""
+    """The Croissant JSON-LD of the Parquet files, validated: an error refuses the release.
+
+    Long because the Croissant document is one literal, field by field."""
     import mlcroissant as mlc
     import pyarrow.parquet as pq
 

@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from benchmark.models import Task
 from common.cache_generation import fresh_reads
+from common.csv_cells import csv_text
 from common.errors import Conflict, NotFound, ValidationFailed
 from judging.models import (
     DimensionScore,
@@ -53,7 +54,7 @@ from submissions.ledger import ledgers_release_tables
 from submissions.models import Submission
 from submissions.prices import PRICE_TABLE_VERSION
 
-from .exports import TASK_FIELDS, csv_text, json_default, zip_stream
+from .exports import TASK_FIELDS, json_default, zip_stream
 from .models import Release, ReleaseFile, release_name_validator
 from .payloads import judge_board_payload, leaderboard_payload, objective_payload
 from .release_files import release_files_make
@@ -161,7 +162,9 @@ def _released_judgments(judgments: QuerySet[Judgment]) -> dict[str, Any]:
 
 
 def release_content(*, name: str, notes: str, created_at: dt.datetime) -> dict[str, Any]:
-    """Everything a release freezes, as plain JSON data."""
+    """Everything a release freezes, as plain JSON data.
+
+    Long because it is one literal of everything a release freezes."""
     judgments = Judgment.objects.filter(
         status=JudgmentStatus.DONE,
         submission__stage__in=LEADERBOARD_STAGES,

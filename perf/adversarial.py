@@ -46,6 +46,12 @@ Issue 40's shapes ("every byte of untrusted work bounded"):
      the site's front and against nginx with deploy/nginx.conf before it (when
      `nginx` is installed): /healthz meanwhile against /healthz unloaded.
 (d)  5,000 nested JSON objects on the agent-run POST: 400, against /healthz.
+(p)  The provenance ledger in the intake (issue 38): a paper of 60,000 table rows of
+     five result numbers (past the 5,000 the ledger places), each printed by a `run`
+     step of a 60,000-step MLR-Agent trace, with a cell of 300,000 `![x](` and one of
+     300,000 `[` (the claims' link rule was quadratic there); the intake against the
+     summed budget, the page with its marks and ledger table against /healthz and the
+     ordinary page.
 (u)  Names and stages: U+202E in a name, NFC/NFD twins, an experiment without
      results: each refused.
 
@@ -109,6 +115,8 @@ class Sizes:
     balloon_entries: int  # `{}` in the trace
     makefiles: tuple[int, int]  # (files, `_` each)
     slow_seconds: float  # how long the slow clients trickle
+    provenance_rows: int  # table rows of five result numbers, each printed by a `run` step
+    provenance_openers: int  # `![x](` in one table cell (the claims' link rule)
 
 
 FULL = Sizes(
@@ -125,6 +133,8 @@ FULL = Sizes(
     balloon_entries=10_500_000,
     makefiles=(40, 24_000),
     slow_seconds=20.0,
+    provenance_rows=60_000,
+    provenance_openers=300_000,
 )
 # Still past INLINE_RENDER_BYTES (the child's path) and past the zip's ratio floor.
 SMOKE = Sizes(
@@ -141,6 +151,8 @@ SMOKE = Sizes(
     balloon_entries=100_000,
     makefiles=(4, 2400),
     slow_seconds=4.0,
+    provenance_rows=400,
+    provenance_openers=5000,
 )
 
 
@@ -274,6 +286,58 @@ def _codex_log(calls: int) -> bytes:
         lines += [f"{stamp} bash -lc 'echo {n}' succeeded in 9ms:", str(n)]
     lines.append(f"{stamp} tokens used: 1000")
     return ("\n".join(lines) + "\n").encode()
+
+
+def _provenance_run(rows: int, openers: int) -> dict[str, bytes]:
+    """A paper of `rows` table rows of five distinct result numbers, and an
+    MLR-Agent trace whose `run` steps print them, one step a row (the ledger
+    places every number); `openers` `![x](` and `[` in cells of its last rows."""
+    numbers = [[f"{row}.{column}{row % 97:02d}1" for column in range(5)] for row in range(rows)]
+    lines = ["# Results", "", "| Method | a | b | c | d | e |", "|---|---|---|---|---|---|"]
+    lines += [f"| m{row} | " + " | ".join(cells) + " |" for row, cells in enumerate(numbers)]
+    lines += [f"| brackets | {'![x](' * openers} 0.123 | {'[' * openers} 0.456 | 1 | 2 | 3 |"]
+    steps = []
+    for row, cells in enumerate(numbers):
+        call = {
+            "id": f"c{row}",
+            "type": "function",
+            "function": {"name": "run", "arguments": json.dumps({"command": f"python r.py {row}"})},
+        }
+        steps.append(
+            {
+                "index": row,
+                "message": {"role": "assistant", "content": "", "tool_calls": [call]},
+                "tool_results": [
+                    {"tool_call_id": f"c{row}", "name": "run", "content": " ".join(cells)}
+                ],
+            }
+        )
+    trace = {"format": "mlr-agent-trace", "version": 1, "steps": steps}
+    return {
+        "results/paper.md": ("\n".join(lines) + "\n").encode(),
+        "agent_output.json": json.dumps(trace).encode(),
+        "code/r.py": b"import sys\nprint(*compute(int(sys.argv[1])))\n",
+    }
+
+
+def _provenance_part(site: Site, sizes: Sizes, scratch: Path) -> None:
+    """(p) The provenance ledger in the intake: many numbers, each placed in a
+    large trace, and the claims' link rule on 300,000 openers; the page with its
+    marks and ledger table."""
+    from submissions.ledger import submission_ledger
+    from submissions.models import Submission
+
+    files = _provenance_run(sizes.provenance_rows, sizes.provenance_openers)
+    shape = f"(p) {sizes.provenance_rows:,} rows x 5 numbers, traced"
+    archive = _zip(scratch / "provenance.zip", files)
+    pk = _intake_row(site, shape, archive, "end2end")
+    if pk is not None:
+        ledger = submission_ledger(submission=Submission.objects.get(pk=pk), compute=False) or {}
+        print(
+            f"    {shape}: ledger {ledger.get('status')}, {len(ledger.get('entries', [])):,} "
+            f"entries; {ledger.get('note', '')[:120]}"
+        )
+    _page_row(site, shape, f"/submissions/{pk}/", "submission")
 
 
 # --- measuring ---------------------------------------------------------------
@@ -997,6 +1061,7 @@ def _parts(site: Site, sizes: Sizes, scratch: Path) -> list[tuple[str, Callable[
         ("(m) Makefiles, one and three at once", lambda: _makefiles_part(site, sizes, scratch)),
         ("(s) slow clients", lambda: _slow_part(sizes, scratch)),
         ("(d) deep JSON", lambda: _deep_json_part(site)),
+        ("(p) provenance ledger", lambda: _provenance_part(site, sizes, scratch)),
         ("(u) names and stages refused", lambda: _refusals_part(site, scratch)),
     ]
 

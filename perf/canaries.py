@@ -136,8 +136,8 @@ def main() -> None:
     litellm.completion = _no_llm
     litellm.acompletion = _no_llm
 
-    from judging.canary_services import canaries_create
     from judging.models import Canary
+    from judging.services.canaries import canaries_create
 
     test_name = f"perf_canaries_{os.getpid()}"
     connection.settings_dict.setdefault("TEST", {})["NAME"] = test_name

@@ -5,6 +5,7 @@ from django import forms
 from django.contrib import admin
 
 from benchmark.models import Topic
+from common.results_admin import ResultsAdminMixin
 
 from . import services
 from .models import (
@@ -32,7 +33,7 @@ class ReviewerProfileForm(forms.ModelForm):
 
 
 @admin.register(ReviewerProfile)
-class ReviewerProfileAdmin(admin.ModelAdmin):
+class ReviewerProfileAdmin(ResultsAdminMixin, admin.ModelAdmin):
     form = ReviewerProfileForm
     list_display = ["user", "affiliation", "expertise_labels", "max_load", "is_placeholder"]
     list_filter = ["is_placeholder"]
@@ -53,7 +54,9 @@ class AssignmentInline(admin.TabularInline):
 
 
 @admin.register(ReviewRound)
-class ReviewRoundAdmin(admin.ModelAdmin):
+class ReviewRoundAdmin(ResultsAdminMixin, admin.ModelAdmin):
+    # Its rows are agreement inputs.
+    results_agreement = True
     list_display = ["name", "stage", "reviewers_per_paper", "due_at", "closed_at", "released_at"]
     list_filter = ["stage"]
     filter_horizontal = ["submissions"]
@@ -101,7 +104,9 @@ class ReviewRevisionInline(admin.TabularInline):
 
 
 @admin.register(HumanReview)
-class HumanReviewAdmin(admin.ModelAdmin):
+class HumanReviewAdmin(ResultsAdminMixin, admin.ModelAdmin):
+    # Its rows are agreement inputs.
+    results_agreement = True
     list_display = ["submission", "reviewer", "status", "imported", "submitted_at"]
     list_filter = ["status", "imported", "submission__stage"]
     search_fields = ["reviewer__username", "submission__agent__name", "submission__task__slug"]

@@ -14,8 +14,9 @@ two humans are to each other? For one dimension:
 - because a test that finds no difference does not show agreement: ordinal
   Krippendorff's alpha among the humans and among the humans plus the LLM,
   Spearman's rho between each paper's human mean and its LLM score, 95%
-  bootstrap intervals (papers resampled, fixed seed) of the two mean gaps and
-  of their difference, and Holm-corrected p-values across dimensions.
+  bootstrap intervals (papers resampled, common.stats' seed policy and count)
+  of the two mean gaps and of their difference, and Holm-corrected p-values
+  across dimensions (common.stats).
 
 Below the minimum amount of data a statistic is None and `unavailable` says
 why; no NaN ever leaves this module. Everything here is pure computation on
@@ -32,18 +33,19 @@ from typing import NamedTuple, SupportsFloat
 
 import numpy as np
 
-from common.bootstrap import resample_counts
+from common.stats import (
+    TOO_FEW,
+    Interval,
+    holm_adjust,
+    percentile_interval,
+    resample_counts,
+    spearman,
+)
 
 MIN_GAPS_FOR_TEST = 3
 MIN_PAPERS_FOR_SPEARMAN = 3
 MIN_PAPERS_FOR_BOOTSTRAP = 3
-BOOTSTRAP_RESAMPLES = 1000
-BOOTSTRAP_SEED = 20250
 HISTOGRAM_BIN_WIDTH = 1.0
-
-
-# A 95% interval: (low, high).
-Interval = tuple[float, float]
 
 
 @dataclass(frozen=True)
@@ -116,18 +118,6 @@ def _krippendorff() -> ModuleType:
     return krippendorff
 
 
-def holm_adjust(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment (family-wise error), in the input order."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[index]))
-        adjusted[index] = running
-    return adjusted
-
-
 def _number(value: SupportsFloat | None) -> float | None:
     if value is None:
         return None
@@ -154,20 +144,10 @@ def _pairable_alpha(value_counts: np.ndarray, domain: np.ndarray) -> tuple[float
 
 def _bootstrap_weights(n_papers: int, cache: dict[int, np.ndarray]) -> np.ndarray:
     """`BOOTSTRAP_RESAMPLES x n_papers` multiplicities of papers drawn with
-    replacement; the same seed always draws the same resamples."""
+    replacement (common.stats' seed policy: the same papers, the same resamples)."""
     if n_papers not in cache:
-        cache[n_papers] = resample_counts(
-            n_papers, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED
-        ).astype(np.float64)
+        cache[n_papers] = resample_counts(n_papers).astype(np.float64)
     return cache[n_papers]
-
-
-def _interval(values: np.ndarray) -> Interval | None:
-    values = values[np.isfinite(values)]
-    if len(values) == 0:
-        return None
-    low, high = np.percentile(values, [2.5, 97.5])
-    return float(low), float(high)
 
 
 def _histogram(gaps: np.ndarray, edges: np.ndarray) -> list[float]:
@@ -336,18 +316,18 @@ class _Correlation(NamedTuple):
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> _Correlation:
-    if len(x) < MIN_PAPERS_FOR_SPEARMAN:
+    rho = spearman(x, y, min_n=MIN_PAPERS_FOR_SPEARMAN)
+    if rho.reason == TOO_FEW:
         return _Correlation(
             None,
             None,
             f"needs at least {MIN_PAPERS_FOR_SPEARMAN} papers with both scores (has {len(x)})",
         )
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
+    if rho.reason:
         return _Correlation(
             None, None, "the human means or the LLM scores are all the same, so rho is undefined"
         )
-    rho = _stats().spearmanr(x, y)
-    return _Correlation(_number(rho.statistic), _number(rho.pvalue), "")
+    return _Correlation(rho.rho, rho.p_value, "")
 
 
 class _Intervals(NamedTuple):
@@ -382,11 +362,11 @@ def _bootstrap_intervals(
             )
             intervals.append(None)
         else:
-            intervals.append(_interval(boot))
+            intervals.append(percentile_interval(boot))
     ci_hh, ci_hl = intervals
     difference = None
     if ci_hh is not None and ci_hl is not None:
-        difference = _interval(boot_hl - boot_hh)
+        difference = percentile_interval(boot_hl - boot_hh)
     else:
         unavailable["ci_mean_abs_diff_difference"] = "needs both intervals"
     return _Intervals(ci_hh, ci_hl, difference, unavailable)
@@ -422,7 +402,9 @@ def dimension_agreement(
     """Statistics of one dimension from `(paper, human score)` pairs (one per
     submitted review) and `{paper: llm score}`, and the plot data (gap
     histograms and the human-mean/LLM scatter). `p_value_holm` is left None:
-    it needs every dimension (`agreement_compute`)."""
+    it needs every dimension (`agreement_compute`).
+
+    Long because the statistics of one dimension share its paired scores."""
     grouped = _scores_group(scores, llm)
     hh, hl = _human_human_gaps(grouped), _human_llm_gaps(grouped)
     hh_centre, hl_centre = _gap_centre(hh.gaps), _gap_centre(hl.gaps)

@@ -162,6 +162,7 @@ def review_round_create(
             created_by=created_by,
         )
         review_round.submissions.set(chosen)
+        results_changed([stage], agreement=True)
     return review_round
 
 
@@ -214,7 +215,8 @@ def assignments_generate(*, review_round: ReviewRound, seed: int = 0) -> Assignm
     (ties broken by a seeded shuffle, so the result is reproducible). Papers
     with the fewest eligible reviewers are served first, so scarce reviewers
     go where nobody else can.
-    """
+
+    Long because the assignment rules apply in order over one read of the reviewers' loads."""
     if review_round.is_closed:
         raise AssignmentRefused("this round is closed")
     with transaction.atomic():
@@ -342,8 +344,9 @@ def assignment_remove(*, assignment: Assignment) -> None:
         if review:
             review.delete()
         assignment.delete()
-        # The paper's task may be under open review no more (any stage).
-        results_changed(None)
+        # The paper's task may be under open review no more (any stage); a draft
+        # review deleted is an agreement input gone.
+        results_changed(None, agreement=review is not None)
 
 
 def assignment_due_set(*, assignment: Assignment, due_at: datetime) -> Assignment:
@@ -366,8 +369,9 @@ def review_round_close(*, review_round: ReviewRound) -> int:
         ).update(closed_at=now)
         if was_open or closed:
             # The runs of the round's tasks (any stage) come back to the public
-            # answers, which left them out while it was open.
-            results_changed(None)
+            # answers, which left them out while it was open; the round's state
+            # is an agreement input.
+            results_changed(None, agreement=True)
     review_round.refresh_from_db()
     return closed
 

@@ -2,7 +2,6 @@
 rounds, the CSV export and the public agreement dashboard. Thin: each parses
 the request, calls a service or selector, renders."""
 
-import csv
 import mimetypes
 import posixpath
 from collections.abc import Callable
@@ -29,7 +28,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from benchmark.descriptions import task_description_html
 from benchmark.roles import is_organiser, reviewer_required, reviewers, role_required
-from common.csv_cells import csv_row
+from common.csv_cells import csv_text
 from common.errors import form_add_errors
 from common.http import AuthenticatedHttpRequest, json_error
 from judging.selectors import stage_panel
@@ -123,6 +122,8 @@ def _form_initial(review, dimensions) -> dict:
 @never_cache
 @reviewer_required
 def paper_view(request: AuthenticatedHttpRequest, code: str) -> HttpResponse:
+    """Long because the review form's submit, refusal and draft answers share the assignment and its
+    rubric."""
     assignment = _own_assignment(request, code)
     status = 200
     form = None
@@ -468,12 +469,10 @@ def round_release_view(request: HttpRequest, review_round: ReviewRound) -> HttpR
 
 def reviews_csv_response(stage: str) -> HttpResponse:
     header, rows = selectors.reviews_export(stage=stage)
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response = HttpResponse(
+        csv_text(header, rows, lineterminator="\n"), content_type="text/csv; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="human_review_{stage}.csv"'
-    writer = csv.writer(response, lineterminator="\n")
-    writer.writerow(header)
-    for row in rows:
-        writer.writerow(csv_row(row))
     return response
 
 

@@ -129,6 +129,7 @@ def _sandbox_run_on(
     log: LogSink,
     options: tuple[Callable[[], bool] | None, int, dict[str, str] | None, float, float],
 ) -> SandboxResult:
+    """Long because starting, watching and cleaning up the process share its pipe and cgroup."""
     should_cancel, log_max_bytes, env_passthrough, poll_seconds, cancel_poll_seconds = options
     command = launcher(spec, cgroup, etc_dir, disk)
 

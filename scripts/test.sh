@@ -10,7 +10,42 @@ export REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}
 # The broker: Redis (the default) or RabbitMQ, e.g.
 # TEST_CELERY_BROKER_URL=amqp://guest:guest@127.0.0.1:5672// (or CELERY_BROKER_URL).
 export CELERY_BROKER_URL=${TEST_CELERY_BROKER_URL:-${CELERY_BROKER_URL:-$REDIS_URL}}
+# Parallel (pytest-xdist): TEST_WORKERS worker processes (`auto`: one per core;
+# 0: serially, in this process). Each worker has a test database, a Redis
+# database (REDIS_URL's number minus its own) and a RabbitMQ virtual host of
+# its own (mlrbench_site/settings/test.py).
+workers=${TEST_WORKERS:-auto}
+if [ "$workers" = auto ]; then
+  workers=$(nproc)
+fi
+case $workers in
+  '' | *[!0-9]*)
+    echo "TEST_WORKERS=$workers: a count of workers, auto, or 0 for a serial run" >&2
+    exit 2
+    ;;
+esac
+xdist=()
+if [ "$workers" -gt 0 ]; then
+  # loadgroup: the tests of an `xdist_group` go to one worker (a session fixture
+  # that builds something, such as a task environment, is built once).
+  xdist=(-n "$workers" --dist loadgroup)
+fi
 cleanup=()
+on_exit() {
+  local command
+  for command in "${cleanup[@]}"; do
+    eval "$command" || echo "could not clean up: $command" >&2
+  done
+}
+trap on_exit EXIT
+# Test databases are copies of a migrated template (CREATE DATABASE ... TEMPLATE),
+# not migrated once per worker: CI makes one (TEST_DATABASE_TEMPLATE); without
+# it a parallel run makes its own and drops it at the end.
+if [ "$workers" -gt 0 ] && [ -z "${TEST_DATABASE_TEMPLATE:-}" ]; then
+  export TEST_DATABASE_TEMPLATE="mlrbench_test_template_$$"
+  cleanup+=("\"\$VENV/bin/python\" scripts/database_template.py drop $TEST_DATABASE_TEMPLATE")
+  "$VENV/bin/python" scripts/database_template.py create "$TEST_DATABASE_TEMPLATE"
+fi
 case $CELERY_BROKER_URL in
   amqp://* | amqps://* | pyamqp://*)
     # A RabbitMQ virtual host of this run's own (where rabbitmqctl reaches the
@@ -21,10 +56,17 @@ case $CELERY_BROKER_URL in
       authority=${authority%%/*}  # user:password@host:port, without the vhost
       user=${authority%%@*}
       user=${user%%:*}
-      rabbitmqctl -q add_vhost "$vhost" >/dev/null
-      rabbitmqctl -q set_permissions -p "$vhost" "${user:-guest}" ".*" ".*" ".*" >/dev/null
-      cleanup+=(rabbitmqctl -q delete_vhost "$vhost")
+      # One more per xdist worker: <vhost>-gw0, <vhost>-gw1, ...
+      for name in "$vhost" $(for ((i = 0; i < workers; i++)); do echo "$vhost-gw$i"; done); do
+        rabbitmqctl -q add_vhost "$name" >/dev/null
+        cleanup+=("rabbitmqctl -q delete_vhost $name >/dev/null")
+        rabbitmqctl -q set_permissions -p "$name" "${user:-guest}" ".*" ".*" ".*" >/dev/null
+      done
       export CELERY_BROKER_URL="${CELERY_BROKER_URL%%://*}://$authority/$vhost"
+    elif [ "$workers" -gt 0 ]; then
+      echo "RabbitMQ: parallel workers need a virtual host each, made with rabbitmqctl," \
+        "which does not reach the broker here; run with TEST_WORKERS=0" >&2
+      exit 2
     fi
     ;;
 esac
@@ -33,10 +75,4 @@ export DEBUG=0 SECRET_KEY=${SECRET_KEY:-test-only-secret-key}
 # The browser tests' live server serves static files by their plain names;
 # tests/site/test_static_manifest.py checks the production (hashed) set-up.
 export STATIC_MANIFEST=0
-if [ ${#cleanup[@]} -eq 0 ]; then
-  exec "$VENV/bin/python" -m pytest "$@"
-fi
-status=0
-"$VENV/bin/python" -m pytest "$@" || status=$?
-"${cleanup[@]}" >/dev/null || echo "could not remove the test vhost: ${cleanup[*]}" >&2
-exit "$status"
+"$VENV/bin/python" -m pytest "${xdist[@]}" "$@"

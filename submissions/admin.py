@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from benchmark.models import ModelPrice
+from common.results_admin import ResultsAdminMixin
 
 from .costs import submissions_reprice
 from .models import Artifact, Submission
@@ -39,7 +40,7 @@ class SubmissionStateFilter(admin.SimpleListFilter):
 
 
 @admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin):
+class SubmissionAdmin(ResultsAdminMixin, admin.ModelAdmin):
     list_display = ["id", "agent", "task", "stage", "version", "state", "source", "created_at"]
     list_filter = ["stage", SubmissionStateFilter, "source"]
     search_fields = ["agent__name", "task__slug", "archive_sha256"]
@@ -57,7 +58,7 @@ class SubmissionAdmin(admin.ModelAdmin):
 # The organisers' prices (a benchmark table) are edited here: saving one prices
 # again the submissions' stored steps.
 @admin.register(ModelPrice)
-class ModelPriceAdmin(admin.ModelAdmin):
+class ModelPriceAdmin(ResultsAdminMixin, admin.ModelAdmin):
     """Prices for models litellm's table does not list; saving one prices
     again the stored runs that had steps without a price."""
 

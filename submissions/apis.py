@@ -16,7 +16,7 @@ from benchmark.models import ModelFamily
 from common.errors import PermissionDenied, ValidationFailed
 
 from .intake import DuplicateSubmission, submission_intake
-from .ledger import not_computed, submission_ledger
+from .ledger import ledger_known, not_computed, submission_ledger
 from .models import Stage, SubmissionSource
 from .page_panels import submission_notices
 from .selectors import agent_list, submission_list
@@ -133,7 +133,8 @@ class SubmissionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         ledger = submission_ledger(submission=submission)
         if ledger is None:
             ledger = {**not_computed("the submission has no paper"), "status": "no paper"}
-        return Response(ProvenanceSerializer({**ledger, "submission": submission.pk}).data)
+        answer = {**ledger, **ledger_known(ledger), "submission": submission.pk}
+        return Response(ProvenanceSerializer(answer).data)
 
     def _url(self, pk: int) -> str:
         return self.request.build_absolute_uri(reverse("api:submission-detail", args=[pk]))

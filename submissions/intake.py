@@ -155,7 +155,9 @@ def submission_intake(
     `based_on` names the submissions (ids) this one was built on, checked
     against what `uploader` may see (see `submissions.lineage`); the archive may
     name them in `based_on.json` instead.
-    """
+
+    Long because the intake's checks run in the order a user reads their
+    refusals, before anything is written."""
     if stage not in Stage.values:
         raise IntakeRefused(f"unknown stage {stage!r}", code="invalid_choice", field="stage")
     # Checked before the archive is unpacked: a wrong id costs nothing.
@@ -379,7 +381,9 @@ def submission_store(
     The agent's row is locked so two uploads for one agent get consecutive
     versions; the unique constraint on the archive digest settles a race
     between two uploads of the same archive.
-    """
+
+    Long because one transaction writes the submission, its inputs, artifacts and derived rows and
+    moves its files, and one handler undoes all of it."""
     costs = _run_costs(run, agent)
     # Untrusted documents are rendered here, once, outside the transaction.
     files = [

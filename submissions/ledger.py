@@ -14,19 +14,28 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from html import escape
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
 
 from common.child_pool import ChildFailed, ChildTimeout, child_run
+from common.claims import paper_claim_cells
 from common.storage import object_read, storage_errors
 
 from .derived import Derived, DocumentFile, artifact_trace
 from .models import Artifact, ArtifactKind, DerivedArtifact, DerivedKind, Submission
+from .page_panels import SummaryItem
+from .paper_marks import MARKS_MAX, Mark, paper_marked
 from .provenance import (
     CLASSES,
     FILE_MAX_CHARS,
+    KNOWN_STATUSES,
+    NO_TRACE,
     PROVENANCE_VERSION,
     FileInput,
     TraceInput,
@@ -69,14 +78,26 @@ def not_computed(why: str) -> dict[str, Any]:
     }
 
 
-def _text(item: RunFile) -> str:
-    return item.read(FILE_MAX_CHARS).decode("utf-8", errors="replace")
+def _text(item: RunFile, limit: int = FILE_MAX_CHARS) -> str:
+    return item.read(limit).decode("utf-8", errors="replace")
+
+
+# What the ledger reads of a run's searched files in all (each up to FILE_MAX_CHARS):
+# they are read in the upload's process, so 6,000 small data files cost a bounded
+# amount of memory; the logs and results first, then the code, then data.
+SEARCHED_MAX_BYTES = 8 * 1024 * 1024
+_SEARCH_ORDER: dict[str, int] = {
+    str(ArtifactKind.LOG): 0,
+    str(ArtifactKind.RESULTS): 1,
+    str(ArtifactKind.CODE): 2,
+}
 
 
 def ledger_inputs(files: Iterable[RunFile], traces: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """What `provenance.ledger_compute` reads, from a run's files and its parsed
-    traces (by path)."""
-    papers, found, pdfs = [], [], []
+    traces (by path). A paper without a result number needs no file read; past
+    SEARCHED_MAX_BYTES the files are named, not read (`unsearched`)."""
+    papers, searched, pdfs = [], [], []
     # Plain strings, never the model's enum: the child that reads them loads no Django.
     files = [RunFile(item.path, str(item.kind), item.read) for item in files]
     for item in files:
@@ -91,14 +112,28 @@ def ledger_inputs(files: Iterable[RunFile], traces: dict[str, dict[str, Any]]) -
             and lower.endswith(SEARCHED_SUFFIXES)
             and trace_format_of(item.path, item.kind) is None
         ):
-            found.append(FileInput(item.path, item.kind, _text(item)))
+            searched.append(item)
+    claims = any(paper_claim_cells(paper.text, paper.path) for paper in papers)
+    found, unsearched, room = [], 0, SEARCHED_MAX_BYTES
+    for item in sorted(searched, key=lambda item: _SEARCH_ORDER.get(item.kind, 3)):
+        # Without a claim nothing is searched: the kinds alone say log or trace.
+        text = _text(item, min(room, FILE_MAX_CHARS)) if claims and room > 0 else ""
+        room -= len(text)
+        unsearched += 1 if claims and room <= 0 and not text else 0
+        found.append(FileInput(item.path, item.kind, text))
     read = [
         TraceInput(
             path, trace.get("steps") or [], bool(trace.get("truncated")), str(trace["format"])
         )
         for path, trace in sorted(traces.items())
     ]
-    return {"papers": papers, "traces": read, "files": found, "pdf_papers": pdfs}
+    return {
+        "papers": papers,
+        "traces": read,
+        "files": found,
+        "pdf_papers": pdfs,
+        "unsearched": unsearched,
+    }
 
 
 def ledger_of_run(
@@ -296,6 +331,115 @@ def evidence_text(evidence: dict[str, Any]) -> str:
     return "; ".join(parts) or str(evidence.get("note") or "found nowhere")
 
 
+def _placed(evidence: dict[str, Any]) -> str:
+    step, tool, where = evidence.get("step"), evidence.get("tool", ""), evidence.get("file", "")
+    if evidence.get("source") == "output" and step is not None:
+        return f"printed by step {step} ({tool})"
+    if evidence.get("source") == "read" and step is not None:
+        return f"in {where}, read at step {step} ({tool})"
+    if step is not None:
+        return f"typed by the agent at step {step} ({tool})" + (f" in {where}" if where else "")
+    line = f" line {evidence['line']}" if evidence.get("line") else ""
+    how = f" ({evidence['how']})" if evidence.get("how") else ""
+    return f"in {where}{line}{how}"
+
+
+def entry_label(entry: dict[str, Any]) -> str:
+    """What a reader of the paper is told of a number: its class and, shortly,
+    where it came from ("measured: printed by step 14 (Bash)")."""
+    klass, evidence = entry["class"], entry.get("evidence") or {}
+    if "function" in evidence:
+        return f"{klass}: {evidence_text(evidence)}"
+    if klass == "untraced":
+        note = evidence.get("note") or "found nowhere in the trace or the run's files"
+        return f"untraced: {note}"
+    said = _placed(evidence)
+    typed = evidence.get("literal_at")
+    if klass == "hard-coded" and typed:
+        said += f", typed before as {typed.get('literal', '')} {_placed(typed)}"
+    return f"{klass}: {said}"
+
+
+def _owner(submission_id: int, path: str) -> tuple[int, str]:
+    """The submission and path of a file the ledger names (`based_on/<id>/<path>`
+    for a file of the run this one was built on)."""
+    prefix, _, rest = path.partition("/")
+    owner, _, inner = rest.partition("/")
+    if prefix == INPUT_PREFIX and owner.isdigit() and inner:
+        return int(owner), inner
+    return submission_id, path
+
+
+def entry_href(
+    submission_id: int,
+    index: int,
+    entry: dict[str, Any],
+    urls: dict[tuple[str, str], str] | None = None,
+) -> str:
+    """Where a marked number links: the trace viewer's step, the file (its
+    printed text highlighted where the browser can), else the ledger's row.
+    `urls`: the URLs reversed so far (a page links one trace a thousand times)."""
+    urls = {} if urls is None else urls
+
+    def url_of(name: str, path: str) -> str:
+        if (name, path) not in urls:
+            urls[name, path] = reverse(name, args=list(_owner(submission_id, path)))
+        return urls[name, path]
+
+    evidence = entry.get("evidence") or {}
+    if entry["class"] in ("measured", "hard-coded", "written"):
+        if evidence.get("trace") and evidence.get("step") is not None:
+            step = int(evidence["step"])
+            return f"{url_of('submissions:trace', evidence['trace'])}?step={step}#step-{step}"
+        if evidence.get("file"):
+            url = url_of("submissions:artifact-detail", evidence["file"])
+            found = evidence.get("printed") or evidence.get("literal")
+            return f"{url}#:~:text={quote(str(found), safe='')}" if found else url
+    return f"#provenance-row-{index}"
+
+
+def submission_paper_marked(
+    *, submission: Submission, html: str, paper: str, ledger: dict[str, Any]
+) -> tuple[str, int]:
+    """The paper's stored HTML with each number the ledger classed marked
+    (`submissions.paper_marks`), and how many were."""
+
+    urls: dict[tuple[str, str], str] = {}
+
+    def mark_of(index: int, entry: dict[str, Any]) -> Mark:
+        label = entry_label(entry)
+        if entry.get("common"):
+            label += " (one significant digit: never counts towards the verdict)"
+        href = entry_href(submission.pk, index, entry, urls)
+        return Mark(entry["class"], label, href, common=bool(entry.get("common")))
+
+    return paper_marked(html, ledger.get("entries") or [], paper=paper, mark_of=mark_of)
+
+
+# The ledger's rows (and the paper's marks: `paper_marks.MARKS_MAX`) a page shows;
+# the API has them all.
+PAGE_ROWS_MAX = MARKS_MAX
+
+
+def _rows_html(rows: list[dict[str, Any]]) -> SafeString:
+    """The ledger table's rows (made here, not by the template: a page of 500 rows
+    took a template a third of a second)."""
+    out = []
+    for index, row in enumerate(rows):
+        klass = escape(row["klass"])
+        shown = escape(row["shown"])
+        if not row["href"].startswith("#"):
+            href = escape(row["href"])
+            shown = f'<a href="{href}" data-testid="provenance-evidence-link">{shown}</a>'
+        common = ' <span class="muted small">(common)</span>' if row.get("common") else ""
+        out.append(
+            f'<tr id="provenance-row-{index}" class="provenance-{klass}" data-class="{klass}">'
+            f"<td>{escape(str(row['text']))}</td><td>{escape(str(row['where']))}</td>"
+            f'<td><mark class="prov prov-{klass}">{klass}</mark>{common}</td><td>{shown}</td></tr>'
+        )
+    return mark_safe("\n".join(out))  # noqa: S308 - every value escaped above
+
+
 def submission_ledger_view(*, submission: Submission) -> dict[str, Any] | None:
     """What the page of a submission with a paper shows of the stored ledger, in
     one query (never computed on a page view: `manage.py provenance_compute`
@@ -303,14 +447,50 @@ def submission_ledger_view(*, submission: Submission) -> dict[str, Any] | None:
     ledger = submission_ledger(submission=submission, compute=False) or not_computed(
         "not computed yet (manage.py provenance_compute)"
     )
+    urls: dict[tuple[str, str], str] = {}
+    rows = [
+        {
+            **entry,
+            "klass": entry["class"],
+            "shown": evidence_text(entry["evidence"]),
+            "href": entry_href(submission.pk, index, entry, urls),
+        }
+        for index, entry in enumerate(ledger["entries"][:PAGE_ROWS_MAX])
+    ]
     return {
         **ledger,
         "line": counts_line(ledger["counts"]),
-        "rows": [
-            {**entry, "klass": entry["class"], "shown": evidence_text(entry["evidence"])}
-            for entry in ledger["entries"]
-        ],
+        "known": ledger["status"] in KNOWN_STATUSES,
+        "rows": rows,
+        "rows_left_out": max(len(ledger["entries"]) - PAGE_ROWS_MAX, 0),
+        "rows_html": _rows_html(rows),
     }
+
+
+def ledger_known(ledger: dict[str, Any]) -> dict[str, Any]:
+    """What a reader is told of a ledger at a glance: `known` (its numbers were
+    placed), `provenance` (the counts line, or why provenance is unknown) and
+    `counts` (None when unknown: a paper without a trace has no count of 0)."""
+    if ledger["status"] in KNOWN_STATUSES:
+        return {"known": True, "provenance": counts_line(ledger["counts"])}
+    status = ledger["status"]
+    why = NO_TRACE if status == "no trace" else f"{status}: provenance unknown"
+    return {"known": False, "provenance": why, "counts": None}
+
+
+def provenance_summary_item(view: dict[str, Any]) -> SummaryItem:
+    """The summary's line on the ledger: its counts and verdict, or why
+    provenance is unknown (never a count of 0 for a paper without a trace)."""
+    if view["known"]:
+        return SummaryItem(
+            key="provenance",
+            label="Provenance",
+            value=f"{view['line']} · verdict {view['verdict']}",
+            href="#provenance",
+            flag=view["verdict"] == "fabricated",
+        )
+    value = ledger_known(view)["provenance"]
+    return SummaryItem(key="provenance", label="Provenance", value=value, href="#provenance")
 
 
 def submission_ledgers(*, submission_ids: Iterable[int] | Any) -> dict[int, dict[str, Any]]:
@@ -333,7 +513,16 @@ def ledgers_release_tables(*, submission_ids: Iterable[int] | Any) -> dict[str, 
     and one row per reported number (its evidence as JSON)."""
     ledgers = submission_ledgers(submission_ids=submission_ids)
     verdicts = [
-        [sid, ledger["status"], ledger["verdict"], *(ledger["counts"][name] for name in CLASSES)]
+        [
+            sid,
+            ledger["status"],
+            ledger["verdict"],
+            # Unknown provenance has no counts (never 0 for a paper without a trace).
+            *(
+                ledger["counts"][name] if ledger["status"] in KNOWN_STATUSES else None
+                for name in CLASSES
+            ),
+        ]
         for sid, ledger in sorted(ledgers.items())
     ]
     entries = [

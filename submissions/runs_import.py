@@ -38,7 +38,8 @@ from benchmark.models import Agent, ModelFamily, Task, Team
 
 from .archives import IntakeLimits, files_digest, folder_unpack
 from .intake import DuplicateSubmission, RunFiles, incoming_folder, submission_store
-from .models import Stage, Submission, SubmissionSource
+from .ledger import submission_ledger_compute
+from .models import Stage, Submission, SubmissionInput, SubmissionSource
 from .run_layout import artifact_kind, stage_check
 
 PUBLISHED_TEAM = ("MLR-Bench (published runs)", "mlr-bench")
@@ -138,6 +139,9 @@ class PublishedRun:
     label: str  # the run's folder or file, for progress and problems
     files: list[tuple[Path, str]]  # (file on disk, relative path in the submission)
     base_model: str = ""  # where the folder names it (AI Scientist v2)
+    # The label of the run this one was built on (a write-up: the experiment run
+    # of its folder, whose trace its provenance ledger reads).
+    built_on: str = ""
 
 
 _RUN_REVIEW_RE = re.compile(r"^review_hallucination_[^/]+\.json$")
@@ -209,6 +213,7 @@ def _paper_runs(coding_agent: str, task: str, folder: Path) -> Iterator[Publishe
             stage=Stage.PAPER,
             label=f"experiments_and_writeups/{coding_agent}/{task}/results/{paper.name}",
             files=files,
+            built_on=f"experiments_and_writeups/{coding_agent}/{task}",
         )
 
 
@@ -366,6 +371,21 @@ def stored_digests() -> StoredDigests:
     )
 
 
+def _stored_run(run: PublishedRun, task: Task, digest: str) -> Submission | None:
+    return Submission.objects.filter(
+        agent__name=run.agent, task=task, stage=run.stage, archive_sha256=digest
+    ).first()
+
+
+def _link_stored(submission: Submission, based_on: Submission) -> None:
+    """A write-up stored before the import linked write-ups to their experiment
+    run: link it now and compute its ledger again (it reads that run's trace)."""
+    if submission.inputs.exists():
+        return
+    SubmissionInput.objects.create(submission=submission, based_on=based_on, position=0)
+    submission_ledger_compute(submission=submission)
+
+
 def run_import(
     *,
     run: PublishedRun,
@@ -374,12 +394,18 @@ def run_import(
     limits: IntakeLimits,
     problems: list[str],
     stored: StoredDigests,
-) -> str:
-    """Store one published run: `created`, `unchanged` or `skipped`. A run whose
-    digest is `stored` is `unchanged` before any parsing, rendering or PDF work."""
+    built_on: Submission | None = None,
+) -> tuple[str, Submission | None]:
+    """Store one published run: `created`, `unchanged` or `skipped`, and the
+    submission (none when skipped). A run whose digest is `stored` is
+    `unchanged` before any parsing, rendering or PDF work. `built_on`: the
+    stored run it was built on (the experiment run of a write-up)."""
     quick = _quick_digest(run.files)
     if quick is not None and (run.agent, task.slug, str(run.stage), quick) in stored:
-        return "unchanged"
+        found = _stored_run(run, task, quick)
+        if found is not None and built_on is not None:
+            _link_stored(found, built_on)
+        return "unchanged", found
     staging = incoming_folder()
     try:
         folder = staging / "run"
@@ -393,9 +419,9 @@ def run_import(
         problem = stage_check(run.stage, (artifact_kind(item.path) for item in files))
         if problem:
             problems.append(f"{run.label}: skipped, {problem}")
-            return "skipped"
+            return "skipped", None
         try:
-            submission_store(
+            submission = submission_store(
                 agent=agents.get(run.agent, run.base_model),
                 task=task,
                 stage=run.stage,
@@ -403,10 +429,13 @@ def run_import(
                 source=SubmissionSource.IMPORT,
                 run=RunFiles(folder=folder, files=files, digest=files_digest(files)),
                 notify=False,
+                based_on=[built_on] if built_on is not None else (),
             )
-        except DuplicateSubmission:
-            return "unchanged"
-        return "created"
+        except DuplicateSubmission as exc:
+            if built_on is not None:
+                _link_stored(exc.submission, built_on)
+            return "unchanged", exc.submission
+        return "created", submission
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -422,6 +451,8 @@ def runs_part(path: Path, options: ImportOptions) -> ImportPartReport:
     agents = _Agents(report)
     limits = IntakeLimits.from_settings()
     stored = stored_digests()
+    # By label: the stored submission of each run, for the runs built on it.
+    by_label: dict[str, Submission] = {}
     for stage in Stage.values:
         if any(run.stage == stage for run in runs):
             report.counts.setdefault(f"{stage} created", 0)
@@ -433,16 +464,19 @@ def runs_part(path: Path, options: ImportOptions) -> ImportPartReport:
             report.problems.append(f"{run.label}: no task {run.task!r} in the catalogue")
             continue
         try:
-            outcome = run_import(
+            outcome, submission = run_import(
                 run=run,
                 agents=agents,
                 task=task,
                 limits=limits,
                 problems=report.problems,
                 stored=stored,
+                built_on=by_label.get(run.built_on) if run.built_on else None,
             )
         except Exception as exc:  # one broken run must not stop the other thousands
             report.problems.append(f"{run.label}: {exc}")
             continue
+        if submission is not None:
+            by_label[run.label] = submission
         report.add(f"{run.stage} {outcome}")
     return report

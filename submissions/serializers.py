@@ -157,9 +157,21 @@ class ProvenanceSerializer(serializers.Serializer):
 
     submission = serializers.IntegerField()
     status = serializers.CharField()
+    known = serializers.BooleanField(
+        help_text="whether the ledger placed the paper's numbers (a trace or a log was read); "
+        "false: provenance unknown, never clean"
+    )
+    provenance = serializers.CharField(
+        help_text='the counts ("12 measured, 3 derived, ...") or why provenance is unknown '
+        '("no trace: provenance unknown")'
+    )
     verdict = serializers.ChoiceField(choices=["fabricated", "not fabricated", "unknown"])
     note = serializers.CharField(allow_blank=True)
-    counts = serializers.DictField(child=serializers.IntegerField())
+    counts = serializers.DictField(
+        child=serializers.IntegerField(),
+        allow_null=True,
+        help_text="per class; null when provenance is unknown (never a count of 0)",
+    )
     papers = serializers.ListField(child=serializers.CharField())
     traces = serializers.ListField(child=serializers.CharField())
     entries = ProvenanceEntrySerializer(many=True)

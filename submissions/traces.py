@@ -874,7 +874,10 @@ def trace_parse(
     docstring for its bounds). `reader` comes from `trace_format_of`. The bytes are
     parsed in a child (`submissions.trace_worker`) under `TRACE_PARSE_MEMORY_BYTES`
     of memory: a trace made to balloon costs the child, never this process. Never
-    raises for what the file holds: an unreadable trace has no steps and a `note`."""
+    raises for what the file holds: an unreadable trace has no steps and a `note`.
+
+    Long because reading, bounding and parsing the bytes in a child process, with each failure's
+    message, is one sequence."""
     limits = TraceLimits.from_settings(seconds)
     result: dict[str, Any] = {
         "version": TRACE_VERSION,

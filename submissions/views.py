@@ -29,7 +29,11 @@ from .derived import artifact_source_html, artifact_trace
 from .forms import SubmissionUploadForm
 from .highlight import source_plain_html
 from .intake import DuplicateSubmission, submission_intake
-from .ledger import submission_ledger_view
+from .ledger import (
+    provenance_summary_item,
+    submission_ledger_view,
+    submission_paper_marked,
+)
 from .lineage import submission_lineage
 from .models import Stage, Submission, SubmissionSource
 from .page_panels import submission_page_panels, submission_summary
@@ -47,6 +51,7 @@ from .selectors import (
     submission_page,
     submission_sections,
     trace_page,
+    trace_step_page,
 )
 from .uploads import UploadsBusy, upload_refusal, upload_slot
 from .visibility import (
@@ -206,6 +211,21 @@ def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResp
         pk=submission_id,
     )
     page = submission_page(submission)
+    provenance = submission_ledger_view(submission=submission) if page.paper is not None else None
+    if provenance is not None and page.paper is not None and page.paper.html is not None:
+        html, provenance["marked"] = submission_paper_marked(
+            submission=submission,
+            html=page.paper.html,
+            paper=page.paper.artifact.path,
+            ledger=provenance,
+        )
+        # Cleaned at intake; each mark is built from escaped values and cleaned again.
+        page = dataclasses.replace(
+            page, paper=dataclasses.replace(page.paper, html=SafeString(html))
+        )
+    summary = submission_summary(submission=submission)
+    if provenance is not None:
+        summary.append(provenance_summary_item(provenance))
     splice = _HtmlSplice()
     html = render_to_string(
         "submissions/submission_detail.html",
@@ -219,10 +239,8 @@ def submission_detail_view(request: HttpRequest, submission_id: int) -> HttpResp
                 for panel in submission_page_panels(request=request, submission=submission)
                 if panel.strip()
             ],
-            "summary": submission_summary(submission=submission),
-            "provenance": submission_ledger_view(submission=submission)
-            if page.paper is not None
-            else None,
+            "summary": summary,
+            "provenance": provenance,
             "lineage": submission_lineage(submission=submission, user=request.user, hidden=hidden),
         },
         request=request,
@@ -298,13 +316,18 @@ def trace_view(request: HttpRequest, submission_id: int, path: str) -> HttpRespo
     trace = artifact_trace(artifact)
     if trace is None:
         raise Http404("This file is not a trace the site reads.")
+    page_number = request.GET.get("page")
+    step = request.GET.get("step", "")
+    if page_number is None and step.isdigit():
+        # A link to one step (the paper's provenance marks): the page that shows it.
+        page_number = str(trace_step_page(trace, int(step)))
     response = render(
         request,
         "submissions/trace.html",
         {
             "artifact": artifact,
             "submission": artifact.submission,
-            "view": trace_page(trace, page_number=request.GET.get("page")),
+            "view": trace_page(trace, page_number=page_number),
             "raw_url": artifact_raw_url(artifact),
         },
     )

@@ -19,6 +19,7 @@ from django.core.cache import cache
 
 from tests.support.fake_llm import FakeLLMServer
 from tests.support.s3_server import S3Server
+from tests.support.serial import _alone_when_serial  # noqa: F401 - an autouse fixture
 from tests.support.workers import (
     WorkerStartError,
     database_url,

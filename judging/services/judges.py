@@ -72,6 +72,7 @@ def judge_create(
         raise JudgeError("timeout_seconds: must be positive")
     answer = judge_check(judge=judge) if check else None
     judge.save()
+    results_changed(None)  # a row on every stage's judges' board
     return JudgeAdded(judge=judge, check=answer)
 
 

@@ -39,6 +39,7 @@ def panel_create(*, name: str, judges: Iterable[str], description: str = "") -> 
     with transaction.atomic():
         panel.save()
         panel.judges.set(found)
+        results_changed(None)  # a panel every stage's board can be asked for
     return panel
 
 

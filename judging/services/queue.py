@@ -101,7 +101,9 @@ def judgments_queue(
 
     A few statements for the whole batch, whatever its size: queueing a stage
     for a pair of judges is the start of every judging run, and no worker starts
-    before its commit."""
+    before its commit.
+
+    Long because one transaction creates, resets and sends the batch."""
     report = QueueReport()
     judges = list(judges) if judges is not None else list(Judge.objects.filter(is_active=True))
     if not judges:

@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from common.errors import ValidationFailed
+from common.results import results_changed
 
 from ..models import JudgmentKind, Rubric
 from ..rubrics import DEFAULT_RUBRICS, HALLUCINATION_STAGES, hallucination_prompt
@@ -59,6 +60,8 @@ def ensure_default_rubrics(*, rubric_model: type[Rubric] | None = None) -> list[
                 is_active=True,
             )
         )
+    if rubric_model is None:  # a migration's historical rows are no one's news
+        results_changed(rubric.stage for rubric in created)
     return created
 
 
@@ -100,11 +103,10 @@ def rubric_import(
         if activate and not existing.is_active:
             existing.is_active = True
             existing.save(update_fields=["is_active"])
+            results_changed([stage])
         return existing, False
-    spec = DEFAULT_RUBRICS[stage]
     same_kind = Rubric.objects.filter(stage=stage, kind=kind)
-    base = same_kind.order_by("-version").first()
-    scoring = kind == JudgmentKind.SCORE
+    shape = _rubric_shape(stage, kind, dimensions, base=same_kind.order_by("-version").first())
     for _ in range(3):  # two imports at once: the loser takes the next number
         version = (same_kind.aggregate(v=Max("version"))["v"] or 0) + 1
         try:
@@ -113,38 +115,51 @@ def rubric_import(
                     stage=stage,
                     kind=kind,
                     version=version,
-                    dimensions=(
-                        dimensions
-                        if dimensions is not None
-                        else base.dimensions
-                        if base
-                        else spec.dimension_data
-                        if scoring
-                        else []
-                    ),
-                    overall_key=(
-                        "Overall"
-                        if scoring
-                        and (dimensions is None or any(d["key"] == "Overall" for d in dimensions))
-                        else ""
-                    ),
-                    extra_fields=(
-                        []
-                        if dimensions is not None
-                        else base.extra_fields
-                        if base
-                        else list(spec.extra_fields)
-                        if scoring
-                        else []
-                    ),
+                    **shape,
                     prompt=prompt,
                     source=source[:300],
                     is_active=activate,
                 )
+            results_changed([stage])
             return rubric, True
         except IntegrityError:
             continue
     raise RubricError("could not pick a version number; try again")
+
+
+def _rubric_shape(
+    stage: str, kind: str, dimensions: list[dict[str, Any]] | None, *, base: Rubric | None
+) -> dict[str, Any]:
+    """A new version's dimensions, overall key and extra fields: those given, else
+    the newest version's of its kind (`base`), else the stage's defaults (a
+    hallucination rubric has none)."""
+    spec = DEFAULT_RUBRICS[stage]
+    scoring = kind == JudgmentKind.SCORE
+    return {
+        "dimensions": (
+            dimensions
+            if dimensions is not None
+            else base.dimensions
+            if base
+            else spec.dimension_data
+            if scoring
+            else []
+        ),
+        "overall_key": (
+            "Overall"
+            if scoring and (dimensions is None or any(d["key"] == "Overall" for d in dimensions))
+            else ""
+        ),
+        "extra_fields": (
+            []
+            if dimensions is not None
+            else base.extra_fields
+            if base
+            else list(spec.extra_fields)
+            if scoring
+            else []
+        ),
+    }
 
 
 def rubric_current(*, stage: str, kind: str = JudgmentKind.SCORE) -> Rubric | None:

@@ -84,20 +84,30 @@ DATABASE_RETRIES = 5
 
 
 def database_retry(write: Callable[[], T], *, what: str) -> T:
-    """`write` again after a dropped connection (PostgreSQL restarted, the
-    connection terminated): the connection is closed and the next try opens a
-    new one. Other errors, and the last failure, propagate."""
-    for attempt in range(1, DATABASE_RETRIES + 1):
-        try:
-            return write()
-        except (OperationalError, InterfaceError) as exc:
-            if attempt == DATABASE_RETRIES or connection.in_atomic_block:
-                raise
-            logger.warning("%s: database error (%s); retrying", what, exc)
-            close_old_connections()
-            connection.close()
-            time.sleep(min(0.2 * 2**attempt, 5.0))
-    raise AssertionError("unreachable")
+    """`write` again (tenacity) after a dropped connection (PostgreSQL restarted,
+    the connection terminated): the connection is closed and the next try opens
+    a new one, after 0.4 s, 0.8 s, ... (at most 5 s). Other errors, any error
+    inside a transaction (there is nothing to retry there), and the last failure
+    propagate."""
+    import tenacity
+
+    def retryable(exc: BaseException) -> bool:
+        return isinstance(exc, OperationalError | InterfaceError) and not connection.in_atomic_block
+
+    def reconnect(state: tenacity.RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        logger.warning("%s: database error (%s); retrying", what, error)
+        close_old_connections()
+        connection.close()
+
+    retrying = tenacity.Retrying(
+        retry=tenacity.retry_if_exception(retryable),
+        stop=tenacity.stop_after_attempt(DATABASE_RETRIES),
+        wait=tenacity.wait_exponential(multiplier=0.4, max=5.0),
+        before_sleep=reconnect,
+        reraise=True,
+    )
+    return retrying(write)
 
 
 class JudgingFailed(Exception):
@@ -185,6 +195,13 @@ class _Run:
                 if wait <= 0:
                     yield
                     return
+            logger.info(
+                "judgment %s: the judge's limit of %d requests per minute is reached; "
+                "next turn in %.1f s",
+                self.judgment.pk,
+                judge.requests_per_minute,
+                wait,
+            )
             if time.monotonic() + wait > self.deadline:
                 raise JudgingFailed(str(rate_limit_timeout(judge.requests_per_minute)))
             _database_release()

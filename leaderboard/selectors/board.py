@@ -32,8 +32,8 @@ from django.db import connection, transaction
 from django.db.models import Count, QuerySet
 
 from benchmark.models import Agent
-from common.bootstrap import mean_intervals
 from common.errors import ValidationFailed
+from common.stats import mean_intervals
 from experiments.models import ReproductionVerdict
 from experiments.selectors import reproduction_verdicts
 from judging.models import JudgingCondition, JudgmentKind, Rubric
@@ -58,9 +58,8 @@ REPRODUCTION_STAGES: tuple[str, ...] = (Stage.EXPERIMENT, Stage.END2END)
 ACCEPTANCE_LINE = 6.0
 DEFAULT_OVERALL_KEY = "Overall"
 # The Overall interval: a 95% percentile bootstrap over the agent's tasks (the
-# unit that was sampled from the workshops), the same on every request.
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 20250601
+# unit that was sampled from the workshops), the same on every request
+# (common.stats' seed policy and resample count).
 
 
 @dataclass(frozen=True)
@@ -239,19 +238,21 @@ def leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
         return _leaderboard_compute(query)
 
 
-def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
-    overall_key, dimensions = stage_dimensions(query.stage)
-    candidates = stage_submissions(
-        stage=query.stage,
-        conference=query.conference,
-        year=query.year,
-        topic=query.topic,
-        task=query.task,
-    )
-    panel = stage_panel(stage=query.stage, name=query.panel)
-    counted = counted_submissions(candidates, condition=query.condition, panel=panel)
-    # The stage scores of every candidate in one grouped query; the ones that
-    # do not count are dropped here rather than by a costlier join in SQL.
+# {agent_id: {task_id: {dimension: stage score}}}
+_Scores = dict[int, dict[int, dict[str, float]]]
+
+
+def _stage_scores(
+    query: LeaderboardQuery,
+    candidates: QuerySet[Submission],
+    counted: dict[int, SubmissionFacts],
+    panel: PanelChoice | None,
+    overall_key: str,
+) -> tuple[_Scores, dict[int, dict[int, _TaskResult]]]:
+    """The counted submissions' stage scores per agent and task, and the Overall
+    facts per task. The stage scores of every candidate come in one grouped
+    query; the ones that do not count are dropped here rather than by a costlier
+    join in SQL."""
     means = dimension_means(
         submission_ids=candidates.values("id"),
         condition=query.condition,
@@ -263,8 +264,7 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
         n_same_family=Count("judgment_id", filter=same_family_judgment_q("judgment__")),
     )
     means_fields = ("submission_id", "dimension", "mean", "n_same_family")
-    # {agent_id: {task_id: {dimension: stage score}}}, and the Overall facts per task.
-    scores: dict[int, dict[int, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    scores: _Scores = defaultdict(lambda: defaultdict(dict))
     per_task: dict[int, dict[int, _TaskResult]] = defaultdict(dict)
     for sid, dimension, mean, n_same_family in means.values_list(*means_fields):
         fact = counted.get(sid)
@@ -282,7 +282,36 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
         }
     # An agent's tasks are those with an Overall score (in common-tasks mode,
     # the shared ones); every dimension is averaged over those same tasks.
-    per_task = {agent_id: tasks for agent_id, tasks in per_task.items() if tasks}
+    return scores, {agent_id: tasks for agent_id, tasks in per_task.items() if tasks}
+
+
+@dataclass
+class _BoardFacts:
+    """What the rows of a board are made of, beyond each agent's scores."""
+
+    query: LeaderboardQuery
+    panel: PanelChoice | None
+    dimensions: list[Dimension]
+    counted: dict[int, SubmissionFacts]
+    human: dict[int, Any]
+    fabrication: dict[str, Any]
+    verdicts: dict[int, str]
+    intervals: dict[int, tuple[float, float] | None]
+    dimension_intervals: dict[tuple[int, str], tuple[float, float] | None]
+
+
+def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
+    overall_key, dimensions = stage_dimensions(query.stage)
+    candidates = stage_submissions(
+        stage=query.stage,
+        conference=query.conference,
+        year=query.year,
+        topic=query.topic,
+        task=query.task,
+    )
+    panel = stage_panel(stage=query.stage, name=query.panel)
+    counted = counted_submissions(candidates, condition=query.condition, panel=panel)
+    scores, per_task = _stage_scores(query, candidates, counted, panel, overall_key)
     board = Leaderboard(query=query, overall_key=overall_key, dimensions=dimensions, panel=panel)
     if panel is not None:
         board.not_counted = _not_counted(
@@ -297,90 +326,17 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
         - known
     )
     board.dimensions = dimensions + [Dimension(k, k) for k in extra]
-
-    human = human_overall_by_submission(submission_ids=candidates.values("id"))
-    fabrication = _fabrication(query, per_task, counted, candidates, panel)
-    # One query: the latest check of every candidate; the counted ones are used.
-    verdicts = (
-        {
-            sid: check.verdict
-            for sid, check in reproduction_verdicts(submission_ids=candidates.values("id")).items()
-        }
-        if query.stage in REPRODUCTION_STAGES
-        else {}
-    )
+    facts = _board_facts(query, candidates, counted, panel, per_task, scores, board.dimensions)
     agents = {
         agent.id: agent
         for agent in Agent.objects.filter(id__in=list(per_task)).only(
             "name", "display_name", "base_model", "coding_agent", "scaffold", "model_family"
         )
     }
-    intervals = mean_intervals(
-        {
-            agent_id: [tasks[t].overall for t in sorted(tasks)]
-            for agent_id, tasks in per_task.items()
-        },
-        resamples=BOOTSTRAP_RESAMPLES,
-        seed=BOOTSTRAP_SEED,
-    )
-    dimension_intervals = _dimension_intervals(per_task, scores, board.dimensions)
-
-    rows: list[LeaderboardRow] = []
-    for agent_id, tasks in per_task.items():
-        agent = agents[agent_id]
-        results = list(tasks.values())
-        dimension_values: dict[str, list[float]] = defaultdict(list)
-        for task_id in tasks:
-            for dimension, value in scores[agent_id][task_id].items():
-                dimension_values[dimension].append(value)
-        checked = [v for r in results if (v := verdicts.get(r.submission_id)) is not None]
-        reproduced = checked.count(ReproductionVerdict.REPRODUCED)
-        not_reproduced = checked.count(ReproductionVerdict.NOT_REPRODUCED)
-        overall = sum(r.overall for r in results) / len(results)
-        rows.append(
-            LeaderboardRow(
-                rank=0,
-                agent=agent.name,
-                display_name=agent.display_name,
-                base_model=agent.base_model,
-                coding_agent=agent.coding_agent,
-                scaffold=agent.scaffold,
-                model_family=agent.model_family,
-                n_tasks=len(results),
-                # In the order of the board's dimensions, as every answer lists them.
-                scores={
-                    d.key: sum(values) / len(values)
-                    for d in board.dimensions
-                    if (values := dimension_values.get(d.key))
-                },
-                overall=overall,
-                overall_ci=intervals[agent_id],
-                fabrication_rate=fabrication[agent.name].rate
-                if agent.name in fabrication
-                else None,
-                fabrication_rule=query.fabrication_rule,
-                human_fabrication_rate=(
-                    fabrication[agent.name].human_rate if agent.name in fabrication else None
-                ),
-                cost_usd_per_task=_mean(
-                    c for r in results if (c := counted[r.submission_id].cost_usd) is not None
-                ),
-                cost_unpriced_steps=sum(counted[r.submission_id].unpriced_steps for r in results),
-                scores_ci={
-                    d.key: dimension_intervals.get((agent_id, d.key)) for d in board.dimensions
-                },
-                task_overall={t: r.overall for t, r in tasks.items()},
-                task_scores={t: scores[agent_id][t] for t in tasks},
-                human_overall=_mean(
-                    float(h) for r in results if (h := human.get(r.submission_id)) is not None
-                ),
-                same_family_judge=any(r.n_same_family > 0 for r in results),
-                reproduced_rate=reproduced / len(checked) if checked else None,
-                not_reproduced_rate=not_reproduced / len(checked) if checked else None,
-                reproduction_checked=len(checked),
-                panel=panel.name if panel is not None else "",
-            )
-        )
+    rows = [
+        _board_row(agents[agent_id], tasks, scores[agent_id], facts)
+        for agent_id, tasks in per_task.items()
+    ]
     rows.sort(key=lambda row: (-row.overall, row.agent))
     _rank(rows)
     _mark_pareto(rows)
@@ -393,6 +349,101 @@ def _leaderboard_compute(query: LeaderboardQuery) -> Leaderboard:
     board.has_human = any(r.human_overall is not None for r in rows)
     board.has_reproduction = any(r.reproduction_checked for r in rows)
     return board
+
+
+def _board_facts(
+    query: LeaderboardQuery,
+    candidates: QuerySet[Submission],
+    counted: dict[int, SubmissionFacts],
+    panel: PanelChoice | None,
+    per_task: dict[int, dict[int, _TaskResult]],
+    scores: _Scores,
+    dimensions: list[Dimension],
+) -> _BoardFacts:
+    """The columns beyond the scores, each in a query or two for every agent at once."""
+    return _BoardFacts(
+        query=query,
+        panel=panel,
+        dimensions=dimensions,
+        counted=counted,
+        human=human_overall_by_submission(submission_ids=candidates.values("id")),
+        fabrication=_fabrication(query, per_task, counted, candidates, panel),
+        # One query: the latest check of every candidate; the counted ones are used.
+        verdicts=(
+            {
+                sid: check.verdict
+                for sid, check in reproduction_verdicts(
+                    submission_ids=candidates.values("id")
+                ).items()
+            }
+            if query.stage in REPRODUCTION_STAGES
+            else {}
+        ),
+        intervals=mean_intervals(
+            {
+                agent_id: [tasks[t].overall for t in sorted(tasks)]
+                for agent_id, tasks in per_task.items()
+            }
+        ),
+        dimension_intervals=_dimension_intervals(per_task, scores, dimensions),
+    )
+
+
+def _board_row(
+    agent: Agent,
+    tasks: dict[int, _TaskResult],
+    scores: dict[int, dict[str, float]],
+    facts: _BoardFacts,
+) -> LeaderboardRow:
+    """One agent's row (its rank is set once every row is known)."""
+    results = list(tasks.values())
+    dimension_values: dict[str, list[float]] = defaultdict(list)
+    for task_id in tasks:
+        for dimension, value in scores[task_id].items():
+            dimension_values[dimension].append(value)
+    checked = [v for r in results if (v := facts.verdicts.get(r.submission_id)) is not None]
+    reproduced = checked.count(ReproductionVerdict.REPRODUCED)
+    not_reproduced = checked.count(ReproductionVerdict.NOT_REPRODUCED)
+    fabrication = facts.fabrication.get(agent.name)
+    counted = facts.counted
+    return LeaderboardRow(
+        rank=0,
+        agent=agent.name,
+        display_name=agent.display_name,
+        base_model=agent.base_model,
+        coding_agent=agent.coding_agent,
+        scaffold=agent.scaffold,
+        model_family=agent.model_family,
+        n_tasks=len(results),
+        # In the order of the board's dimensions, as every answer lists them.
+        scores={
+            d.key: sum(values) / len(values)
+            for d in facts.dimensions
+            if (values := dimension_values.get(d.key))
+        },
+        overall=sum(r.overall for r in results) / len(results),
+        overall_ci=facts.intervals[agent.id],
+        fabrication_rate=fabrication.rate if fabrication is not None else None,
+        fabrication_rule=facts.query.fabrication_rule,
+        human_fabrication_rate=fabrication.human_rate if fabrication is not None else None,
+        cost_usd_per_task=_mean(
+            c for r in results if (c := counted[r.submission_id].cost_usd) is not None
+        ),
+        cost_unpriced_steps=sum(counted[r.submission_id].unpriced_steps for r in results),
+        scores_ci={
+            d.key: facts.dimension_intervals.get((agent.id, d.key)) for d in facts.dimensions
+        },
+        task_overall={t: r.overall for t, r in tasks.items()},
+        task_scores={t: scores[t] for t in tasks},
+        human_overall=_mean(
+            float(h) for r in results if (h := facts.human.get(r.submission_id)) is not None
+        ),
+        same_family_judge=any(r.n_same_family > 0 for r in results),
+        reproduced_rate=reproduced / len(checked) if checked else None,
+        not_reproduced_rate=not_reproduced / len(checked) if checked else None,
+        reproduction_checked=len(checked),
+        panel=facts.panel.name if facts.panel is not None else "",
+    )
 
 
 def _dimension_intervals(
@@ -409,7 +460,7 @@ def _dimension_intervals(
         for agent_id, tasks in per_task.items()
         for d in dimensions
     }
-    return mean_intervals(values, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED)
+    return mean_intervals(values)
 
 
 def _rank(rows: list[LeaderboardRow]) -> None:

@@ -39,7 +39,8 @@ from django.db.models import QuerySet
 
 from benchmark.models import Agent
 from common.errors import ValidationFailed
-from common.proportions import BinaryAgreement, binary_agreement, wilson_interval
+from common.proportions import BinaryAgreement, binary_agreement
+from common.stats import wilson_interval
 from experiments.models import ReproductionVerdict
 from experiments.selectors import reproduction_verdicts
 from judging.canary_selectors import TwinVerdict, canary_twin_verdicts

@@ -35,13 +35,12 @@ from dataclasses import dataclass, field
 from statistics import median, pstdev
 from typing import Any
 
-import numpy as np
 from django.db.models import Count, Q, Sum
 
 from benchmark.models import ModelFamily
-from common.bootstrap import resampled_means
 from common.errors import ValidationFailed
-from common.proportions import BinaryAgreement, wilson_interval
+from common.proportions import BinaryAgreement
+from common.stats import TOO_FEW, percentile_interval, resampled_means, spearman, wilson_interval
 from judging.canary_selectors import JudgeCanaries, Rate, canary_scores
 from judging.models import (
     DriftCheck,
@@ -61,8 +60,6 @@ from .board import stage_dimensions
 from .counting import LEADERBOARD_STAGES
 from .fabrication import FABRICATION_STAGES, ExpertDetection, judge_detection_metrics
 
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 20250620
 MIN_FOR_SPEARMAN = 3
 MIN_PER_GROUP = 2
 
@@ -229,19 +226,15 @@ def scores_cell(values: Sequence[float]) -> tuple[Cell, Cell]:
 
 def spearman_cell(x: Sequence[float], y: Sequence[float]) -> Cell:
     n = len(x)
-    if n < MIN_FOR_SPEARMAN:
+    rho = spearman(x, y, min_n=MIN_FOR_SPEARMAN)
+    if rho.reason == TOO_FEW:
         return _empty(f"needs at least {MIN_FOR_SPEARMAN} papers with a length (has {n})", n)
-    if len(set(x)) < 2 or len(set(y)) < 2:
+    if rho.rho is None:
         return _empty("no variation to correlate", n)
-    from scipy import stats
-
-    rho = stats.spearmanr(x, y).statistic
-    if not np.isfinite(rho):
-        return _empty("no variation to correlate", n)
-    return Cell(float(rho), n)
+    return Cell(rho.rho, n)
 
 
-def self_preference_cell(own: Sequence[float], others: Sequence[float], *, seed: int) -> Cell:
+def self_preference_cell(own: Sequence[float], others: Sequence[float]) -> Cell:
     """Mean on its own family's agents minus mean on the others, with a
     bootstrap interval (each group resampled on its own)."""
     n = len(own) + len(others)
@@ -251,11 +244,10 @@ def self_preference_cell(own: Sequence[float], others: Sequence[float], *, seed:
             f"(has {len(own)} and {len(others)})",
             n,
         )
-    means_a = resampled_means(own, resamples=BOOTSTRAP_RESAMPLES, seed=[seed, 1])
-    means_b = resampled_means(others, resamples=BOOTSTRAP_RESAMPLES, seed=[seed, 2])
-    low, high = np.percentile(means_a - means_b, [2.5, 97.5])
+    # Two draws of one computation: streams 1 and 2 of the seed policy.
+    differences = resampled_means(own, 1) - resampled_means(others, 2)
     difference = sum(own) / len(own) - sum(others) / len(others)
-    return Cell(float(difference), n, (float(low), float(high)))
+    return Cell(float(difference), n, percentile_interval(differences))
 
 
 def length_scores(lengths: Mapping[int, int]) -> dict[int, float]:
@@ -481,7 +473,7 @@ def _judge_row(
         self_preference=(
             _empty("its model family is 'other': no family to prefer")
             if judge.model_family == ModelFamily.OTHER
-            else self_preference_cell(facts.own_family, facts.other_family, seed=BOOTSTRAP_SEED)
+            else self_preference_cell(facts.own_family, facts.other_family)
         ),
         length_bias=spearman_cell(
             [lengths[s] for s in with_length], [facts.overall[s] for s in with_length]
@@ -560,6 +552,7 @@ class UnknownBoardStage(ValidationFailed, LookupError):
 
 
 def judge_board_compute(*, stage: str) -> JudgeBoard:
+    """Long because each column reads its rows once for every judge, then the rows are built."""
     if stage not in LEADERBOARD_STAGES:
         raise UnknownBoardStage(
             f"unknown stage {stage!r}; one of {', '.join(LEADERBOARD_STAGES)}", field="stage"

@@ -43,12 +43,6 @@ through one of three means, all listed here.
    | submissions.signals.submission_ready          | experiments/receivers.py (queue a    |
    | (submissions/intake.py, after commit)         | dev or reproduction run);            |
    |                                               | judging/receivers.py (queue judging) |
-   | post_save, post_delete: every model           | leaderboard/receivers.py, the public |
-   | (Django; only benchmark, submissions, judging | results' safety net for writes no    |
-   | and reviews tables count,                     | service made: `results_changed`      |
-   | receivers.WATCHED_APPS)                       |                                      |
-   | pre_save: submissions.Submission              | leaderboard/receivers.py (the stage  |
-   |                                               | a submission leaves)                 |
    | post_save, post_delete: judging.Rubric        | judging/receivers.py (its own cached |
    |                                               | rubrics; within the app)             |
 

@@ -22,5 +22,10 @@
       if (folded) box.scrollIntoView({ block: "start" });
     });
     box.insertAdjacentElement("afterend", button);
+    // A link reached by the keyboard inside the folded part (a paper's marked
+    // numbers) unfolds the box: focus never lands where the reader cannot see.
+    box.addEventListener("focusin", function () {
+      if (box.classList.contains("folded")) button.click();
+    });
   });
 })();

@@ -17,12 +17,15 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture(scope="session")
 def browser():
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     if not os.path.exists(CHROMIUM):
         pytest.fail(f"Chromium is not installed at {CHROMIUM} (apt-get install -y chromium)")
     # playwright's sync API runs an event loop; Django must allow ORM calls in tests.
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    # expect() waits on its own 5 s default, not the page's: on a loaded CI
+    # machine (parallel workers) a page that renders in 6 s is no failure.
+    expect.set_options(timeout=15_000)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS

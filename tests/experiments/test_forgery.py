@@ -131,6 +131,9 @@ def test_label_like_columns_and_their_alteration(tmp_path):
     assert label_columns(env, ["data/*label*"]) == {"next_item"}
 
 
+# On the worker of test_mlrc_published.py's tests: the session's environment of
+# the published task (env_root) is built once for both files.
+@pytest.mark.xdist_group("mlrc-published-environment")
 @pytest.mark.usefixtures("published")
 def test_product_recommendation_is_not_forgeable(tmp_path):
     """MLRC-Bench's product-recommendation scores from its own label file: the

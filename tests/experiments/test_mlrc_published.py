@@ -34,6 +34,10 @@ from .factories import AgentFactory, submission_with_files
 
 PUBLISHED = Path(os.environ.get("MLRC_DATA", "/work/shared/mlrc")) / "product-recommendation"
 SLUG = "kdd2023_product_recommendation"
+
+# In a parallel run, every test here on one worker: the session's environment
+# folder (env_root) is then built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("mlrc-published-environment")
 BASELINE, HUMAN = 0.08039049179, 0.41208  # the published test MRRs (the task's README)
 
 

@@ -11,7 +11,6 @@ from django.core.management.base import CommandError
 
 from benchmark.roles import organiser_grant
 from judging.canary_selectors import canary_scores, points_at
-from judging.canary_services import CANARY_AGENT, PaperCorpus
 from judging.models import (
     Canary,
     CanaryRole,
@@ -21,6 +20,7 @@ from judging.models import (
     JudgmentStatus,
 )
 from judging.prompts import artifact_text
+from judging.services.canaries import CANARY_AGENT, PaperCorpus
 from judging.services.queue import judgments_queue
 from judging.services.run import judgment_run
 from submissions.models import Artifact, ArtifactKind, Stage, Submission

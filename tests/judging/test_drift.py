@@ -7,8 +7,8 @@ import io
 import pytest
 from django.core.management import call_command
 
-from judging.drift import drift_sample, drift_summary
 from judging.models import DriftCheck, Judgment, JudgmentStatus
+from judging.services.drift import drift_sample, drift_summary
 from judging.services.run import judgment_run
 from tests.support.fake_llm import answer
 

@@ -15,7 +15,10 @@ import pytest
 
 from .fault_drill import DrillOptions, FaultDrill
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backends]
+# Alone in a parallel run: the drill's leases go stale after 12 s of silence and
+# its heartbeats come every 2 s, sized for CI's two cores with nothing beside it; a
+# neighbour's browser or sandbox run would starve the workers into false alarms.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backends, pytest.mark.serial]
 
 
 def _drill(settings, tmp_path, options: DrillOptions):

@@ -6,7 +6,6 @@ panel judge's failure says why the submission is not counted, and
 from io import StringIO
 
 import pytest
-from django.conf import settings
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
 
@@ -30,11 +29,6 @@ def run(*args: str) -> str:
     out = StringIO()
     call_command(*args, stdout=out, stderr=out)
     return out.getvalue()
-
-
-@pytest.fixture
-def sample(media_root):
-    call_command("import_mlrbench", settings.MLRBENCH_DATA, stdout=StringIO(), stderr=StringIO())
 
 
 def boards(client) -> dict[str, bytes]:

@@ -18,7 +18,7 @@ from django.utils import timezone
 from common.broker import broker_memory_lost, broker_memory_restored
 from judging.models import Judgment, JudgmentStatus
 from judging.services import queue, run
-from judging.tasks import judgment_run_task, reap_stuck_task
+from judging.tasks import RETRY_SECONDS, judgment_run_task, reap_stuck_task
 from tests.support.fake_llm import answer
 
 from .helpers import review_answer
@@ -88,14 +88,16 @@ def test_a_claim_that_fails_on_the_database_is_retried_not_acknowledged(judgment
     monkeypatch.setattr(
         judgment_run_task, "retry", lambda **kwargs: retried.append(kwargs) or Retry()
     )
-    judgment_run_task.push_request(is_eager=False)
+    # As a worker runs it: WorkerTask's declared retry (`retry_on`) takes the error.
+    judgment_run_task.push_request(is_eager=False, called_directly=False)
     try:
         with pytest.raises(Retry):
-            judgment_run_task.run(judgment.pk)
+            judgment_run_task(judgment.pk)
     finally:
         judgment_run_task.pop_request()
 
     assert retried and isinstance(retried[0]["exc"], OperationalError)
+    assert retried[0]["countdown"] == RETRY_SECONDS
     judgment.refresh_from_db()
     assert judgment.status == JudgmentStatus.QUEUED  # left for the retry or the reaper
 

@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 from scipy import stats
 
+from common.stats import spearman_interval
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
 from experiments.queue import objective_test_queue
 from experiments.results import objective_result_record
@@ -18,7 +19,6 @@ from judging.models import DimensionScore, JudgingCondition, Judgment, JudgmentS
 from judging.prompts import judge_prompt_build
 from judging.services.queue import submission_ready_judge
 from judging.services.rubrics import rubric_current
-from judging.subjective_objective import spearman_interval
 from submissions.models import ArtifactKind, Stage
 from tests.experiments.factories import AgentFactory, submission_with_files
 

@@ -9,9 +9,11 @@ judgment sent with a countdown (a retry's backoff) waits in the broker, not in
 a worker, then is judged."""
 
 import os
+import re
 import signal
 import time
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -162,26 +164,53 @@ def test_a_worker_killed_mid_judgment_leaves_a_judgment_that_still_ends_done_onc
     assert len(fake_llm.requests) == 2
 
 
+def told_to_wait(logs: list[Path]) -> set[int]:
+    """The judgments the workers' logs say were refused a turn by the judge's limit."""
+    found = set()
+    for log in logs:
+        text = log.read_text() if log.exists() else ""
+        found |= {int(pk) for pk in re.findall(r"judgment (\d+): the judge's limit of", text)}
+    return found
+
+
 def test_a_judges_rate_limit_holds_across_worker_processes(
-    celery_worker_process, worker_env, fake_llm
+    celery_worker_process, worker_env, fake_llm, tmp_path
 ):
     ensure_default_rubrics()
     judge = JudgeFactory(name="slow-provider", api_base=fake_llm.url, requests_per_minute=3)
     fake_llm.default = answer(review_answer("end2end"))
+    logs = [tmp_path / f"worker-{n}.log" for n in range(2)]
     workers = [
-        celery_worker_process("judge", pool="threads", concurrency=4, env=worker_env)
-        for _ in range(2)
+        celery_worker_process(
+            "judge",
+            pool="threads",
+            concurrency=4,
+            env=worker_env,
+            extra_args=["--logfile", str(log)],
+        )
+        for log in logs
     ]
     submissions = [end2end_submission(task_slug=f"iclr2025_task{i}") for i in range(6)]
 
-    judgments_queue(submissions=submissions, judges=[judge])
+    queued = judgments_queue(submissions=submissions, judges=[judge]).judgment_ids
 
-    assert fake_llm.wait_for_requests(3)
-    time.sleep(4.0)
-    # Six judgments, eight threads in two processes: only three calls in the minute.
+    # Six judgments, eight threads in two processes (at most four messages each, so
+    # both take some): the minute's three calls are answered and their judgments
+    # done; each of the other three is refused a turn, in whichever process holds
+    # it, until the window moves on a minute later. No fixed sleep: both are waited
+    # for (the workers import litellm first, slow on a loaded machine).
+    def done() -> set[int]:
+        rows = Judgment.objects.filter(judge=judge, status=JudgmentStatus.DONE)
+        return set(rows.values_list("pk", flat=True))
+
+    wait_for(lambda: len(done()) == 3, timeout=180, message="three judgments done")
+    wait_for(
+        lambda: told_to_wait(logs) == set(queued) - done(),
+        timeout=180,
+        message="the other three judgments refused a turn",
+    )
     assert len(fake_llm.requests) == 3
-    done = Judgment.objects.filter(judge=judge, status=JudgmentStatus.DONE).count()
-    assert done == 3
+    assert len(done()) == 3
     # The other three wait a minute for their slots; a warm shutdown would wait too.
     for worker in workers:
         os.killpg(worker.pid, signal.SIGKILL)

@@ -13,6 +13,7 @@ from decimal import Decimal
 import factory
 
 from benchmark.models import Agent, ModelFamily
+from common.results import results_changed
 from judging.models import (
     DimensionScore,
     Judge,
@@ -80,7 +81,9 @@ def judge_submission(
     justification: str = "Because.",
     cost_usd: Decimal | None = Decimal("0.010000"),
 ) -> Judgment:
-    """A judgment of `submission` by `judge` with one score per dimension."""
+    """A judgment of `submission` by `judge` with one score per dimension, announced
+    as `judging.services.run.judgment_run` announces a judgment that lands (its
+    stage and the agreement, once the test's writes commit)."""
     judgment = Judgment.objects.create(
         submission=submission,
         judge=judge,
@@ -103,6 +106,7 @@ def judge_submission(
         )
         for dimension, score in scores.items()
     )
+    results_changed([submission.stage], agreement=True)
     return judgment
 
 

@@ -6,6 +6,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from common.cache_generation import CacheGeneration
+from common.results import results_changed
 from judging.models import DimensionScore
 from leaderboard.caching import DATA_GENERATION
 from leaderboard.payloads import leaderboard_payload
@@ -78,12 +79,15 @@ def test_a_landing_judgment_invalidates_the_leaderboard_and_the_agreement(
     board, _ = cached_answers()
     assert [r["agent"] for r in board["rows"]] == ["beta", "alpha"]
 
-    # A score changed by a plain save (a signal) moves both on as well.
+    # A score changed outside a service (a shell) says so itself: no model signal.
     generations = (DATA_GENERATION.current(), AGREEMENT_GENERATION.current())
     with django_capture_on_commit_callbacks(execute=True):
         score = DimensionScore.objects.get(judgment=judgment, dimension="Overall")
         score.score = 2
         score.save()
+    assert (DATA_GENERATION.current(), AGREEMENT_GENERATION.current()) == generations
+    with django_capture_on_commit_callbacks(execute=True):
+        results_changed(["end2end"], agreement=True)
     assert DATA_GENERATION.current() > generations[0]
     assert AGREEMENT_GENERATION.current() > generations[1]
     board, _ = cached_answers()

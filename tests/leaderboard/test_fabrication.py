@@ -9,7 +9,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from common.proportions import binary_agreement, wilson_interval
+from common.proportions import binary_agreement
+from common.stats import wilson_interval
 from judging.selectors import JudgeVerdict
 from leaderboard.selectors.fabrication import (
     human_flags,

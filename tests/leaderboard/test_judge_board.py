@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from benchmark.models import ModelFamily
-from common.proportions import wilson_interval
+from common.stats import wilson_interval
 from judging.models import HallucinationType, Judgment, JudgmentKind, JudgmentStatus, Rubric
 from leaderboard.releases import release_create
 from leaderboard.selectors.judges import (

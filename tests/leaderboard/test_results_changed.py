@@ -23,6 +23,7 @@ from .factories import (
     JudgeFactory,
     SubmissionFactory,
     judge_submission,
+    rubric_for,
 )
 
 pytestmark = pytest.mark.django_db
@@ -142,8 +143,8 @@ def test_a_round_closed_and_released_moves_its_stage_on(django_capture_on_commit
     before = generations()
     with django_capture_on_commit_callbacks(execute=True):
         review_round_close(review_round=review_round)
-    # Every run of its tasks, at every stage, comes back (issue 40). (A round's
-    # row saved counts for the agreement too: the safety net's rule.)
+    # Every run of its tasks, at every stage, comes back (issue 40); the round's
+    # state is an agreement input.
     assert moved(before) == {"all", *LEADERBOARD_STAGES, "agreement"}
 
     before = generations()
@@ -191,24 +192,65 @@ def test_an_experiment_run_cancelled_moves_its_stage_on(django_capture_on_commit
     before = generations()
     with django_capture_on_commit_callbacks(execute=True):
         experiment_cancel(run=run)
-    # Experiment runs send no model signal the safety net hears: the service's event.
     assert moved(before) == {"all", "experiment"}
 
 
-def test_a_model_write_no_service_made_moves_its_stage_on(django_capture_on_commit_callbacks):
-    """The safety net (the admin, a shell): the stage of the row, through the same function."""
-    from judging.models import DimensionScore
+def test_an_admin_edit_moves_its_stage_on(admin_client, django_capture_on_commit_callbacks):
+    """The admin says what it changed (`common.results_admin.ResultsAdminMixin`):
+    a rubric saved, its stage; a judgment deleted, its stage and the agreement."""
+    rubric = rubric_for("idea")
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            f"/admin/judging/rubric/{rubric.pk}/change/",
+            {"kind": "score", "is_active": "on", "source": "x"},
+        )
+    assert response.status_code == 302
+    assert moved(before) == {"all", "idea"}
 
     submission = SubmissionFactory(agent=AgentFactory(name="alpha"), stage="paper")
     judgment = judge_submission(submission, JudgeFactory(name="claude-judge"), {"Overall": 6})
     before = generations()
     with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            f"/admin/judging/judgment/{judgment.pk}/delete/", {"post": "yes"}
+        )
+    assert response.status_code == 302
+    assert moved(before) == {"all", "paper", "agreement"}
+
+
+def test_an_admin_bulk_delete_moves_every_stage_on(
+    admin_client, django_capture_on_commit_callbacks
+):
+    """Agents deleted from the list at once: every stage (an agent names none)."""
+    agents = [AgentFactory(name="alpha"), AgentFactory(name="beta")]
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            "/admin/benchmark/agent/",
+            {
+                "action": "delete_selected",
+                "_selected_action": [agent.pk for agent in agents],
+                "post": "yes",
+            },
+        )
+    assert response.status_code == 302
+    assert moved(before) == {"all", *LEADERBOARD_STAGES}
+
+
+def test_a_model_write_outside_services_and_the_admin_moves_nothing(
+    django_capture_on_commit_callbacks,
+):
+    """No model signal: a shell's write says what it changed itself, and deletes
+    stay fast (see tests/judging/test_fast_deletes.py)."""
+    from judging.models import DimensionScore
+
+    submission = SubmissionFactory(agent=AgentFactory(name="alpha"), stage="paper")
+    judgment = judge_submission(submission, JudgeFactory(name="claude-judge"), {"Overall": 6})
+    before = generations()
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
         score = DimensionScore.objects.get(judgment=judgment, dimension="Overall")
         score.score = 2
         score.save()
-    assert moved(before) == {"all", "paper", "agreement"}
-
-    before = generations()
-    with django_capture_on_commit_callbacks(execute=True):
-        AgentFactory(name="beta")  # an agent: every stage's news
-    assert moved(before) == {"all", *LEADERBOARD_STAGES}
+        AgentFactory(name="beta")
+    assert callbacks == [] and moved(before) == set()

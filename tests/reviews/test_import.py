@@ -13,6 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
+from django.utils import timezone
 
 from benchmark.mlrbench_import import ImportOptions, import_parts
 from reviews.mlrbench_import import human_scores_part
@@ -200,6 +201,24 @@ def test_export_gives_the_csv_format_back_with_reviewers_numbered(
     assert "mlrbench-reviewer" not in response.content.decode()
     api = client.get("/api/reviews/export/?stage=end2end", HTTP_ACCEPT="text/csv")
     assert api.status_code == 200 and api.content == response.content
+
+
+def test_the_export_escapes_a_formula_in_its_header(client, organiser):
+    # A dimension is a column of the header: it goes through the one CSV writer too.
+    review = HumanReview.objects.create(
+        submission=SubmissionFactory(stage=Stage.END2END),
+        reviewer=organiser,
+        status=ReviewStatus.SUBMITTED,
+        submitted_at=timezone.now(),
+    )
+    review.scores.create(dimension="=HYPERLINK(1)", score=5)
+    client.force_login(organiser)
+
+    response = client.get("/reviews/export.csv?stage=end2end")
+
+    header, row = list(csv.reader(io.StringIO(response.content.decode())))
+    assert header[-1] == "'=HYPERLINK(1)"
+    assert row[-1] == "5"
 
 
 def test_a_formula_for_an_agent_is_listed_not_imported(tmp_path):

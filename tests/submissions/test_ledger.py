@@ -6,8 +6,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from submissions.ledger import submission_ledger
-from submissions.models import DerivedArtifact, DerivedKind, Submission
+from submissions.ledger import submission_ledger, submission_ledger_compute
+from submissions.models import DerivedArtifact, DerivedKind, Submission, SubmissionInput
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +16,7 @@ def _end2end(agent: str) -> Submission:
     return Submission.objects.get(stage="end2end", agent__name=agent)
 
 
-def test_import_stores_each_paper_s_ledger_with_the_paper(sample):
+def test_import_stores_each_paper_s_ledger_with_the_paper(sample, client):
     run = _end2end("claude")
     row = DerivedArtifact.objects.get(artifact__submission=run, kind=DerivedKind.PROVENANCE)
     assert row.artifact.path == "results/paper.md"
@@ -25,12 +25,19 @@ def test_import_stores_each_paper_s_ledger_with_the_paper(sample):
     assert ledger["traces"] == ["claude_output.json"]
     assert ledger["counts"]["measured"] > 0
     assert sum(ledger["counts"].values()) == len(ledger["entries"]) > 0
-    # The import links no write-up to its experiment run: its paper has no trace
-    # to read, and says so, never clean.
+    # Unlinked from its experiment run, a write-up's paper has no trace to read,
+    # and says so, never clean.
     writeup = Submission.objects.get(stage="paper", agent__name="o4-mini-2025-04-16")
-    ledger = submission_ledger(submission=writeup, compute=False)
+    SubmissionInput.objects.filter(submission=writeup).delete()
+    ledger = submission_ledger_compute(submission=writeup)
     assert (ledger["status"], ledger["verdict"]) == ("no trace", "unknown")
     assert ledger["note"] == "no trace: provenance unknown"
+    body = client.get(f"/api/submissions/{writeup.pk}/provenance/").json()
+    assert (body["known"], body["provenance"], body["counts"]) == (
+        False,
+        "no trace: provenance unknown",
+        None,
+    )
 
 
 def test_end_to_end_runs_and_ai_scientist_v2(sample):
@@ -90,12 +97,15 @@ def test_the_api_answers_one_entry_per_number_with_its_class_and_evidence(sample
         "untraced",
     }
     assert sum(body["counts"].values()) == len(body["entries"])
+    assert body["known"] is True
+    assert body["provenance"] == ", ".join(f"{body['counts'][k]} {k}" for k in body["counts"])
 
 
 def test_the_api_says_unknown_without_a_paper_and_404s_in_the_one_error_shape(sample, client):
     experiment = Submission.objects.get(stage="experiment", agent__name="claude")
     body = client.get(f"/api/submissions/{experiment.pk}/provenance/").json()
     assert (body["status"], body["verdict"], body["entries"]) == ("no paper", "unknown", [])
+    assert (body["known"], body["counts"]) == (False, None)
     missing = client.get("/api/submissions/999999/provenance/")
     assert missing.status_code == 404
     assert set(missing.json()["errors"][0]) >= {"field", "code", "message"}
@@ -133,15 +143,71 @@ def test_a_release_carries_the_ledgers_of_its_submissions(sample, client):
         assert any(row[0] == claude for row in provenance["entries"]["rows"])
 
 
-def test_a_write_up_built_on_its_experiment_run_reads_that_run_s_trace(sample):
-    from submissions.ledger import submission_ledger_compute
-    from submissions.models import SubmissionInput
-
-    writeup = Submission.objects.get(stage="paper", agent__name="claude-3-7-sonnet-20250219")
+def test_the_import_builds_each_write_up_on_its_folder_s_experiment_run_and_reads_its_trace(
+    sample, mlrbench_data
+):
+    """`experiments_and_writeups/<agent>/<task>/results/paper_<model>.md` was
+    written from that folder's experiment run: the import records it as the
+    write-up's input, and the ledger stored at intake reads that run's trace."""
     experiment = Submission.objects.get(stage="experiment", agent__name="claude")
-    SubmissionInput.objects.create(submission=writeup, based_on=experiment, position=0)
-    ledger = submission_ledger_compute(submission=writeup)
+    writeups = Submission.objects.filter(stage="paper", based_on=experiment)
+    # claude-3-7-sonnet's, gemini-2.5-pro's and o4-mini's write-ups of that folder
+    assert (
+        writeups.count()
+        == len(
+            list(
+                mlrbench_data.glob(
+                    "agent_results/experiments_and_writeups/claude/iclr2025_bi_align/results/paper_*.md"
+                )
+            )
+        )
+        == 3
+    )
+    writeup = Submission.objects.get(stage="paper", agent__name="claude-3-7-sonnet-20250219")
+    assert list(writeup.based_on.all()) == [experiment]
+    ledger = submission_ledger(submission=writeup, compute=False)
     assert ledger["status"] == "traced"
     assert ledger["traces"] == [f"based_on/{experiment.pk}/claude_output.json"]
     assert ledger["counts"]["measured"] > 0
-    assert submission_ledger(submission=writeup, compute=False) == ledger
+    assert submission_ledger_compute(submission=writeup) == ledger
+
+
+def test_a_write_up_stored_before_the_link_is_linked_by_the_next_import(sample, mlrbench_data):
+    writeup = Submission.objects.get(stage="paper", agent__name="claude-3-7-sonnet-20250219")
+    SubmissionInput.objects.filter(submission=writeup).delete()
+    assert submission_ledger_compute(submission=writeup)["status"] == "no trace"
+    call_command("import_mlrbench", str(mlrbench_data), stdout=StringIO(), stderr=StringIO())
+    assert writeup.based_on.get().stage == "experiment"
+    ledger = submission_ledger(submission=writeup, compute=False)
+    assert ledger["status"] == "traced"
+
+
+def test_a_paper_without_result_numbers_reads_no_file_and_the_files_past_the_cap_are_named(
+    monkeypatch,
+):
+    """The upload's process reads the run's files for the ledger: none for a
+    paper that reports no result number (6,001 data files cost 74 MiB before),
+    and at most SEARCHED_MAX_BYTES in all, the logs first."""
+    from submissions import ledger as ledger_module
+    from submissions.ledger import RunFile, ledger_inputs
+
+    def never(limit):
+        raise AssertionError("read")
+
+    prose = RunFile("results/paper.md", "paper", lambda limit: b"# P\n\nNo table.\n")
+    data = [RunFile(f"data/d{n}.txt", "data", never) for n in range(3)]
+    inputs = ledger_inputs([prose, *data], {})
+    assert [item.text for item in inputs["files"]] == ["", "", ""]
+    assert inputs["unsearched"] == 0
+
+    monkeypatch.setattr(ledger_module, "SEARCHED_MAX_BYTES", 9)
+    table = b"| A | B |\n|---|---|\n| x | 0.91 |\n"
+    paper = RunFile("results/paper.md", "paper", lambda limit: table)
+    log = RunFile("results/log.txt", "log", lambda limit: b"acc 0.91\n"[:limit])
+    numbers = RunFile("data/d.txt", "data", never)
+    inputs = ledger_inputs([paper, numbers, log], {})
+    assert [(item.path, item.text) for item in inputs["files"]] == [
+        ("results/log.txt", "acc 0.91\n"),
+        ("data/d.txt", ""),
+    ]
+    assert inputs["unsearched"] == 1

@@ -176,6 +176,7 @@ def test_a_trace_without_commands_is_no_trace_and_a_shipped_log_is_read_alone():
     assert entry["evidence"] == {
         "source": "log",
         "file": "results/log.txt",
+        "line": 1,
         "how": "the run's log",
         "printed": "0.8731",
     }
@@ -271,3 +272,92 @@ def test_the_sample_codex_and_end_to_end_runs(mlrbench_data):
     ai_scientist = mlrbench_data / "ai_scientist_v2_papers/o4-mini/iclr2025_bi_align"
     ledger = ledger_compute(**run_inputs(ai_scientist), tolerance=TOLERANCE)
     assert (ledger["status"], ledger["verdict"]) == ("no paper", "unknown")
+
+
+@pytest.mark.django_db
+def test_the_sample_gemini_runs_claude_code_driven_by_gemini_and_the_gemini_cli_log(mlrbench_data):
+    runs = mlrbench_data / "agent_results"
+    gemini = ledger_compute(
+        **run_inputs(runs / "end2end_gemini/iclr2025_bi_align"), tolerance=TOLERANCE, seconds=60
+    )
+    assert (gemini["status"], gemini["traces"]) == ("traced", ["claude_output.json"])
+    assert sum(gemini["counts"].values()) == len(gemini["entries"]) > 0
+    cli = ledger_compute(
+        **run_inputs(runs / "end2end_gemini-cli/iclr2025_bi_align"),
+        tolerance=TOLERANCE,
+        seconds=60,
+    )
+    # Gemini CLI's log keeps the model's messages, not the commands it ran and what
+    # they printed: numbers are placed from the run's shipped log and files only.
+    assert (cli["status"], cli["traces"]) == ("log only", ["gemini_log.log"])
+    assert cli["note"].startswith("the trace holds no executed commands")
+    assert all(entry["evidence"].get("step") is None for entry in cli["entries"])
+
+
+def _mlr_agent_call(call_id: str, name: str, **arguments) -> dict:
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+
+
+def _mlr_agent_step(index: int, call: dict, result: str) -> dict:
+    return {
+        "index": index,
+        "stage": "experiment",
+        "message": {"role": "assistant", "content": "", "tool_calls": [call]},
+        "tool_results": [
+            {"tool_call_id": call["id"], "name": call["function"]["name"], "content": result}
+        ],
+    }
+
+
+@pytest.mark.django_db
+def test_the_site_s_own_mlr_agent_trace_is_read_through_its_parser(tmp_path):
+    """An MLR-Agent trace (agent_runs' coding loop: write_file, run, read_file),
+    parsed as intake parses it: what `run` printed is measured, a literal the
+    agent wrote into the code it then ran is hard-coded, a number only in a file
+    it wrote is written."""
+    steps = [
+        _mlr_agent_step(
+            0,
+            _mlr_agent_call(
+                "c1", "write_file", path="code/train.py", content="print('acc', train())"
+            ),
+            "wrote code/train.py",
+        ),
+        _mlr_agent_step(
+            1, _mlr_agent_call("c2", "run", command="python code/train.py"), "exit 0\nacc 0.9123\n"
+        ),
+        _mlr_agent_step(
+            2,
+            _mlr_agent_call(
+                "c3", "write_file", path="code/base.py", content="print('base', 0.8765)"
+            ),
+            "wrote code/base.py",
+        ),
+        _mlr_agent_step(
+            3, _mlr_agent_call("c4", "run", command="python code/base.py"), "exit 0\nbase 0.8765\n"
+        ),
+        _mlr_agent_step(
+            4,
+            _mlr_agent_call("c5", "write_file", path="results/table.md", content="| x | 0.7531 |"),
+            "wrote results/table.md",
+        ),
+    ]
+    document = json.dumps({"format": "mlr-agent-trace", "version": 1, "steps": steps}).encode()
+    trace = tmp_path / "mlr_agent_trace.json"
+    trace.write_bytes(document)
+    parsed = trace_parse(trace.read_bytes, reader="json", size=len(document), seconds=60)
+    assert parsed["format"] == "mlr-agent"
+    paper = _paper("| Ours | 0.9123 | 0.8765 | 0.7531 |")
+    ledger = _ledger(paper, TraceInput("mlr_agent_trace.json", parsed["steps"], False, "mlr-agent"))
+    assert ledger["status"] == "traced"
+    assert _classes(ledger) == [
+        ("0.9123", "measured"),
+        ("0.8765", "hard-coded"),
+        ("0.7531", "written"),
+    ]
+    measured = ledger["entries"][0]["evidence"]
+    assert (measured["step"], measured["tool"]) == (1, "run")

@@ -250,7 +250,10 @@ class FakeLLMServer:
                 return self._script.popleft()
         return self.default(body) if callable(self.default) else self.default
 
-    def wait_for_requests(self, n: int, timeout: float = 30.0) -> bool:
+    def wait_for_requests(self, n: int, timeout: float = 120.0) -> bool:
+        """True once `n` requests have come, False after `timeout` seconds. Generous:
+        a fresh worker process imports litellm before its first call, slowly on a
+        loaded machine (a parallel run's other workers)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if len(self.requests) >= n:

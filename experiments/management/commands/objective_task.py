@@ -43,6 +43,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
+        """Long because it declares each of the command's flags."""
         sub = parser.add_subparsers(dest="action", required=True)
         add = sub.add_parser("add", help="define or update an objective task")
         add.add_argument("--slug", required=True, help=SLUG_HELP)

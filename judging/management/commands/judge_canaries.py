@@ -1,14 +1,14 @@
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from common.errors import ApplicationError
-from judging.canary_services import (
+from judging.models import Judge
+from judging.services.canaries import (
     CANARY_STAGES,
     canaries_create,
     canaries_estimate,
     canaries_queue,
     kinds_parse,
 )
-from judging.models import Judge
 
 
 class Command(BaseCommand):

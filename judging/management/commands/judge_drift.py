@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.drift import BIG_CHANGE, judge_drift_check
 from judging.models import Judge
+from judging.services.drift import BIG_CHANGE, judge_drift_check
 
 
 class Command(BaseCommand):

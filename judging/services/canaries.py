@@ -24,6 +24,7 @@ from django.db.models import Avg, Max
 
 from benchmark.models import Agent, Team
 from common.errors import ValidationFailed
+from common.results import results_changed
 from common.storage import object_save, objects_delete, storage_errors
 from submissions.models import (
     Artifact,
@@ -36,12 +37,12 @@ from submissions.models import (
 )
 from submissions.pdf_text import is_pdf_path
 
-from . import canaries
-from .canaries import NothingToAlter, Plant
-from .models import Canary, CanaryRole, HallucinationType, Judge, Judgment, JudgmentKind
-from .prompts import PromptError, artifact_text, judge_prompt_build, output_kind
-from .services.queue import QueueReport, judgments_queue
-from .services.rubrics import rubric_current
+from .. import canaries
+from ..canaries import NothingToAlter, Plant
+from ..models import Canary, CanaryRole, HallucinationType, Judge, Judgment, JudgmentKind
+from ..prompts import PromptError, artifact_text, judge_prompt_build, output_kind
+from .queue import QueueReport, judgments_queue
+from .rubrics import rubric_current
 
 logger = logging.getLogger(__name__)
 
@@ -343,6 +344,8 @@ def canaries_create(
             report.existing += 1
         else:
             report.created.append(_control_create(source, agent, seed).pk)
+    if report.created:
+        results_changed([stage])  # the judges' board's canary columns
     return report
 
 

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 
-from .models import DriftCheck, DriftRescore, Judge, Judgment, JudgmentKind, JudgmentStatus
-from .prompts import PromptError, judge_prompt_build
-from .services.rubrics import rubric_by_id
-from .services.run import JudgingFailed, _Run
+from common.results import results_changed
+
+from ..models import DriftCheck, DriftRescore, Judge, Judgment, JudgmentKind, JudgmentStatus
+from ..prompts import PromptError, judge_prompt_build
+from .rubrics import rubric_by_id
+from .run import JudgingFailed, _Run
 
 # A change of 2 or more on the 1-10 scale is a different verdict, not noise.
 BIG_CHANGE = 2.0
@@ -126,4 +128,5 @@ def judge_drift_check(*, judge_name: str, sample: int, seed: int = 0) -> DriftCh
             )
             for o in outcomes
         )
+    results_changed(None)  # every stage's judges' board shows the judge's last check
     return check
