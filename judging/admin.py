@@ -4,7 +4,17 @@ from django.db.models import Count, Q, Sum
 from common.results import results_changed
 from common.results_admin import ResultsAdminMixin
 
-from .models import Canary, DimensionScore, Judge, Judgment, JudgmentStatus, Rubric
+from .models import (
+    Canary,
+    DimensionScore,
+    Judge,
+    JudgePanel,
+    Judgment,
+    JudgmentStatus,
+    Rubric,
+    StagePanel,
+)
+from .services.panels import panel_create, panel_default_set
 from .services.queue import judgment_rerun
 
 
@@ -153,3 +163,62 @@ class CanaryAdmin(ResultsAdminMixin, admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False
+
+
+@admin.register(JudgePanel)
+class JudgePanelAdmin(admin.ModelAdmin):
+    """An organiser makes a panel here as `judges panel create` does; its judges
+    are fixed once made (a published score never moves under a name), so only the
+    description changes afterwards."""
+
+    list_display = ("name", "judge_names", "created_at")
+    search_fields = ("name",)
+    fields = ("name", "judges", "description", "created_at")
+    readonly_fields = ("created_at",)
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return self.readonly_fields
+        return (*self.readonly_fields, "name", "judges")
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="judges")
+    def judge_names(self, panel: JudgePanel) -> str:
+        return ", ".join(judge.name for judge in panel.judges.all())
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("judges")
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        panel = panel_create(
+            name=form.cleaned_data["name"],
+            judges=[judge.name for judge in form.cleaned_data["judges"]],
+            description=form.cleaned_data["description"],
+        )
+        obj.pk, obj.created_at = panel.pk, panel.created_at
+        obj._state.adding = False
+
+    def save_related(self, request, form, formsets, change):
+        # The service set the judges; a saved panel's judges never change.
+        return
+
+
+@admin.register(StagePanel)
+class StagePanelAdmin(admin.ModelAdmin):
+    """Which panel each stage's boards use (`judges panel default`)."""
+
+    list_display = ("stage", "panel")
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        panel_default_set(name=obj.panel.name, stages=[obj.stage])
+        saved = StagePanel.objects.get(stage=obj.stage)
+        obj.pk = saved.pk
+        obj._state.adding = False

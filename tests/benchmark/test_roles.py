@@ -78,6 +78,43 @@ def test_user_create_organiser_can_do_what_the_readme_says_organisers_do(client)
     assert _status(client, f"/admin/auth/user/{root.pk}/change/") in (302, 404)
 
 
+def test_an_organiser_makes_a_judge_panel_and_a_release_in_the_admin(client):
+    """Issue 39: "admin for the site's models, rounds, judges, releases": panels
+    and releases had no admin page, only commands."""
+    from judging.models import JudgePanel, StagePanel
+    from leaderboard.models import Release
+
+    call_command("accounts", "user-create", "olga", "--organiser", "--password-env", "PW")
+    _sign_in(client, "olga")
+    judges = [JudgeFactory(name="judge-a"), JudgeFactory(name="judge-b")]
+    made = client.post(
+        "/admin/judging/judgepanel/add/",
+        {"name": "pair", "judges": [judge.pk for judge in judges], "description": "two"},
+    )
+    assert made.status_code == 302, made.content.decode()[:2000]
+    panel = JudgePanel.objects.get(name="pair")
+    assert {judge.name for judge in panel.judges.all()} == {"judge-a", "judge-b"}
+    # Fixed once made: the change form shows its judges, it cannot change them.
+    client.post(f"/admin/judging/judgepanel/{panel.pk}/change/", {"description": "new"})
+    assert {judge.name for judge in panel.judges.all()} == {"judge-a", "judge-b"}
+    refused = client.post("/admin/judging/judgepanel/add/", {"name": "none", "judges": []})
+    assert refused.status_code == 200 and not JudgePanel.objects.filter(name="none").exists()
+    made = client.post("/admin/judging/stagepanel/add/", {"stage": "end2end", "panel": panel.pk})
+    assert made.status_code == 302
+    assert StagePanel.objects.get(stage="end2end").panel == panel
+
+    made = client.post("/admin/leaderboard/release/add/", {"name": "spring-1", "notes": "n"})
+    assert made.status_code == 302, made.content.decode()[:2000]
+    release = Release.objects.get(name="spring-1")
+    assert release.content and release.files.exists()
+    shown = client.get(f"/admin/leaderboard/release/{release.pk}/change/")
+    assert shown.status_code == 200 and "/releases/spring-1/" in shown.content.decode()
+    again = client.post("/admin/leaderboard/release/add/", {"name": "spring-1"})
+    assert again.status_code == 200 and "already exists" in again.content.decode()
+    bad = client.post("/admin/leaderboard/release/add/", {"name": "no spaces"})
+    assert bad.status_code == 200 and Release.objects.count() == 1
+
+
 def test_staff_is_the_old_name_of_organiser(client):
     call_command("accounts", "user-create", "alice", "--staff", "--password-env", "PW")
     _sign_in(client, "alice")

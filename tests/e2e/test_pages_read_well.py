@@ -1,24 +1,31 @@
 # The page checks are JavaScript run in the browser.
 # ruff: noqa: E501
-"""Issue 29 in Chromium at 1366x900, on a database holding the imported
-MLR-Bench sample: every public page, the review pages and the organiser
-pages, each with a full-page screenshot (SCREENSHOT_DIR), and none may log a
-console error (the nonce CSP turns any inline style or script into one),
-scroll the page body sideways, or clip a chart label.
-
-One test, one import, one browser with a context per role: the visitor, a
-reviewer and a staff organiser."""
+"""Issue 29 and issue 39 in Chromium at 1366x900, on a database holding the
+imported MLR-Bench sample: the days of the people who use the site, each in a
+browser context of its own (the organiser's, the reviewer's, a visitor's and a
+newcomer's with a local judge), every page visited once, each with a full-page
+screenshot (SCREENSHOT_DIR). None may log a console error (the nonce CSP turns
+any inline style or script into one), scroll the page body sideways, clip a
+chart label, or fail the keyboard and screen-reader checks (accessibility.py)."""
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
 from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.utils import timezone
+
+from tests.benchmark.runs import SAMPLE_TASK, sample_run, zip_folder
+from tests.e2e.accessibility import (
+    AXE,
+    CHART_PROBLEMS,
+    axe_problems,
+    forms_keyboard_problems,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -68,31 +75,6 @@ PAGE_PROBLEMS = """() => {
 }"""
 
 
-# axe-core from the npm registry (tests/e2e/axe/package.json, installed by .ci/run
-# with `npm ci --prefix tests/e2e/axe`), run on every page the walk visits.
-AXE = Path(__file__).resolve().parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
-# The API docs page is Swagger UI's own widget (#swagger-ui): it nests its
-# controls (a button inside the operation's summary) and colours its badges itself;
-# the site checks the page around it (tests/site: the schema, not the widget, is ours).
-AXE_VIOLATIONS = """async () => {
-  const context = document.querySelector('#swagger-ui') ? {exclude: [['#swagger-ui']]} : document;
-  const result = await axe.run(context, {resultTypes: ['violations']});
-  return result.violations
-    .filter(v => v.impact === 'serious' || v.impact === 'critical')
-    .map(v => 'axe ' + v.impact + ' ' + v.id + ': ' + v.help + ' (' + v.nodes.length + '): '
-      + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', '));
-}"""
-
-
-def axe_problems(page) -> list[str]:
-    """Serious and critical accessibility violations on the page (WCAG A and AA,
-    and axe's best practices). Evaluated through the debugging protocol, not a
-    script tag, so the site's nonce CSP is left as it is."""
-    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
-        page.evaluate(AXE.read_text(encoding="utf-8"))
-    return page.evaluate(AXE_VIOLATIONS)
-
-
 def _admin_own_inline_style(url: str, error: str) -> bool:
     """Django's own admin widgets (the user form's password fields) set inline
     styles, which the site's CSP blocks: the page still works, and the site
@@ -106,16 +88,41 @@ class Walk:
 
     found: dict[str, list[str]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    forms_seen: set[str] = field(default_factory=set)
+    submissions: dict[str, int] = field(default_factory=dict)
+    pending: set[str] = field(default_factory=set)
 
     def visit(self, page, name: str, url: str, *, status: int = 200) -> None:
         self.errors.clear()
         response = page.goto(url)
-        page.wait_for_load_state("networkidle")
-        problems = []
+        problems = self.settle(page)
         if response is None or response.status != status:
             problems.append(f"status {response.status if response else None}, not {status}")
+        self.check(page, name, url, status=status, problems=problems)
+
+    def settle(self, page) -> list[str]:
+        """Wait until the page's requests are done; what is still pending after
+        the timeout is a problem of the page (a poller that never rests)."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            page.wait_for_load_state("networkidle")
+        except PlaywrightTimeout:
+            return [f"requests still pending: {sorted(self.pending)[:5]}"]
+        return []
+
+    def check(
+        self, page, name: str, url: str, *, status: int = 200, problems: list[str] | None = None
+    ) -> None:
+        """The page as it is now (visited, or reached by a form): reads well, with
+        the keyboard and a screen reader too."""
+        problems = list(problems or [])
         problems += page.evaluate(PAGE_PROBLEMS)
         problems += axe_problems(page)
+        problems += page.evaluate(CHART_PROBLEMS)
+        # The page as it loaded, before the keyboard walk moves its focus and scroll.
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True, timeout=120_000)
+        problems += forms_keyboard_problems(page, self.forms_seen)
         # Chromium logs a page answered 403 or 404 as a failed resource: asked for here.
         expected = f"status of {status}" if status != 200 else None
         problems += [
@@ -123,7 +130,7 @@ class Walk:
             for e in self.errors
             if not (expected and expected in e) and not _admin_own_inline_style(url, e)
         ]
-        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True, timeout=120_000)
+        self.errors.clear()
         if problems:
             self.found[f"{name} {url}"] = problems
 
@@ -141,6 +148,9 @@ class Walk:
             lambda message: self.errors.append(message.text) if message.type == "error" else None,
         )
         page.on("pageerror", lambda error: self.errors.append(str(error)))
+        page.on("request", lambda request: self.pending.add(request.url))
+        page.on("requestfinished", lambda request: self.pending.discard(request.url))
+        page.on("requestfailed", lambda request: self.pending.discard(request.url))
         return context, page
 
 
@@ -148,29 +158,25 @@ class Walk:
 class Cast:
     reviewer: str
     organiser: str
-    code: str
-    round_pk: int
+    paper: int
     submissions: dict[str, int]
     pdf_submission: int
     agent: str
     task: str
+    # What names the paper's authors: a blind page shows none of it.
+    paper_names: list[str]
 
 
-def cast_build(data: Path) -> Cast:
-    """The imported sample, the site's objective task, a staff organiser, a
-    reviewer assigned one imported paper, and two releases."""
-    from benchmark.accounts import user_create
+def cast_build(data: Path, monkeypatch) -> Cast:
+    """The imported sample, the site's objective task, an organiser and a
+    reviewer made as the README makes them, the paper the organiser will put in a
+    review round, and two releases."""
     from experiments.shipped import objective_tasks_install
+    from judging.models import Judge
     from judging.services.rubrics import ensure_default_rubrics
     from leaderboard.releases import release_create
-    from reviews.services import (
-        assignment_add,
-        review_round_create,
-        reviewer_register,
-    )
     from submissions.models import Stage, Submission
     from submissions.selectors import submissions_newest
-    from tests.benchmark.factories import UserFactory
 
     # The migrations' rubrics (the ones reviewers fill in): an earlier live-server
     # test's flush took them, and the import adds MLR-Judge's inactive.
@@ -179,10 +185,12 @@ def cast_build(data: Path) -> Cast:
     objective_tasks_install()
     release_create(name="sample-1")
     release_create(name="sample-2")
-    # As `accounts user-create organiser --organiser` makes one: no superuser.
-    organiser = user_create(username="organiser", password=PASSWORD, roles=["organiser"])
-    reviewer = UserFactory(username="reviewer", password=PASSWORD)
-    reviewer_register(user=reviewer)
+    monkeypatch.setenv("WALK_PASSWORD", PASSWORD)
+    for name, role in (("organiser", "--organiser"), ("reviewer", "--reviewer")):
+        call_command(
+            "accounts", "user-create", name, role, "--password-env", "WALK_PASSWORD",
+            stdout=StringIO(),
+        )  # fmt: skip
     by_stage = {
         stage: Submission.objects.filter(stage=stage).order_by("pk").values_list("pk", flat=True)[0]
         for stage in Submission.objects.values_list("stage", flat=True).distinct()
@@ -200,29 +208,29 @@ def cast_build(data: Path) -> Cast:
     paper = (
         submissions_newest(Submission.objects.filter(stage=Stage.IDEA))
         .exclude(task__in=walked.values("task"))
+        .select_related("agent__team")
         .order_by("-pk")
         .first()
     )
     assert paper is not None
-    review_round = review_round_create(
-        name="Sample round",
-        stage=paper.stage,
-        due_at=timezone.now() + timedelta(days=14),
-        submissions=[paper],
-        reviewers_per_paper=1,
-        created_by=organiser,
-    )
-    assignment = assignment_add(review_round=review_round, reviewer=reviewer, submission=paper)
+    agent = paper.agent
+    names = [
+        agent.name,
+        agent.display_name,
+        agent.team.name if agent.team else "",
+        agent.base_model,
+    ]
+    names += list(Judge.objects.values_list("name", flat=True))
     task = Submission.objects.get(pk=by_stage[Stage.END2END]).task.slug
     return Cast(
-        reviewer=reviewer.username,
-        organiser=organiser.username,
-        code=assignment.code,
-        round_pk=review_round.pk,
+        reviewer="reviewer",
+        organiser="organiser",
+        paper=paper.pk,
         submissions=by_stage,
         pdf_submission=pdf or by_stage[Stage.END2END],
-        agent=paper.agent.name,
+        agent=agent.name,
         task=task,
+        paper_names=sorted({name for name in names if name and len(name) > 3}),
     )
 
 
@@ -241,7 +249,8 @@ def public_pages(cast: Cast) -> dict[str, str]:
             for s in ["experiment", "paper", "end2end"]
         },
         "fabrication-majority": "/fabrication/?stage=end2end&rule=majority",
-        **{f"agreement-{s}": f"/agreement/?stage={s}" for s in stages},
+        # The idea stage's: the reviewer's day visits it (the review joins it).
+        **{f"agreement-{s}": f"/agreement/?stage={s}" for s in stages if s != "idea"},
         **{f"judges-{s}": f"/judges/?stage={s}" for s in ["idea", "end2end"]},
         "releases": "/releases/",
         "release": "/releases/sample-1/",
@@ -318,10 +327,24 @@ def _api_docs(walk: Walk, page) -> None:
     )
 
 
+def _pareto_caption(walk: Walk, page) -> None:
+    # Issue 39, item 10: "⟩" read as ")"; the caption names its arrow.
+    caption = page.get_by_test_id("cost-figure").locator("figcaption")
+    walk.expect(
+        "the Pareto caption names its arrow (→), no ⟩",
+        caption.count() == 1 and "(→)" in caption.inner_text() and "⟩" not in caption.inner_text(),
+    )
+
+
+def _end2end_board(walk: Walk, page) -> None:
+    _footnote("any judge flagged")(walk, page)
+    _pareto_caption(walk, page)
+
+
 PUBLIC_CHECKS = {
     "home": _home,
     "leaderboard-idea": _idea_board,
-    "leaderboard-end2end": _footnote("any judge flagged"),
+    "leaderboard-end2end": _end2end_board,
     "leaderboard-majority": _footnote("a majority of the judges flagged"),
     "fabrication-end2end": _tabs,
     "judges-end2end": _tabs,
@@ -344,6 +367,9 @@ def review_keys_check(walk: Walk, page) -> None:
         page.get_by_test_id("advance-after-scoring").is_checked(),
     )
     page.locator("main h1").first.click()
+    # From the first dimension (the walk's Tab check moved the highlight along).
+    for _ in range(page.locator("fieldset[data-shortcut-group]").count()):
+        page.keyboard.press("[")
     start = page.evaluate(current)
     page.keyboard.press("7")
     walk.expect("review keys: advance after scoring", page.evaluate(current) == start + 1)
@@ -372,67 +398,399 @@ def sign_in(page, username: str, url: str = "/accounts/login/") -> None:
     page.wait_for_load_state("networkidle")
 
 
-def pages_walk(browser, base_url: str, cast: Cast) -> Walk:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    walk = Walk()
+def _agreement_overall(page, stage: str) -> dict[str, int]:
+    """The public agreement API's human-LLM gaps per dimension, as a visitor reads them."""
+    data = page.request.get(f"/api/agreement/?stage={stage}").json()
+    return {row["dimension"]: row["n_human_llm"] for row in data["dimensions"]}
 
-    context, page = walk.context(browser, base_url)
-    for name, url in public_pages(cast).items():
-        walk.visit(page, name, url)
-        if name in PUBLIC_CHECKS:
-            PUBLIC_CHECKS[name](walk, page)
-    walk.visit(page, "not-found", "/no-such-page/", status=404)
-    if page.locator('main a[href="/"]').count() == 0:
-        walk.found["not-found way back"] = ["the site's own page, with a link home"]
-    context.close()
 
-    context, page = walk.context(browser, base_url)
+def organiser_round(walk: Walk, page, visitor, cast: Cast) -> None:
+    """The organiser's morning: the admin, a review round made and assigned in the
+    browser, and its paper gone from the public pages while the round is open."""
+    sign_in(page, cast.organiser, "/reviews/login/")
+    walk.expect("organiser sign-in: back where they asked", page.url.endswith("/reviews/"))
+    walk.visit(page, "organiser-admin", "/admin/")
+    walk.expect(
+        "the organiser's admin lists the site's models",
+        page.locator("#content-main", has_text="MLR-Judge").count() > 0,
+    )
+    walk.visit(page, "organiser-rounds", "/reviews/rounds/")
+    form = page.locator("form.stacked")
+    form.locator("[name=name]").fill("Walk round")
+    form.locator("[name=stage]").select_option("idea")
+    form.locator("[name=reviewers_per_paper]").fill("1")
+    form.locator("[name=due_at]").fill("2099-01-31T12:00")
+    form.locator(f'input[name="submissions"][value="{cast.paper}"]').check()
+    form.get_by_role("button", name="Create round").click()
+    page.wait_for_url(re.compile(r"/reviews/rounds/\d+/$"))
+    round_url = page.url.removeprefix(page.url.split("/reviews/")[0])
+    # Hidden from "Create round" on, before anyone is assigned (issue 39, item 11).
+    for url in (f"/submissions/{cast.paper}/", f"/api/submissions/{cast.paper}/"):
+        walk.expect(
+            f"an open round's paper is hidden from visitors: {url}",
+            visitor.request.get(url).status == 404,
+        )
+    listed = visitor.request.get(f"/api/submissions/?stage=idea&agent={cast.agent}").json()
+    walk.expect(
+        "an open round's paper is off the public list",
+        cast.paper not in {item["id"] for item in listed["results"]},
+    )
+    add = page.locator("form.filters", has=page.get_by_role("button", name="Add"))
+    add.locator("[name=reviewer]").select_option(label=cast.reviewer)
+    add.locator("[name=submission]").select_option(str(cast.paper))
+    add.get_by_role("button", name="Add").click()
+    page.wait_for_load_state("networkidle")
+    walk.visit(page, "organiser-round", round_url)
+    walk.expect(
+        "the round lists the reviewer's assignment",
+        page.get_by_test_id("assignments").locator("td", has_text=cast.reviewer).count() == 1,
+    )
+
+
+def reviewer_day(walk: Walk, page, cast: Cast) -> None:
+    """The reviewer: signs in, the queue, the blind paper, every dimension scored
+    with the keyboard alone, the texts typed, Tab to the button, Enter."""
     sign_in(page, cast.reviewer)
-    if not page.url.endswith("/reviews/"):
-        walk.found["reviewer sign-in"] = [f"landed on {page.url}, not the queue"]
+    walk.expect("reviewer sign-in lands on the queue", page.url.endswith("/reviews/"))
     walk.visit(page, "review-queue", "/reviews/")
     if page.locator("header a", has_text="Upload").count():
         walk.found["review-queue upload"] = ["a reviewer sees an Upload link"]
-    walk.visit(page, "review-paper", f"/reviews/papers/{cast.code}/")
-    review_keys_check(walk, page)
-    walk.visit(page, "review-forbidden", "/reviews/rounds/", status=403)
-    walk.expect(
-        "403: the site's page with a way back", page.locator('main a[href="/"]').count() > 0
+    link = page.locator('main a[href^="/reviews/papers/"]')
+    walk.expect("the queue holds the assigned paper", link.count() == 1)
+    paper_url = link.first.get_attribute("href") or ""
+    walk.visit(page, "review-paper", paper_url)
+    shown = page.evaluate(
+        """() => { const main = document.querySelector('main').cloneNode(true);
+          main.querySelectorAll('[data-testid="submission-paper"]').forEach(el => el.remove());
+          return main.innerText + ' ' + document.title; }"""
     )
-    context.close()
+    named = [name for name in cast.paper_names if name.lower() in shown.lower()]
+    walk.expect(f"blind paper: names no agent, team, model or judge ({named})", not named)
+    walk.expect("blind paper: no LLM score", page.get_by_test_id("judgments-panel").count() == 0)
+    review_keys_check(walk, page)
 
-    context, page = walk.context(browser, base_url)
-    sign_in(page, cast.organiser, "/reviews/login/")
+    # Keyboard only from here: back to the first dimension, a digit for each.
+    groups = page.locator("fieldset[data-shortcut-group]").count()
+    page.get_by_test_id("advance-after-scoring").focus()
+    for _ in range(groups):
+        page.keyboard.press("[")
+    for _ in range(groups):
+        page.keyboard.press("4")  # within every scale, confidence's 1-5 too
+    scored = page.evaluate(
+        """() => [...document.querySelectorAll('fieldset[data-shortcut-group]')]
+          .filter(g => g.querySelector('input[type=radio]:checked')).length"""
+    )
+    walk.expect(f"review keys: every dimension scored ({scored} of {groups})", scored == groups)
+    # Tab on to the text boxes and the button: the keyboard reaches them in order.
+    typed = {"strengths": "A clear, testable idea.", "weaknesses": "No cost estimate."}
+    submit = None
+    for _ in range(20):
+        page.keyboard.press("Tab")
+        name = page.evaluate("() => document.activeElement.name || document.activeElement.type")
+        if name in typed:
+            page.keyboard.type(typed.pop(name))
+        elif name == "submit":
+            submit = page.evaluate("() => document.activeElement.textContent.trim()")
+            break
+    walk.expect(f"Tab reaches the texts, then the button ({submit})", not typed and bool(submit))
+    page.keyboard.press("Enter")
+    page.get_by_text("Review submitted.").wait_for()
+    walk.expect(
+        "the review is submitted",
+        page.get_by_test_id("assignment-status").inner_text() == "Submitted",
+    )
+
+
+def organiser_release_round(walk: Walk, page) -> None:
+    """Releasing the round's reviews, through its confirmation."""
+    page.get_by_test_id("release-round").click()
+    page.wait_for_load_state("networkidle")
+    walk.check(page, "organiser-round-release", page.url)
+    page.get_by_test_id("confirm-release").click()
+    page.wait_for_load_state("networkidle")
+    walk.expect(
+        "the round's reviews are released",
+        "released" in page.get_by_test_id("round-release").inner_text(),
+    )
+
+
+def reviewer_sees_agreement(walk: Walk, page, before: dict[str, int]) -> None:
+    walk.visit(page, "agreement-idea", "/agreement/?stage=idea")
+    cells = page.locator('tr[data-dimension] td[data-key="n_human_llm"]')
+    after = [int(text) for text in cells.all_inner_texts() if text.strip().isdigit()]
+    walk.expect(
+        f"live agreement: the released review joins every dimension ({before} -> {after})",
+        len(after) == len(before) and sum(after) > sum(before.values()),
+    )
+
+
+def organiser_judges_and_release(walk: Walk, page, judge_url: str) -> None:
+    """The organiser's afternoon, in the admin: a judge (inactive: in no panel's
+    way), a panel of it, a release; then the rest of their pages."""
+    walk.visit(page, "organiser-admin-judge-add", "/admin/judging/judge/add/")
+    page.locator("#id_name").fill("organiser-judge")
+    page.locator("#id_model").fill("openai/qwen2.5-1.5b-instruct")
+    page.locator("#id_api_base").fill(judge_url)
+    page.locator("#id_is_active").uncheck()
+    page.locator('input[name="_save"]').click()
+    page.wait_for_load_state("networkidle")
+    walk.visit(page, "organiser-admin-judges", "/admin/judging/judge/")
+    walk.expect(
+        "the admin lists the new judge",
+        page.locator("#result_list", has_text="organiser-judge").count() == 1,
+    )
+    walk.visit(page, "organiser-admin-panel-add", "/admin/judging/judgepanel/add/")
+    page.locator("#id_name").fill("organiser-panel")
+    page.locator("#id_judges").select_option(label="organiser-judge")
+    page.locator('input[name="_save"]').click()
+    page.wait_for_load_state("networkidle")
+    walk.expect(
+        "the admin lists the new panel",
+        page.locator("#result_list", has_text="organiser-panel").count() == 1,
+    )
+    walk.visit(page, "organiser-admin-release-add", "/admin/leaderboard/release/add/")
+    page.locator("#id_name").fill("walk-1")
+    # Freezing every board and writing the release's files takes a while.
+    page.locator('input[name="_save"]').click(no_wait_after=True)
+    page.wait_for_url(re.compile(r"/admin/leaderboard/release/$"), timeout=180_000)
+    walk.expect(
+        "the admin lists the new release",
+        page.locator("#result_list", has_text="walk-1").count() == 1,
+    )
     organiser_pages = {
-        "rounds": "/reviews/rounds/",
-        "round": f"/reviews/rounds/{cast.round_pk}/",
-        "upload": "/submissions/new/",
-        "account": "/account/",
         "agent-runs": "/agent-runs/",
         "agent-run-new": "/agent-runs/new/",
-        "staff-submission-idea": f"/submissions/{cast.submissions['idea']}/",
-        "staff-submission-end2end": f"/submissions/{cast.submissions['end2end']}/",
-        # The admin for the site's models, through the organisers group (issue 39).
-        "admin": "/admin/",
-        "admin-judges": "/admin/judging/judge/",
+        "staff-submission-idea": "/submissions/{idea}/",
+        "staff-submission-end2end": "/submissions/{end2end}/",
         "admin-rounds": "/admin/reviews/reviewround/",
         "admin-user-add": "/admin/auth/user/add/",
     }
     for name, url in organiser_pages.items():
-        walk.visit(page, f"organiser-{name}", url)
-        if name == "admin":
-            walk.expect(
-                "the organiser's admin lists the site's models",
-                page.locator("#content-main", has_text="MLR-Judge").count() > 0,
-            )
+        walk.visit(page, f"organiser-{name}", url.format(**walk.submissions))
+
+
+# What a visitor reads of a published submission, the default board and the
+# agreement page's default: the newcomer's judge must change none of it.
+PUBLISHED_VIEWS = {
+    "submission-end2end": '[data-testid="submission-status"], [data-testid="judgments-panel"]',
+    "leaderboard-end2end": '[data-testid="leaderboard-summary"], [data-testid="leaderboard-table"]',
+    "agreement-end2end": "tr[data-dimension]",
+}
+
+
+def published_views(page, selector: str) -> list[str]:
+    return page.locator(selector).all_inner_texts()
+
+
+def visitor_day(walk: Walk, page, cast: Cast) -> dict[str, list[str]]:
+    seen = {}
+    for name, url in public_pages(cast).items():
+        walk.visit(page, name, url)
+        if name in PUBLIC_CHECKS:
+            PUBLIC_CHECKS[name](walk, page)
+        if name in PUBLISHED_VIEWS:
+            seen[name] = published_views(page, PUBLISHED_VIEWS[name])
+        if name == "releases":
+            walk.expect("the organiser's release is public", page.get_by_text("walk-1").count() > 0)
+    walk.visit(page, "not-found", "/no-such-page/", status=404)
+    if page.locator('main a[href="/"]').count() == 0:
+        walk.found["not-found way back"] = ["the site's own page, with a link home"]
+    return seen
+
+
+def local_judge_recipe() -> list[str]:
+    """The `judges add ... --panel NAME` command of the docs' local-judge recipe,
+    as arguments."""
+    import shlex
+
+    from tests.support.docs import user_docs_text
+
+    joined = re.sub(r"\\\n\s*", " ", user_docs_text())
+    for line in joined.splitlines():
+        if "judges add" in line and "--panel" in line and "--api-base" in line:
+            return shlex.split(line.split("#")[0].split("manage.py", 1)[1])
+    raise AssertionError("no `judges add ... --panel` line in the local-judge recipe")
+
+
+def local_model(*, delay: float = 0.0):
+    """The loopback server standing in for the newcomer's local model: a 7 on
+    every dimension, and no hallucination found, each in its prompt's schema."""
+    import json
+
+    from tests.judging.helpers import review_answer
+    from tests.support.fake_llm import answer
+
+    checked = json.dumps(
+        {
+            "has_hallucination": False,
+            "hallucinations": [],
+            "overall_assessment": "the numbers match the log",
+            "confidence": 4,
+        }
+    )
+
+    def reply(body: dict):
+        if "Hallucination types" in body["messages"][0]["content"]:
+            return answer(checked, delay=delay)
+        return answer(review_answer("end2end", score=7, overall=7), delay=delay)
+
+    return reply
+
+
+def newcomer_day(walk: Walk, browser, base_url: str, fake_llm, run_zip: Path) -> str:
+    """A newcomer with a local judge: the recipe's `judges add --panel`, an account,
+    a team and an agent made on /account/, a run uploaded in the browser; the
+    upload's progress, then its own score on its page, labelled with its panel."""
+    args = local_judge_recipe()
+    args[args.index("--api-base") + 1] = fake_llm.url
+    fake_llm.default = local_model()
+    added = StringIO()
+    call_command(*args, stdout=added, stderr=added)
+    walk.expect(
+        f"the recipe's judge is added: {added.getvalue()[-200:]}", "added" in added.getvalue()
+    )
+    # The local model is slow: the upload answers before its judge does (item 5).
+    fake_llm.default = local_model(delay=6.0)
+    call_command(
+        "accounts", "user-create", "newcomer", "--password-env", "WALK_PASSWORD",
+        stdout=StringIO(),
+    )  # fmt: skip
+
+    context, page = walk.context(browser, base_url)
+    page.add_init_script(WATCH_PROGRESS)
+    sign_in(page, "newcomer")
+    walk.visit(page, "newcomer-account", "/account/")
+    page.locator("form", has=page.get_by_role("button", name="Create team")).locator(
+        "input[name=name]"
+    ).fill("newcomers")
+    page.get_by_role("button", name="Create team").click()
+    page.wait_for_load_state("networkidle")
+    agent_form = page.locator("form", has=page.get_by_role("button", name="Register agent"))
+    agent_form.locator("[name=team]").select_option(label="newcomers")
+    agent_form.locator("[name=name]").fill("newcomer-agent")
+    agent_form.locator("[name=display_name]").fill("Newcomer's agent")
+    page.get_by_role("button", name="Register agent").click()
+    page.wait_for_load_state("networkidle")
+    walk.visit(page, "newcomer-upload", "/submissions/new/")
+    page.locator("#upload-form [name=agent]").select_option(label="newcomer-agent")
+    page.locator("#upload-form [name=task]").fill(SAMPLE_TASK)
+    page.locator("#upload-form [name=stage]").select_option("end2end")
+    page.locator("#upload-form [name=archive]").set_input_files(str(run_zip))
+    page.get_by_role("button", name="Upload").click()
+    page.wait_for_url(re.compile(r"/submissions/\d+/$"), timeout=120_000)
+    url = page.url.removeprefix(base_url)
+    progress = page.evaluate("JSON.parse(sessionStorage.getItem('progress') || '[]')")
+    walk.expect(
+        f"upload: the bar moved to 100 ({progress[-3:]})",
+        any(not hidden for hidden, _ in progress)
+        and max((v for _, v in progress), default=0) == 100,
+    )
+    walk.expect(
+        "upload: the page answers before the judge (judging in progress)",
+        page.get_by_test_id("judging-progress").count() == 1
+        and page.get_by_test_id("panel-score-local").count() == 0,
+    )
+    # The page follows the judge without a reload.
+    page.get_by_test_id("panel-score-local").wait_for(timeout=90_000)
+    walk.visit(page, "newcomer-submission", url)
+    summary = page.get_by_test_id("summary-stage-score").inner_text()
+    walk.expect(
+        f"the newcomer's upload: its own score, its panel named ({summary})",
+        "7.0 / 10 (local-qwen 7.0)" in summary and "panel local" in summary,
+    )
+    status = page.get_by_test_id("submission-status").inner_text()
+    walk.expect(f"the newcomer's upload: judged ({status})", status == "Judged")
     context.close()
+    return url
+
+
+# Records every change of the upload form's progress bar in sessionStorage,
+# which outlives the navigation to the submission page.
+WATCH_PROGRESS = """
+document.addEventListener("DOMContentLoaded", () => {
+  const bar = document.getElementById("upload-progress");
+  if (!bar) return;
+  new MutationObserver(() => {
+    const seen = JSON.parse(sessionStorage.getItem("progress") || "[]");
+    seen.push([bar.hidden, Number(bar.value)]);
+    sessionStorage.setItem("progress", JSON.stringify(seen));
+  }).observe(bar, {attributes: true});
+});
+"""
+
+
+def pages_walk(browser, base_url: str, cast: Cast, fake_llm, run_zip: Path) -> Walk:
+    """The organiser's, the reviewer's, a visitor's and the newcomer's days, one
+    browser, a context each; every page visited once."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    walk = Walk()
+    walk.submissions = cast.submissions
+    visitor_context, visitor = walk.context(browser, base_url)
+    organiser_context, organiser = walk.context(browser, base_url)
+    reviewer_context, reviewer = walk.context(browser, base_url)
+    before = _agreement_overall(visitor, "idea")
+
+    organiser_round(walk, organiser, visitor, cast)
+    reviewer_day(walk, reviewer, cast)
+    walk.visit(reviewer, "review-forbidden", "/reviews/rounds/", status=403)
+    walk.expect(
+        "403: the site's page with a way back", reviewer.locator('main a[href="/"]').count() > 0
+    )
+    organiser_release_round(walk, organiser)
+    reviewer_sees_agreement(walk, reviewer, before)
+    reviewer_context.close()
+    organiser_judges_and_release(walk, organiser, fake_llm.url)
+    organiser_context.close()
+
+    published = visitor_day(walk, visitor, cast)
+    with without_a_broker():
+        upload = newcomer_day(walk, browser, base_url, fake_llm, run_zip)
+    urls = public_pages(cast)
+    for name, selector in PUBLISHED_VIEWS.items():
+        visitor.goto(urls[name])
+        visitor.wait_for_load_state("networkidle")
+        walk.expect(
+            f"{name}: unchanged by the newcomer's judge",
+            published_views(visitor, selector) == published[name],
+        )
+    walk.expect(
+        "the newcomer's upload is not on the default board",
+        visitor.locator(f'[data-testid="leaderboard-table"] a[href="{upload}"]').count() == 0,
+    )
+    visitor_context.close()
+    walk.expect(
+        f"the keyboard walk tabbed through the forms ({len(walk.forms_seen)})",
+        len(walk.forms_seen) >= 20,
+    )
     return walk
 
 
-def test_every_page_reads_well_at_1366(browser, live_server, mlrbench_data, media_root):
+@contextmanager
+def without_a_broker() -> Iterator[None]:
+    """As the quick start runs without a broker: tasks run in the server's own
+    threads after the response (BACKGROUND_THREADS), never inside the request."""
+    from django.test.utils import override_settings
+
+    from common.tasks import background_wait
+    from mlrbench_site.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        with override_settings(BACKGROUND_THREADS=2, CELERY_TASK_ALWAYS_EAGER=True):
+            yield
+            background_wait(timeout=120)
+    finally:
+        app.conf.task_always_eager = previous
+
+
+def test_every_page_reads_well_at_1366(
+    browser, live_server, mlrbench_data, media_root, fake_llm, monkeypatch, tmp_path,
+):  # fmt: skip
     assert AXE.is_file(), "axe-core is not installed: npm ci --prefix tests/e2e/axe"
-    cast = cast_build(mlrbench_data)
-    walk = pages_walk(browser, live_server.url, cast)
+    cast = cast_build(mlrbench_data, monkeypatch)
+    run_zip = zip_folder(sample_run(mlrbench_data, "o4-mini"), tmp_path / "run.zip")
+    walk = pages_walk(browser, live_server.url, cast, fake_llm, run_zip)
     found = "\n".join(
         f"{where}: {problem}" for where, items in walk.found.items() for problem in items
     )
