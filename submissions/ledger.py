@@ -14,14 +14,14 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from html import escape
 from typing import Any
 from urllib.parse import quote
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.urls import reverse
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from common.child_pool import ChildFailed, ChildTimeout, child_run
 from common.claims import paper_claim_cells
@@ -423,21 +423,28 @@ PAGE_ROWS_MAX = MARKS_MAX
 
 def _rows_html(rows: list[dict[str, Any]]) -> SafeString:
     """The ledger table's rows (made here, not by the template: a page of 500 rows
-    took a template a third of a second)."""
-    out = []
-    for index, row in enumerate(rows):
-        klass = escape(row["klass"])
-        shown = escape(row["shown"])
+    took a template a third of a second); `format_html` escapes every value."""
+
+    def cells(index: int, row: dict[str, Any]) -> tuple[Any, ...]:
+        klass = str(row["klass"])
+        shown: Any = row["shown"]
         if not row["href"].startswith("#"):
-            href = escape(row["href"])
-            shown = f'<a href="{href}" data-testid="provenance-evidence-link">{shown}</a>'
-        common = ' <span class="muted small">(common)</span>' if row.get("common") else ""
-        out.append(
-            f'<tr id="provenance-row-{index}" class="provenance-{klass}" data-class="{klass}">'
-            f"<td>{escape(str(row['text']))}</td><td>{escape(str(row['where']))}</td>"
-            f'<td><mark class="prov prov-{klass}">{klass}</mark>{common}</td><td>{shown}</td></tr>'
+            shown = format_html(
+                '<a href="{}" data-testid="provenance-evidence-link">{}</a>', row["href"], shown
+            )
+        common = (
+            format_html(' <span class="muted small">{}</span>', "(common)")
+            if row.get("common")
+            else ""
         )
-    return mark_safe("\n".join(out))  # noqa: S308 - every value escaped above
+        return (index, klass, klass, row["text"], row["where"], klass, klass, common, shown)
+
+    return format_html_join(
+        "\n",
+        '<tr id="provenance-row-{}" class="provenance-{}" data-class="{}"><td>{}</td>'
+        '<td>{}</td><td><mark class="prov prov-{}">{}</mark>{}</td><td>{}</td></tr>',
+        (cells(index, row) for index, row in enumerate(rows)),
+    )
 
 
 def submission_ledger_view(*, submission: Submission) -> dict[str, Any] | None:
