@@ -68,11 +68,13 @@ def agent_run_list_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     return render(request, "agent_runs/agent_run_list.html", {"page": page, "mine": mine})
 
 
-def _after(request: HttpRequest) -> int:
+def _transcript_after(request: HttpRequest, run: AgentRun) -> selectors.Transcript:
+    """The run's transcript from the step the page's poll asks `after`."""
     try:
-        return max(0, int(request.GET.get("after") or 0))
+        after = max(0, int(request.GET.get("after") or 0))
     except ValueError:
         raise ValidationFailed("after must be a whole number of steps", field="after") from None
+    return selectors.agent_run_transcript(run=run, after=after)
 
 
 @organiser_required
@@ -94,10 +96,9 @@ def agent_run_progress_view(request: HttpRequest, run_id: int) -> JsonResponse:
     """The run, its stages and the transcript from step `after` on (the page's poll)."""
     run = _run_or_404(run_id)
     try:
-        after = _after(request)
+        transcript = _transcript_after(request, run)
     except ValidationFailed as exc:
         return json_error(exc)
-    transcript = selectors.agent_run_transcript(run=run, after=after)
     return JsonResponse(agent_run_progress_data(run, transcript))
 
 
@@ -108,10 +109,9 @@ def agent_run_steps_view(request: HttpRequest, run_id: int) -> HttpResponse:
     poll adds them), with where to ask next in the list's data attributes."""
     run = _run_or_404(run_id)
     try:
-        after = _after(request)
+        transcript = _transcript_after(request, run)
     except ValidationFailed as exc:
         return json_error(exc)
-    transcript = selectors.agent_run_transcript(run=run, after=after)
     return render(request, "agent_runs/_transcript_steps.html", {"transcript": transcript})
 
 

@@ -31,6 +31,22 @@ def label_fit(label: str, width: float) -> str:
     return label if len(label) <= room else label[: room - 1].rstrip() + "…"
 
 
+class _Axes:
+    """Where a chart's row labels and its axis' tick labels are drawn (a mixin of
+    the charts whose rows are labelled on the left)."""
+
+    left: int
+    axis_y: float
+
+    @property
+    def label_x(self) -> int:
+        return self.left - 8
+
+    @property
+    def tick_y(self) -> float:
+        return self.axis_y + 14
+
+
 @dataclass(frozen=True)
 class IntervalPoint:
     label: str
@@ -46,7 +62,7 @@ class IntervalPoint:
 
 
 @dataclass(frozen=True)
-class IntervalChart:
+class IntervalChart(_Axes):
     width: int
     height: int
     left: int
@@ -56,14 +72,6 @@ class IntervalChart:
     line_x: float | None
     line_value: float | None
     axis_y: float
-
-    @property
-    def label_x(self) -> int:
-        return self.left - 8
-
-    @property
-    def tick_y(self) -> float:
-        return self.axis_y + 14
 
 
 def _x(value: float, left: int, right: int) -> float:
@@ -232,7 +240,7 @@ class ShareGroup:
 
 
 @dataclass(frozen=True)
-class ShareChart:
+class ShareChart(_Axes):
     width: int
     height: int
     left: int
@@ -241,14 +249,6 @@ class ShareChart:
     ticks: list[tuple[float, str]]
     axis_y: float
     legend: list[tuple[str, str]]  # (css, label)
-
-    @property
-    def label_x(self) -> int:
-        return self.left - 8
-
-    @property
-    def tick_y(self) -> float:
-        return self.axis_y + 14
 
 
 def share_chart(
