@@ -47,7 +47,7 @@ from mlrbench_site.settings import (  # noqa: F401 - upper case, so a setting to
 # tmp_path (a folder per worker). MLRBENCH_TEST_WORKER records that the
 # environment is a worker's already: a process a test starts, which reads these
 # settings too, inherits it and changes nothing again.
-_WORKER_ENV = "MLRBENCH_TEST_WORKER"
+_worker_env = "MLRBENCH_TEST_WORKER"
 
 
 def _redis_database_moved(url: str, offset: int) -> str:
@@ -74,7 +74,7 @@ def xdist_worker_environment(current: Mapping[str, str], worker: str) -> dict[st
     `current` values of REDIS_URL, CELERY_BROKER_URL, SANDBOX_UID_BASE,
     SANDBOX_MAX_JOBS and EXPERIMENT_WORK_ROOT."""
     offset = int(worker.removeprefix("gw"))
-    changed = {_WORKER_ENV: worker}
+    changed = {_worker_env: worker}
     redis_url, broker_url = current["REDIS_URL"], current["CELERY_BROKER_URL"]
     if redis_url:
         changed["REDIS_URL"] = _redis_database_moved(redis_url, offset)
