@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -153,9 +154,17 @@ def _finish_unstarted(run: ExperimentRun, reason: str) -> None:
 
 
 def _finish(run: ExperimentRun, **fields: Any) -> bool:
+    """End a running run. A test run's trial result is written in the same
+    transaction: no reader (a board, a waiting organiser) sees a finished test
+    run whose score is not on its trial yet."""
     fields.setdefault("finished_at", timezone.now())
-    done = ExperimentRun.objects.filter(pk=run.pk, status=ExperimentStatus.RUNNING).update(**fields)
-    run.refresh_from_db()
+    with transaction.atomic():
+        done = ExperimentRun.objects.filter(pk=run.pk, status=ExperimentStatus.RUNNING).update(
+            **fields
+        )
+        run.refresh_from_db()
+        if done and run.phase == ExperimentPhase.TEST:
+            objective_result_record(run=run)
     return bool(done)
 
 
@@ -413,12 +422,8 @@ def _execute(context: _RunContext) -> None:
         wall_seconds=result.wall_seconds,
         peak_memory_bytes=result.peak_memory_bytes,
     )
-    if not finished:
-        return
-    if run.phase == ExperimentPhase.REPRO:
+    if finished and run.phase == ExperimentPhase.REPRO:
         reproduction_check_record(run=run, produced=_produced_numbers(run, context.work, before))
-    elif run.phase == ExperimentPhase.TEST:
-        objective_result_record(run=run)
 
 
 def _mlrc_env(
@@ -553,7 +558,7 @@ def _execute_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
     status, reason = _mlrc_status(run, steps, objective)
     evaluation = steps.evaluation
     outputs = _outputs_collect(run, env_dir, before)
-    finished = _finish(
+    _finish(
         run,
         status=status,
         exit_code=result.exit_code,
@@ -567,8 +572,6 @@ def _execute_mlrc(context: _RunContext, objective: ObjectiveTask) -> None:
         wall_seconds=result.wall_seconds,
         peak_memory_bytes=result.peak_memory_bytes,
     )
-    if finished and run.phase == ExperimentPhase.TEST:
-        objective_result_record(run=run)
 
 
 def _sandbox_own_tree(context: _RunContext, folder: Path) -> None:
