@@ -13,6 +13,23 @@ def sample_run(mlrbench_data: Path, agent: str = "codex") -> Path:
     return mlrbench_data / "agent_results" / f"end2end_{agent}" / SAMPLE_TASK
 
 
+def sample_submission(mlrbench_data: Path, tmp_path: Path, agent: str = "claude"):
+    """The sample's end-to-end run of `agent` on SAMPLE_TASK, uploaded as its agent's
+    zip through the intake (the browser tests' Claude Code paper and trace)."""
+    from submissions.intake import submission_intake
+    from tests.benchmark.factories import AgentFactory, TaskFactory
+
+    return submission_intake(
+        agent=AgentFactory(name=agent),
+        task=TaskFactory(slug=SAMPLE_TASK),
+        stage="end2end",
+        archive=zip_folder(sample_run(mlrbench_data, agent), tmp_path / "run.zip"),
+        archive_name="run.zip",
+        uploader=None,
+        source="api",
+    )
+
+
 def zip_folder(folder: Path, target: Path, *, prefix: str = "") -> Path:
     """Zip a run folder, as an agent builder would (`zip -r run.zip run/`)."""
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:

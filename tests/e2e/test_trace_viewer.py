@@ -7,9 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from submissions.intake import submission_intake
-from tests.benchmark.factories import AgentFactory, TaskFactory
-from tests.benchmark.runs import SAMPLE_TASK, sample_run, zip_folder
+from tests.benchmark.runs import sample_submission
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -17,15 +15,7 @@ SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/mlrbench-screenshots")
 
 
 def test_a_reader_follows_the_trace_link_and_unfolds_a_tool_call(page, mlrbench_data, tmp_path):
-    submission = submission_intake(
-        agent=AgentFactory(name="claude"),
-        task=TaskFactory(slug=SAMPLE_TASK),
-        stage="end2end",
-        archive=zip_folder(sample_run(mlrbench_data, "claude"), tmp_path / "run.zip"),
-        archive_name="run.zip",
-        uploader=None,
-        source="api",
-    )
+    submission = sample_submission(mlrbench_data, tmp_path)
     page.set_viewport_size({"width": 1366, "height": 900})
     page.goto(f"/submissions/{submission.pk}/")
 
