@@ -46,6 +46,7 @@ class Staleness:
 
 _scope: ContextVar[Staleness | None] = ContextVar("cache_generation_scope", default=None)
 _fresh_only: ContextVar[bool] = ContextVar("cache_generation_fresh_only", default=False)
+_pinned: ContextVar[dict[str, int] | None] = ContextVar("cache_generation_pinned", default=None)
 
 
 @contextmanager
@@ -68,6 +69,20 @@ def fresh_reads() -> Iterator[None]:
         yield
     finally:
         _fresh_only.reset(token)
+
+
+@contextmanager
+def generations_pinned(*families: "CacheGeneration") -> Iterator[None]:
+    """Entries stored in this scope carry the generations `families` had at its
+    start, read before any data is. A computation that reads the data first and
+    stores what it built later (a worker warming boards) would otherwise store
+    what it read before a write under the generation that write moved on to, and
+    the refresh that write queued would find the entry there and keep it."""
+    token = _pinned.set({**(_pinned.get() or {}), **{f.name: f.current() for f in families}})
+    try:
+        yield
+    finally:
+        _pinned.reset(token)
 
 
 def served_stale() -> bool:
@@ -97,6 +112,9 @@ class CacheGeneration:
         self.counter_key = f"{name}:generation"
 
     def current(self) -> int:
+        pinned = _pinned.get()
+        if pinned is not None and self.name in pinned:
+            return pinned[self.name]
         generation = cache.get(self.counter_key)
         if generation is None:
             cache.add(self.counter_key, _fresh_generation(), timeout=None)

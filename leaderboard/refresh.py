@@ -6,10 +6,10 @@ board and the judges' board, so that the first request costs a cache read."""
 
 from collections.abc import Iterable
 
-from common.cache_generation import fresh_reads
+from common.cache_generation import fresh_reads, generations_pinned
 
 from .boards import board_page_html
-from .caching import generations_bump, stages_or_all
+from .caching import DATA_GENERATION, generations_bump, stage_generation, stages_or_all
 from .payloads import judge_board_payload, leaderboard_payload
 from .selectors.board import LeaderboardQuery, leaderboard_compute
 
@@ -20,13 +20,18 @@ def boards_warm(stages: Iterable[str]) -> int:
     done = 0
     with fresh_reads():
         for stage in stages:
-            judge_board_payload(stage=stage)
-            query = LeaderboardQuery(stage=stage)
-            board = leaderboard_compute(query)
-            leaderboard_payload(query, board=board)
-            board_page_html(query, "", board=board)
+            with generations_pinned(DATA_GENERATION, stage_generation(stage)):
+                _stage_warm(stage)
             done += 1
     return done
+
+
+def _stage_warm(stage: str) -> None:
+    judge_board_payload(stage=stage)
+    query = LeaderboardQuery(stage=stage)
+    board = leaderboard_compute(query)
+    leaderboard_payload(query, board=board)
+    board_page_html(query, "", board=board)
 
 
 def boards_after_import() -> int:

@@ -138,6 +138,38 @@ def test_pages_and_answers_say_they_are_stale_until_the_refresh_ran(
 
 
 @pytest.mark.django_db
+def test_a_judgment_landing_while_the_worker_warms_is_on_the_board_after_the_next_refresh(
+    client, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    # The worker reads the data, a judgment lands (its generation bumped, the next
+    # refresh queued), then the worker stores what it built: under the generation
+    # it started with, never the new one, or the next refresh would keep it.
+    from leaderboard import refresh
+
+    settings.LEADERBOARD_STALE_SECONDS = 60
+    judge = JudgeFactory(name="claude-judge")
+    judge_submission(SubmissionFactory(agent=AgentFactory(name="alpha")), judge, {"Overall": 6})
+    real_compute = refresh.leaderboard_compute
+
+    def compute_then_a_judgment_lands(query):
+        board = real_compute(query)
+        with django_capture_on_commit_callbacks(execute=True):
+            judge_submission(
+                SubmissionFactory(agent=AgentFactory(name="beta")), judge, {"Overall": 9}
+            )
+        return board
+
+    monkeypatch.setattr(refresh, "leaderboard_compute", compute_then_a_judgment_lands)
+    boards_refresh(stages=["end2end"])
+    monkeypatch.undo()
+    boards_refresh(stages=["end2end"])  # the one the landing queued
+
+    fresh = client.get(API)
+    assert "X-Data-Stale" not in fresh
+    assert [r["agent"] for r in fresh.json()["rows"]] == ["beta", "alpha"]
+
+
+@pytest.mark.django_db
 def test_without_a_broker_readers_compute_at_once(
     client, settings, django_capture_on_commit_callbacks
 ):
