@@ -52,17 +52,18 @@ fi
 
 echo "==> migrating the database"
 "$VENV/bin/python" manage.py migrate --noinput -v 0
+# migrate ran the system checks; the commands after it skip them (a second each).
 
 if [ -d "$MLRBENCH_DATA" ]; then
   echo "==> importing MLR-Bench data from $MLRBENCH_DATA"
-  "$VENV/bin/python" manage.py import_mlrbench "$MLRBENCH_DATA"
+  "$VENV/bin/python" manage.py import_mlrbench --skip-checks "$MLRBENCH_DATA"
 else
   echo "!! MLRBENCH_DATA=$MLRBENCH_DATA is not a folder: the site starts without tasks." >&2
   echo "!! Clone https://github.com/chchenhui/mlrbench and set MLRBENCH_DATA to it." >&2
 fi
 
 echo "==> installing the site's own objective task and running its example methods"
-"$VENV/bin/python" manage.py objective_task install --examples \
+"$VENV/bin/python" manage.py objective_task --skip-checks install --examples \
   || echo "!! the example objective task could not be installed; the site starts without it." >&2
 
 # The imported judges are inactive: say so last, where it is read, with the fix.
@@ -82,4 +83,4 @@ else:
 ' || true
 
 echo "==> serving on http://$HOST:$PORT/ (Ctrl-C stops; set HOST and PORT to change)"
-exec "$VENV/bin/python" manage.py runserver --noreload "$HOST:$PORT"
+exec "$VENV/bin/python" manage.py runserver --noreload --skip-checks "$HOST:$PORT"
