@@ -3,31 +3,22 @@ LLM_as_a_Judge.py, and MLRC-Bench's judge correlation (plot.py: Pearson of the
 five 1-5 ratings against test improvement_perc, -relative_runtime and
 -relative_complexity), checked against scipy's pearsonr on fixed trials."""
 
-from datetime import timedelta
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.utils import timezone
 from scipy.stats import pearsonr
 
 from common.stats import MLRC_JUDGE_DIMENSIONS
-from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
-from experiments.queue import objective_test_queue
-from experiments.results import objective_result_record
-from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
-from judging.models import DimensionScore, JudgingCondition, Judgment, JudgmentStatus
+from judging.models import JudgingCondition
 from judging.parsing import ReviewFormatError, review_parse
 from judging.services.rubrics import rubric_current
 from judging.subjective_objective import mlrc_judge_correlation
 from submissions.models import Stage
-from tests.benchmark.factories import AgentFactory
-from tests.experiments.factories import submission_with_files
 from tests.judging.factories import JudgeFactory
+from tests.judging.methods import evaluated_method, method_rated
 
 pytestmark = pytest.mark.django_db
-
-KNN = SHIPPED_ROOT / "neurips2025_objective_curve_fitting" / "examples" / "knn"
 
 
 def judge_file(tmp_path, names=MLRC_JUDGE_DIMENSIONS):
@@ -84,73 +75,21 @@ def test_a_file_that_is_not_mlrc_benchs_rubric_is_refused_with_the_reason(tmp_pa
         call_command("import_rubric", str(judge_file(tmp_path)), "--stage=idea", "--mlrc-bench")
 
 
-@pytest.fixture
-def curve(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.EXPERIMENT_DATA_ROOT = tmp_path / "objective"
-    (objective,) = objective_tasks_install().objectives
-    return objective
-
-
-def evaluated(objective, name: str, test_score: float, runtime: float):
-    agent = AgentFactory(name=name)
-    files = {p.relative_to(KNN).as_posix(): p.read_text() for p in KNN.rglob("*.*")}
-    submission = submission_with_files(files, agent=agent, task=objective.task, stage=Stage.METHOD)
-    now = timezone.now()
-    ExperimentRun.objects.create(
-        submission=submission,
-        phase=ExperimentPhase.DEV,
-        command="python main.py -m knn -p dev",
-        status=ExperimentStatus.SUCCEEDED,
-        time_limit_seconds=120,
-        score=test_score,
-        task_version=1,
-        started_at=now - timedelta(seconds=1),
-        finished_at=now,
-    )
-    test = objective_test_queue(agent=agent, objective=objective)
-    ExperimentRun.objects.filter(pk=test.pk).update(
-        status=ExperimentStatus.SUCCEEDED, score=test_score, wall_seconds=runtime, finished_at=now
-    )
-    test.refresh_from_db()
-    objective_result_record(run=test)
-    return submission
-
-
-def rated(submission, judge, condition, ratings: dict[str, int], *, scale=(1, 5)):
-    rubric = rubric_current(stage=Stage.METHOD)
-    assert rubric is not None
-    judgment = Judgment.objects.create(
-        submission=submission,
-        judge=judge,
-        rubric=rubric,
-        condition=condition,
-        status=JudgmentStatus.DONE,
-    )
-    for dimension, score in ratings.items():
-        DimensionScore.objects.create(
-            judgment=judgment,
-            dimension=dimension,
-            score=score,
-            scale_min=scale[0],
-            scale_max=scale[1],
-        )
-
-
 def test_mlrc_benchs_judge_correlation_is_pearson_against_its_three_measures(curve):
     judge = JudgeFactory(name="judge-a")
     trials = [("a", 0.3, 0.010, 5, 2), ("b", 0.5, 0.030, 3, 4), ("c", 0.65, 0.012, 2, 3)]
     trials += [("d", 0.2, 0.050, 4, 1)]
     for name, score, runtime, clarity, validity in trials:
-        submission = evaluated(curve, name, score, runtime)
-        rated(
+        submission, _ = evaluated_method(curve, name, score, runtime)
+        method_rated(
             submission,
             judge,
             JudgingCondition.WITH_CODE,
             {"Clarity": clarity, "Validity": validity},
+            scale=(1, 5),
         )
         # The site's own 1-10 Clarity is not MLRC-Bench's rating.
-        rated(submission, judge, JudgingCondition.NO_CODE, {"Clarity": 9}, scale=(1, 10))
+        method_rated(submission, judge, JudgingCondition.NO_CODE, {"Clarity": 9}, scale=(1, 10))
 
     answer = mlrc_judge_correlation()
 

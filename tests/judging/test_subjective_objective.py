@@ -2,87 +2,24 @@
 and without their code, and the leaderboard says how the judges' scores relate
 to the methods' real test results (Spearman's rho with a bootstrap interval)."""
 
-from datetime import timedelta
-
 import numpy as np
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 from scipy import stats
 
 from common.stats import spearman_interval
-from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
-from experiments.queue import objective_test_queue
-from experiments.results import objective_result_record
-from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
-from judging.models import DimensionScore, JudgingCondition, Judgment, JudgmentStatus
+from judging.models import JudgingCondition
 from judging.prompts import judge_prompt_build
 from judging.services.queue import submission_ready_judge
 from judging.services.rubrics import rubric_current
 from submissions.models import ArtifactKind, Stage
-from tests.benchmark.factories import AgentFactory
 from tests.experiments.factories import submission_with_files
 from tests.judging.factories import JudgeFactory
+from tests.judging.methods import evaluated_method, knn_files, method_rated
 
 pytestmark = pytest.mark.django_db
 
-KNN = SHIPPED_ROOT / "neurips2025_objective_curve_fitting" / "examples" / "knn"
 MLRC = ("Effectiveness", "Clarity", "Rigor", "Generalizability", "Innovativeness")
-
-
-@pytest.fixture
-def curve(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.EXPERIMENT_DATA_ROOT = tmp_path / "objective"
-    (objective,) = objective_tasks_install().objectives
-    return objective
-
-
-def knn_files(description: str | None = None) -> dict[str, str]:
-    files = {p.relative_to(KNN).as_posix(): p.read_text() for p in KNN.rglob("*.*")}
-    if description:
-        files["idea.md"] = description
-    return files
-
-
-def evaluated_method(objective, name: str, test_score: float):
-    """A method whose best dev run was evaluated on test with `test_score`."""
-    agent = AgentFactory(name=name)
-    submission = submission_with_files(
-        knn_files(), agent=agent, task=objective.task, stage=Stage.METHOD
-    )
-    now = timezone.now()
-    ExperimentRun.objects.create(
-        submission=submission,
-        phase=ExperimentPhase.DEV,
-        command="python main.py -m knn -p dev",
-        status=ExperimentStatus.SUCCEEDED,
-        time_limit_seconds=120,
-        score=test_score,
-        task_version=1,
-        started_at=now - timedelta(seconds=1),
-        finished_at=now,
-    )
-    test = objective_test_queue(agent=agent, objective=objective)
-    ExperimentRun.objects.filter(pk=test.pk).update(
-        status=ExperimentStatus.SUCCEEDED, score=test_score, wall_seconds=1.0, finished_at=now
-    )
-    test.refresh_from_db()
-    return submission, objective_result_record(run=test).relative_improvement
-
-
-def judged(submission, condition: str, scores: dict[str, float], judge) -> None:
-    rubric = rubric_current(stage=Stage.METHOD)
-    assert rubric is not None
-    judgment = Judgment.objects.create(
-        submission=submission,
-        judge=judge,
-        rubric=rubric,
-        condition=condition,
-        status=JudgmentStatus.DONE,
-    )
-    for dimension, score in scores.items():
-        DimensionScore.objects.create(judgment=judgment, dimension=dimension, score=score)
 
 
 def test_the_method_rubric_has_mlrc_benchs_five_dimensions():
@@ -133,10 +70,13 @@ def test_rho_between_judges_and_real_results_is_in_the_api_and_the_objective_tab
     innovativeness = {"m-a": (8, 9), "m-b": (3, 4), "m-c": (6, 6), "m-d": (2, 3)}
     improvements, means = [], []
     for name, test_score in tests.items():
-        submission, improvement = evaluated_method(curve, name, test_score)
+        submission, result = evaluated_method(curve, name, test_score)
+        improvement = result.relative_improvement
         a, b = innovativeness[name]
-        judged(submission, JudgingCondition.NO_CODE, {"Innovativeness": a, "Clarity": 5}, judge_a)
-        judged(submission, JudgingCondition.NO_CODE, {"Innovativeness": b, "Clarity": 5}, judge_b)
+        ratings_a = {"Innovativeness": a, "Clarity": 5}
+        ratings_b = {"Innovativeness": b, "Clarity": 5}
+        method_rated(submission, judge_a, JudgingCondition.NO_CODE, ratings_a)
+        method_rated(submission, judge_b, JudgingCondition.NO_CODE, ratings_b)
         improvements.append(improvement)
         means.append((a + b) / 2)
     expected = stats.spearmanr(means, improvements).statistic
