@@ -1,6 +1,7 @@
 """The submissions app's models: submissions and their artifacts."""
 
 import hashlib
+from pathlib import Path
 
 import factory
 from django.core.files.base import ContentFile
@@ -48,3 +49,18 @@ def artifact_add(submission: Submission, path: str, kind: str, content: str | by
     artifact.file.save(f"submissions/{submission.pk}/{path}", ContentFile(data), save=False)
     artifact.save()
     return artifact
+
+
+def archive_intake(agent, task, path: Path, stage: str = "end2end") -> Submission:
+    """The archive at `path` taken in through the intake, as an upload of `agent`'s."""
+    from submissions.intake import submission_intake
+
+    return submission_intake(
+        agent=agent,
+        task=task,
+        stage=stage,
+        archive=path,
+        archive_name=path.name,
+        uploader=None,
+        source="upload",
+    )

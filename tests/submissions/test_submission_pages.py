@@ -2,17 +2,15 @@
 files, accounts and tokens."""
 
 import re
-from pathlib import Path
 
 import pytest
 
 from benchmark.models import ApiToken
-from submissions.archives import IntakeLimits
-from submissions.intake import submission_intake
 from submissions.models import DerivedArtifact, DerivedKind, Submission
-from tests.benchmark.factories import AgentFactory, TeamFactory, UserFactory
+from tests.benchmark.factories import AgentFactory
 from tests.benchmark.runs import PAPER, PNG, SAMPLE_TASK, sample_run, zip_entries, zip_folder
 from tests.errors import error_messages
+from tests.submissions.factories import archive_intake
 
 pytestmark = pytest.mark.django_db
 
@@ -34,33 +32,10 @@ Math stays math: $a_1 < b_2$ and $$\\frac{<script>}{x}$$
 """
 
 
-@pytest.fixture
-def owner():
-    return UserFactory(username="ada")
-
-
-@pytest.fixture
-def agent(owner):
-    return AgentFactory(name="ada-agent", team=TeamFactory(members=[owner]), o4_mini=True)
-
-
-def intake(agent, task, path: Path, stage="end2end") -> Submission:
-    return submission_intake(
-        agent=agent,
-        task=task,
-        stage=stage,
-        archive=path,
-        archive_name=path.name,
-        uploader=None,
-        source="upload",
-        limits=IntakeLimits.from_settings(),
-    )
-
-
 def test_the_submission_page_shows_paper_figures_documents_tree_log_and_cost(
     client, media_root, agent, task, mlrbench_data, tmp_path
 ):
-    submission = intake(
+    submission = archive_intake(
         agent, task, zip_folder(sample_run(mlrbench_data, "o4-mini"), tmp_path / "run.zip")
     )
 
@@ -100,7 +75,7 @@ def test_a_model_litellm_does_not_know_costs_unknown_not_zero(client, media_root
             "idea_token_usage.json": b'{"input_tokens": 5, "output_tokens": 7}',
         },
     )
-    submission = intake(agent, task, archive)
+    submission = archive_intake(agent, task, archive)
 
     html = client.get(f"/submissions/{submission.pk}/").content.decode()
 
@@ -115,7 +90,7 @@ def test_uploaded_html_never_reaches_the_page_as_live_html(
     archive = zip_entries(
         tmp_path / "run.zip", {"results/paper.md": MALICIOUS_PAPER, "results/fig.png": PNG}
     )
-    submission = intake(agent, task, archive)
+    submission = archive_intake(agent, task, archive)
 
     html = client.get(f"/submissions/{submission.pk}/").content.decode()
     paper = html.split('data-testid="paper"', 1)[1].split("</article>", 1)[0]
@@ -151,7 +126,7 @@ def test_artifacts_are_served_inline_only_as_images_and_plain_text(
     client, media_root, agent, task, tmp_path, path, data, content_type, inline
 ):
     archive = zip_entries(tmp_path / "run.zip", {"results/paper.md": PAPER, path: data})
-    submission = intake(agent, task, archive)
+    submission = archive_intake(agent, task, archive)
 
     response = client.get(f"/submissions/{submission.pk}/raw/{path}")
 
@@ -169,7 +144,7 @@ def test_a_code_file_is_shown_highlighted(client, media_root, agent, task, tmp_p
         tmp_path / "run.zip",
         {"results/paper.md": PAPER, "claude_code/main.py": b"def train():\n    return 42\n"},
     )
-    submission = intake(agent, task, archive)
+    submission = archive_intake(agent, task, archive)
 
     response = client.get(f"/submissions/{submission.pk}/files/claude_code/main.py")
 
@@ -181,7 +156,7 @@ def test_the_upload_form_without_javascript(client, media_root, owner, agent, ta
     assert client.get("/submissions/new/").status_code == 302  # sign in first
     client.force_login(owner)
     page = client.get("/submissions/new/").content.decode()
-    assert "ada-agent" in page and SAMPLE_TASK in page
+    assert "my-agent" in page and SAMPLE_TASK in page
 
     bad = zip_entries(tmp_path / "bad.zip", {"claude_code/main.py": b"print(1)"})
     with bad.open("rb") as handle:
@@ -260,12 +235,12 @@ def test_a_builder_creates_a_team_an_agent_and_a_token_shown_once(client, owner)
 
 
 def test_the_submission_list_and_agent_pages(client, media_root, agent, task, tmp_path):
-    intake(agent, task, zip_entries(tmp_path / "run.zip", {"results/paper.md": PAPER}))
+    archive_intake(agent, task, zip_entries(tmp_path / "run.zip", {"results/paper.md": PAPER}))
 
     listing = client.get("/submissions/", {"stage": "end2end"}).content.decode()
-    assert "1 submission" in listing and "ada-agent" in listing
+    assert "1 submission" in listing and "my-agent" in listing
     assert "0 submissions" in client.get("/submissions/", {"stage": "idea"}).content.decode()
-    assert client.get("/agents/ada-agent/").status_code == 200
+    assert client.get("/agents/my-agent/").status_code == 200
 
 
 def test_source_is_highlighted_once_at_intake_and_no_view_runs_a_lexer(
@@ -287,7 +262,7 @@ def test_source_is_highlighted_once_at_intake_and_no_view_runs_a_lexer(
             "code/big.py": b"x = 1  # <b>\n" * 6_000,  # past the size limit
         },
     )
-    submission = intake(agent, task, archive)
+    submission = archive_intake(agent, task, archive)
     stored = set(
         DerivedArtifact.objects.filter(
             artifact__submission=submission, kind=DerivedKind.SOURCE_HTML

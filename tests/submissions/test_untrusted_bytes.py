@@ -2,43 +2,19 @@
 the site store and hold (derived HTML, traces), and the shapes of input that
 answered 500 or were stored as traps (deep JSON, names)."""
 
-from pathlib import Path
-
 import pytest
 from django.db.models import Sum
 
 from benchmark.accounts import api_token_create
-from submissions.intake import submission_intake
 from submissions.models import DerivedArtifact, DerivedKind, Submission
 from submissions.uploads import upload_slot
-from tests.benchmark.factories import AgentFactory, TeamFactory, UserFactory
+from tests.benchmark.factories import UserFactory
 from tests.benchmark.runs import PAPER, zip_entries
 from tests.errors import error_messages
+from tests.submissions.factories import archive_intake
 from tests.support.uploads import upload
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def owner():
-    return UserFactory(username="ada")
-
-
-@pytest.fixture
-def agent(owner):
-    return AgentFactory(name="ada-agent", team=TeamFactory(members=[owner]), o4_mini=True)
-
-
-def intake(agent, task, path: Path, stage="end2end") -> Submission:
-    return submission_intake(
-        agent=agent,
-        task=task,
-        stage=stage,
-        archive=path,
-        archive_name=path.name,
-        uploader=None,
-        source="upload",
-    )
 
 
 def _source_html(submission: Submission) -> dict[str, int]:
@@ -59,7 +35,7 @@ def test_newline_only_text_files_store_no_line_number_tables(
     entries = {f"logs/empty_{n}.txt": b"\n" * (256 * 1024) for n in range(20)}
     entries["results/paper.md"] = PAPER
     entries["code/main.py"] = b"def train():\n    return 42\n"
-    submission = intake(agent, task, zip_entries(tmp_path / "run.zip", entries))
+    submission = archive_intake(agent, task, zip_entries(tmp_path / "run.zip", entries))
 
     assert set(_source_html(submission)) == {"code/main.py"}
     page = client.get(f"/submissions/{submission.pk}/files/logs/empty_3.txt").content.decode()
@@ -77,7 +53,7 @@ def test_an_uploads_derived_html_is_capped_per_file_and_in_all(
     entries = {f"code/m{n}.py": line * 40 for n in range(12)}
     entries["code/large.py"] = line * 1_000  # its HTML alone is past the file's cap
     entries["results/paper.md"] = PAPER
-    submission = intake(agent, task, zip_entries(tmp_path / "run.zip", entries))
+    submission = archive_intake(agent, task, zip_entries(tmp_path / "run.zip", entries))
 
     stored = _source_html(submission)
     assert "code/large.py" not in stored
@@ -97,7 +73,7 @@ def test_documents_past_the_uploads_derived_bytes_keep_a_note_not_their_html(
     section = b"## Results\n\n| metric | value |\n|---|---|\n| accuracy | 0.91 |\n\n" * 60
     entries = {f"ideas/idea_{n:02}.md": section for n in range(30)}
     entries["results/paper.md"] = PAPER
-    submission = intake(agent, task, zip_entries(tmp_path / "run.zip", entries))
+    submission = archive_intake(agent, task, zip_entries(tmp_path / "run.zip", entries))
 
     rows = DerivedArtifact.objects.filter(
         artifact__submission=submission, kind=DerivedKind.HTML
@@ -126,7 +102,7 @@ def test_a_name_with_a_bidirectional_control_is_refused(
         tmp_path / "run.zip", {"results/paper.md": PAPER, "results/\u202egpj.exe": b"MZ"}
     )
 
-    response = upload(client, archive, token=token, agent="ada-agent")
+    response = upload(client, archive, token=token, agent="my-agent")
 
     assert response.status_code == 400
     (message,) = error_messages(response)["archive"]
@@ -139,7 +115,7 @@ def test_names_are_stored_nfc_and_nfd_twins_are_one_name(
 ):
     composed, decomposed = "notes/caf\u00e9.txt", "notes/cafe\u0301.txt"
     alone = zip_entries(tmp_path / "one.zip", {"results/paper.md": PAPER, decomposed: b"x"})
-    response = upload(client, alone, token=token, agent="ada-agent")
+    response = upload(client, alone, token=token, agent="my-agent")
     assert response.status_code == 201, response.content
     paths = set(Submission.objects.get().artifacts.values_list("path", flat=True))
     assert composed in paths and decomposed not in paths
@@ -147,7 +123,7 @@ def test_names_are_stored_nfc_and_nfd_twins_are_one_name(
     twins = zip_entries(
         tmp_path / "twins.zip", {"results/paper.md": PAPER, composed: b"1", decomposed: b"2"}
     )
-    response = upload(client, twins, token=token, agent="ada-agent")
+    response = upload(client, twins, token=token, agent="my-agent")
     assert response.status_code == 400
     assert f"{composed} appears twice" in error_messages(response)["archive"][0]
     assert Submission.objects.count() == 1
@@ -162,7 +138,7 @@ def test_an_experiment_without_results_is_refused_saying_the_judges_need_them(
         client,
         zip_entries(tmp_path / "run.zip", code_and_log),
         token=token,
-        agent="ada-agent",
+        agent="my-agent",
         stage="experiment",
     )
     assert refused.status_code == 400
@@ -178,7 +154,7 @@ def test_an_experiment_without_results_is_refused_saying_the_judges_need_them(
         client,
         zip_entries(tmp_path / "run2.zip", with_results),
         token=token,
-        agent="ada-agent",
+        agent="my-agent",
         stage="experiment",
     )
     assert accepted.status_code == 201, accepted.content
@@ -193,7 +169,7 @@ def test_an_accounts_concurrent_uploads_are_limited_with_429_and_retry_after(
     archive = zip_entries(tmp_path / "run.zip", {"results/paper.md": PAPER})
     other = UserFactory()
     with upload_slot(user_id=owner.pk), upload_slot(user_id=owner.pk):
-        busy = upload(client, archive, token=token, agent="ada-agent")
+        busy = upload(client, archive, token=token, agent="my-agent")
         with upload_slot(user_id=other.pk):  # another account is not held back
             pass
         client.force_login(owner)
@@ -212,7 +188,7 @@ def test_an_accounts_concurrent_uploads_are_limited_with_429_and_retry_after(
         assert error["code"] == "uploads_busy" and "at most 2 at once" in error["message"]
     assert Submission.objects.count() == 0
 
-    stored = upload(client, archive, token=token, agent="ada-agent")
+    stored = upload(client, archive, token=token, agent="my-agent")
     assert stored.status_code == 201, stored.content
 
 
@@ -237,7 +213,7 @@ def test_a_trace_that_balloons_is_parsed_in_the_child_not_the_web_worker(
     )
     tracemalloc.start()
     try:
-        submission = intake(agent, task, archive)
+        submission = archive_intake(agent, task, archive)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -261,7 +237,7 @@ def test_a_trace_past_its_memory_limit_is_not_read_and_the_upload_is_kept(
         tmp_path / "run.zip",
         {"results/paper.md": PAPER, "claude_output.json": _balloon_trace(1_000_000)},
     )
-    submission = intake(agent, task, archive)
+    submission = archive_intake(agent, task, archive)
 
     stored = DerivedArtifact.objects.get(
         artifact__submission=submission, kind=DerivedKind.TRACE_STEPS
@@ -279,7 +255,7 @@ def test_many_nul_text_files_are_stored_and_their_html_is_capped(
     settings.INTAKE_MAX_DERIVED_BYTES = 40_000
     entries = {f"data/nul_{n}.txt": bytes(2048) for n in range(40)}
     entries["results/paper.md"] = PAPER
-    submission = intake(agent, task, zip_entries(tmp_path / "run.zip", entries))
+    submission = archive_intake(agent, task, zip_entries(tmp_path / "run.zip", entries))
 
     stored = _source_html(submission)
     assert 0 < len(stored) < 40
