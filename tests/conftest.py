@@ -417,3 +417,15 @@ def sample(_on_sample_database: Sample, media_root, settings) -> Sample:
     ).items():
         setattr(settings, name, value)
     return _on_sample_database
+
+
+@pytest.fixture
+def curve(settings, tmp_path):
+    """The site's shipped curve-fitting objective task, installed under this test's
+    media and objective data roots."""
+    from experiments.shipped import objective_tasks_install
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.EXPERIMENT_DATA_ROOT = tmp_path / "objective"
+    (objective,) = objective_tasks_install().objectives
+    return objective

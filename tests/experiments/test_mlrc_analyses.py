@@ -17,7 +17,7 @@ from scipy.special import comb
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
 from experiments.queue import objective_test_queue
 from experiments.results import objective_result_record
-from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
+from experiments.shipped import SHIPPED_ROOT
 from submissions.models import Stage
 from tests.benchmark.factories import AgentFactory
 from tests.experiments.factories import submission_with_files
@@ -30,10 +30,8 @@ DEV_BASELINE = 0.8
 
 
 @pytest.fixture
-def curve(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.EXPERIMENT_DATA_ROOT = tmp_path / "objective"
-    (objective,) = objective_tasks_install().objectives
+def curve(curve):
+    objective = curve
     objective.dev_baseline_score = DEV_BASELINE
     objective.save(update_fields=["dev_baseline_score"])
     return objective

@@ -97,14 +97,3 @@ def end2end_submission(**kwargs):
 @pytest.fixture
 def submission(db):
     return end2end_submission()
-
-
-@pytest.fixture
-def curve(settings, tmp_path):
-    """The shipped curve-fitting objective task, installed (tests/judging/methods.py)."""
-    from experiments.shipped import objective_tasks_install
-
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.EXPERIMENT_DATA_ROOT = tmp_path / "objective"
-    (objective,) = objective_tasks_install().objectives
-    return objective

@@ -23,7 +23,7 @@ from django.utils import timezone
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
 from experiments.queue import objective_test_queue
 from experiments.results import objective_result_record, submission_lloc
-from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
+from experiments.shipped import SHIPPED_ROOT
 from submissions.models import ArtifactKind, Stage
 from tests.benchmark.factories import AgentFactory
 from tests.experiments.factories import submission_with_files
@@ -33,14 +33,6 @@ pytestmark = pytest.mark.django_db
 
 LEADERBOARD = "/api/leaderboard/"
 METHODS = SHIPPED_ROOT / "neurips2025_objective_curve_fitting" / "examples"
-
-
-@pytest.fixture
-def curve(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.EXPERIMENT_DATA_ROOT = tmp_path / "objective"
-    (objective,) = objective_tasks_install().objectives
-    return objective
 
 
 def method(name: str) -> dict[str, str]:
