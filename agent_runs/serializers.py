@@ -10,7 +10,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from .models import AgentRun, AgentRunStage, RunMode
+from .models import STEPWISE_STAGES, AgentRun, AgentRunStage, RunMode
 from .selectors import Transcript
 
 INT_MAX = 2**31 - 1  # the columns' range (PostgreSQL integer)
@@ -143,43 +143,101 @@ def agent_run_progress_data(run: AgentRun, transcript: Transcript) -> dict[str, 
 
 
 class AgentRunCreateSerializer(serializers.Serializer):
-    """`POST /api/agent-runs/`: the names of the form's fields and the command's flags;
-    the service checks what they mean (models, key variable, tasks, budgets)."""
+    """`POST /api/agent-runs/`, the organisers' page form (`AgentRunForm`, drawn from
+    these fields) and `run_agent`'s flags: one definition of what a new run takes.
+    The service checks what the values mean (models, key variable, tasks, budgets)
+    and says every problem at once, so a blank model or agent is left to it."""
 
-    task = serializers.ListField(child=serializers.CharField(max_length=200), allow_empty=True)
-    agent = serializers.CharField(max_length=100)
-    model = serializers.CharField(max_length=200)
-    api_base = serializers.CharField(max_length=500, required=False, default="", allow_blank=True)
-    api_key_env = serializers.CharField(
-        max_length=100, required=False, default="", allow_blank=True
+    task = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        allow_empty=True,
+        label="Tasks",
+        help_text="One run per task (Ctrl- or Cmd-click to choose several).",
+    )
+    agent = serializers.CharField(
+        max_length=100,
+        allow_blank=True,
+        help_text="Registered in the organisers' MLR-Agent team when new.",
+    )
+    model = serializers.CharField(
+        max_length=200, allow_blank=True, label="Idea, proposal and paper model"
+    )
+    lit_model = serializers.CharField(
+        max_length=200,
+        required=False,
+        default="",
+        allow_blank=True,
+        label="Literature-review model",
+        help_text="A search-capable model; empty: the main model.",
+    )
+    no_lit_review = serializers.BooleanField(
+        required=False, default=False, label="No literature review"
     )
     coding_model = serializers.CharField(
-        max_length=200, required=False, default="", allow_blank=True
+        max_length=200,
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="The coding loop's model; empty: the main model.",
     )
-    lit_model = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
-    no_lit_review = serializers.BooleanField(required=False, default=False)
-    mode = serializers.CharField(max_length=16, required=False, default=RunMode.END2END)
-    stage = serializers.CharField(max_length=16, required=False, default="", allow_blank=True)
-    max_steps = serializers.IntegerField(required=False, default=50, max_value=INT_MAX)
+    api_base = serializers.CharField(
+        max_length=500,
+        required=False,
+        default="",
+        allow_blank=True,
+        label="API base URL",
+        help_text="An OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1); empty: the "
+        "provider's.",
+    )
+    api_key_env = serializers.CharField(
+        max_length=100,
+        required=False,
+        default="",
+        allow_blank=True,
+        label="API key variable",
+        help_text="The NAME of the environment variable that holds the key, never the key.",
+    )
+    mode = serializers.ChoiceField(choices=RunMode.choices, required=False, default=RunMode.END2END)
+    stage = serializers.ChoiceField(
+        choices=[(stage, stage) for stage in STEPWISE_STAGES],
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="Stepwise only: the stage the run produces.",
+    )
+    input = serializers.ListField(
+        child=serializers.IntegerField(
+            min_value=1,
+            max_value=INT_MAX,
+            error_messages={"invalid": "a submission id is a whole number"},
+        ),
+        required=False,
+        default=list,
+        label="Input submissions",
+        help_text="Stepwise only: ids of the previous stage's submissions to build on "
+        "(empty: sampled with the seed).",
+    )
+    max_steps = serializers.IntegerField(
+        required=False, default=50, max_value=INT_MAX, label="Max steps"
+    )
     max_tokens = serializers.IntegerField(
-        required=False, default=None, allow_null=True, max_value=INT_MAX
+        required=False, default=None, allow_null=True, max_value=INT_MAX, label="Max tokens"
     )
     max_cost = serializers.DecimalField(
-        max_digits=10, decimal_places=4, required=False, default=None, allow_null=True
+        max_digits=10,
+        decimal_places=4,
+        required=False,
+        default=None,
+        allow_null=True,
+        label="Max cost (USD)",
     )
     seed = serializers.IntegerField(
         required=False, default=0, min_value=-INT_MAX, max_value=INT_MAX
     )
-    input = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=INT_MAX),
-        required=False,
-        default=list,
-    )
 
 
 def run_arguments(data: Mapping[str, Any]) -> dict[str, Any]:
-    """`agent_run_create`'s arguments from `AgentRunCreateSerializer`'s validated
-    data (the API and `run_agent`) or the page form's cleaned data (the same names)."""
+    """`agent_run_create`'s arguments from `AgentRunCreateSerializer`'s validated data."""
     return {
         "tasks": list(data.get("task") or []),
         "agent_name": (data.get("agent") or "").strip(),

@@ -13,13 +13,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from benchmark.roles import organiser_required
+from common.drf import serializer_error_items
 from common.errors import ApplicationError, ValidationFailed, form_add_errors
 from common.http import AuthenticatedHttpRequest, json_error
 
 from . import selectors
 from .forms import AgentRunForm
 from .models import AgentRun
-from .serializers import agent_run_progress_data, run_arguments
+from .serializers import AgentRunCreateSerializer, agent_run_progress_data, run_arguments
 from .services import agent_run_cancel, agent_run_create
 from .workspace import TRACE_NAME
 
@@ -35,28 +36,27 @@ def _run_or_404(run_id: int) -> AgentRun:
 
 @organiser_required
 def agent_run_new_view(request: AuthenticatedHttpRequest) -> HttpResponse:
-    status = 200
-    if request.method == "POST":
-        form = AgentRunForm(request.POST)
-        if form.is_valid():
-            try:
-                runs = agent_run_create(
-                    **run_arguments(form.cleaned_data),
-                    requested_by=request.user,
-                    check_models=True,
-                )
-            except ValidationFailed as exc:
-                form_add_errors(form, exc)
-            else:
-                tasks = ", ".join(run.task.slug for run in runs)
-                messages.success(request, f"{len(runs)} agent run(s) queued: {tasks}.")
-                if len(runs) == 1:
-                    return redirect("agent_runs:run-detail", run_id=runs[0].pk)
-                return redirect(f"{reverse('agent_runs:run-list')}?mine=1")
-        status = 400
-    else:
-        form = AgentRunForm()
-    return render(request, "agent_runs/agent_run_new.html", {"form": form}, status=status)
+    if request.method != "POST":
+        form = AgentRunForm(initial={"agent": "mlr-agent"})
+        return render(request, "agent_runs/agent_run_new.html", {"form": form})
+    form = AgentRunForm(request.POST)
+    serializer = AgentRunCreateSerializer(data=form.serializer_data())
+    try:
+        if not serializer.is_valid():
+            raise ValidationFailed(items=serializer_error_items(serializer.errors))
+        runs = agent_run_create(
+            **run_arguments(serializer.validated_data),
+            requested_by=request.user,
+            check_models=True,
+        )
+    except ValidationFailed as exc:
+        form_add_errors(form, exc)
+        return render(request, "agent_runs/agent_run_new.html", {"form": form}, status=400)
+    tasks = ", ".join(run.task.slug for run in runs)
+    messages.success(request, f"{len(runs)} agent run(s) queued: {tasks}.")
+    if len(runs) == 1:
+        return redirect("agent_runs:run-detail", run_id=runs[0].pk)
+    return redirect(f"{reverse('agent_runs:run-list')}?mine=1")
 
 
 @organiser_required

@@ -4,7 +4,7 @@ schema class that documents that body on every operation's 4xx answers. The
 JSON parser is `common.parsers` (DRF's views import the parser setting when
 they load, which this module imports)."""
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -58,6 +58,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
 
 def api_exception_items(exc: exceptions.APIException) -> list[ErrorItem]:
     return list(_detail_items(exc.detail, None, exc.default_code))
+
+
+def serializer_error_items(errors: Mapping[str, Any]) -> list[ErrorItem]:
+    """An input serializer's errors as items (a page that validates with one)."""
+    return list(_detail_items(dict(errors), None, "invalid"))
 
 
 def _detail_items(detail: Any, field: str | None, default_code: str) -> Iterator[ErrorItem]:

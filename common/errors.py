@@ -128,7 +128,9 @@ def form_add_errors(form: forms.BaseForm, error: ApplicationError) -> None:
     """Show a service's error on the form: each item at its field (or at the top
     when the form has no such field), once, even if the form found it too."""
     for item in error.items:
-        field = item.field if item.field in form.fields else None
+        # A list member's error (`input.1`) goes beside the list's field.
+        name = (item.field or "").split(".")[0]
+        field = name if name in form.fields else None
         shown = list(form.errors.get(field or NON_FIELD_ERRORS, []))
         if item.message not in shown:
             form.add_error(field, forms.ValidationError(item.message, code=item.code))

@@ -2,12 +2,16 @@
 service's messages beside the fields, nothing queued on bad input), the run
 page with its stages, transcript and cancel button, and the JSON it polls."""
 
+import html
 import json
+import re
 
 import pytest
 from django.urls import reverse
 
+from agent_runs.forms import AgentRunForm
 from agent_runs.models import AgentRun, RunStatus, StageName, StageStatus
+from agent_runs.serializers import AgentRunCreateSerializer
 from agent_runs.services import agent_run_create, agent_run_enqueue
 from agent_runs.workspace import TRACE_NAME, Trace, workspace_of
 from benchmark.roles import organiser_grant
@@ -142,8 +146,43 @@ def test_numbers_the_columns_cannot_hold_are_form_errors(organiser_client, task)
     assert response.status_code == 400
     page = response.content.decode()
     assert "Ensure this value is less than or equal to 2147483647" in page
-    assert "Enter a whole number." in page
-    assert "&#x27;x&#x27; is not a submission id" in page
+    assert "Ensure this value is greater than or equal to -2147483647" in page
+    assert "A valid integer is required." in page
+    # The text box's second id, beside the box.
+    assert re.search(r'data-testid="error-input">a submission id is a whole number<', page)
+    assert AgentRun.objects.count() == 0
+
+
+def test_the_page_and_the_api_take_one_definition_and_answer_in_the_same_words(
+    organiser_client, task, monkeypatch
+):
+    """The page form is drawn from the API's input serializer: the same fields,
+    labels and help, and the same messages for the same bad input."""
+    form = AgentRunForm()
+    fields = AgentRunCreateSerializer().fields
+    assert list(form.fields) == list(fields)
+    for name, field in fields.items():
+        assert form.fields[name].label == field.label, name
+        assert form.fields[name].help_text == (field.help_text or ""), name
+    monkeypatch.delenv("H15_UNSET_API_KEY", raising=False)
+    bad = {"agent": "Not A Name", "model": "", "api_key_env": "H15_UNSET_API_KEY"}
+    page = organiser_client.post(reverse("agent_runs:run-new"), _form(max_tokens="many", **bad))
+    api_url = reverse("api:agent-run-list")
+    api = organiser_client.post(
+        api_url, {**_form(**bad), "max_tokens": "many"}, content_type="application/json"
+    )
+    assert (page.status_code, api.status_code) == (400, 400)
+    # The serializer's refusal first: nothing reaches the service.
+    api_messages = {(e["field"], e["message"]) for e in api.json()["errors"]}
+    assert api_messages == {("max_tokens", "A valid integer is required.")}
+    assert 'data-testid="error-max_tokens">A valid integer is required.<' in page.content.decode()
+    # Then the service's, the same words on both.
+    page = organiser_client.post(reverse("agent_runs:run-new"), _form(**bad))
+    api = organiser_client.post(api_url, _form(**bad), content_type="application/json")
+    shown = html.unescape(page.content.decode())
+    for error in api.json()["errors"]:
+        assert f'data-testid="error-{error["field"]}">{error["message"]}<' in shown, error
+    assert {e["field"] for e in api.json()["errors"]} >= {"agent", "model", "api_key_env"}
     assert AgentRun.objects.count() == 0
 
 
