@@ -263,6 +263,9 @@ SPECTACULAR_SETTINGS = {
         "ArtifactKindEnum": "submissions.models.ArtifactKind",
         "AgentRunStatusEnum": "agent_runs.models.RunStatus",
         "AgentRunStageStatusEnum": "agent_runs.models.StageStatus",
+        "StageEnum": "submissions.models.Stage",
+        "AgentRunModeEnum": "agent_runs.models.RunMode",
+        "AgentRunStepwiseStageEnum": "agent_runs.models.STEPWISE_STAGES",
     },
 }
 
