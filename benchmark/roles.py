@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AnonymousUser, Group, Permission, User
 from django.core.exceptions import PermissionDenied
@@ -28,17 +29,9 @@ from rest_framework.request import Request
 ORGANISERS_GROUP = "organisers"
 REVIEWERS_GROUP = "reviewers"
 
-# The apps whose models organisers manage in the admin: all of the site's.
-SITE_APPS = (
-    "benchmark",
-    "submissions",
-    "experiments",
-    "judging",
-    "agent_runs",
-    "reviews",
-    "leaderboard",
-)
-# And the accounts: docs/submissions.md "accounts are made by organisers, e.g. in /admin/".
+# Organisers manage the models of all the site's apps in the admin
+# (settings.PROJECT_APPS), and the accounts: docs/submissions.md "accounts are
+# made by organisers, e.g. in /admin/".
 # Not the groups' permissions, and (benchmark/admin.py) not `is_superuser`:
 # an organiser cannot make anyone more than an organiser.
 _ORGANISER_AUTH_PERMISSIONS = ("add_user", "change_user", "view_user", "view_group")
@@ -172,7 +165,7 @@ def organisers_group_sync() -> Group:
     apps (and making accounts); run after `migrate` and on each grant, so a
     model added later is covered too."""
     group, _ = Group.objects.get_or_create(name=ORGANISERS_GROUP)
-    permissions = Permission.objects.filter(content_type__app_label__in=SITE_APPS) | (
+    permissions = Permission.objects.filter(content_type__app_label__in=settings.PROJECT_APPS) | (
         Permission.objects.filter(
             content_type__app_label="auth", codename__in=_ORGANISER_AUTH_PERMISSIONS
         )

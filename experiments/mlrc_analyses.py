@@ -74,6 +74,19 @@ class Trial:
     result: ObjectiveResult | None = None
     submission: Submission | None = None
 
+    @classmethod
+    def of_result(cls, result: ObjectiveResult) -> Trial:
+        """The trial whose best dev run `result` evaluated on test (its dev scores
+        not yet read)."""
+        return cls(
+            agent=result.agent.name,
+            agent_id=result.agent_id,
+            idea_source=result.idea_source,
+            trial=result.trial,
+            result=result,
+            submission=result.dev_run.submission,
+        )
+
 
 def methods_complexity(files: list[tuple[str, str]]) -> int | None:
     """MLRC-Bench's `calculate_complexity` summed over a method's Python files
@@ -258,14 +271,7 @@ def _trials_of(
 ) -> list[Trial]:
     trials: dict[tuple[int, int], Trial] = {}
     for result in results:
-        trials[(result.agent_id, result.trial)] = Trial(
-            agent=result.agent.name,
-            agent_id=result.agent_id,
-            idea_source=result.idea_source,
-            trial=result.trial,
-            result=result,
-            submission=result.dev_run.submission,
-        )
+        trials[(result.agent_id, result.trial)] = Trial.of_result(result)
     for (agent_id, number), runs in dev_runs.items():
         trial = trials.get((agent_id, number))
         if trial is None:
@@ -350,15 +356,7 @@ def mlrc_test_measures() -> list[dict]:
         objective = result.objective
         if objective.pk not in base:
             base[objective.pk] = methods_complexity(_task_methods(objective))
-        trial = Trial(
-            agent=result.agent.name,
-            agent_id=result.agent_id,
-            idea_source=result.idea_source,
-            trial=result.trial,
-            result=result,
-            submission=result.dev_run.submission,
-        )
-        row = _trial_row(trial, objective, base[objective.pk])
+        row = _trial_row(Trial.of_result(result), objective, base[objective.pk])
         answer.append(
             {
                 "task": objective.task.slug,

@@ -76,7 +76,7 @@ def done_judgments(
     judge: str | None = None,
     exclude_family: str | None = None,
     exclude_same_family: bool = False,
-) -> QuerySet[Judgment]:
+) -> QuerySet[Any, Any]:
     """Finished judgments, filtered as the caller asks (the judgments a score counts)."""
     judgments = Judgment.objects.filter(status=JudgmentStatus.DONE, condition=condition)
     if submission_ids is not None:
@@ -225,6 +225,31 @@ def stage_panel(*, stage: str, name: str = "") -> PanelChoice | None:
     return _panel_choice(default.panel, is_default=True) if default is not None else None
 
 
+def panel_scored(
+    panel: PanelChoice,
+    *,
+    condition: str = JudgingCondition.WITH_CODE,
+    submissions: QuerySet[Submission] | None = None,
+) -> QuerySet[Any, Any]:
+    """By `submission_id`, the submissions (of `submissions`, else any) that each
+    of the panel's judges has a finished scoring judgment of under `condition`:
+    what a panel's board counts and `judge --pending` leaves alone. A values
+    query, for the caller to take the ids from."""
+    judgments = Judgment.objects.filter(
+        condition=condition,
+        kind=JudgmentKind.SCORE,
+        status=JudgmentStatus.DONE,
+        judge_id__in=panel.judge_ids,
+    )
+    if submissions is not None:
+        judgments = judgments.filter(submission_id__in=submissions.values("id"))
+    return (
+        judgments.values("submission_id")
+        .annotate(n=Count("judge_id", distinct=True))
+        .filter(n=len(panel.judge_ids))
+    )
+
+
 @dataclass(frozen=True)
 class PanelListing:
     name: str
@@ -328,18 +353,7 @@ def pending_submissions(
         & Q(judging_state__in=[SubmissionJudgingState.READY, SubmissionJudgingState.JUDGING])
     )
     for stage, panel in defaults.items():
-        scored = (
-            Judgment.objects.filter(
-                condition=JudgingCondition.WITH_CODE,
-                kind=JudgmentKind.SCORE,
-                status=JudgmentStatus.DONE,
-                judge_id__in=panel.judge_ids,
-            )
-            .values("submission_id")
-            .annotate(n=Count("judge_id", distinct=True))
-            .filter(n=len(panel.judge_ids))
-            .values("submission_id")
-        )
+        scored = panel_scored(panel).values("submission_id")
         new |= Q(status=SubmissionStatus.READY, stage=stage) & ~Q(id__in=scored)
     if not include_imported:
         new &= ~Q(id__in=Judgment.objects.filter(imported=True).values("submission_id"))

@@ -17,13 +17,12 @@ from judging.subjective_objective import Correlation
 from submissions.models import Stage
 
 from .caching import cached, cached_stage
+from .payloads import leaderboard_view
 from .selectors.board import (
     ACCEPTANCE_LINE,
     Leaderboard,
     LeaderboardQuery,
     LeaderboardRow,
-    leaderboard_compute,
-    leaderboard_sort,
 )
 from .selectors.objective import OBJECTIVE_STAGE, objective_board_compute
 from .serializers import (
@@ -168,8 +167,8 @@ def board_page_html(
     the API serializes them. Raises UnknownSort for a column it cannot sort by."""
 
     def render_board() -> SafeString:
-        computed = board or leaderboard_compute(query)
-        rows = leaderboard_sort(computed, sort) if sort else computed.rows
+        view = leaderboard_view(query, sort, board=board)
+        computed, rows = view.board, view.rows
         params = canonical_params(query, sort)
         download = query_string(params, format=None)
         api = reverse("api:leaderboard")

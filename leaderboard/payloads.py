@@ -38,8 +38,13 @@ class LeaderboardView:
     acceptance_line: float = ACCEPTANCE_LINE
 
 
-def leaderboard_view_of(board: Leaderboard, sort: str = "") -> LeaderboardView:
-    """Raises UnknownSort for a column the board cannot be sorted by."""
+def leaderboard_view(
+    query: LeaderboardQuery, sort: str = "", *, board: Leaderboard | None = None
+) -> LeaderboardView:
+    """The board of `query` (`board` where computed already) with its rows in
+    the order asked: what the API serializes and the page renders. Raises
+    UnknownSort for a column the board cannot be sorted by."""
+    board = board or leaderboard_compute(query)
     return LeaderboardView(
         board=board, rows=leaderboard_sort(board, sort) if sort else board.rows, sort=sort
     )
@@ -53,7 +58,7 @@ def leaderboard_payload(
     already (the refresh computes it once for every answer made of it)."""
 
     def compute() -> dict:
-        view = leaderboard_view_of(board or leaderboard_compute(query), sort)
+        view = leaderboard_view(query, sort, board=board)
         return dict(LeaderboardSerializer(view).data)
 
     return cached_stage(query.stage, "leaderboard", (query, sort), compute, recent=True)

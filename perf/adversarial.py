@@ -531,6 +531,36 @@ def _math_part(site: Site, sizes: Sizes, scratch: Path) -> None:
     _page_row(site, f"{shape}, idea.md", f"/submissions/{pk}/files/idea.md", "file")
 
 
+def _uploads_at_once(site: Site, upload: Callable[[int], None], count: int = 3) -> list[float]:
+    """Run `upload(0)` .. `upload(count - 1)` each in its own thread, asking /healthz
+    from this thread until all have answered; the /healthz times, in seconds."""
+    import threading
+
+    threads = [threading.Thread(target=upload, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    healths = []
+    while any(thread.is_alive() for thread in threads):
+        healths.append(site._page_seconds("/healthz"))
+        time.sleep(0.05)
+    for thread in threads:
+        thread.join()
+    return healths
+
+
+def _healthz_meanwhile_row(site: Site, shape: str, healths: list[float]) -> None:
+    """The slowest /healthz asked while uploads ran, against /healthz unloaded."""
+    worst = max(healths, default=0.0)
+    _row(
+        shape,
+        _ms(worst),
+        f"/healthz {_ms(site.healthz)}",
+        worst / site.healthz,
+        "<= 1 s",
+        worst <= 1.0,
+    )
+
+
 def _concurrent_part(site: Site, sizes: Sizes, scratch: Path) -> None:
     """Finding 1's three uploads at once (`\\[` x 600,000 each in the probe), each
     by its own client in its own thread, while this thread asks /healthz until all
@@ -538,8 +568,6 @@ def _concurrent_part(site: Site, sizes: Sizes, scratch: Path) -> None:
     for the others' documents: a pessimistic reading of an upload's time. (Under
     gunicorn's sync workers each upload holds a worker for its intake, at most the
     summed budget: run more workers than uploads expected at once.)"""
-    import threading
-
     from django.conf import settings
     from django.contrib.auth.models import User
     from django.db import connection
@@ -573,15 +601,7 @@ def _concurrent_part(site: Site, sizes: Sizes, scratch: Path) -> None:
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=upload, args=(i,)) for i in range(3)]
-    for thread in threads:
-        thread.start()
-    healths = []
-    while any(thread.is_alive() for thread in threads):
-        healths.append(site._page_seconds("/healthz"))
-        time.sleep(0.05)
-    for thread in threads:
-        thread.join()
+    healths = _uploads_at_once(site, upload)
     shape = f"(1) 3 uploads of {brackets:,} '\\[' at once"
     slowest = max(seconds for seconds, _status in answers)
     statuses = sorted(status for _seconds, status in answers)
@@ -594,15 +614,7 @@ def _concurrent_part(site: Site, sizes: Sizes, scratch: Path) -> None:
         "all 201, <= budget",
         slowest <= budget and statuses == [201, 201, 201],
     )
-    worst = max(healths, default=0.0)
-    _row(
-        f"{shape}: slowest /healthz meanwhile",
-        _ms(worst),
-        f"/healthz {_ms(site.healthz)}",
-        worst / site.healthz,
-        "<= 1 s",
-        worst <= 1.0,
-    )
+    _healthz_meanwhile_row(site, f"{shape}: slowest /healthz meanwhile", healths)
 
 
 def _sources_part(site: Site, sizes: Sizes, scratch: Path) -> None:
@@ -801,8 +813,6 @@ def _makefiles_archive(sizes: Sizes, scratch: Path, name: str, salt: int) -> Pat
 
 
 def _makefiles_part(site: Site, sizes: Sizes, scratch: Path) -> None:
-    import threading
-
     from django.conf import settings
     from django.db import connection
     from django.test import Client
@@ -839,15 +849,7 @@ def _makefiles_part(site: Site, sizes: Sizes, scratch: Path) -> None:
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=upload, args=(i,)) for i in range(3)]
-    for thread in threads:
-        thread.start()
-    healths = []
-    while any(thread.is_alive() for thread in threads):
-        healths.append(site._page_seconds("/healthz"))
-        time.sleep(0.05)
-    for thread in threads:
-        thread.join()
+    healths = _uploads_at_once(site, upload)
     most = settings.INTAKE_MAX_CONCURRENT_UPLOADS
     accepted = answers.count(201)
     print(f"    {shape} x3 by one account at once: answered {sorted(answers)}")
@@ -859,15 +861,7 @@ def _makefiles_part(site: Site, sizes: Sizes, scratch: Path) -> None:
         "rest answered 429",
         accepted <= most and all(status in (201, 429) for status in answers),
     )
-    worst = max(healths, default=0.0)
-    _row(
-        f"{shape} x3 at once: slowest /healthz",
-        _ms(worst),
-        f"/healthz {_ms(site.healthz)}",
-        worst / site.healthz,
-        "<= 1 s",
-        worst <= 1.0,
-    )
+    _healthz_meanwhile_row(site, f"{shape} x3 at once: slowest /healthz", healths)
 
 
 def _free_port() -> int:

@@ -160,6 +160,35 @@ def fake_llm() -> Iterator[FakeLLMServer]:
 
 
 @pytest.fixture
+def production_policy(settings):
+    """The LLM key and address policy's production defaults (common/llm_policy.py;
+    the test settings let test keys reach loopback): the judges', agent runs' and
+    policy's own tests of issue 40's "provider keys leave" and "SSRF"."""
+    settings.LLM_KEY_ENV_ALLOW = []
+    settings.AGENT_RUN_KEY_ENV_ALLOW = []
+    settings.LLM_KEY_HOSTS = {}
+    settings.LLM_API_BASE_ALLOWED_HOSTS = []
+    return settings
+
+
+@pytest.fixture
+def rates(settings):
+    """`rates(public_api="3/minute", ...)`: those throttle rates for this test, the
+    others as the settings have them."""
+
+    def set_rates(**rates: str):
+        settings.REST_FRAMEWORK = {
+            **settings.REST_FRAMEWORK,
+            "DEFAULT_THROTTLE_RATES": {
+                **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+                **rates,
+            },
+        }
+
+    return set_rates
+
+
+@pytest.fixture
 def write_task_file(tmp_path: Path) -> Callable[..., Path]:
     """Write `<slug>.md` into a fresh folder and return its path."""
     folder = tmp_path / "tasks"

@@ -2,6 +2,7 @@
 judged version of each agent's task (the definitions are in `board`), under a
 panel or every judge, and the versions a panel leaves out."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -10,13 +11,13 @@ from django.db.models import Count, Max, Q, QuerySet
 from judging.models import (
     JudgingCondition,
     Judgment,
-    JudgmentKind,
     JudgmentStatus,
     SubmissionJudgingState,
 )
 from judging.selectors import (
     PanelChoice,
     not_counted_reasons,
+    panel_scored,
     stage_panel,
     submission_judging_state_expression,
 )
@@ -109,32 +110,7 @@ def counted_submissions(
     whatever the number of submissions."""
     if panel is not None:
         return _counted_by_panel(submissions, condition=condition, panel=panel)
-    facts = [
-        SubmissionFacts(
-            sid,
-            agent_id,
-            task_id,
-            stage,
-            version,
-            status,
-            _task_cost(llm, coding),
-            unpriced + coding_cost_unknown(stage=stage, coding_agent=coder, agent_cost_usd=coding),
-        )
-        for sid, agent_id, task_id, stage, version, status, llm, coding, unpriced, coder in (
-            submissions.annotate(judging_state=submission_judging_state_expression()).values_list(
-                "id",
-                "agent_id",
-                "task_id",
-                "stage",
-                "version",
-                "judging_state",
-                "llm_cost_usd",
-                "agent_cost_usd",
-                "llm_unpriced_steps",
-                "agent__coding_agent",
-            )
-        )
-    ]
+    facts = _submission_facts(submissions, judging_state=True)
     judgment_counts = {
         sid: (done, pending)
         for sid, done, pending in Judgment.objects.filter(
@@ -148,18 +124,20 @@ def counted_submissions(
         .values_list("submission_id", "done", "pending")
         .order_by()
     }
-    newest: dict[tuple[int, int, str], SubmissionFacts] = {}
-    for fact in facts:
+
+    def fully_judged(fact: SubmissionFacts) -> bool:
         done, pending = judgment_counts.get(fact.id, (0, 0))
-        fully_judged = done > 0 and (fact.status == SubmissionJudgingState.JUDGED or pending == 0)
-        key = (fact.agent_id, fact.task_id, fact.stage)
-        if fully_judged and (key not in newest or newest[key].version < fact.version):
-            newest[key] = fact
-    return {fact.id: fact for fact in newest.values()}
+        return done > 0 and (fact.status == SubmissionJudgingState.JUDGED or pending == 0)
+
+    return _newest_of_each(fact for fact in facts if fully_judged(fact))
 
 
-def _submission_facts(submissions: QuerySet[Submission]) -> list[SubmissionFacts]:
-    rows = submissions.values_list(
+def _submission_facts(
+    submissions: QuerySet[Submission], *, judging_state: bool = False
+) -> list[SubmissionFacts]:
+    """What the boards read of each submission; its judging state where asked
+    (counting without a panel reads it), else ""."""
+    fields = [
         "id",
         "agent_id",
         "task_id",
@@ -169,7 +147,10 @@ def _submission_facts(submissions: QuerySet[Submission]) -> list[SubmissionFacts
         "agent_cost_usd",
         "llm_unpriced_steps",
         "agent__coding_agent",
-    )
+    ]
+    if judging_state:
+        submissions = submissions.annotate(judging_state=submission_judging_state_expression())
+        fields.append("judging_state")
     # A coding agent that recorded no cost is one more unpriced step (a lower bound).
     return [
         SubmissionFacts(
@@ -178,39 +159,37 @@ def _submission_facts(submissions: QuerySet[Submission]) -> list[SubmissionFacts
             task_id,
             stage,
             version,
-            "",
+            state[0] if state else "",
             _task_cost(llm, coding),
             unpriced + coding_cost_unknown(stage=stage, coding_agent=coder, agent_cost_usd=coding),
         )
-        for sid, agent_id, task_id, stage, version, llm, coding, unpriced, coder in rows
+        for sid, agent_id, task_id, stage, version, llm, coding, unpriced, coder, *state in (
+            submissions.values_list(*fields)
+        )
     ]
+
+
+def _newest_of_each(facts: Iterable[SubmissionFacts]) -> dict[int, SubmissionFacts]:
+    """The newest version of each agent's task and stage among `facts`, by id."""
+    newest: dict[tuple[int, int, str], SubmissionFacts] = {}
+    for fact in facts:
+        key = (fact.agent_id, fact.task_id, fact.stage)
+        if key not in newest or newest[key].version < fact.version:
+            newest[key] = fact
+    return {fact.id: fact for fact in newest.values()}
 
 
 def _counted_by_panel(
     submissions: QuerySet[Submission], *, condition: str, panel: PanelChoice
 ) -> dict[int, SubmissionFacts]:
     complete = set(
-        Judgment.objects.filter(
-            submission_id__in=submissions.values("id"),
-            condition=condition,
-            kind=JudgmentKind.SCORE,
-            status=JudgmentStatus.DONE,
-            judge_id__in=panel.judge_ids,
-        )
-        .values("submission_id")
-        .annotate(n=Count("judge_id", distinct=True))
-        .filter(n=len(panel.judge_ids))
+        panel_scored(panel, condition=condition, submissions=submissions)
         .values_list("submission_id", flat=True)
         .order_by()
     )
-    newest: dict[tuple[int, int, str], SubmissionFacts] = {}
-    for fact in _submission_facts(
-        submissions.filter(id__in=complete) if complete else submissions.none()
-    ):
-        key = (fact.agent_id, fact.task_id, fact.stage)
-        if key not in newest or newest[key].version < fact.version:
-            newest[key] = fact
-    return {fact.id: fact for fact in newest.values()}
+    return _newest_of_each(
+        _submission_facts(submissions.filter(id__in=complete) if complete else submissions.none())
+    )
 
 
 def _not_counted(

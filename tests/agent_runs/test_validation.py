@@ -167,16 +167,8 @@ def test_the_new_run_form_checks_the_model_before_queueing(client, task, fake_ll
 # Issue 40, "provider keys leave" and "SSRF": an agent run named ANTHROPIC_API_KEY
 # (the judges' key) with an api_base of its own, and the key arrived there; an
 # api_base may point at any address. Refused in the service (and so in the form,
-# the API and `run_agent`), with the production policy's defaults.
-
-
-@pytest.fixture
-def production_policy(settings):
-    settings.LLM_KEY_ENV_ALLOW = []
-    settings.AGENT_RUN_KEY_ENV_ALLOW = []
-    settings.LLM_KEY_HOSTS = {}
-    settings.LLM_API_BASE_ALLOWED_HOSTS = []
-    return settings
+# the API and `run_agent`), with the production policy's defaults (`production_policy`,
+# tests/conftest.py).
 
 
 def test_a_providers_key_is_not_sent_to_a_runs_own_server(

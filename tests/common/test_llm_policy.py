@@ -32,16 +32,6 @@ METADATA_BODY = (
 )
 
 
-@pytest.fixture
-def production_policy(settings):
-    """The policy's production defaults (the test settings let test keys reach loopback)."""
-    settings.LLM_KEY_ENV_ALLOW = []
-    settings.AGENT_RUN_KEY_ENV_ALLOW = []
-    settings.LLM_KEY_HOSTS = {}
-    settings.LLM_API_BASE_ALLOWED_HOSTS = []
-    return settings
-
-
 class _MetadataHandler(BaseHTTPRequestHandler):
     """A loopback "metadata service": answers anything with credentials, as text."""
 

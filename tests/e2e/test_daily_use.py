@@ -22,28 +22,16 @@ from submissions.models import Stage
 from tests.benchmark.factories import PASSWORD, AgentFactory, TaskFactory, TeamFactory, UserFactory
 from tests.benchmark.runs import SAMPLE_TASK, sample_run
 from tests.reviews.scenario import scenario_build
+from tests.support.client_cli import CLIENT, client_environment, mlrbench_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/mlrbench-screenshots"))
 
 
 def mlrbench(live_server, token: str, *args: str) -> subprocess.CompletedProcess:
-    """The client as a user runs it: its own package only, no Django settings."""
-    env = {
-        "PATH": os.environ["PATH"],
-        "PYTHONPATH": str(ROOT / "client"),
-        "MLRBENCH_URL": live_server.url,
-        "MLRBENCH_TOKEN": token,
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "mlrbench_client", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    """The client as a user runs it, with `token`."""
+    return mlrbench_run(live_server.url, *args, token=token)
 
 
 def test_the_client_needs_no_django():
@@ -51,7 +39,7 @@ def test_the_client_needs_no_django():
         "import sys, mlrbench_client.cli, mlrbench_client.http, mlrbench_client.packing;"
         "sys.exit(any(m.split('.')[0] in ('django', 'rest_framework') for m in sys.modules))"
     )
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT / "client")}
+    env = client_environment()
     assert subprocess.run([sys.executable, "-c", code], env=env, timeout=60).returncode == 0
 
 
@@ -115,7 +103,7 @@ def test_the_client_refuses_what_intake_would_refuse_before_sending(live_server,
 
 def test_the_client_installs_with_pip_alone(tmp_path):
     # From a copy: a build leaves build/ and egg-info beside the sources.
-    source = shutil.copytree(ROOT / "client", tmp_path / "client")
+    source = shutil.copytree(CLIENT, tmp_path / "client")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     install = subprocess.run(

@@ -26,6 +26,7 @@ from tests.e2e.accessibility import (
     axe_problems,
     forms_keyboard_problems,
 )
+from tests.e2e.upload_progress import WATCH_PROGRESS, progress_seen
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -679,7 +680,7 @@ def newcomer_day(walk: Walk, browser, base_url: str, fake_llm, run_zip: Path) ->
     page.get_by_role("button", name="Upload").click()
     page.wait_for_url(re.compile(r"/submissions/\d+/$"), timeout=120_000)
     url = page.url.removeprefix(base_url)
-    progress = page.evaluate("JSON.parse(sessionStorage.getItem('progress') || '[]')")
+    progress = progress_seen(page)
     walk.expect(
         f"upload: the bar moved to 100 ({progress[-3:]})",
         any(not hidden for hidden, _ in progress)
@@ -702,21 +703,6 @@ def newcomer_day(walk: Walk, browser, base_url: str, fake_llm, run_zip: Path) ->
     walk.expect(f"the newcomer's upload: judged ({status})", status == "Judged")
     context.close()
     return url
-
-
-# Records every change of the upload form's progress bar in sessionStorage,
-# which outlives the navigation to the submission page.
-WATCH_PROGRESS = """
-document.addEventListener("DOMContentLoaded", () => {
-  const bar = document.getElementById("upload-progress");
-  if (!bar) return;
-  new MutationObserver(() => {
-    const seen = JSON.parse(sessionStorage.getItem("progress") || "[]");
-    seen.push([bar.hidden, Number(bar.value)]);
-    sessionStorage.setItem("progress", JSON.stringify(seen));
-  }).observe(bar, {attributes: true});
-});
-"""
 
 
 def pages_walk(browser, base_url: str, cast: Cast, fake_llm, run_zip: Path) -> Walk:

@@ -6,23 +6,10 @@ from submissions.archives import IntakeLimits
 from submissions.intake import submission_intake
 from tests.benchmark.factories import AgentFactory, TaskFactory, TeamFactory, UserFactory
 from tests.benchmark.runs import PNG, SAMPLE_TASK, sample_run, zip_entries, zip_folder
+from tests.e2e.upload_progress import WATCH_PROGRESS, progress_seen
 from tests.submissions.test_submission_pages import MALICIOUS_PAPER
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-# Records every change of the upload form's progress bar in sessionStorage,
-# which outlives the navigation to the submission page.
-WATCH_PROGRESS = """
-document.addEventListener("DOMContentLoaded", () => {
-  const bar = document.getElementById("upload-progress");
-  if (!bar) return;
-  new MutationObserver(() => {
-    const seen = JSON.parse(sessionStorage.getItem("progress") || "[]");
-    seen.push([bar.hidden, Number(bar.value)]);
-    sessionStorage.setItem("progress", JSON.stringify(seen));
-  }).observe(bar, {attributes: true});
-});
-"""
 
 
 def test_a_builder_signs_in_uploads_a_run_and_sees_the_paper_with_its_figures(
@@ -52,7 +39,7 @@ def test_a_builder_signs_in_uploads_a_run_and_sees_the_paper_with_its_figures(
     page.get_by_role("button", name="Upload").click()
 
     page.wait_for_url(re.compile(r"/submissions/\d+/$"))
-    progress = page.evaluate("JSON.parse(sessionStorage.getItem('progress') || '[]')")
+    progress = progress_seen(page)
     # The bar was shown and moved while the archive went up.
     assert any(not hidden for hidden, _ in progress)
     assert max(value for _, value in progress) == 100

@@ -5,13 +5,12 @@ with a run.sh; a refusal is kept as a failed run that says why."""
 import pytest
 
 from experiments.models import ExperimentRun, ExperimentStatus
-from experiments.shipped import SHIPPED_ROOT, objective_tasks_install
+from experiments.shipped import objective_tasks_install
 from submissions.models import Stage, SubmissionSource
 from submissions.signals import submission_ready
-from tests.experiments.factories import submission_with_files
+from tests.experiments.factories import curve_method, submission_with_files
 
-KNN = SHIPPED_ROOT / "neurips2025_objective_curve_fitting" / "examples" / "knn"
-KNN_FILES = {p.relative_to(KNN).as_posix(): p.read_text() for p in KNN.rglob("*.*")}
+KNN_FILES = curve_method("knn")
 
 pytestmark = pytest.mark.django_db
 

@@ -7,25 +7,26 @@ execution is replaced by writing each finished run's numbers."""
 
 import ast
 import json
-from datetime import timedelta
 
 import numpy as np
 import pytest
-from django.utils import timezone
 from scipy.special import comb
 
-from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
-from experiments.queue import objective_test_queue
-from experiments.results import objective_result_record
+from experiments.models import ExperimentPhase
 from experiments.shipped import SHIPPED_ROOT
 from submissions.models import Stage
 from tests.benchmark.factories import AgentFactory
-from tests.experiments.factories import submission_with_files
+from tests.experiments.factories import (
+    CURVE_EXAMPLES,
+    curve_method,
+    finished_run,
+    objective_tested,
+    submission_with_files,
+)
 
 pytestmark = pytest.mark.django_db
 
 ANALYSES = "/api/objective/analyses/"
-EXAMPLES = SHIPPED_ROOT / "neurips2025_objective_curve_fitting" / "examples"
 DEV_BASELINE = 0.8
 
 
@@ -37,46 +38,14 @@ def curve(curve):
     return objective
 
 
-def knn_files() -> dict[str, str]:
-    folder = EXAMPLES / "knn"
-    return {p.relative_to(folder).as_posix(): p.read_text() for p in folder.rglob("*.*")}
-
-
-def _finished(submission, phase, score, trial, wall=1.0) -> ExperimentRun:
-    now = timezone.now()
-    return ExperimentRun.objects.create(
-        submission=submission,
-        phase=phase,
-        command="python main.py -m knn -p dev",
-        status=ExperimentStatus.SUCCEEDED,
-        task_version=1,
-        trial=trial,
-        exit_code=0,
-        time_limit_seconds=120,
-        score=score,
-        wall_seconds=wall,
-        started_at=now - timedelta(seconds=wall),
-        finished_at=now,
-    )
-
-
 def trial(objective, agent, number, source, dev_scores, test_score, wall, cost=None):
-    files = {**knn_files(), "trial.txt": f"{number}\n", "idea_source.txt": f"{source}\n"}
+    files = {**curve_method("knn"), "trial.txt": f"{number}\n", "idea_source.txt": f"{source}\n"}
     if cost is not None:
         files["env_log/api_cost.json"] = json.dumps({"total_cost": cost})
     submission = submission_with_files(files, agent=agent, task=objective.task, stage=Stage.METHOD)
     for score in dev_scores:
-        _finished(submission, ExperimentPhase.DEV, score, number)
-    test = objective_test_queue(agent=agent, objective=objective, trial=number)
-    ExperimentRun.objects.filter(pk=test.pk).update(
-        status=ExperimentStatus.SUCCEEDED,
-        score=test_score,
-        wall_seconds=wall,
-        started_at=timezone.now() - timedelta(seconds=wall),
-        finished_at=timezone.now(),
-    )
-    test.refresh_from_db()
-    objective_result_record(run=test)
+        finished_run(submission, ExperimentPhase.DEV, score, trial=number)
+    objective_tested(objective, agent, test_score, wall, trial=number)
 
 
 def perc(score, base):
@@ -127,7 +96,7 @@ def test_mlrc_bench_analyses_follow_mlrc_benchs_formulas(client, curve):
     assert none["dev_success_rate"] == pytest.approx(200 / 3)
     # relative_runtime against the baseline's runtime; complexity over the method's files.
     assert rows[1]["relative_runtime"] == pytest.approx(100 * (0.024 - 0.012) / 0.012)
-    method = statements(sorted((EXAMPLES / "knn" / "methods").glob("*.py")))
+    method = statements(sorted((CURVE_EXAMPLES / "knn" / "methods").glob("*.py")))
     task_methods = SHIPPED_ROOT / "neurips2025_objective_curve_fitting" / "env" / "methods"
     baseline = statements(sorted(task_methods.glob("*.py")))
     assert (rows[1]["method_complexity"], rows[1]["base_complexity"]) == (method, baseline)

@@ -9,18 +9,15 @@ from django.utils import timezone
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus, ObjectiveResult
 from experiments.queue import objective_test_queue
 from experiments.results import objective_result_record
-from experiments.shipped import SHIPPED_ROOT
 from judging.models import DimensionScore, Judgment, JudgmentStatus
 from judging.services.rubrics import rubric_current
 from submissions.models import Stage, Submission
 from tests.benchmark.factories import AgentFactory
-from tests.experiments.factories import submission_with_files
-
-KNN = SHIPPED_ROOT / "neurips2025_objective_curve_fitting" / "examples" / "knn"
+from tests.experiments.factories import curve_method, submission_with_files
 
 
 def knn_files(description: str | None = None) -> dict[str, str]:
-    files = {p.relative_to(KNN).as_posix(): p.read_text() for p in KNN.rglob("*.*")}
+    files = curve_method("knn")
     if description:
         files["idea.md"] = description
     return files

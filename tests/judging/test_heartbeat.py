@@ -120,61 +120,57 @@ def test_a_run_is_claimed_with_its_heartbeat_and_ends_holding_nothing(
     assert heartbeat._runs == {}
 
 
-def _broker_client() -> redis.Redis:
+@pytest.fixture
+def broker() -> redis.Redis:
+    """A client of the Redis broker; the test is skipped on RabbitMQ, whose quorum
+    queues keep their messages across a restart (nothing to notice or resend)."""
+    if not settings.CELERY_BROKER_URL.startswith("redis"):
+        pytest.skip("RabbitMQ's quorum queues keep their messages across a restart")
     return redis.Redis.from_url(settings.CELERY_BROKER_URL)
 
 
-def test_a_broker_that_came_back_empty_is_noticed_by_one_process_until_it_is_restored():
-    if not settings.CELERY_BROKER_URL.startswith("redis"):
-        pytest.skip("RabbitMQ's quorum queues keep their messages across a restart")
+def test_a_broker_that_came_back_empty_is_noticed_by_one_process_until_it_is_restored(broker):
     url = settings.CELERY_BROKER_URL
-    client = _broker_client()
-    client.delete(BROKER_MEMORY_KEY, BROKER_RESEND_LOCK_KEY)
+    broker.delete(BROKER_MEMORY_KEY, BROKER_RESEND_LOCK_KEY)
 
     first, meanwhile = broker_memory_lost(url), broker_memory_lost(url)
-    client.delete(BROKER_RESEND_LOCK_KEY)  # the first died half-way; its lock expired
+    broker.delete(BROKER_RESEND_LOCK_KEY)  # the first died half-way; its lock expired
     after_a_death = broker_memory_lost(url)
     broker_memory_restored(url)
     restored = broker_memory_lost(url)
-    client.flushdb()  # what a Redis that keeps nothing is after a restart
+    broker.flushdb()  # what a Redis that keeps nothing is after a restart
     after_restart = broker_memory_lost(url)
 
     assert (first, meanwhile, after_a_death, restored, after_restart) == (
         True, False, True, False, True,
     )  # fmt: skip
-    assert 0 < client.ttl(BROKER_RESEND_LOCK_KEY) <= 60
+    assert 0 < broker.ttl(BROKER_RESEND_LOCK_KEY) <= 60
     assert broker_memory_lost("amqp://guest:guest@127.0.0.1:5672//") is False
 
 
 @pytest.mark.django_db
 def test_after_the_broker_lost_its_messages_every_queued_judgment_is_sent_at_once(
-    judgment_pair, sent
+    broker, judgment_pair, sent
 ):
-    if not settings.CELERY_BROKER_URL.startswith("redis"):
-        pytest.skip("RabbitMQ's quorum queues keep their messages across a restart")
-    client = _broker_client()
-    client.set(BROKER_MEMORY_KEY, "x")
+    broker.set(BROKER_MEMORY_KEY, "x")
 
     with override_settings(JUDGE_RESEND_QUEUED_SECONDS=900, JUDGE_RESEND_BATCH=1):
         nothing_lost = queue.judgments_resend_lost()
-        client.delete(BROKER_MEMORY_KEY, BROKER_RESEND_LOCK_KEY)  # the broker restarted
+        broker.delete(BROKER_MEMORY_KEY, BROKER_RESEND_LOCK_KEY)  # the broker restarted
         lost = queue.judgments_resend_lost()
 
     # Queued a moment ago: before, they waited for the 15-minute resend interval;
     # all of them, batch after batch, then the broker is marked whole again.
     assert nothing_lost == []
     assert sorted(lost) == sorted(j.pk for j in judgment_pair) == sorted(sent)
-    assert client.exists(BROKER_MEMORY_KEY)
+    assert broker.exists(BROKER_MEMORY_KEY)
 
 
 @pytest.mark.django_db
 def test_a_resend_the_broker_refuses_leaves_it_unmarked_for_the_next_look(
-    judgment_pair, monkeypatch
+    broker, judgment_pair, monkeypatch
 ):
-    if not settings.CELERY_BROKER_URL.startswith("redis"):
-        pytest.skip("RabbitMQ's quorum queues keep their messages across a restart")
-    client = _broker_client()
-    client.delete(BROKER_MEMORY_KEY, BROKER_RESEND_LOCK_KEY)
+    broker.delete(BROKER_MEMORY_KEY, BROKER_RESEND_LOCK_KEY)
 
     def broker_away(judgment_ids):
         raise redis.exceptions.ConnectionError("Connection refused")
@@ -183,8 +179,8 @@ def test_a_resend_the_broker_refuses_leaves_it_unmarked_for_the_next_look(
     with pytest.raises(redis.exceptions.ConnectionError):
         queue.judgments_resend_lost()
 
-    assert not client.exists(BROKER_MEMORY_KEY)
-    client.delete(BROKER_RESEND_LOCK_KEY)  # its lock expired
+    assert not broker.exists(BROKER_MEMORY_KEY)
+    broker.delete(BROKER_RESEND_LOCK_KEY)  # its lock expired
     assert broker_memory_lost(settings.CELERY_BROKER_URL) is True
 
 

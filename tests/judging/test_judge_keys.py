@@ -16,15 +16,6 @@ from .helpers import review_answer
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def production_policy(settings):
-    settings.LLM_KEY_ENV_ALLOW = []
-    settings.AGENT_RUN_KEY_ENV_ALLOW = []
-    settings.LLM_KEY_HOSTS = {}
-    settings.LLM_API_BASE_ALLOWED_HOSTS = []
-    return settings
-
-
 def _admin_add(admin_client, **fields):
     data = {
         "name": "sneaky",

@@ -181,6 +181,16 @@ def test_judge_pending_after_the_quick_start_queues_only_new_uploads(sample, fak
     assert "sent 1 judgment(s) left queued again" in output  # the stopped run's leftover
 
 
+def _new_upload_judged():
+    """A new ready upload, judged as `judge --pending` queues it (each queued
+    judgment run here, as a worker would)."""
+    upload = end2end_submission(task_slug="iclr2025_new_upload", status="ready")
+    run("judge", "--pending", "--yes")
+    for judgment in Judgment.objects.filter(submission=upload, status=JudgmentStatus.QUEUED):
+        judgment_run(judgment_id=judgment.pk)
+    return upload
+
+
 def _summary(client, submission) -> str:
     html = client.get(submission.get_absolute_url()).content.decode()
     return html
@@ -228,10 +238,7 @@ def test_the_local_judge_recipe_ends_with_the_newcomers_upload_scored(sample, cl
     )  # fmt: skip
     assert "makes the panel local" in added
     assert {j.name for j in JudgePanel.objects.get(name="local").judges.all()} == {"local-qwen"}
-    upload = end2end_submission(task_slug="iclr2025_new_upload", status="ready")
-    run("judge", "--pending", "--yes")
-    for judgment in Judgment.objects.filter(submission=upload, status=JudgmentStatus.QUEUED):
-        judgment_run(judgment_id=judgment.pk)
+    upload = _new_upload_judged()
 
     html = _summary(client, upload)
     summary = html[html.index('data-testid="summary-stage-score"') :][:400]
@@ -264,10 +271,7 @@ def test_the_local_judge_recipe_ends_with_the_newcomers_upload_scored(sample, cl
 
 def test_without_a_panel_the_upload_shows_its_judges_mean_and_says_so(sample, client, fake_llm):
     add_local_judge(fake_llm)  # score 1 everywhere, in no panel
-    upload = end2end_submission(task_slug="iclr2025_new_upload", status="ready")
-    run("judge", "--pending", "--yes")
-    for judgment in Judgment.objects.filter(submission=upload, status=JudgmentStatus.QUEUED):
-        judgment_run(judgment_id=judgment.pk)
+    upload = _new_upload_judged()
 
     html = _summary(client, upload)
     summary = html[html.index('data-testid="summary-stage-score"') :][:400]

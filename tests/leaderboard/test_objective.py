@@ -10,7 +10,6 @@ replaced by writing the finished run's numbers, which tests/experiments covers.
 import csv
 import io
 import json
-from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -23,38 +22,19 @@ from django.utils import timezone
 from experiments.models import ExperimentPhase, ExperimentRun, ExperimentStatus
 from experiments.queue import objective_test_queue
 from experiments.results import objective_result_record, submission_lloc
-from experiments.shipped import SHIPPED_ROOT
 from submissions.models import ArtifactKind, Stage
 from tests.benchmark.factories import AgentFactory
-from tests.experiments.factories import submission_with_files
+from tests.experiments.factories import (
+    curve_method,
+    finished_run,
+    objective_tested,
+    submission_with_files,
+)
 from tests.experiments.test_mlrc import CLAUDE_TRACE
 
 pytestmark = pytest.mark.django_db
 
 LEADERBOARD = "/api/leaderboard/"
-METHODS = SHIPPED_ROOT / "neurips2025_objective_curve_fitting" / "examples"
-
-
-def method(name: str) -> dict[str, str]:
-    folder = METHODS / name
-    return {p.relative_to(folder).as_posix(): p.read_text() for p in folder.rglob("*.*")}
-
-
-def finished_run(submission, phase: str, score: float, wall: float) -> ExperimentRun:
-    now = timezone.now()
-    return ExperimentRun.objects.create(
-        submission=submission,
-        phase=phase,
-        command="python main.py -m knn -p dev",
-        status=ExperimentStatus.SUCCEEDED,
-        task_version=1,
-        exit_code=0,
-        time_limit_seconds=120,
-        score=score,
-        wall_seconds=wall,
-        started_at=now - timedelta(seconds=wall),
-        finished_at=now,
-    )
 
 
 def evaluate(objective, agent_name: str, method_name: str, dev_scores, test_score, wall):
@@ -62,20 +42,11 @@ def evaluate(objective, agent_name: str, method_name: str, dev_scores, test_scor
     best dev run is evaluated once on test."""
     agent = AgentFactory(name=agent_name)
     submission = submission_with_files(
-        method(method_name), agent=agent, task=objective.task, stage=Stage.METHOD
+        curve_method(method_name), agent=agent, task=objective.task, stage=Stage.METHOD
     )
     for score in dev_scores:
         finished_run(submission, ExperimentPhase.DEV, score, 1.0)
-    test = objective_test_queue(agent=agent, objective=objective)
-    ExperimentRun.objects.filter(pk=test.pk).update(
-        status=ExperimentStatus.SUCCEEDED,
-        score=test_score,
-        wall_seconds=wall,
-        started_at=timezone.now() - timedelta(seconds=wall),
-        finished_at=timezone.now(),
-    )
-    test.refresh_from_db()
-    objective_result_record(run=test)
+    objective_tested(objective, agent, test_score, wall)
     return submission
 
 
@@ -201,7 +172,7 @@ def test_the_objective_tab_draws_best_of_k_without_inline_styles(client, curve):
 
 
 def configured(name: str, idea_source: str) -> dict[str, str]:
-    return {**method(name), "idea_source.txt": f"{idea_source}\n"}
+    return {**curve_method(name), "idea_source.txt": f"{idea_source}\n"}
 
 
 def test_the_objective_tab_shows_the_configuration_and_filters_by_it(client, curve):
@@ -271,9 +242,11 @@ def test_the_trend_follows_the_agents_dev_runs_in_order(client, curve):
     """Each dev run is a snapshot of the method: two snapshots (submissions) of one
     trial, one run of which failed, give four steps in the order they ran."""
     agent = AgentFactory(name="trend-agent")
-    first = submission_with_files(method("knn"), agent=agent, task=curve.task, stage=Stage.METHOD)
+    first = submission_with_files(
+        curve_method("knn"), agent=agent, task=curve.task, stage=Stage.METHOD
+    )
     second = submission_with_files(
-        method("reference"), agent=agent, task=curve.task, stage=Stage.METHOD
+        curve_method("reference"), agent=agent, task=curve.task, stage=Stage.METHOD
     )
     runs = [
         finished_run(first, ExperimentPhase.DEV, 0.5, 2.0),
@@ -316,7 +289,7 @@ def test_the_trend_follows_the_agents_dev_runs_in_order(client, curve):
 
 def test_the_objective_tab_shows_the_trace_shares_with_their_n(client, curve):
     agent = AgentFactory(name="traced-agent")
-    files = {**method("knn"), "claude_output.json": json.dumps(CLAUDE_TRACE)}
+    files = {**curve_method("knn"), "claude_output.json": json.dumps(CLAUDE_TRACE)}
     submission = submission_with_files(
         files,
         kinds={"claude_output.json": ArtifactKind.TRACE},

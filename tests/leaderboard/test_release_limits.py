@@ -32,20 +32,6 @@ def release(db):
     return "v1"
 
 
-@pytest.fixture
-def rates(settings):
-    def set_rates(**rates: str):
-        settings.REST_FRAMEWORK = {
-            **settings.REST_FRAMEWORK,
-            "DEFAULT_THROTTLE_RATES": {
-                **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
-                **rates,
-            },
-        }
-
-    return set_rates
-
-
 def _urls(client, name: str) -> list[str]:
     listed = client.get(f"/api/releases/{name}/").json()["files"]
     return [

@@ -1,36 +1,15 @@
 """The `mlrbench` client's own words, against the live server: what it prints
 for an interval the board does not know, and for a file that is not there."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from tests.benchmark.factories import AgentFactory, TaskFactory
 from tests.judging.factories import JudgeFactory
 from tests.leaderboard.factories import judge_submission
 from tests.submissions.factories import SubmissionFactory
+from tests.support.client_cli import mlrbench_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def mlrbench(url: str, *args: str) -> subprocess.CompletedProcess:
-    env = {
-        "PATH": os.environ["PATH"],
-        "PYTHONPATH": str(ROOT / "client"),
-        "MLRBENCH_URL": url,
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "mlrbench_client", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_a_board_row_without_an_interval_shows_one_dash(live_server):
@@ -38,7 +17,7 @@ def test_a_board_row_without_an_interval_shows_one_dash(live_server):
     submission = SubmissionFactory(agent=AgentFactory(name="solo"), task=TaskFactory())
     judge_submission(submission, JudgeFactory(name="judge-a"), {"Overall": 7, "Clarity": 6})
 
-    board = mlrbench(live_server.url, "leaderboard", "--stage", "end2end")
+    board = mlrbench_run(live_server.url, "leaderboard", "--stage", "end2end")
 
     assert board.returncode == 0, board.stderr
     header, row = board.stdout.splitlines()[:2]
@@ -49,7 +28,7 @@ def test_a_board_row_without_an_interval_shows_one_dash(live_server):
 
 def test_submitting_a_file_that_is_not_there_says_so(tmp_path):
     missing = tmp_path / "missing.zip"
-    result = mlrbench(
+    result = mlrbench_run(
         "http://127.0.0.1:9", "submit", str(missing), "--agent", "a", "--task", "t",
         "--stage", "paper",
     )  # fmt: skip

@@ -20,20 +20,6 @@ pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def rates(settings):
-    def set_rates(**rates: str):
-        settings.REST_FRAMEWORK = {
-            **settings.REST_FRAMEWORK,
-            "DEFAULT_THROTTLE_RATES": {
-                **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
-                **rates,
-            },
-        }
-
-    return set_rates
-
-
 def _forged() -> dict[str, str]:
     return {"HTTP_X_FORWARDED_FOR": f"10.{uuid.uuid4().int % 250}.0.1"}
 
