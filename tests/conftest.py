@@ -310,6 +310,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         Path(os.environ[AUDIT_ENV]).write_text(
             json.dumps({"collected": len(items), "unmarked": found})
         )
+    slow_skip(config, items)
+
+
+def slow_skip(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `slow` (heavy variants of a rule another test keeps in every
+    run) run only when asked for by name in `-m` (`./scripts/test.sh -m slow`):
+    the README's test command and CI skip them."""
+    if "slow" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow")
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(skip)
 
 
 # The MLR-Bench sample, imported once per session. Tests that only read it run

@@ -41,6 +41,9 @@ def test_after_a_killed_worker_a_broker_restart_and_dropped_connections_every_ju
     assert result.problems == [], result.problems
 
 
+# The same rule as the drill above, the faults in other orders: about 40 s each
+# alone on two cores, with the other worker idle; `-m slow` runs them.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "faults",
     [
