@@ -20,6 +20,7 @@ from django.core.cache import cache
 from tests.support.fake_llm import FakeLLMServer
 from tests.support.s3_server import S3Server
 from tests.support.serial import _alone_when_serial  # noqa: F401 - an autouse fixture
+from tests.support.slow import slow_skip
 from tests.support.workers import (
     WorkerStartError,
     database_url,
@@ -311,18 +312,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             json.dumps({"collected": len(items), "unmarked": found})
         )
     slow_skip(config, items)
-
-
-def slow_skip(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `slow` (heavy variants of a rule another test keeps in every
-    run) run only when asked for by name in `-m` (`./scripts/test.sh -m slow`):
-    the README's test command and CI skip them."""
-    if "slow" in (config.getoption("markexpr") or ""):
-        return
-    skip = pytest.mark.skip(reason="slow: run with -m slow")
-    for item in items:
-        if item.get_closest_marker("slow"):
-            item.add_marker(skip)
 
 
 # The MLR-Bench sample, imported once per session. Tests that only read it run

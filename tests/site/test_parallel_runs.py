@@ -1,8 +1,9 @@
 """Parallel runs (pytest-xdist; scripts/test.sh's TEST_WORKERS): each worker has
 services of its own (mlrbench_site/settings/test.py), and so do the processes its
 tests start; a test marked `serial` runs with no other beside it
-(tests/support/serial.py). Checked in a run of pytest of its own, two workers,
-on tests written here that touch no service."""
+(tests/support/serial.py); a test marked `slow` runs only when asked for
+(tests/support/slow.py). Checked in runs of pytest of their own, on tests written
+here that touch no service."""
 
 import json
 import os
@@ -159,3 +160,40 @@ def test_a_parallel_run_gives_each_worker_its_own_services_and_runs_serial_tests
             if other != name and other_start < end and start < other_end
         ]
         assert beside == [], f"{name} ran beside {beside}"
+
+
+SLOW_PROBES = """
+import pytest
+
+
+@pytest.mark.slow
+def test_heavy_variant():
+    pass
+
+
+def test_the_rule():
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("marks", "outcome"),
+    [((), "1 passed, 1 skipped"), (("-m", "slow"), "1 passed, 1 deselected")],
+    ids=["by-default", "asked-for"],
+)
+def test_a_slow_test_runs_only_when_a_marker_expression_names_it(tmp_path, marks, outcome):
+    """The README's test command and CI skip `slow` tests (tests/support/slow.py)."""
+    (tmp_path / "test_slow_probes.py").write_text(SLOW_PROBES)
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:django",
+            "-p", "tests.support.slow", "-c", os.devnull, "--rootdir", str(tmp_path),
+            "-W", "ignore::pytest.PytestUnknownMarkWarning", *marks, str(tmp_path),
+        ],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outcome in done.stdout, done.stdout
