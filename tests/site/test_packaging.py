@@ -140,6 +140,24 @@ def test_the_build_context_leaves_out_secrets_and_local_state(tmp_path: Path):
     assert not [name for name in needed if name not in sent]
 
 
+def test_the_repository_tracks_no_local_state_and_no_link_out_of_it():
+    """A worktree's links to the main checkout's `.venv` and axe's `node_modules`
+    once went in with a `git add -A` (.gitignore's `.venv/` matched only a folder):
+    a clean clone then had a `.venv` that was a link to nowhere."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-s", "-z"], cwd=PROJECT_ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    entries = [line.split("\t", 1) for line in listed.split("\0") if line]
+    links = [path for meta, path in entries if meta.startswith("120000 ")]
+    outside = [
+        path for path in links if not (PROJECT_ROOT / path).resolve().is_relative_to(PROJECT_ROOT)
+    ]
+    assert outside == [], f"tracked links that point out of the checkout: {outside}"
+    local = {".venv", "node_modules", ".env", "db.sqlite3", "media", "staticfiles"}
+    tracked_local = [path for _meta, path in entries if local & set(Path(path).parts)]
+    assert tracked_local == [], f"local state tracked: {tracked_local}"
+
+
 def _tracked_files() -> list[Path]:
     done = subprocess.run(
         ["git", "ls-files", "-z"], cwd=PROJECT_ROOT, capture_output=True, check=True
