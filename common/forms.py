@@ -30,7 +30,12 @@ class SerializerForm(forms.Form):
 
     def serializer_data(self) -> QueryDict:
         """The posted data as the serializer reads an HTML form's."""
-        data = self.data.copy() if isinstance(self.data, QueryDict) else QueryDict(mutable=True)
+        if isinstance(self.data, QueryDict):
+            data = self.data.copy()
+        else:  # bound to a plain mapping: each value a list of one or its own list
+            data = QueryDict(mutable=True)
+            for name, value in self.data.items():
+                data.setlist(name, value if isinstance(value, list | tuple) else [value])
         for name in self.text_lists:
             text = data.get(name) or ""
             data.setlist(name, text.replace(",", " ").split())
