@@ -76,7 +76,7 @@ def done_judgments(
     judge: str | None = None,
     exclude_family: str | None = None,
     exclude_same_family: bool = False,
-) -> QuerySet[Any, Any]:
+) -> QuerySet[Judgment]:
     """Finished judgments, filtered as the caller asks (the judgments a score counts)."""
     judgments = Judgment.objects.filter(status=JudgmentStatus.DONE, condition=condition)
     if submission_ids is not None:
