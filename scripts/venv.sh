@@ -10,6 +10,14 @@
 # into $VENV first. An out-of-date lock (pyproject.toml changed, `uv lock` not
 # run) fails here with uv's message.
 VENV=${VENV:-.venv}
+# Python writes each module's bytecode the first time a process imports it
+# (into $VENV and the checkout's __pycache__, both ignored by git), whatever
+# PYTHONDONTWRITEBYTECODE said in the calling shell: on a machine that sets it,
+# every process the suite starts (workers, manage.py, the perf scripts)
+# compiled Django, Celery and litellm from source again, seconds of CPU each.
+# Compiling every package at install instead (uv's --compile-bytecode) costs
+# more than what the first commands import (perf/README.md, the quick start).
+unset PYTHONDONTWRITEBYTECODE
 
 _mlrbench_venv() {
   local python=${PYTHON:-python3} stamp="$VENV/.mlrbench-installed" wanted uv version

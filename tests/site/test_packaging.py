@@ -178,3 +178,26 @@ def test_a_wheel_holds_every_site_package(tmp_path: Path):
     assert _site_packages() <= {name.split("/")[0] for name in names}
     for app in settings.PROJECT_APPS:
         assert any(name.startswith((f"{app}/models.py", f"{app}/models/")) for name in names), app
+
+
+def test_the_environment_writes_bytecode_whatever_the_calling_shell_says():
+    """scripts/venv.sh (sourced by the quick start, the test command and CI) lets
+    Python write each module's bytecode as it is first imported: with
+    PYTHONDONTWRITEBYTECODE from the machine, every worker, command and perf
+    script compiled Django, Celery and litellm from source again."""
+    environment = {
+        **os.environ,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        # The suite's own environment, current (its stamp): sourcing installs nothing.
+        "VENV": str(Path(sys.prefix)),
+    }
+    shown = subprocess.run(
+        ["bash", "-c", '. scripts/venv.sh && echo "${PYTHONDONTWRITEBYTECODE-unset}"'],
+        cwd=PROJECT_ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert shown.stdout.strip().splitlines()[-1] == "unset"
