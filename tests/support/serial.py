@@ -1,6 +1,6 @@
-"""Tests marked `serial` run alone in a parallel run (pytest-xdist): an autouse
-fixture, imported by tests/conftest.py (and a plugin of its own, `-p
-tests.support.serial`, for tests/site/test_parallel_runs.py's inner runs)."""
+"""Tests marked `serial` run alone in a parallel run (pytest-xdist), and are
+collected first: a plugin (tests/conftest.py's `pytest_plugins`, and `-p
+tests.support.serial` in tests/site/test_parallel_runs.py's inner runs)."""
 
 from __future__ import annotations
 
@@ -43,3 +43,17 @@ def _alone_when_serial(
         pass
     with _flock(room, fcntl.LOCK_SH):
         yield
+
+
+def serial_first(items: list[pytest.Item]) -> None:
+    """Tests marked `serial` first, the rest in their order: a serial test waits
+    for the other workers to finish the tests they are running, which at the
+    start of a run are short ones, later perhaps the browser walk (minutes of a
+    core left idle)."""
+    items.sort(key=lambda item: item.get_closest_marker("serial") is None)
+
+
+# Last: pytest-django orders the tests by their use of the database first.
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    serial_first(items)
