@@ -30,7 +30,7 @@ from tests.support.workers import (
     workers_wait_ready,
 )
 
-# Tests marked `serial` run alone in a parallel run, and first (tests/support/serial.py).
+# Tests marked `serial` run alone in a parallel run, and last (tests/support/serial.py).
 pytest_plugins = ["tests.support.serial"]
 
 S3_BACKEND = "storages.backends.s3.S3Storage"

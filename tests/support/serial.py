@@ -1,5 +1,5 @@
 """Tests marked `serial` run alone in a parallel run (pytest-xdist), and are
-collected first: a plugin (tests/conftest.py's `pytest_plugins`, and `-p
+collected last: a plugin (tests/conftest.py's `pytest_plugins`, and `-p
 tests.support.serial` in tests/site/test_parallel_runs.py's inner runs)."""
 
 from __future__ import annotations
@@ -45,15 +45,17 @@ def _alone_when_serial(
         yield
 
 
-def serial_first(items: list[pytest.Item]) -> None:
-    """Tests marked `serial` first, the rest in their order: a serial test waits
-    for the other workers to finish the tests they are running, which at the
-    start of a run are short ones, later perhaps the browser walk (minutes of a
-    core left idle)."""
-    items.sort(key=lambda item: item.get_closest_marker("serial") is None)
+def serial_last(items: list[pytest.Item]) -> None:
+    """Tests marked `serial` last, the rest in their order: the other workers then
+    wait for them at the end of a run, where their cores would idle anyway once
+    the queue is empty, not mid-run behind the browser walk. Not first: a
+    serial test is transactional, and its flush at the end would take the rows
+    the migrations made from the tests after it (pytest-django orders those
+    before transactional tests for that reason)."""
+    items.sort(key=lambda item: item.get_closest_marker("serial") is not None)
 
 
-# Last: pytest-django orders the tests by their use of the database first.
+# Last: after pytest-django's own ordering by the tests' use of the database.
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    serial_first(items)
+    serial_last(items)
