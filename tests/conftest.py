@@ -19,6 +19,7 @@ from django.core.cache import cache
 
 from tests.support.fake_llm import FakeLLMServer
 from tests.support.s3_server import S3Server
+from tests.support.serial import _alone_when_serial  # noqa: F401 - an autouse fixture
 from tests.support.slow import slow_skip
 from tests.support.workers import (
     WorkerStartError,
@@ -29,9 +30,6 @@ from tests.support.workers import (
     worker_start,
     workers_wait_ready,
 )
-
-# Tests marked `serial` run alone in a parallel run, and last (tests/support/serial.py).
-pytest_plugins = ["tests.support.serial"]
 
 S3_BACKEND = "storages.backends.s3.S3Storage"
 

@@ -70,6 +70,26 @@ def test_alone(n):
 '''
 
 
+def _pytest_of_its_own(
+    tmp_path, *options: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> str:
+    """pytest on the probes written in `tmp_path`, without the suite's conftest or
+    configuration: its output, once it passed."""
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", os.devnull,
+            "--rootdir", str(tmp_path), *options, str(tmp_path),
+        ],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
 def test_a_workers_services_are_its_own():
     current = {
         "REDIS_URL": "redis://127.0.0.1:6379/15",
@@ -115,25 +135,18 @@ def test_a_parallel_run_gives_each_worker_its_own_services_and_runs_serial_tests
         EXPERIMENT_WORK_ROOT=str(tmp_path / "work"),
         PROBE_OUT=str(out),
     )
-    done = subprocess.run(
-        [
-            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            "-p", "tests.support.serial", "-c", os.devnull, "--rootdir", str(tmp_path),
-            "-n", "2", "--basetemp", str(tmp_path / "basetemp"), str(tmp_path),
-        ],
-        cwd=PROJECT_ROOT,
+    shown = _pytest_of_its_own(
+        tmp_path,
+        "-p", "tests.support.serial", "-n", "2", "--basetemp", str(tmp_path / "basetemp"),
         env=env,
-        capture_output=True,
-        text=True,
         timeout=600,
     )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
 
     seen = {
         path.stem.removeprefix("settings-"): json.loads(path.read_text())
         for path in out.glob("settings-*.json")
     }
-    assert set(seen) == {"gw0", "gw1"}, done.stdout  # six tests: both workers took some
+    assert set(seen) == {"gw0", "gw1"}, shown  # six tests: both workers took some
     for worker, database, uid_base in (("gw0", 9, 61016), ("gw1", 8, 61032)):
         url = f"redis://127.0.0.1:6379/{database}"
         assert seen[worker] == {
@@ -162,41 +175,6 @@ def test_a_parallel_run_gives_each_worker_its_own_services_and_runs_serial_tests
         assert beside == [], f"{name} ran beside {beside}"
 
 
-ORDER_PROBES = """
-import pytest
-
-
-@pytest.mark.serial
-def test_alone():
-    pass
-
-
-def test_plain():
-    pass
-"""
-
-
-def test_serial_tests_are_collected_last(tmp_path):
-    """At the end of a run, where the other workers' cores would idle anyway once
-    the queue is empty, not mid-run behind the browser walk."""
-    (tmp_path / "test_order_probes.py").write_text(ORDER_PROBES)
-    done = subprocess.run(
-        [
-            sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider",
-            "-p", "no:django", "-p", "tests.support.serial", "-c", os.devnull,
-            "--rootdir", str(tmp_path), "-W", "ignore::pytest.PytestUnknownMarkWarning",
-            str(tmp_path),
-        ],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    collected = [line.split("::")[1] for line in done.stdout.splitlines() if "::" in line]
-    assert collected == ["test_plain", "test_alone"]
-
-
 SLOW_PROBES = """
 import pytest
 
@@ -219,16 +197,9 @@ def test_the_rule():
 def test_a_slow_test_runs_only_when_a_marker_expression_names_it(tmp_path, marks, outcome):
     """The README's test command and CI skip `slow` tests (tests/support/slow.py)."""
     (tmp_path / "test_slow_probes.py").write_text(SLOW_PROBES)
-    done = subprocess.run(
-        [
-            sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:django",
-            "-p", "tests.support.slow", "-c", os.devnull, "--rootdir", str(tmp_path),
-            "-W", "ignore::pytest.PytestUnknownMarkWarning", *marks, str(tmp_path),
-        ],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    shown = _pytest_of_its_own(
+        tmp_path,
+        "-p", "no:django", "-p", "tests.support.slow",
+        "-W", "ignore::pytest.PytestUnknownMarkWarning", *marks,
     )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert outcome in done.stdout, done.stdout
+    assert outcome in shown, shown

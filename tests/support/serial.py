@@ -1,6 +1,6 @@
-"""Tests marked `serial` run alone in a parallel run (pytest-xdist), and are
-collected last: a plugin (tests/conftest.py's `pytest_plugins`, and `-p
-tests.support.serial` in tests/site/test_parallel_runs.py's inner runs)."""
+"""Tests marked `serial` run alone in a parallel run (pytest-xdist): an autouse
+fixture, imported by tests/conftest.py (and a plugin of its own, `-p
+tests.support.serial`, for tests/site/test_parallel_runs.py's inner runs)."""
 
 from __future__ import annotations
 
@@ -43,19 +43,3 @@ def _alone_when_serial(
         pass
     with _flock(room, fcntl.LOCK_SH):
         yield
-
-
-def serial_last(items: list[pytest.Item]) -> None:
-    """Tests marked `serial` last, the rest in their order: the other workers then
-    wait for them at the end of a run, where their cores would idle anyway once
-    the queue is empty, not mid-run behind the browser walk. Not first: a
-    serial test is transactional, and its flush at the end would take the rows
-    the migrations made from the tests after it (pytest-django orders those
-    before transactional tests for that reason)."""
-    items.sort(key=lambda item: item.get_closest_marker("serial") is not None)
-
-
-# Last: after pytest-django's own ordering by the tests' use of the database.
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    serial_last(items)
