@@ -88,18 +88,20 @@ def xdist_worker_environment(current: Mapping[str, str], worker: str) -> dict[st
     return changed
 
 
+def services_now() -> dict[str, str]:
+    """The values xdist_worker_environment moves, as these settings read them."""
+    return {
+        "REDIS_URL": REDIS_URL,
+        "CELERY_BROKER_URL": CELERY_BROKER_URL,
+        "SANDBOX_UID_BASE": str(SANDBOX_UID_BASE),
+        "SANDBOX_MAX_JOBS": str(SANDBOX_MAX_JOBS),
+        "EXPERIMENT_WORK_ROOT": str(EXPERIMENT_WORK_ROOT),
+    }
+
+
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "")
 if _worker and os.environ.get("MLRBENCH_TEST_WORKER") != _worker:
-    _changed = xdist_worker_environment(
-        {
-            "REDIS_URL": REDIS_URL,
-            "CELERY_BROKER_URL": CELERY_BROKER_URL,
-            "SANDBOX_UID_BASE": str(SANDBOX_UID_BASE),
-            "SANDBOX_MAX_JOBS": str(SANDBOX_MAX_JOBS),
-            "EXPERIMENT_WORK_ROOT": str(EXPERIMENT_WORK_ROOT),
-        },
-        _worker,
-    )
+    _changed = xdist_worker_environment(services_now(), _worker)
     os.environ.update(_changed)
     REDIS_URL = _changed.get("REDIS_URL", REDIS_URL)
     if REDIS_URL:

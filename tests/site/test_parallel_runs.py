@@ -203,3 +203,42 @@ def test_a_slow_test_runs_only_when_a_marker_expression_names_it(tmp_path, marks
         "-W", "ignore::pytest.PytestUnknownMarkWarning", *marks,
     )  # fmt: skip
     assert outcome in shown, shown
+
+
+def test_ci_smoke_slots_get_services_of_their_own_as_test_workers_do():
+    """`.ci/run` runs two perf smoke scripts at once: each slot has its own Redis
+    database, work root and sandbox uids (a job's end sweeps every process of its
+    slot's uid), by the test workers' rule (scripts/slot_environment.py)."""
+    env = {
+        **os.environ,
+        "REDIS_URL": "redis://127.0.0.1:6379/15",
+        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/15",
+        "SANDBOX_UID_BASE": "61000",
+        "SANDBOX_MAX_JOBS": "16",
+        "EXPERIMENT_WORK_ROOT": "/tmp/work",
+    }
+    env.pop("PYTEST_XDIST_WORKER", None)
+    env.pop("MLRBENCH_TEST_WORKER", None)
+    slots = []
+    for slot in (0, 1):
+        exported = subprocess.run(
+            [sys.executable, "scripts/slot_environment.py", str(slot)],
+            cwd=PROJECT_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        ).stdout
+        slots.append(
+            dict(line.removeprefix("export ").split("=", 1) for line in exported.splitlines())
+        )
+    assert slots == [
+        {
+            "REDIS_URL": f"redis://127.0.0.1:6379/{15 - slot}",
+            "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{15 - slot}",
+            "SANDBOX_UID_BASE": str(61000 + (slot + 1) * 16),
+            "EXPERIMENT_WORK_ROOT": f"/tmp/work-gw{slot}",
+        }
+        for slot in (0, 1)
+    ]
