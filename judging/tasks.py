@@ -10,7 +10,9 @@ more than the process's calls (judging/callslots.py):
 `JUDGE_CALLS_PER_PROCESS=8 celery -A mlrbench_site worker -Q judge --pool threads --concurrency 12`.
 """
 
+import logging
 import threading
+from collections.abc import Iterable
 
 from celery import shared_task
 from celery.signals import worker_init, worker_process_init, worker_ready
@@ -23,7 +25,10 @@ from common.tasks import WorkerTask
 from .services.queue import judgments_reap_stuck, judgments_resend_lost
 from .services.run import judgment_run
 
+logger = logging.getLogger(__name__)
+
 DATABASE_ERRORS = (OperationalError, InterfaceError)
+
 RETRY_SECONDS = 2
 RETRIES = 5
 
@@ -58,7 +63,24 @@ def _warm_up_pool_process(**kwargs) -> None:
     _warm_up_in_background()
 
 
+def worker_warms_up(queues: Iterable[str]) -> bool:
+    """Whether a worker consuming `queues` warms up the LLM client: only a judge
+    worker's threads, many calls at once, would queue on litellm's import lock
+    (gateway.warm_up). A gpu worker runs one task per process; the one that calls
+    a model (MLR-Agent's coding loop) pays the import once, in minutes of work, and
+    the experiment runs never do: a warm-up there is ~4 s of CPU for nothing."""
+    return settings.JUDGE_QUEUE in set(queues)
+
+
 def _warm_up_in_background() -> None:
+    from mlrbench_site.celery import app
+
+    # Set before the pool starts (prefork children inherit it): -Q's queues, or all.
+    queues = sorted(app.amqp.queues.consume_from)
+    if not worker_warms_up(queues):
+        logger.info("LLM client not warmed up: this worker takes %s", ", ".join(queues))
+        return
+    logger.info("LLM client warming up beside the worker (it takes %s)", ", ".join(queues))
     # Beside the worker, not before it: the worker answers pings and takes tasks
     # at once, and a task that calls a model while the warm-up still imports
     # litellm waits on that import's lock, no longer than it would have anyway.

@@ -6,7 +6,8 @@ half-way leaves a judgment that still ends `done` exactly once, a judge's
 requests-per-minute limit holds across worker processes, and a worker with more
 threads than call slots keeps no more calls in flight than its slots, and a
 judgment sent with a countdown (a retry's backoff) waits in the broker, not in
-a worker, then is judged."""
+a worker, then is judged; a worker on the gpu queue alone does not warm up the
+LLM client."""
 
 import os
 import re
@@ -272,3 +273,17 @@ def test_calls_in_flight_hold_no_database_connection(celery_worker_process, work
         lambda: Judgment.objects.filter(judge=judge, status=JudgmentStatus.DONE).count() == 8,
         message="all eight judgments to be done",
     )
+
+
+def test_a_gpu_worker_does_not_warm_up_the_llm_client(celery_worker_process, capfd):
+    """The warm-up pays litellm's imports (~4 s of CPU) where many judge threads would
+    otherwise queue on them; a worker on the gpu queue alone does without."""
+    celery_worker_process("gpu")
+    seen: list[str] = []
+
+    def said() -> bool:
+        seen.append(capfd.readouterr().err)
+        return "LLM client not warmed up: this worker takes gpu" in "".join(seen)
+
+    wait_until(said, timeout=30, interval=0.2, message="the worker's warm-up line")
+    assert "LLM client warming up" not in "".join(seen)

@@ -2,8 +2,10 @@ import os
 import subprocess
 import sys
 
+import pytest
 from django.conf import settings
 
+from judging.tasks import worker_warms_up
 from mlrbench_site.celery import app
 from tests.conftest import PROJECT_ROOT
 
@@ -222,3 +224,13 @@ def test_the_urls_import_without_collected_static_files():
         STATIC_MANIFEST="1",
     )
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("queues", "warms_up"),
+    [(["judge"], True), (["gpu", "judge"], True), (["gpu"], False)],
+)
+def test_a_worker_warms_up_the_llm_client_only_when_it_takes_the_judge_queue(queues, warms_up):
+    # A worker's queues from -Q, or every queue the app declares (judge among them).
+    assert worker_warms_up(queues) is warms_up
+    assert worker_warms_up(app.amqp.queues) is True
