@@ -14,7 +14,7 @@ import logging
 import threading
 from collections.abc import Iterable
 
-from celery import shared_task
+from celery import current_app, shared_task
 from celery.signals import worker_init, worker_process_init, worker_ready
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
@@ -73,10 +73,9 @@ def worker_warms_up(queues: Iterable[str]) -> bool:
 
 
 def _warm_up_in_background() -> None:
-    from mlrbench_site.celery import app
-
-    # Set before the pool starts (prefork children inherit it): -Q's queues, or all.
-    queues = sorted(app.amqp.queues.consume_from)
+    # The worker's app; its queues are set before the pool starts (prefork children
+    # inherit them): -Q's, or all.
+    queues = sorted(current_app.amqp.queues.consume_from)
     if not worker_warms_up(queues):
         logger.info("LLM client not warmed up: this worker takes %s", ", ".join(queues))
         return
