@@ -1,9 +1,9 @@
 """Parallel runs (pytest-xdist; scripts/test.sh's TEST_WORKERS): each worker has
 services of its own (mlrbench_site/settings/test.py), and so do the processes its
 tests start; a test marked `serial` runs with no other beside it
-(tests/support/serial.py); a test marked `slow` runs only when asked for
-(tests/support/slow.py). Checked in runs of pytest of their own, on tests written
-here that touch no service."""
+(tests/support/serial.py); the tests of an `xdist_group` run on one worker; a test
+marked `slow` runs only when asked for (tests/support/slow.py). Checked in runs of
+pytest of their own, on tests written here that touch no service."""
 
 import json
 import os
@@ -67,6 +67,12 @@ def test_plain(n):
 @pytest.mark.parametrize("n", range(2))
 def test_alone(n):
     _span(f"serial-{n}")
+
+
+@pytest.mark.xdist_group("together")
+@pytest.mark.parametrize("n", range(4))
+def test_grouped(n):
+    (OUT / f"grouped-{n}.txt").write_text(os.environ["PYTEST_XDIST_WORKER"])
 '''
 
 
@@ -137,7 +143,9 @@ def test_a_parallel_run_gives_each_worker_its_own_services_and_runs_serial_tests
     )
     shown = _pytest_of_its_own(
         tmp_path,
-        "-p", "tests.support.serial", "-n", "2", "--basetemp", str(tmp_path / "basetemp"),
+        # As scripts/test.sh runs the suite.
+        "-p", "tests.support.serial", "-n", "2", "--dist", "loadgroup",
+        "--basetemp", str(tmp_path / "basetemp"),
         env=env,
         timeout=600,
     )  # fmt: skip
@@ -158,6 +166,11 @@ def test_a_parallel_run_gives_each_worker_its_own_services_and_runs_serial_tests
             # A process a test starts inherits the worker's services, moved once.
             "child": [url, uid_base],
         }
+
+    # The tests of an xdist_group ran on one worker (a session fixture they share,
+    # such as a task environment, is built once).
+    grouped = {path.name: path.read_text() for path in out.glob("grouped-*.txt")}
+    assert len(grouped) == 4 and len(set(grouped.values())) == 1, grouped
 
     spans = {
         path.stem.removeprefix("span-"): json.loads(path.read_text())
