@@ -10,6 +10,9 @@ import pytest
 
 from sandbox import sandbox_problem
 
+# MLRC-Bench's product-recommendation task folder, as MLRC-Bench publishes it.
+PUBLISHED = Path(os.environ.get("MLRC_DATA", "/work/shared/mlrc")) / "product-recommendation"
+
 SMALL_LIMITS = {
     "SANDBOX_MEMORY_BYTES": 384 * 1024 * 1024,
     "SANDBOX_PROCESSES": 48,
@@ -49,3 +52,26 @@ def experiment_settings(settings, experiment_root, tmp_path, sandbox_ready):
         **{name: str(value) for name, value in SMALL_LIMITS.items()},
     }
     return settings
+
+
+@pytest.fixture(scope="session")
+def env_root():
+    """One environment folder for the session: built once, adopted by every test
+    (each has its own database) through the build's marker. Here, not in a test
+    module: a module that imported it would have a session fixture of its own."""
+    root = Path(tempfile.mkdtemp(prefix="mlrbench-test-envs-", dir="/tmp"))
+    os.chmod(root, 0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def published(experiment_settings, env_root):
+    """Settings for the published product-recommendation task, its environment
+    in the session's folder."""
+    if not (PUBLISHED / "env" / "main.py").is_file():
+        pytest.fail(f"the published task folder is not at {PUBLISHED} (see shared/mlrc/README.md)")
+    worker_env = {**experiment_settings.worker_env, "TASK_ENV_ROOT": str(env_root)}
+    experiment_settings.TASK_ENV_ROOT = env_root
+    experiment_settings.worker_env = worker_env
+    return experiment_settings

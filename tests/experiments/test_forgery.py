@@ -14,13 +14,7 @@ from experiments.forgery import label_columns, label_like, table_alter
 from experiments.models import ObjectiveTask
 
 from .test_mlrc_published import SLUG as PUBLISHED_SLUG
-from .test_mlrc_published import (  # noqa: F401 - fixtures
-    env_build,
-    env_root,
-    import_published,
-    mlrc_bench_score,
-    published,
-)
+from .test_mlrc_published import env_build, import_published, mlrc_bench_score
 
 pytestmark = pytest.mark.django_db
 

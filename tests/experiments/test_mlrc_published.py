@@ -5,10 +5,8 @@ on test through a real gpu worker and bubblewrap, and both scores checked
 against the task's own main.py run the MLRC-Bench way."""
 
 import json
-import os
 import shutil
 import subprocess
-import tempfile
 from io import StringIO
 from pathlib import Path
 
@@ -32,33 +30,15 @@ from tests.benchmark.factories import AgentFactory
 from tests.experiments.factories import submission_with_files
 from tests.support.waiting import wait_until
 
-PUBLISHED = Path(os.environ.get("MLRC_DATA", "/work/shared/mlrc")) / "product-recommendation"
+from .conftest import PUBLISHED
+
 SLUG = "kdd2023_product_recommendation"
 
 # In a parallel run, every test here on one worker: the session's environment
-# folder (env_root) is then built once, not once per worker.
+# folder (env_root, tests/experiments/conftest.py) is then built once, not once
+# per worker.
 pytestmark = pytest.mark.xdist_group("mlrc-published-environment")
 BASELINE, HUMAN = 0.08039049179, 0.41208  # the published test MRRs (the task's README)
-
-
-@pytest.fixture(scope="session")
-def env_root():
-    """One environment folder for the session: built once, adopted by every test
-    (each has its own database) through the build's marker."""
-    root = Path(tempfile.mkdtemp(prefix="mlrbench-test-envs-", dir="/tmp"))
-    os.chmod(root, 0o755)
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.fixture
-def published(experiment_settings, env_root):
-    if not (PUBLISHED / "env" / "main.py").is_file():
-        pytest.fail(f"the published task folder is not at {PUBLISHED} (see shared/mlrc/README.md)")
-    worker_env = {**experiment_settings.worker_env, "TASK_ENV_ROOT": str(env_root)}
-    experiment_settings.TASK_ENV_ROOT = env_root
-    experiment_settings.worker_env = worker_env
-    return experiment_settings
 
 
 def import_published(*extra: str) -> str:
