@@ -10,6 +10,7 @@ chart label, or fail the keyboard and screen-reader checks (accessibility.py).""
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from common.polling import poll_until
 from tests.benchmark.runs import SAMPLE_TASK, sample_run, zip_folder
 from tests.e2e.accessibility import (
     AXE,
@@ -32,6 +34,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/mlrbench-screenshots")) / "pages"
 VIEWPORT = {"width": 1366, "height": 900}
+# A page has settled when no request has been in flight for this long: just over
+# the shortest pause of the site's pollers (a log tail with more to read asks again
+# after 300 ms, static/js/experiment_runs.js). Playwright's networkidle waits 500 ms.
+SETTLED_AFTER = 0.35
+SETTLE_TIMEOUT = 30
 PASSWORD = "pw-for-tests"
 
 # What a reader would call broken: the body scrolls sideways, an SVG label
@@ -102,15 +109,28 @@ class Walk:
         self.check(page, name, url, status=status, problems=problems)
 
     def settle(self, page) -> list[str]:
-        """Wait until the page's requests are done; what is still pending after
-        the timeout is a problem of the page (a poller that never rests)."""
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+        """Wait until the page has loaded and no request of its own has been in
+        flight for SETTLED_AFTER seconds; what is still pending after SETTLE_TIMEOUT
+        is a problem of the page (a poller that never rests)."""
+        page.wait_for_load_state("load")
+        quiet_since: float | None = None
 
-        try:
-            page.wait_for_load_state("networkidle")
-        except PlaywrightTimeout:
-            return [f"requests still pending: {sorted(self.pending)[:5]}"]
-        return []
+        def settled() -> bool | None:
+            nonlocal quiet_since
+            if self.pending:
+                quiet_since = None
+            elif quiet_since is None:
+                quiet_since = time.monotonic()
+            return time.monotonic() - quiet_since >= SETTLED_AFTER if quiet_since else None
+
+        # Playwright delivers the requests' events while it waits, not during a sleep.
+        found = poll_until(
+            lambda: settled() or None,
+            every=0.025,
+            timeout=SETTLE_TIMEOUT,
+            sleep=lambda seconds: page.wait_for_timeout(seconds * 1000),
+        )
+        return [] if found else [f"requests still pending: {sorted(self.pending)[:5]}"]
 
     def check(
         self, page, name: str, url: str, *, status: int = 200, problems: list[str] | None = None
