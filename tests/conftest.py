@@ -19,6 +19,7 @@ from django.core.cache import cache
 
 from tests.support.fake_llm import FakeLLMServer
 from tests.support.flush import flush_tables_with_rows_only
+from tests.support.groups import groups_check
 from tests.support.s3_server import S3Server
 from tests.support.serial import _alone_when_serial  # noqa: F401 - an autouse fixture
 from tests.support.slow import slow_skip
@@ -322,6 +323,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             json.dumps({"collected": len(items), "unmarked": found})
         )
     slow_skip(config, items)
+    groups_check(items)
 
 
 # The MLR-Bench sample, imported once per session. Tests that only read it run

@@ -77,10 +77,14 @@ def test_grouped(n):
 
 
 def _pytest_of_its_own(
-    tmp_path, *options: str, env: dict[str, str] | None = None, timeout: float = 120
+    tmp_path,
+    *options: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    returncode: int = 0,
 ) -> str:
     """pytest on the probes written in `tmp_path`, without the suite's conftest or
-    configuration: its output, once it passed."""
+    configuration: its output, once it ended with `returncode` (passed)."""
     done = subprocess.run(
         [
             sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", os.devnull,
@@ -92,8 +96,8 @@ def _pytest_of_its_own(
         text=True,
         timeout=timeout,
     )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+    assert done.returncode == returncode, done.stdout + done.stderr
+    return done.stdout + done.stderr
 
 
 def test_a_workers_services_are_its_own():
@@ -216,6 +220,36 @@ def test_a_slow_test_runs_only_when_a_marker_expression_names_it(tmp_path, marks
         "-W", "ignore::pytest.PytestUnknownMarkWarning", *marks,
     )  # fmt: skip
     assert outcome in shown, shown
+
+
+GROUP_PROBES = """
+import pytest
+
+
+@pytest.mark.xdist_group("environment")
+@pytest.mark.django_db
+def test_builds():
+    pass
+
+
+@pytest.mark.xdist_group("environment")
+@pytest.mark.django_db(transaction=True)
+def test_runs_on_a_worker():
+    pass
+"""
+
+
+def test_an_xdist_group_of_transactional_tests_and_others_is_refused(tmp_path):
+    """Its flush would run among the other kind on its worker (tests/support/groups.py)."""
+    (tmp_path / "test_group_probes.py").write_text(GROUP_PROBES)
+    shown = _pytest_of_its_own(
+        tmp_path,
+        "-p", "no:django", "-p", "tests.support.groups", "--collect-only",
+        "-W", "ignore::pytest.PytestUnknownMarkWarning",
+        returncode=pytest.ExitCode.USAGE_ERROR,
+    )  # fmt: skip
+    assert "an xdist_group holds transactional tests" in shown, shown
+    assert "test_runs_on_a_worker" in shown and "test_builds'" not in shown, shown
 
 
 def test_ci_smoke_slots_get_services_of_their_own_as_test_workers_do():
