@@ -70,6 +70,16 @@ case $CELERY_BROKER_URL in
     fi
     ;;
 esac
+# axe-core for the browser walk's accessibility check, pinned in
+# tests/e2e/axe/package-lock.json: installed on the first run, as the virtualenv is.
+if [ ! -f tests/e2e/axe/node_modules/axe-core/axe.min.js ]; then
+  if command -v npm >/dev/null; then
+    echo "==> installing axe-core (tests/e2e/axe) with npm ci"
+    npm ci --prefix tests/e2e/axe --no-audit --no-fund --silent
+  else
+    echo "npm is not installed: the browser walk needs axe-core (npm ci --prefix tests/e2e/axe)" >&2
+  fi
+fi
 export MLRBENCH_DATA=${MLRBENCH_DATA:-$(cd .. && pwd)/shared/mlrbench}
 export DEBUG=0 SECRET_KEY=${SECRET_KEY:-test-only-secret-key}
 # The browser tests' live server serves static files by their plain names;
